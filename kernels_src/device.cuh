@@ -1,0 +1,2 @@
+// asyncrt device library: placeholder until issue 4 lands.
+#pragma once

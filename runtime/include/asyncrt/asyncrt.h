@@ -1,0 +1,8 @@
+/* asyncrt: the umbrella header. */
+#ifndef ASYNCRT_ASYNCRT_H
+#define ASYNCRT_ASYNCRT_H
+
+#include "asyncrt/status.h"
+#include "asyncrt/runtime.h"
+
+#endif

@@ -1,0 +1,151 @@
+#include "arch.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+
+bool asyncrt_arch_parse(const char *text, asyncrt_arch *out)
+{
+    const char *p;
+    memset(out, 0, sizeof *out);
+    if (strncmp(text, "sm_", 3) == 0) {
+        p = text + 3;
+    } else if (strncmp(text, "compute_", 8) == 0) {
+        p = text + 8;
+        out->ptx = true;
+    } else {
+        return false;
+    }
+    int digits = 0;
+    while (p[digits] >= '0' && p[digits] <= '9') digits++;
+    if (digits < 2 || digits > 3 || p[0] == '0') return false;
+    out->number = atoi(p);
+    p += digits;
+    if (*p == 'a' || *p == 'f') out->suffix = *p++;
+    return *p == '\0';
+}
+
+void asyncrt_arch_format(const asyncrt_arch *arch, char *buf, size_t size)
+{
+    if (arch->suffix)
+        snprintf(buf, size, "%s_%d%c", arch->ptx ? "compute" : "sm", arch->number, arch->suffix);
+    else
+        snprintf(buf, size, "%s_%d", arch->ptx ? "compute" : "sm", arch->number);
+}
+
+static void list_archs(const int *supported, size_t count, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? " " : "", supported[i]);
+}
+
+static bool contains(const int *list, size_t count, int value)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list[i] == value) return true;
+    return false;
+}
+
+asyncrt_status asyncrt_arch_select_auto(int cc_major, int cc_minor, int driver_version,
+                                        int nvrtc_version, const int *supported, size_t count,
+                                        asyncrt_arch *out, char *why, size_t why_size)
+{
+    int want = cc_major * 10 + cc_minor;
+    memset(out, 0, sizeof *out);
+    char list[256];
+    list_archs(supported, count, list, sizeof list);
+    if (contains(supported, count, want) && nvrtc_version <= driver_version) {
+        out->number = want;
+        snprintf(why, why_size,
+                 "sm_%d: NVRTC %d.%d supports the device's compute capability %d.%d and is not "
+                 "newer than the driver (CUDA %d.%d), so a CUBIN is built",
+                 want, nvrtc_version / 1000, nvrtc_version % 1000 / 10, cc_major, cc_minor,
+                 driver_version / 1000, driver_version % 1000 / 10);
+        return ASYNCRT_SUCCESS;
+    }
+    int best = 0;
+    for (size_t i = 0; i < count; i++)
+        if (supported[i] <= want && supported[i] > best) best = supported[i];
+    if (!best) {
+        snprintf(why, why_size,
+                 "compute capability %d.%d is older than every arch NVRTC %d.%d supports (%s)",
+                 cc_major, cc_minor, nvrtc_version / 1000, nvrtc_version % 1000 / 10, list);
+        return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+    }
+    out->number = best;
+    out->ptx = true;
+    if (!contains(supported, count, want))
+        snprintf(why, why_size,
+                 "compute_%d: NVRTC %d.%d does not know compute capability %d.%d (it supports "
+                 "%s), so PTX for the newest arch below it is built and the driver JIT-compiles it",
+                 best, nvrtc_version / 1000, nvrtc_version % 1000 / 10, cc_major, cc_minor, list);
+    else
+        snprintf(why, why_size,
+                 "compute_%d: NVRTC %d.%d is newer than the driver (CUDA %d.%d), whose loader may "
+                 "reject its CUBINs, so PTX is built and the driver JIT-compiles it",
+                 best, nvrtc_version / 1000, nvrtc_version % 1000 / 10, driver_version / 1000,
+                 driver_version % 1000 / 10);
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+                                  char *why, size_t why_size)
+{
+    char name[32], list[256];
+    asyncrt_arch_format(arch, name, sizeof name);
+    list_archs(supported, count, list, sizeof list);
+    if (!contains(supported, count, arch->number)) {
+        snprintf(why, why_size,
+                 "arch %s is not supported by this NVRTC; it supports sm_XY / compute_XY for XY "
+                 "in: %s (and the 'a' variants from 90 on)", name, list);
+        return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+    }
+    if (arch->suffix && arch->number < 90) {
+        snprintf(why, why_size,
+                 "arch %s does not exist: arch-specific ('a') and family ('f') targets start at "
+                 "sm_90a", name);
+        return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+    }
+    snprintf(why, why_size, "%s: explicit target", name);
+    return ASYNCRT_SUCCESS;
+}
+
+size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity)
+{
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
+    if (nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
+    return (size_t)n;
+}
+
+asyncrt_status asyncrt_arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
+{
+    int supported[64];
+    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    if (!count) return asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetSupportedArchs failed");
+    char why[768];
+    asyncrt_status s;
+    if (!text || strcmp(text, "auto") == 0) {
+        if (!ctx->device_open)
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+                                "arch 'auto' needs an open device to read its compute capability; "
+                                "name a target instead, e.g. sm_90 or compute_80");
+        s = asyncrt_arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor,
+                                     ctx->info.driver_version, asyncrt_nvrtc_version(), supported,
+                                     count, out, why, sizeof why);
+    } else if (!asyncrt_arch_parse(text, out)) {
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "arch '%s' is malformed: expected auto, sm_XY, sm_XYa, compute_XY or "
+                            "compute_XYa (e.g. sm_90, sm_90a, compute_80)", text);
+    } else {
+        s = asyncrt_arch_check(out, supported, count, why, sizeof why);
+    }
+    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
+    asyncrt_log(ctx, 1, "target %s", why);
+    return ASYNCRT_SUCCESS;
+}

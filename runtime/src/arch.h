@@ -1,0 +1,41 @@
+/* Target selection: which sm_XY / compute_XY a compile is for. The choice is
+ * a pure function of the device, the driver and NVRTC, so it is tested with
+ * tables of imaginary machines. */
+#ifndef ASYNCRT_ARCH_H
+#define ASYNCRT_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "asyncrt/status.h"
+
+typedef struct asyncrt_context asyncrt_context;
+
+typedef struct asyncrt_arch {
+    int number;   /* 90 for sm_90 */
+    char suffix;  /* 0, 'a' (arch-specific) or 'f' (family-specific) */
+    bool ptx;     /* compute_XY (PTX, JIT-compiled by the driver) rather than sm_XY (CUBIN) */
+} asyncrt_arch;
+
+/* Parses "sm_90", "sm_90a", "compute_80", "compute_100f"; false if malformed. */
+bool asyncrt_arch_parse(const char *text, asyncrt_arch *out);
+void asyncrt_arch_format(const asyncrt_arch *arch, char *buf, size_t size);
+
+/* `auto`: a CUBIN for the device's exact arch when NVRTC knows it and is not
+ * newer than the driver; otherwise PTX for the newest arch NVRTC knows that
+ * is not above the device. `why` says which rule decided. */
+asyncrt_status asyncrt_arch_select_auto(int cc_major, int cc_minor, int driver_version,
+                                        int nvrtc_version, const int *supported, size_t count,
+                                        asyncrt_arch *out, char *why, size_t why_size);
+
+/* An explicit target must be one NVRTC supports; the message lists those. */
+asyncrt_status asyncrt_arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+                                  char *why, size_t why_size);
+
+/* NVRTC's supported arch numbers, ascending; returns the count (0 on error). */
+size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity);
+
+/* Resolves `text` (NULL/"auto" or explicit) for this context. */
+asyncrt_status asyncrt_arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out);
+
+#endif

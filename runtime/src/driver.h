@@ -1,0 +1,75 @@
+/* The CUDA driver, opened at run time. libcuda is never linked: the library
+ * and the tools must start on machines with no driver and say so. */
+#ifndef ASYNCRT_DRIVER_H
+#define ASYNCRT_DRIVER_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "asyncrt/status.h"
+
+/* Every entry point we use, with the CUDA version whose ABI our call sites
+ * assume. cuGetProcAddress is asked for exactly that version, so a newer
+ * driver that changed a signature still hands us the one we were built for. */
+#define ASYNCRT_DRIVER_FUNCTIONS(X)                   \
+    X(cuInit, 2000)                                   \
+    X(cuDriverGetVersion, 2020)                       \
+    X(cuGetErrorName, 6000)                           \
+    X(cuGetErrorString, 6000)                         \
+    X(cuDeviceGetCount, 2000)                         \
+    X(cuDeviceGet, 2000)                              \
+    X(cuDeviceGetName, 2000)                          \
+    X(cuDeviceGetUuid, 11040)                         \
+    X(cuDeviceGetAttribute, 2000)                     \
+    X(cuDeviceTotalMem, 3020)                         \
+    X(cuDevicePrimaryCtxRetain, 7000)                 \
+    X(cuDevicePrimaryCtxRelease, 11000)               \
+    X(cuCtxSetCurrent, 4000)                          \
+    X(cuCtxSynchronize, 2000)                         \
+    X(cuModuleLoadDataEx, 2010)                       \
+    X(cuModuleUnload, 2000)                           \
+    X(cuModuleGetFunction, 2000)                      \
+    X(cuFuncGetAttribute, 2020)                       \
+    X(cuFuncSetAttribute, 9000)                       \
+    X(cuLaunchKernelEx, 11060)                        \
+    X(cuMemAlloc, 3020)                               \
+    X(cuMemFree, 3020)                                \
+    X(cuMemcpyHtoD, 3020)                             \
+    X(cuMemcpyDtoH, 3020)                             \
+    X(cuMemcpyDtoDAsync, 3020)                        \
+    X(cuMemsetD8Async, 3020)                          \
+    X(cuStreamCreate, 2000)                           \
+    X(cuStreamDestroy, 4000)                          \
+    X(cuStreamSynchronize, 2000)                      \
+    X(cuEventCreate, 2000)                            \
+    X(cuEventDestroy, 4000)                           \
+    X(cuEventRecord, 2000)                            \
+    X(cuEventSynchronize, 2000)                       \
+    X(cuEventElapsedTime, 2000)                       \
+    X(cuTensorMapEncodeTiled, 12000)                  \
+    X(cuTensorMapEncodeIm2col, 12000)                 \
+    X(cuTensorMapReplaceAddress, 12000)
+
+/* Present only on newer drivers; NULL when missing, and callers cope. */
+#define ASYNCRT_DRIVER_OPTIONAL_FUNCTIONS(X)          \
+    X(cuFuncGetParamInfo, 12040)
+
+typedef struct asyncrt_driver {
+    void *handle;          /* from dlopen */
+    int version;           /* cuDriverGetVersion, e.g. 13000 */
+#define ASYNCRT_DRIVER_FIELD(name, ver) PFN_##name##_v##ver name;
+    ASYNCRT_DRIVER_FUNCTIONS(ASYNCRT_DRIVER_FIELD)
+    ASYNCRT_DRIVER_OPTIONAL_FUNCTIONS(ASYNCRT_DRIVER_FIELD)
+#undef ASYNCRT_DRIVER_FIELD
+} asyncrt_driver;
+
+/* The process's driver table, loaded and cuInit-ed once (thread-safe) from
+ * $ASYNCRT_LIBCUDA or libcuda.so.1. On failure returns NO_DRIVER (or DRIVER)
+ * and copies the reason into msg. The driver is process-wide by nature, so
+ * this one table is too; contexts hold a pointer to it. */
+asyncrt_status asyncrt_driver_load(const asyncrt_driver **out, char *msg, size_t msg_size);
+
+/* "CUDA_ERROR_INVALID_VALUE (invalid argument)" for a result; never NULL. */
+void asyncrt_driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,19 @@
+/* Files from kernels_src/, compiled into the library (see cmake/embed.cmake),
+ * so the runtime needs nothing on disk besides the toolkit's headers. */
+#ifndef ASYNCRT_EMBEDDED_H
+#define ASYNCRT_EMBEDDED_H
+
+#include <stddef.h>
+
+typedef struct asyncrt_embedded_file {
+    const char *name;     /* "asyncrt/device.cuh": the name NVRTC sees in #include */
+    const char *content;
+} asyncrt_embedded_file;
+
+extern const asyncrt_embedded_file asyncrt_embedded_files[];
+extern const size_t asyncrt_embedded_file_count;
+
+/* The content of an embedded file, or NULL. */
+const char *asyncrt_embedded_find(const char *name);
+
+#endif

@@ -1,0 +1,251 @@
+/* Loading images on the device, finding kernels, launching them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "program.h"
+
+#define JIT_LOG_SIZE 16384
+#define DEFAULT_SHARED_LIMIT (48 * 1024)
+
+struct asyncrt_kernel {
+    asyncrt_module *module;
+    char *name;
+    CUfunction function;
+    size_t raised_shared; /* the dynamic shared-memory limit already set */
+    asyncrt_kernel *next;
+};
+
+struct asyncrt_module {
+    asyncrt_context *ctx;
+    CUmodule handle;
+    asyncrt_program *program; /* for lowered names */
+    asyncrt_kernel *kernels;
+};
+
+asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
+                                   asyncrt_module **out)
+{
+    *out = NULL;
+    asyncrt_status s = asyncrt_require_device(ctx);
+    if (s != ASYNCRT_SUCCESS) return s;
+    asyncrt_module *m = calloc(1, sizeof *m);
+    char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
+    if (m) m->program = asyncrt_program_clone(program);
+    if (!m || !m->program || !info || !error) {
+        s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
+        goto done;
+    }
+    CUjit_option keys[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                           CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE};
+    CUresult r = ctx->drv->cuModuleLoadDataEx(&m->handle, program->image, 4, keys, values);
+    if (r != CUDA_SUCCESS) {
+        s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx",
+                            "%s image for %s on device %d (compute capability %d.%d)%s%s%s%s",
+                            program->ptx ? "PTX" : "CUBIN", program->arch, ctx->info.ordinal,
+                            ctx->info.cc_major, ctx->info.cc_minor, *error ? "\nJIT error log:\n" : "",
+                            error, *info ? "\nJIT info log:\n" : "", info);
+        goto done;
+    }
+    if (*info) asyncrt_log(ctx, 2, "JIT info log: %s", info);
+    m->ctx = ctx;
+    *out = m;
+    m = NULL;
+done:
+    if (m) {
+        asyncrt_program_destroy(m->program);
+        free(m);
+    }
+    free(info);
+    free(error);
+    return s;
+}
+
+asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
+                                    const char *source, const asyncrt_compile_options *opts,
+                                    asyncrt_module **out)
+{
+    *out = NULL;
+    double start = asyncrt_now_ms();
+    asyncrt_program *program = NULL;
+    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, opts, &program);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_module_load(ctx, program, out);
+    if (s == ASYNCRT_SUCCESS)
+        asyncrt_log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",
+                    source_name ? source_name : "kernel.cu", asyncrt_now_ms() - start,
+                    program->origin == ASYNCRT_ORIGIN_COMPILED ? "compiled" : "from cache");
+    asyncrt_program_destroy(program);
+    return s;
+}
+
+void asyncrt_module_destroy(asyncrt_module *m)
+{
+    if (!m) return;
+    while (m->kernels) {
+        asyncrt_kernel *k = m->kernels;
+        m->kernels = k->next;
+        free(k->name);
+        free(k);
+    }
+    if (m->handle && asyncrt_require_device(m->ctx) == ASYNCRT_SUCCESS)
+        m->ctx->drv->cuModuleUnload(m->handle);
+    asyncrt_program_destroy(m->program);
+    free(m);
+}
+
+asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
+{
+    asyncrt_context *ctx = m->ctx;
+    *out = NULL;
+    for (asyncrt_kernel *k = m->kernels; k; k = k->next)
+        if (strcmp(k->name, name) == 0) {
+            *out = k;
+            return ASYNCRT_SUCCESS;
+        }
+    asyncrt_status s = asyncrt_require_device(ctx);
+    if (s != ASYNCRT_SUCCESS) return s;
+    const char *lowered = asyncrt_program_lowered_name(m->program, name);
+    CUfunction f;
+    CUresult r = ctx->drv->cuModuleGetFunction(&f, m->handle, lowered ? lowered : name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_NOT_FOUND,
+                            "no kernel '%s' in the module: give an extern \"C\" __global__ name, or "
+                            "register a C++ name such as \"scale<float>\" as a name expression when "
+                            "compiling", name);
+    if (r != CUDA_SUCCESS)
+        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuModuleGetFunction", "kernel '%s'", name);
+    asyncrt_kernel *k = calloc(1, sizeof *k);
+    if (!k || !(k->name = strdup(name))) {
+        free(k);
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    k->module = m;
+    k->function = f;
+    k->raised_shared = DEFAULT_SHARED_LIMIT;
+    k->next = m->kernels;
+    m->kernels = k;
+    *out = k;
+    return ASYNCRT_SUCCESS;
+}
+
+void *asyncrt_kernel_function(const asyncrt_kernel *k) { return k->function; }
+
+asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
+                                          size_t *count)
+{
+    asyncrt_context *ctx = k->module->ctx;
+    *count = 0;
+    if (!ctx->drv->cuFuncGetParamInfo)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+                            "the driver (CUDA %d) lacks cuFuncGetParamInfo (CUDA 12.4+)",
+                            ctx->drv->version);
+    for (size_t i = 0;; i++) {
+        size_t offset, size;
+        CUresult r = ctx->drv->cuFuncGetParamInfo(k->function, i, &offset, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
+        if (r != CUDA_SUCCESS)
+            return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetParamInfo",
+                                   "kernel '%s' parameter %zu", k->name, i);
+        if (i < capacity) sizes[i] = size;
+        *count = i + 1;
+    }
+    return ASYNCRT_SUCCESS;
+}
+
+static void format_sizes(char *buf, size_t size, const size_t *sizes, size_t count)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu", i ? ", " : "", sizes[i]);
+}
+
+static asyncrt_status check_arguments(asyncrt_kernel *k, const size_t *arg_sizes, size_t arg_count)
+{
+    asyncrt_context *ctx = k->module->ctx;
+    size_t expected[256], count = 0;
+    asyncrt_status s = asyncrt_kernel_param_sizes(k, expected, 256, &count);
+    if (s == ASYNCRT_ERROR_UNSUPPORTED) return ASYNCRT_SUCCESS; /* nothing to check against */
+    if (s != ASYNCRT_SUCCESS) return s;
+    bool same = count == arg_count && count <= 256;
+    for (size_t i = 0; same && i < count; i++) same = expected[i] == arg_sizes[i];
+    if (same) return ASYNCRT_SUCCESS;
+    char want[1024], got[1024];
+    format_sizes(want, sizeof want, expected, count < 256 ? count : 256);
+    format_sizes(got, sizeof got, arg_sizes, arg_count < 256 ? arg_count : 256);
+    return asyncrt_fail(ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH,
+                        "kernel '%s' takes %zu parameter%s of sizes (%s) bytes; %zu argument%s "
+                        "given of sizes (%s) bytes", k->name, count, count == 1 ? "" : "s", want,
+                        arg_count, arg_count == 1 ? "" : "s", got);
+}
+
+/* Dynamic shared memory above 48 KiB needs an opt-in per function. */
+static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
+{
+    asyncrt_context *ctx = k->module->ctx;
+    if (dynamic <= k->raised_shared) return ASYNCRT_SUCCESS;
+    int static_bytes = 0;
+    CUresult r = ctx->drv->cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->function);
+    if (r != CUDA_SUCCESS)
+        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetAttribute", "kernel '%s'", k->name);
+    size_t optin = (size_t)ctx->info.shared_memory_per_block_optin;
+    if (dynamic + (size_t)static_bytes > optin)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
+                            "kernel '%s' asks for %zu bytes of dynamic shared memory (+ %d static) "
+                            "but device %d allows at most %zu bytes per block",
+                            k->name, dynamic, static_bytes, ctx->info.ordinal, optin);
+    r = ctx->drv->cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
+    if (r != CUDA_SUCCESS)
+        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuFuncSetAttribute",
+                               "raising kernel '%s' to %zu bytes of dynamic shared memory", k->name, dynamic);
+    k->raised_shared = dynamic;
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
+                                     const size_t *arg_sizes, size_t arg_count)
+{
+    asyncrt_context *ctx = k->module->ctx;
+    asyncrt_status s = asyncrt_require_device(ctx);
+    if (s != ASYNCRT_SUCCESS) return s;
+    unsigned grid[3], block[3];
+    for (int i = 0; i < 3; i++) {
+        grid[i] = c->grid[i] ? c->grid[i] : (i ? 1 : 0);
+        block[i] = c->block[i] ? c->block[i] : (i ? 1 : 0);
+    }
+    if (!grid[0] || !block[0])
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "launch of '%s': grid.x (%u) and block.x (%u) must be at least 1",
+                            k->name, c->grid[0], c->block[0]);
+    unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
+    if (threads > (unsigned long long)ctx->info.max_threads_per_block)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
+                            "launch of '%s': block %ux%ux%u = %llu threads, above the device's %d",
+                            k->name, block[0], block[1], block[2], threads, ctx->info.max_threads_per_block);
+    if (arg_sizes && (s = check_arguments(k, arg_sizes, arg_count)) != ASYNCRT_SUCCESS) return s;
+    if ((s = prepare_shared(k, c->shared_bytes)) != ASYNCRT_SUCCESS) return s;
+
+    CUlaunchAttribute attr;
+    CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
+                          .blockDimX = block[0], .blockDimY = block[1], .blockDimZ = block[2],
+                          .sharedMemBytes = (unsigned)c->shared_bytes,
+                          .hStream = (CUstream)c->stream};
+    if (c->cluster[0] || c->cluster[1] || c->cluster[2]) {
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = c->cluster[0] ? c->cluster[0] : 1;
+        attr.value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
+        attr.value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+    }
+    CUresult r = ctx->drv->cuLaunchKernelEx(&cfg, k->function, args, NULL);
+    if (r != CUDA_SUCCESS)
+        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx",
+                               "kernel '%s', grid %ux%ux%u, block %ux%ux%u, %zu bytes dynamic shared memory",
+                               k->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                               c->shared_bytes);
+    return ASYNCRT_SUCCESS;
+}

@@ -1,0 +1,35 @@
+/* A compiled program: an image plus what is needed to use it without NVRTC
+ * (its arch and the lowered names of its name expressions). */
+#ifndef ASYNCRT_PROGRAM_H
+#define ASYNCRT_PROGRAM_H
+
+#include <stdint.h>
+
+#include "asyncrt/runtime.h"
+
+struct asyncrt_program {
+    uint8_t key[32];           /* the cache key it was built under */
+    char arch[32];             /* "sm_90", "compute_80" */
+    bool ptx;
+    char *log;                 /* NVRTC's log; "" when it said nothing */
+    unsigned char *image;      /* PTX text (NUL included) or CUBIN */
+    size_t image_size;
+    size_t name_count;
+    char **expressions;        /* name expressions as given */
+    char **lowered;            /* their mangled names */
+    asyncrt_program_origin origin;
+};
+
+/* NULL on allocation failure. */
+asyncrt_program *asyncrt_program_clone(const asyncrt_program *p);
+
+/* The on-disk form: a header with magic, format version, key, payload size
+ * and the payload's SHA-256, then the payload. */
+unsigned char *asyncrt_program_encode(const asyncrt_program *p, size_t *size);
+
+/* Parses an entry; anything short, long, damaged or built under another key
+ * is refused with a reason. Never trusts a length it has not bounds-checked. */
+asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8_t key[32],
+                                      asyncrt_program **out, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,21 @@
+/* SHA-256, for cache keys and entry checksums (FIPS 180-4). */
+#ifndef ASYNCRT_SHA256_H
+#define ASYNCRT_SHA256_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct asyncrt_sha256 {
+    uint32_t state[8];
+    uint64_t length;      /* bytes hashed so far */
+    uint8_t block[64];
+    size_t used;          /* bytes waiting in block */
+} asyncrt_sha256;
+
+void asyncrt_sha256_init(asyncrt_sha256 *h);
+void asyncrt_sha256_update(asyncrt_sha256 *h, const void *data, size_t size);
+void asyncrt_sha256_final(asyncrt_sha256 *h, uint8_t digest[32]);
+/* Lowercase hex of a digest into out[65]. */
+void asyncrt_sha256_hex(const uint8_t digest[32], char out[65]);
+
+#endif

@@ -1,0 +1,96 @@
+#include "test_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+asyncrt_context *test_open_device_or_skip(const char *test_name)
+{
+    asyncrt_context *ctx = NULL;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "%s: out of memory\n", test_name);
+        exit(1);
+    }
+    int count = 0;
+    asyncrt_status s = asyncrt_device_count(ctx, &count);
+    if (s == ASYNCRT_SUCCESS && count > 0) s = asyncrt_context_open_device(ctx, 0);
+    else if (s == ASYNCRT_SUCCESS) s = ASYNCRT_ERROR_NO_DEVICE;
+    if (s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE) {
+        printf("%s: skipped, no CUDA device: %s\n", test_name, asyncrt_context_last_error(ctx));
+        asyncrt_context_destroy(ctx);
+        return NULL;
+    }
+    if (s != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "%s: cannot open device 0: %s\n", test_name, asyncrt_context_last_error(ctx));
+        exit(1);
+    }
+    return ctx;
+}
+
+asyncrt_context *test_context_with_device(void)
+{
+    asyncrt_context *ctx = NULL;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_open_device(ctx, 0));
+    return ctx;
+}
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+
+void test_seed_random(const char *test_name)
+{
+    const char *env = getenv("ASYNCRT_TEST_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    printf("%s: random seed %llu (set ASYNCRT_TEST_SEED to repeat)\n", test_name, (unsigned long long)seed);
+    g_rng = seed ? seed : 1;
+}
+
+uint32_t test_random_u32(void)
+{
+    /* xorshift64*: plenty for test data */
+    g_rng ^= g_rng >> 12;
+    g_rng ^= g_rng << 25;
+    g_rng ^= g_rng >> 27;
+    return (uint32_t)((g_rng * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+float test_random_float(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(test_random_u32() >> 8) / (float)(1u << 24);
+}
+
+char *test_read_source_file(const char *relative_path)
+{
+    const char *root = getenv("ASYNCRT_TEST_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", root ? root : ".", relative_path);
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *data = malloc((size_t)size + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
+    data[size] = '\0';
+    fclose(f);
+    return data;
+}
+
+char *test_make_temp_dir(const char *prefix)
+{
+    char *dir = malloc(256);
+    assert_non_null(dir);
+    snprintf(dir, 256, "/tmp/%s-XXXXXX", prefix);
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+void test_remove_tree(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
+}

@@ -1,0 +1,46 @@
+/* Shared by the tests: CMocka, device set-up that skips without a GPU,
+ * random data, and reading files of the source tree. */
+#ifndef ASYNCRT_TEST_SUPPORT_H
+#define ASYNCRT_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "asyncrt/asyncrt.h"
+
+/* The exit code ctest reads as "skipped" (SKIP_RETURN_CODE). */
+#define ASYNCRT_TEST_SKIP 77
+
+/* Asserts a status, printing the context's message when it differs. */
+#define assert_status(ctx, expected, call)                                                    \
+    do {                                                                                      \
+        asyncrt_status got_ = (call);                                                         \
+        if (got_ != (expected))                                                               \
+            fail_msg("%s returned %s, expected %s: %s", #call, asyncrt_status_string(got_),   \
+                     asyncrt_status_string(expected), asyncrt_context_last_error(ctx));       \
+    } while (0)
+#define assert_ok(ctx, call) assert_status(ctx, ASYNCRT_SUCCESS, call)
+
+/* For a GPU test's main(): opens device 0 in a fresh context, or prints why
+ * not and returns NULL, in which case main returns ASYNCRT_TEST_SKIP. */
+asyncrt_context *test_open_device_or_skip(const char *test_name);
+
+/* A fresh context with an open device, for one test (fails the test if none). */
+asyncrt_context *test_context_with_device(void);
+
+/* Seeded from the clock unless ASYNCRT_TEST_SEED is set; prints the seed. */
+void test_seed_random(const char *test_name);
+uint32_t test_random_u32(void);
+float test_random_float(float lo, float hi);
+
+/* A file of the source tree (ASYNCRT_TEST_SOURCE_DIR), NUL-terminated, malloc'd. */
+char *test_read_source_file(const char *relative_path);
+
+/* A fresh empty directory under /tmp, malloc'd. */
+char *test_make_temp_dir(const char *prefix);
+void test_remove_tree(const char *dir);
+
+#endif
