@@ -171,12 +171,13 @@ asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8
         snprintf(why, why_size, "not a cache entry (%zu bytes, bad header)", size);
         return ASYNCRT_ERROR_IO;
     }
-    uint32_t format;
+    uint32_t format, reserved;
     uint64_t payload;
     memcpy(&format, h + 8, 4);
+    memcpy(&reserved, h + 12, 4);
     memcpy(&payload, h + 48, 8);
-    if (format != ENTRY_FORMAT) {
-        snprintf(why, why_size, "cache entry format %u, expected %u", format, ENTRY_FORMAT);
+    if (format != ENTRY_FORMAT || reserved != 0) {
+        snprintf(why, why_size, "cache entry format %u.%u, expected %u.0", format, reserved, ENTRY_FORMAT);
         return ASYNCRT_ERROR_IO;
     }
     if (key && memcmp(h + 16, key, 32) != 0) {

@@ -1,0 +1,155 @@
+/* Arch selection against imaginary machines: the choice is a pure function. */
+#include <string.h>
+
+#include "arch.h"
+#include "test_support.h"
+
+static const int k_nvrtc13[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+#define N13 (sizeof k_nvrtc13 / sizeof k_nvrtc13[0])
+
+static void parse_accepts_the_documented_forms(void **state)
+{
+    (void)state;
+    const struct {
+        const char *text;
+        int number;
+        char suffix;
+        bool ptx;
+    } ok[] = {{"sm_90", 90, 0, false},      {"sm_90a", 90, 'a', false}, {"compute_80", 80, 0, true},
+              {"compute_90a", 90, 'a', true}, {"sm_100f", 100, 'f', false}, {"sm_120", 120, 0, false}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        asyncrt_arch a;
+        assert_true(asyncrt_arch_parse(ok[i].text, &a));
+        assert_int_equal(a.number, ok[i].number);
+        assert_int_equal(a.suffix, ok[i].suffix);
+        assert_int_equal(a.ptx, ok[i].ptx);
+        char back[32];
+        asyncrt_arch_format(&a, back, sizeof back);
+        assert_string_equal(back, ok[i].text);
+    }
+    const char *bad[] = {"", "sm", "sm_", "sm_9", "sm_09", "sm_90b", "sm_90aa", "SM_90", "compute",
+                         "compute_", "sm_1000", "sm_90 ", "arch=sm_90", "sm_-90", "auto"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        asyncrt_arch a;
+        if (asyncrt_arch_parse(bad[i], &a)) fail_msg("'%s' parsed as an arch", bad[i]);
+    }
+}
+
+static void auto_selection_table(void **state)
+{
+    (void)state;
+    const struct {
+        const char *what;
+        int cc_major, cc_minor, driver, nvrtc;
+        asyncrt_status status;
+        const char *arch;
+        const char *reason; /* a word the explanation must contain */
+    } rows[] = {
+        {"H100, matching driver", 9, 0, 13000, 13000, ASYNCRT_SUCCESS, "sm_90", "CUBIN"},
+        {"A100, newer driver", 8, 0, 13010, 13000, ASYNCRT_SUCCESS, "sm_80", "CUBIN"},
+        {"RTX 4090", 8, 9, 13000, 13000, ASYNCRT_SUCCESS, "sm_89", "CUBIN"},
+        {"driver older than NVRTC", 9, 0, 12080, 13000, ASYNCRT_SUCCESS, "compute_90", "newer than the driver"},
+        {"device newer than NVRTC", 12, 5, 13050, 13000, ASYNCRT_SUCCESS, "compute_121", "does not know"},
+        {"device far newer", 15, 0, 15000, 13000, ASYNCRT_SUCCESS, "compute_121", "does not know"},
+        {"sm_85 unknown, falls to 80", 8, 5, 13000, 13000, ASYNCRT_SUCCESS, "compute_80", "does not know"},
+        {"Volta, older than all", 7, 0, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "older than every"},
+        {"Pascal", 6, 1, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "75 80 86"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        asyncrt_arch a;
+        char why[512];
+        asyncrt_status s = asyncrt_arch_select_auto(rows[i].cc_major, rows[i].cc_minor, rows[i].driver,
+                                                    rows[i].nvrtc, k_nvrtc13, N13, &a, why, sizeof why);
+        if (s != rows[i].status) fail_msg("%s: status %s (%s)", rows[i].what, asyncrt_status_string(s), why);
+        if (rows[i].arch) {
+            char name[32];
+            asyncrt_arch_format(&a, name, sizeof name);
+            if (strcmp(name, rows[i].arch) != 0) fail_msg("%s: chose %s, expected %s", rows[i].what, name, rows[i].arch);
+        }
+        if (!strstr(why, rows[i].reason)) fail_msg("%s: explanation '%s' lacks '%s'", rows[i].what, why, rows[i].reason);
+    }
+}
+
+static void explicit_targets_are_checked_against_nvrtc(void **state)
+{
+    (void)state;
+    const struct {
+        const char *text;
+        asyncrt_status status;
+        const char *message;
+    } rows[] = {
+        {"sm_90", ASYNCRT_SUCCESS, "explicit"},
+        {"sm_90a", ASYNCRT_SUCCESS, "explicit"},
+        {"compute_80", ASYNCRT_SUCCESS, "explicit"},
+        {"sm_91", ASYNCRT_ERROR_UNSUPPORTED_ARCH, "75 80 86 87 88 89 90 100 103 110 120 121"},
+        {"sm_70", ASYNCRT_ERROR_UNSUPPORTED_ARCH, "not supported"},
+        {"sm_80a", ASYNCRT_ERROR_UNSUPPORTED_ARCH, "start at sm_90a"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        asyncrt_arch a;
+        char why[512];
+        assert_true(asyncrt_arch_parse(rows[i].text, &a));
+        asyncrt_status s = asyncrt_arch_check(&a, k_nvrtc13, N13, why, sizeof why);
+        if (s != rows[i].status || !strstr(why, rows[i].message))
+            fail_msg("%s: %s '%s'", rows[i].text, asyncrt_status_string(s), why);
+    }
+}
+
+static void real_nvrtc_lists_what_we_target(void **state)
+{
+    (void)state;
+    int archs[64];
+    size_t n = asyncrt_nvrtc_supported_archs(archs, 64);
+    assert_true(n > 0);
+    for (size_t i = 1; i < n; i++) assert_true(archs[i] > archs[i - 1]);
+    assert_true(asyncrt_nvrtc_version() >= 12000);
+}
+
+static void resolve_reports_malformed_and_deviceless_auto(void **state)
+{
+    (void)state;
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    asyncrt_arch a;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_arch_resolve(ctx, "sm90", &a));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "'sm90' is malformed"));
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_arch_resolve(ctx, "auto", &a));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "name a target"));
+    assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt_arch_resolve(ctx, "sm_12", &a));
+    assert_ok(ctx, asyncrt_arch_resolve(ctx, "sm_90a", &a));
+    asyncrt_context_destroy(ctx);
+}
+
+static void features_follow_compute_capability(void **state)
+{
+    (void)state;
+    asyncrt_features f = asyncrt_features_from_cc(7, 5, false);
+    assert_false(f.ldgsts || f.mbarrier || f.tma || f.clusters || f.sm90a);
+    f = asyncrt_features_from_cc(8, 6, false);
+    assert_true(f.ldgsts && f.mbarrier);
+    assert_false(f.mbarrier_tx || f.bulk_copy || f.tma || f.clusters);
+    f = asyncrt_features_from_cc(9, 0, true);
+    assert_true(f.ldgsts && f.mbarrier_tx && f.bulk_copy && f.tma && f.clusters && f.sm90a);
+    assert_false(f.sm100a);
+    f = asyncrt_features_from_cc(9, 0, false);
+    assert_false(f.clusters);
+    f = asyncrt_features_from_cc(10, 0, true);
+    assert_true(f.tma && f.sm100a);
+    assert_false(f.sm90a);
+    f = asyncrt_features_from_cc(12, 0, true);
+    assert_true(f.tma);
+    assert_false(f.sm90a || f.sm100a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_accepts_the_documented_forms),
+        cmocka_unit_test(auto_selection_table),
+        cmocka_unit_test(explicit_targets_are_checked_against_nvrtc),
+        cmocka_unit_test(real_nvrtc_lists_what_we_target),
+        cmocka_unit_test(resolve_reports_malformed_and_deviceless_auto),
+        cmocka_unit_test(features_follow_compute_capability),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

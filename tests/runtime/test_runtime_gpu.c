@@ -1,0 +1,254 @@
+/* Compile, load, launch and verify on a real device. Skipped without one. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+static asyncrt_context *g_ctx; /* opened once in main: device set-up is slow */
+
+static void probe_is_consistent(void **state)
+{
+    (void)state;
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    assert_non_null(d);
+    assert_true(d->cc_major >= 3 && d->sm_count > 0 && d->warp_size == 32);
+    assert_true(strncmp(d->uuid, "GPU-", 4) == 0 && strlen(d->uuid) == 40);
+    assert_true(d->shared_memory_per_block_optin >= d->shared_memory_per_block);
+    assert_true(d->total_memory_bytes > (1u << 30));
+    assert_true(asyncrt_device_peak_bandwidth_gbs(d) > 100.0);
+    asyncrt_features f = asyncrt_features_from_cc(d->cc_major, d->cc_minor, d->cluster_launch);
+    assert_memory_equal(&f, &d->features, sizeof f);
+    int count = 0;
+    assert_ok(g_ctx, asyncrt_device_count(g_ctx, &count));
+    for (int i = 0; i < count; i++) { /* every device, not only 0 */
+        asyncrt_device_info info;
+        assert_ok(g_ctx, asyncrt_device_probe(g_ctx, i, &info));
+        assert_int_equal(info.ordinal, i);
+        assert_true(info.sm_count > 0);
+    }
+    asyncrt_device_info info;
+    assert_status(g_ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_device_probe(g_ctx, count, &info));
+    printf("device 0: %s, cc %d.%d, %d SMs, driver %d, NVRTC %d\n", d->name, d->cc_major, d->cc_minor,
+           d->sm_count, d->driver_version, d->nvrtc_version);
+}
+
+/* Runs `name` from `module` as out[i] = f(in[i]) over n floats and compares. */
+static void run_unary(asyncrt_module *m, const char *name, size_t n, float (*ref)(float),
+                      size_t shared_bytes)
+{
+    asyncrt_kernel *k;
+    assert_ok(g_ctx, asyncrt_module_get_kernel(m, name, &k));
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; i++) in[i] = test_random_float(-10.f, 10.f);
+    asyncrt_deviceptr d_in, d_out;
+    assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, n * sizeof(float), &d_in));
+    assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, n * sizeof(float), &d_out));
+    assert_ok(g_ctx, asyncrt_memory_to_device(g_ctx, d_in, in, n * sizeof(float)));
+    assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_out, 0xFF, n * sizeof(float), NULL)); /* poison: NaN */
+    int count = (int)n;
+    void *args[] = {&d_in, &d_out, &count};
+    size_t sizes[] = {sizeof d_in, sizeof d_out, sizeof count};
+    asyncrt_launch_config cfg = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256},
+                                 .shared_bytes = shared_bytes};
+    assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, sizes, 3));
+    assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
+    assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, out, d_out, n * sizeof(float)));
+    for (size_t i = 0; i < n; i++)
+        if (!(fabsf(out[i] - ref(in[i])) <= 1e-6f * fabsf(ref(in[i])) + 1e-6f))
+            fail_msg("%s: out[%zu] = %g, expected %g", name, i, out[i], ref(in[i]));
+    asyncrt_memory_free(g_ctx, d_in);
+    asyncrt_memory_free(g_ctx, d_out);
+    free(in);
+    free(out);
+}
+
+static float times_two(float x) { return 2.0f * x; }
+static float times_three(float x) { return 3.0f * x; }
+
+static const char *k_barrier_source =
+    "#include <cuda/barrier>\n"
+    "#include <cooperative_groups.h>\n"
+    "namespace cg = cooperative_groups;\n"
+    "extern \"C\" __global__ void staged(const float *in, float *out, int n) {\n"
+    "    extern __shared__ float tile[];\n"
+    "    __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
+    "    auto block = cg::this_thread_block();\n"
+    "    if (block.thread_rank() == 0) init(&bar, block.size());\n"
+    "    block.sync();\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) cuda::memcpy_async(&tile[threadIdx.x], &in[i], sizeof(float), bar);\n"
+    "    bar.arrive_and_wait();\n"
+    "    if (i < n) out[i] = 2.0f * tile[threadIdx.x];\n"
+    "}\n"
+    "template <typename T> __global__ void scale3(const T *in, T *out, int n) {\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) out[i] = T(3) * in[i];\n"
+    "}\n";
+
+static asyncrt_module *build(const char *arch)
+{
+    const char *names[] = {"scale3<float>"};
+    asyncrt_compile_options o = {.arch = arch, .name_expressions = names, .name_expression_count = 1};
+    asyncrt_module *m = NULL;
+    assert_ok(g_ctx, asyncrt_module_build(g_ctx, "staged.cu", k_barrier_source, &o, &m));
+    return m;
+}
+
+static void barrier_kernel_and_template_run_correctly(void **state)
+{
+    (void)state;
+    test_seed_random("barrier_kernel_and_template_run_correctly");
+    asyncrt_module *m = build(NULL); /* auto: a CUBIN for this device */
+    run_unary(m, "staged", 1000003, times_two, 256 * sizeof(float));
+    run_unary(m, "scale3<float>", 4097, times_three, 0);
+    asyncrt_module_destroy(m);
+}
+
+static void ptx_for_an_older_arch_is_jit_compiled_by_the_driver(void **state)
+{
+    (void)state;
+    asyncrt_module *m = build("compute_80");
+    run_unary(m, "staged", 77777, times_two, 256 * sizeof(float));
+    asyncrt_module_destroy(m);
+}
+
+static void a_cubin_for_another_arch_is_a_load_error(void **state)
+{
+    (void)state;
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    const char *other = d->cc_major == 8 ? "sm_90" : "sm_80";
+    asyncrt_compile_options o = {.arch = other};
+    asyncrt_module *m = NULL;
+    assert_status(g_ctx, ASYNCRT_ERROR_MODULE_LOAD,
+                  asyncrt_module_build(g_ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "cuModuleLoadDataEx"));
+    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), other));
+    assert_null(m);
+}
+
+static void launch_checks_arguments_names_and_limits(void **state)
+{
+    (void)state;
+    asyncrt_module *m = build(NULL);
+    asyncrt_kernel *k;
+    assert_status(g_ctx, ASYNCRT_ERROR_NOT_FOUND, asyncrt_module_get_kernel(m, "stagd", &k));
+    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "'stagd'"));
+    assert_ok(g_ctx, asyncrt_module_get_kernel(m, "staged", &k));
+    asyncrt_kernel *again;
+    assert_ok(g_ctx, asyncrt_module_get_kernel(m, "staged", &again));
+    assert_ptr_equal(k, again);
+
+    size_t sizes[8], count = 0;
+    assert_ok(g_ctx, asyncrt_kernel_param_sizes(k, sizes, 8, &count));
+    assert_int_equal(count, 3);
+    assert_int_equal(sizes[0], 8);
+    assert_int_equal(sizes[2], 4);
+
+    asyncrt_deviceptr buf;
+    assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, 1024, &buf));
+    int n = 0;
+    void *args[] = {&buf, &buf, &n};
+    size_t two[] = {8, 8};
+    asyncrt_launch_config cfg = {.grid = {1}, .block = {32}};
+    assert_status(g_ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH, asyncrt_kernel_launch(k, &cfg, args, two, 2));
+    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "(8, 8, 4)"));
+    size_t wrong[] = {8, 8, 8};
+    assert_status(g_ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH, asyncrt_kernel_launch(k, &cfg, args, wrong, 3));
+
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    size_t right[] = {8, 8, 4};
+    cfg.shared_bytes = (size_t)d->shared_memory_per_block_optin + 1;
+    assert_status(g_ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &cfg, args, right, 3));
+    char optin[32];
+    snprintf(optin, sizeof optin, "%d", d->shared_memory_per_block_optin);
+    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), optin));
+
+    cfg.shared_bytes = 0;
+    cfg.block[0] = 0;
+    assert_status(g_ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_kernel_launch(k, &cfg, args, right, 3));
+    cfg.block[0] = 2048;
+    assert_status(g_ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &cfg, args, right, 3));
+    assert_ok(g_ctx, asyncrt_memory_free(g_ctx, buf));
+    asyncrt_module_destroy(m);
+}
+
+static void dynamic_shared_memory_above_48k_is_raised_for_you(void **state)
+{
+    (void)state;
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    if (d->shared_memory_per_block_optin <= 48 * 1024) skip();
+    asyncrt_module *m = build(NULL);
+    /* The kernel touches only 1 KiB; the launch asks for the device's maximum. */
+    run_unary(m, "staged", 3000, times_two, (size_t)d->shared_memory_per_block_optin - 1024);
+    asyncrt_module_destroy(m);
+}
+
+static void second_context_loads_from_disk_without_nvrtc(void **state)
+{
+    (void)state;
+    asyncrt_module *m = build(NULL); /* compiled or cached: now on disk */
+    asyncrt_module_destroy(m);
+    asyncrt_context *fresh = test_context_with_device();
+    const char *names[] = {"scale3<float>"};
+    asyncrt_compile_options o = {.name_expressions = names, .name_expression_count = 1};
+    asyncrt_program *p = NULL;
+    assert_ok(fresh, asyncrt_program_compile(fresh, "staged.cu", k_barrier_source, &o, &p));
+    assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
+    asyncrt_module *loaded = NULL;
+    assert_ok(fresh, asyncrt_module_load(fresh, p, &loaded));
+    asyncrt_kernel *k;
+    assert_ok(fresh, asyncrt_module_get_kernel(loaded, "scale3<float>", &k)); /* lowered name came from disk */
+    asyncrt_module_destroy(loaded);
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(fresh);
+}
+
+static void cluster_launch_runs(void **state)
+{
+    (void)state;
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    if (!d->features.clusters) skip();
+    const char *src =
+        "#include <cooperative_groups.h>\n"
+        "extern \"C\" __global__ void rank(unsigned *out) {\n"
+        "    auto c = cooperative_groups::this_cluster();\n"
+        "    if (threadIdx.x == 0) out[blockIdx.x] = c.block_rank() + 100 * c.num_blocks();\n"
+        "}\n";
+    asyncrt_module *m = NULL;
+    assert_ok(g_ctx, asyncrt_module_build(g_ctx, "rank.cu", src, NULL, &m));
+    asyncrt_kernel *k;
+    assert_ok(g_ctx, asyncrt_module_get_kernel(m, "rank", &k));
+    asyncrt_deviceptr out;
+    assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, 8 * sizeof(unsigned), &out));
+    assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, out, 0xFF, 8 * sizeof(unsigned), NULL));
+    void *args[] = {&out};
+    asyncrt_launch_config cfg = {.grid = {8}, .block = {32}, .cluster = {4}};
+    assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, NULL, 1));
+    unsigned host[8];
+    assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
+    assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, host, out, sizeof host));
+    for (unsigned i = 0; i < 8; i++) assert_int_equal(host[i], i % 4 + 400);
+    asyncrt_memory_free(g_ctx, out);
+    asyncrt_module_destroy(m);
+}
+
+int main(void)
+{
+    g_ctx = test_open_device_or_skip("test_runtime_gpu");
+    if (!g_ctx) return ASYNCRT_TEST_SKIP;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(probe_is_consistent),
+        cmocka_unit_test(barrier_kernel_and_template_run_correctly),
+        cmocka_unit_test(ptx_for_an_older_arch_is_jit_compiled_by_the_driver),
+        cmocka_unit_test(a_cubin_for_another_arch_is_a_load_error),
+        cmocka_unit_test(launch_checks_arguments_names_and_limits),
+        cmocka_unit_test(dynamic_shared_memory_above_48k_is_raised_for_you),
+        cmocka_unit_test(second_context_loads_from_disk_without_nvrtc),
+        cmocka_unit_test(cluster_launch_runs),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    asyncrt_context_destroy(g_ctx);
+    return failed;
+}
