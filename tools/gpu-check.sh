@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
+#   tools/gpu-check.sh [test] [sanitize] [bench] [fuzz-free]   (default: test)
+# Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, summary.txt.
+# CMocka may come as .deb files in .debs/ (the GPU machine has no apt access).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+stages=${*:-test}
+summary="$OUT/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+prefix=()
+if [ ! -f /usr/include/cmocka.h ] && ls .debs/*.deb >/dev/null 2>&1; then
+  rm -rf /tmp/asyncrt-debs && mkdir -p /tmp/asyncrt-debs
+  for f in .debs/*.deb; do dpkg -x "$f" /tmp/asyncrt-debs; done
+  prefix=(-DCMAKE_PREFIX_PATH=/tmp/asyncrt-debs/usr)
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$summary"
+
+build=build-gpu
+if ! { cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${prefix[@]}" &&
+       cmake --build $build; } >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"; note "build: FAILED"; exit 1
+fi
+note "build: ok"
+export ASYNCRT_TEST_SOURCE_DIR=$PWD ASYNCRT_CACHE_DIR=/tmp/asyncrt-gpu-cache
+
+# The GPU tests' commands, as ctest would run them.
+gpu_commands() {
+  ctest --test-dir $build -N -V -L gpu 2>/dev/null | sed -n 's/^[0-9]*: Test command: //p'
+}
+
+rc=0
+for stage in $stages; do
+  case $stage in
+  test)
+    ctest --test-dir $build --output-on-failure --timeout 300 >"$OUT/test.log" 2>&1 || rc=1
+    note "test: $(grep -E 'tests passed|tests failed' "$OUT/test.log" | tail -1)"
+    grep -E '\*\*\*Failed|Not Run|Skipped|Timeout' "$OUT/test.log" | sed 's/^/  /' | tee -a "$summary"
+    ;;
+  sanitize)
+    : >"$OUT/sanitize.log"
+    while read -r cmd; do
+      for tool in memcheck racecheck synccheck initcheck; do
+        # shellcheck disable=SC2086
+        if compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 $cmd >>"$OUT/sanitize.log" 2>&1; then
+          note "sanitize $tool $(basename ${cmd%% *}): clean"
+        else
+          note "sanitize $tool $(basename ${cmd%% *}): ERRORS (exit $?)"; rc=1
+        fi
+      done
+    done < <(gpu_commands | sed 's/"//g')
+    ;;
+  bench)
+    : >"$OUT/bench.log"
+    for tool in $build/tools/*/asyncrt-bench $build/tools/*/asyncrt-probe; do
+      [ -x "$tool" ] || continue
+      case $tool in
+      *bench) args=${ASYNCRT_BENCH_ARGS:-} ;;
+      *probe) args="--check --bench" ;;
+      esac
+      # shellcheck disable=SC2086
+      { echo "== $tool $args"; "$tool" $args; echo "exit $?"; } >>"$OUT/bench.log" 2>&1
+    done
+    tail -60 "$OUT/bench.log"
+    ;;
+  *) note "unknown stage $stage"; rc=2 ;;
+  esac
+done
+cat "$summary"
+exit $rc
