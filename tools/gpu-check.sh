@@ -45,12 +45,15 @@ for stage in $stages; do
     : >"$OUT/sanitize.log"
     while read -r cmd; do
       for tool in memcheck racecheck synccheck initcheck; do
+        # The tests provoke failing API calls on purpose (bad arches, missing
+        # kernels) and check our statuses for them; the sanitizer is here for
+        # what the device does, so API errors are not its business.
         # shellcheck disable=SC2086
-        if compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 $cmd >>"$OUT/sanitize.log" 2>&1; then
-          note "sanitize $tool $(basename ${cmd%% *}): clean"
-        else
-          note "sanitize $tool $(basename ${cmd%% *}): ERRORS (exit $?)"; rc=1
-        fi
+        compute-sanitizer --tool $tool --report-api-errors no --target-processes all \
+          --error-exitcode 99 $cmd >>"$OUT/sanitize.log" 2>&1
+        code=$?
+        if [ $code = 0 ]; then note "sanitize $tool $(basename "${cmd%% *}"): clean"
+        else note "sanitize $tool $(basename "${cmd%% *}"): ERRORS (exit $code)"; rc=1; fi
       done
     done < <(gpu_commands | sed 's/"//g')
     ;;

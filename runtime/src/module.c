@@ -14,6 +14,9 @@ struct asyncrt_kernel {
     char *name;
     CUfunction function;
     size_t raised_shared; /* the dynamic shared-memory limit already set */
+    size_t *param_sizes;  /* from cuFuncGetParamInfo, read once */
+    size_t param_count;
+    bool params_read;
     asyncrt_kernel *next;
 };
 
@@ -86,6 +89,7 @@ void asyncrt_module_destroy(asyncrt_module *m)
     while (m->kernels) {
         asyncrt_kernel *k = m->kernels;
         m->kernels = k->next;
+        free(k->param_sizes);
         free(k->name);
         free(k);
     }
@@ -132,25 +136,51 @@ asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, as
 
 void *asyncrt_kernel_function(const asyncrt_kernel *k) { return k->function; }
 
-asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
-                                          size_t *count)
+/* Reads the parameter list once; the driver answers INVALID_VALUE past the
+ * last parameter, which is how the count is found. */
+static asyncrt_status read_params(asyncrt_kernel *k)
 {
     asyncrt_context *ctx = k->module->ctx;
-    *count = 0;
+    if (k->params_read) return ASYNCRT_SUCCESS;
     if (!ctx->drv->cuFuncGetParamInfo)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
                             "the driver (CUDA %d) lacks cuFuncGetParamInfo (CUDA 12.4+)",
                             ctx->drv->version);
-    for (size_t i = 0;; i++) {
+    size_t count = 0, cap = 0, *sizes = NULL;
+    for (;; count++) {
         size_t offset, size;
-        CUresult r = ctx->drv->cuFuncGetParamInfo(k->function, i, &offset, &size);
-        if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
-        if (r != CUDA_SUCCESS)
+        CUresult r = ctx->drv->cuFuncGetParamInfo(k->function, count, &offset, &size);
+        if (r == CUDA_ERROR_INVALID_VALUE) break;
+        if (r != CUDA_SUCCESS) {
+            free(sizes);
             return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetParamInfo",
-                                   "kernel '%s' parameter %zu", k->name, i);
-        if (i < capacity) sizes[i] = size;
-        *count = i + 1;
+                                   "kernel '%s' parameter %zu", k->name, count);
+        }
+        if (count == cap) {
+            cap = cap ? 2 * cap : 8;
+            size_t *grown = realloc(sizes, cap * sizeof *sizes);
+            if (!grown) {
+                free(sizes);
+                return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+            }
+            sizes = grown;
+        }
+        sizes[count] = size;
     }
+    k->param_sizes = sizes;
+    k->param_count = count;
+    k->params_read = true;
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
+                                          size_t *count)
+{
+    *count = 0;
+    asyncrt_status s = read_params(k);
+    if (s != ASYNCRT_SUCCESS) return s;
+    for (size_t i = 0; i < k->param_count && i < capacity; i++) sizes[i] = k->param_sizes[i];
+    *count = k->param_count;
     return ASYNCRT_SUCCESS;
 }
 
@@ -165,20 +195,19 @@ static void format_sizes(char *buf, size_t size, const size_t *sizes, size_t cou
 static asyncrt_status check_arguments(asyncrt_kernel *k, const size_t *arg_sizes, size_t arg_count)
 {
     asyncrt_context *ctx = k->module->ctx;
-    size_t expected[256], count = 0;
-    asyncrt_status s = asyncrt_kernel_param_sizes(k, expected, 256, &count);
+    asyncrt_status s = read_params(k);
     if (s == ASYNCRT_ERROR_UNSUPPORTED) return ASYNCRT_SUCCESS; /* nothing to check against */
     if (s != ASYNCRT_SUCCESS) return s;
-    bool same = count == arg_count && count <= 256;
-    for (size_t i = 0; same && i < count; i++) same = expected[i] == arg_sizes[i];
+    bool same = k->param_count == arg_count;
+    for (size_t i = 0; same && i < arg_count; i++) same = k->param_sizes[i] == arg_sizes[i];
     if (same) return ASYNCRT_SUCCESS;
     char want[1024], got[1024];
-    format_sizes(want, sizeof want, expected, count < 256 ? count : 256);
-    format_sizes(got, sizeof got, arg_sizes, arg_count < 256 ? arg_count : 256);
+    format_sizes(want, sizeof want, k->param_sizes, k->param_count);
+    format_sizes(got, sizeof got, arg_sizes, arg_count);
     return asyncrt_fail(ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH,
                         "kernel '%s' takes %zu parameter%s of sizes (%s) bytes; %zu argument%s "
-                        "given of sizes (%s) bytes", k->name, count, count == 1 ? "" : "s", want,
-                        arg_count, arg_count == 1 ? "" : "s", got);
+                        "given of sizes (%s) bytes", k->name, k->param_count,
+                        k->param_count == 1 ? "" : "s", want, arg_count, arg_count == 1 ? "" : "s", got);
 }
 
 /* Dynamic shared memory above 48 KiB needs an opt-in per function. */
