@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the build needs (Debian packages, only when missing), then
+# configures and builds asyncrt into build/. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+[ -f /usr/include/cmocka.h ] || missing+=(libcmocka-dev)
+command -v cmake >/dev/null || missing+=(cmake)
+command -v ninja >/dev/null || missing+=(ninja-build)
+command -v cc >/dev/null || missing+=(gcc)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -d "${CUDA_PATH:-/usr/local/cuda}/include" ]; then
+  echo "setup: no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda} (NVRTC and headers are needed to build)" >&2
+  exit 1
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build build
