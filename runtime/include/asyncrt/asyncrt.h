@@ -4,5 +4,7 @@
 
 #include "asyncrt/status.h"
 #include "asyncrt/runtime.h"
+#include "asyncrt/ops.h"
+#include "asyncrt/tensormap.h"
 
 #endif

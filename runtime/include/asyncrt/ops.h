@@ -1,0 +1,99 @@
+/* asyncrt built-in ops.
+ *
+ * map: y_j = f(x_1..x_k) elementwise over 1D arrays, where f is C/C++
+ * statements given at run time (like CuPy's ElementwiseKernel), e.g.
+ * "y = a * x + b;". The runtime generates a kernel from kernels_src/map_*.cuh
+ * for the chosen path, compiles it once through asyncrt_program_compile (so
+ * the program cache applies) and launches it over any length and alignment.
+ *
+ * In the expression, inputs and scalars are const values and outputs are
+ * references (initialised to 0). f16 and bf16 values are computed as float
+ * and rounded to nearest even when stored; the other dtypes are their C
+ * types (float, double, int, unsigned). */
+#ifndef ASYNCRT_OPS_H
+#define ASYNCRT_OPS_H
+
+#include <stddef.h>
+
+#include "asyncrt/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum asyncrt_dtype {
+    ASYNCRT_F32 = 0,
+    ASYNCRT_F64,
+    ASYNCRT_I32,
+    ASYNCRT_U32,
+    ASYNCRT_F16,  /* IEEE binary16, stored as its 16 bits (uint16_t on the host) */
+    ASYNCRT_BF16, /* bfloat16, stored as its 16 bits */
+    ASYNCRT_DTYPE_COUNT
+} asyncrt_dtype;
+
+/* "f32", "f64", "i32", "u32", "f16", "bf16"; NULL for an unknown value. */
+const char *asyncrt_dtype_name(asyncrt_dtype dtype);
+/* Bytes per element; 0 for an unknown value. */
+size_t asyncrt_dtype_size(asyncrt_dtype dtype);
+
+typedef enum asyncrt_map_path {
+    ASYNCRT_PATH_AUTO = 0, /* TMA on sm_90+, LDGSTS on sm_80+, else plain; $ASYNCRT_PATH overrides */
+    ASYNCRT_PATH_TMA,      /* cp.async.bulk into mbarrier-completed stages (sm_90+) */
+    ASYNCRT_PATH_LDGSTS,   /* multi-stage cp.async pipeline (sm_80+) */
+    ASYNCRT_PATH_PLAIN     /* 16-byte vector loads and stores (any arch) */
+} asyncrt_map_path;
+
+/* "auto", "tma", "ldgsts", "plain"; NULL for an unknown value. */
+const char *asyncrt_map_path_name(asyncrt_map_path path);
+
+typedef struct asyncrt_map_arg {
+    const char *name;    /* a C identifier, unique in the map, not starting with "asyncrt" or "_" */
+    asyncrt_dtype dtype;
+} asyncrt_map_arg;
+
+typedef struct asyncrt_map_desc {
+    const asyncrt_map_arg *inputs;   /* at least 1 */
+    size_t input_count;
+    const asyncrt_map_arg *outputs;  /* at least 1 */
+    size_t output_count;
+    const asyncrt_map_arg *scalars;  /* may be NULL when scalar_count is 0 */
+    size_t scalar_count;
+    const char *expression;          /* statements, e.g. "y = a * x + b;" */
+    /* ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH (tma|ldgsts|plain) or the target
+     * decide; any other value forces that path. A path the target or the
+     * device cannot run gives ASYNCRT_ERROR_UNSUPPORTED. */
+    asyncrt_map_path path;
+    /* NULL or "auto": the open device's target. Otherwise e.g. "sm_90" or
+     * "compute_80". Without an open device the map is compiled but cannot be
+     * launched: that needs an explicit arch. */
+    const char *arch;
+} asyncrt_map_desc;
+
+typedef struct asyncrt_map asyncrt_map;
+
+/* Validates the description, generates and compiles the kernel, and loads it
+ * when a device is open. A bad expression gives ASYNCRT_ERROR_COMPILE with
+ * NVRTC's errors, which name the expression as "map expression(LINE)". */
+asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *desc, asyncrt_map **out);
+void asyncrt_map_destroy(asyncrt_map *map); /* NULL is fine */
+
+/* The path the map runs, never ASYNCRT_PATH_AUTO. */
+asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map);
+/* The compiled program (its PTX or CUBIN), owned by the map. */
+const asyncrt_program *asyncrt_map_program(const asyncrt_map *map);
+/* The generated CUDA source, owned by the map. */
+const char *asyncrt_map_source(const asyncrt_map *map);
+
+/* Runs the map over n elements on `stream`. inputs[k] and outputs[k] are
+ * device pointers, each aligned to its dtype's size; outputs must not overlap
+ * inputs unless equal element for element (in place). scalars[k] points at a
+ * value of scalar k's dtype (uint16_t bits for f16/bf16); it may be NULL when
+ * there are no scalars. n == 0 launches nothing. */
+asyncrt_status asyncrt_map_launch(asyncrt_map *map, size_t n, const asyncrt_deviceptr *inputs,
+                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                  asyncrt_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

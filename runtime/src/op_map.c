@@ -1,0 +1,458 @@
+/* The built-in map op: generates a kernel from kernels_src/map_*.cuh around
+ * the user's expression, compiles it through the program cache, and launches
+ * it with the body of the arrays aligned for 16-byte vectors. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncrt/ops.h"
+#include "arch.h"
+#include "context.h"
+
+#define MAP_MAX_INPUTS 16
+#define MAP_MAX_OUTPUTS 16
+#define MAP_MAX_SCALARS 32
+#define MAP_THREADS 256
+#define MAP_CTAS_PER_SM 2          /* async paths: stages sized for two CTAs per SM */
+#define MAP_STAGE_TARGET (16 << 10) /* bytes per stage: enough in flight, several stages fit */
+#define MAP_MAX_STAGES 4
+#define MAP_DEFAULT_SMEM (100 << 10) /* per CTA, when compiling without a device */
+
+static const struct dtype_info {
+    const char *name, *storage, *compute;
+    size_t size;
+} dtypes[ASYNCRT_DTYPE_COUNT] = {
+    [ASYNCRT_F32] = {"f32", "float", "float", 4},
+    [ASYNCRT_F64] = {"f64", "double", "double", 8},
+    [ASYNCRT_I32] = {"i32", "int", "int", 4},
+    [ASYNCRT_U32] = {"u32", "unsigned", "unsigned", 4},
+    [ASYNCRT_F16] = {"f16", "asyncrt_f16", "float", 2},
+    [ASYNCRT_BF16] = {"bf16", "asyncrt_bf16", "float", 2},
+};
+
+static const char *const path_names[] = {"auto", "tma", "ldgsts", "plain"};
+
+struct asyncrt_map {
+    asyncrt_context *ctx;
+    asyncrt_map_path path;
+    size_t inputs, outputs, scalars;
+    size_t sizes[MAP_MAX_INPUTS + MAP_MAX_OUTPUTS]; /* element bytes: inputs, then outputs */
+    size_t scalar_sizes[MAP_MAX_SCALARS];
+    unsigned pack;        /* elements per pack */
+    unsigned tile;        /* packs per tile */
+    unsigned stages;
+    size_t shared_bytes;  /* dynamic, per CTA */
+    unsigned max_grid;
+    char *source;
+    asyncrt_program *program;
+    asyncrt_module *module;  /* NULL when compiled without a device */
+    asyncrt_kernel *kernel;
+};
+
+const char *asyncrt_dtype_name(asyncrt_dtype dtype)
+{
+    return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].name : NULL;
+}
+
+size_t asyncrt_dtype_size(asyncrt_dtype dtype)
+{
+    return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].size : 0;
+}
+
+const char *asyncrt_map_path_name(asyncrt_map_path path)
+{
+    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? path_names[path] : NULL;
+}
+
+asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->path; }
+const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->program; }
+const char *asyncrt_map_source(const asyncrt_map *map) { return map->source; }
+
+/* ---- validation ---------------------------------------------------------- */
+
+static bool is_identifier(const char *s)
+{
+    if (!s || !*s || strlen(s) > 64) return false;
+    for (const char *c = s; *c; c++) {
+        bool alpha = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_';
+        if (!alpha && !(c > s && *c >= '0' && *c <= '9')) return false;
+    }
+    return true;
+}
+
+static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const asyncrt_map_arg *args,
+                                 size_t count, size_t min, size_t max, const asyncrt_map_desc *d)
+{
+    if (count < min || count > max)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "map: %zu %s given; between %zu and %zu are allowed", count, what, min, max);
+    if (count && !args)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: %s is NULL but its count is %zu",
+                            what, count);
+    for (size_t i = 0; i < count; i++) {
+        const char *name = args[i].name;
+        if (!is_identifier(name) || strncmp(name, "asyncrt", 7) == 0 || name[0] == '_')
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                                "map: %s %zu has the name '%s'; names must be C identifiers of at most "
+                                "64 characters that do not start with '_' or 'asyncrt'",
+                                what, i, name ? name : "(null)");
+        if ((unsigned)args[i].dtype >= ASYNCRT_DTYPE_COUNT)
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                                "map: %s '%s' has dtype %d, which is not an asyncrt_dtype", what, name,
+                                (int)args[i].dtype);
+        /* Every name must be unique across inputs, outputs and scalars. */
+        const asyncrt_map_arg *lists[3] = {d->inputs, d->outputs, d->scalars};
+        size_t counts[3] = {d->input_count, d->output_count, d->scalar_count};
+        for (int l = 0; l < 3; l++)
+            for (size_t j = 0; j < counts[l]; j++)
+                if (&lists[l][j] != &args[i] && lists[l][j].name && strcmp(lists[l][j].name, name) == 0)
+                    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                                        "map: the name '%s' is used twice; names must be unique", name);
+    }
+    return ASYNCRT_SUCCESS;
+}
+
+static asyncrt_status parse_path(asyncrt_context *ctx, const char *text, asyncrt_map_path *out)
+{
+    for (int p = ASYNCRT_PATH_AUTO; p <= ASYNCRT_PATH_PLAIN; p++)
+        if (strcmp(text, path_names[p]) == 0) {
+            *out = (asyncrt_map_path)p;
+            return ASYNCRT_SUCCESS;
+        }
+    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                        "ASYNCRT_PATH='%s' is not a map path; use tma, ldgsts, plain or auto", text);
+}
+
+/* The path for the target, or UNSUPPORTED when a forced one cannot run. */
+static asyncrt_status choose_path(asyncrt_context *ctx, asyncrt_map_path wanted, const asyncrt_arch *arch,
+                                  const char *arch_name, asyncrt_map_path *out)
+{
+    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    int cc = dev ? dev->cc_major * 10 + dev->cc_minor : arch->number;
+    int target = arch->number < cc ? arch->number : cc;
+    if (wanted == ASYNCRT_PATH_AUTO)
+        wanted = target >= 90 ? ASYNCRT_PATH_TMA : target >= 80 ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_PLAIN;
+    int need = wanted == ASYNCRT_PATH_TMA ? 90 : wanted == ASYNCRT_PATH_LDGSTS ? 80 : 0;
+    if (arch->number < need)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+                            "map: the %s path needs sm_%d or newer, but the target is %s",
+                            path_names[wanted], need, arch_name);
+    if (dev && cc < need)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+                            "map: the %s path needs sm_%d or newer, but device %d (%s) is sm_%d",
+                            path_names[wanted], need, dev->ordinal, dev->name, cc);
+    *out = wanted;
+    return ASYNCRT_SUCCESS;
+}
+
+/* Tile and stage sizes from the shared memory one CTA may use when
+ * MAP_CTAS_PER_SM share an SM. */
+static void plan(asyncrt_map *m, size_t in_vec_total, const asyncrt_device_info *dev)
+{
+    size_t pack_bytes = in_vec_total * 16;
+    unsigned ppt = (unsigned)(MAP_STAGE_TARGET / (MAP_THREADS * pack_bytes));
+    if (ppt < 1) ppt = 1;
+    if (ppt > 8) ppt = 8;
+    size_t budget = MAP_DEFAULT_SMEM;
+    if (dev) {
+        /* 1 KiB per CTA is reserved by the system; 256 bytes cover the mbarriers. */
+        budget = (size_t)dev->shared_memory_per_sm / MAP_CTAS_PER_SM - 1024 - 256;
+        if (budget > (size_t)dev->shared_memory_per_block_optin - 256)
+            budget = (size_t)dev->shared_memory_per_block_optin - 256;
+    }
+    m->stages = 1;
+    if (m->path != ASYNCRT_PATH_PLAIN) {
+        while (ppt > 1 && budget < 2 * (size_t)MAP_THREADS * ppt * pack_bytes) ppt /= 2;
+        size_t stage = (size_t)MAP_THREADS * ppt * pack_bytes;
+        size_t fit = budget / stage;
+        m->stages = fit < 2 ? 2 : fit > MAP_MAX_STAGES ? MAP_MAX_STAGES : (unsigned)fit;
+        m->shared_bytes = m->stages * stage;
+    }
+    m->tile = MAP_THREADS * ppt;
+    int sms = dev ? dev->sm_count : 1;
+    int per_sm = MAP_CTAS_PER_SM;
+    if (m->path == ASYNCRT_PATH_PLAIN && dev) per_sm = dev->max_threads_per_sm / MAP_THREADS;
+    m->max_grid = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
+}
+
+/* ---- source generation ---------------------------------------------------- */
+
+typedef struct strbuf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} strbuf;
+
+static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    if (b->failed) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = asyncrt_vformat(fmt, ap);
+    va_end(ap);
+    size_t n = s ? strlen(s) : 0;
+    if (s && b->len + n + 1 > b->cap) {
+        size_t cap = (b->len + n + 1) * 2;
+        char *grown = realloc(b->data, cap);
+        if (grown) {
+            b->data = grown;
+            b->cap = cap;
+        } else {
+            free(s);
+            s = NULL;
+        }
+    }
+    if (!s) {
+        b->failed = true;
+        return;
+    }
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+    free(s);
+}
+
+static unsigned sb_lines(const strbuf *b)
+{
+    unsigned lines = 1;
+    for (size_t i = 0; i < b->len; i++) lines += b->data[i] == '\n';
+    return lines;
+}
+
+static void scalar_decls(strbuf *b, const asyncrt_map_desc *d)
+{
+    for (size_t k = 0; k < d->scalar_count; k++) {
+        const struct dtype_info *t = &dtypes[d->scalars[k].dtype];
+        sb_printf(b, "        const %s s%zu = asyncrt_conv<%s>::bits(p.scalar[%zu]);\n", t->compute, k,
+                  t->storage, k);
+    }
+}
+
+static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pack, const size_t *in_vecs,
+                      size_t in_vec_total)
+{
+    static const char *const templates[] = {"", "tma", "ldgsts", "plain"};
+    strbuf b = {0};
+    size_t pointers = d->input_count + d->output_count;
+    size_t scalar_slots = d->scalar_count ? d->scalar_count : 1;
+    sb_printf(&b, "// asyncrt map, %s path (generated)\n#include <asyncrt/map_%s.cuh>\n\n",
+              templates[m->path], templates[m->path]);
+
+    /* The expression, in a function of its own, under its own file name. */
+    sb_printf(&b, "__device__ __forceinline__ void asyncrt_map_body(");
+    for (size_t k = 0; k < d->output_count; k++)
+        sb_printf(&b, "%s%s &%s", k ? ", " : "", dtypes[d->outputs[k].dtype].compute, d->outputs[k].name);
+    for (size_t k = 0; k < d->input_count; k++)
+        sb_printf(&b, ", const %s %s", dtypes[d->inputs[k].dtype].compute, d->inputs[k].name);
+    for (size_t k = 0; k < d->scalar_count; k++)
+        sb_printf(&b, ", const %s %s", dtypes[d->scalars[k].dtype].compute, d->scalars[k].name);
+    sb_printf(&b, ")\n{\n#line 1 \"map expression\"\n%s\n", d->expression);
+    sb_printf(&b, "#line %u \"asyncrt_map.cu\"\n}\n\n", sb_lines(&b) + 1);
+
+    sb_printf(&b, "struct asyncrt_map_op {\n");
+    sb_printf(&b, "    typedef asyncrt_map_params_t<%zu, %zu> params;\n", pointers, scalar_slots);
+    sb_printf(&b, "    static constexpr int pack = %zu, inputs = %zu, in_vec_total = %zu;\n", pack,
+              d->input_count, in_vec_total);
+    sb_printf(&b, "    static constexpr int in_size[%zu] = {", d->input_count);
+    for (size_t k = 0; k < d->input_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", m->sizes[k]);
+    sb_printf(&b, "};\n    static constexpr int in_vecs[%zu] = {", d->input_count);
+    for (size_t k = 0; k < d->input_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", in_vecs[k]);
+    sb_printf(&b, "};\n    static constexpr int threads = %d, packs_per_thread = %u, stages = %u;\n\n",
+              MAP_THREADS, m->tile / MAP_THREADS, m->stages);
+
+    /* One pack from registers: inputs at v, outputs stored at element e. */
+    sb_printf(&b, "    static __device__ __forceinline__ void compute_store(const params &p, const uint4 *v, "
+                  "unsigned long long e)\n    {\n");
+    scalar_decls(&b, d);
+    for (size_t k = 0; k < d->output_count; k++)
+        sb_printf(&b, "        uint4 r%zu[%zu];\n", k, pack * m->sizes[d->input_count + k] / 16);
+    sb_printf(&b, "#pragma unroll\n        for (int q = 0; q < pack; q++) {\n");
+    for (size_t k = 0; k < d->output_count; k++)
+        sb_printf(&b, "            %s o%zu = 0;\n", dtypes[d->outputs[k].dtype].compute, k);
+    sb_printf(&b, "            asyncrt_map_body(");
+    size_t offset = 0;
+    for (size_t k = 0; k < d->output_count; k++) sb_printf(&b, "%so%zu", k ? ", " : "", k);
+    for (size_t k = 0; k < d->input_count; k++) {
+        sb_printf(&b, ", asyncrt_map_get<%s>(v + %zu, q)", dtypes[d->inputs[k].dtype].storage, offset);
+        offset += in_vecs[k];
+    }
+    for (size_t k = 0; k < d->scalar_count; k++) sb_printf(&b, ", s%zu", k);
+    sb_printf(&b, ");\n");
+    for (size_t k = 0; k < d->output_count; k++)
+        sb_printf(&b, "            asyncrt_map_put<%s>(r%zu, q, o%zu);\n", dtypes[d->outputs[k].dtype].storage, k, k);
+    sb_printf(&b, "        }\n");
+    for (size_t k = 0; k < d->output_count; k++)
+        sb_printf(&b, "        asyncrt_map_store_pack<%zu, %s>(p.ptr[%zu], e, r%zu);\n",
+                  pack * m->sizes[d->input_count + k] / 16, dtypes[d->outputs[k].dtype].storage,
+                  d->input_count + k, k);
+    sb_printf(&b, "    }\n\n");
+
+    /* One element straight from global memory, for the head and the tail. */
+    sb_printf(&b, "    static __device__ __forceinline__ void scalar(const params &p, unsigned long long i)\n"
+                  "    {\n");
+    scalar_decls(&b, d);
+    for (size_t k = 0; k < d->output_count; k++)
+        sb_printf(&b, "        %s o%zu = 0;\n", dtypes[d->outputs[k].dtype].compute, k);
+    sb_printf(&b, "        asyncrt_map_body(");
+    for (size_t k = 0; k < d->output_count; k++) sb_printf(&b, "%so%zu", k ? ", " : "", k);
+    for (size_t k = 0; k < d->input_count; k++) {
+        const char *t = dtypes[d->inputs[k].dtype].storage;
+        sb_printf(&b, ", asyncrt_conv<%s>::in(reinterpret_cast<const %s *>(p.ptr[%zu])[i])", t, t, k);
+    }
+    for (size_t k = 0; k < d->scalar_count; k++) sb_printf(&b, ", s%zu", k);
+    sb_printf(&b, ");\n");
+    for (size_t k = 0; k < d->output_count; k++) {
+        const char *t = dtypes[d->outputs[k].dtype].storage;
+        sb_printf(&b, "        reinterpret_cast<%s *>(p.ptr[%zu])[i] = asyncrt_conv<%s>::out(o%zu);\n", t,
+                  d->input_count + k, t, k);
+    }
+    sb_printf(&b, "    }\n};\n\n");
+
+    sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%d)\n"
+                  "asyncrt_map_kernel(const __grid_constant__ asyncrt_map_op::params p)\n{\n"
+                  "    asyncrt_map_%s<asyncrt_map_op>(p);\n}\n",
+              MAP_THREADS, templates[m->path]);
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
+/* ---- create / launch ------------------------------------------------------ */
+
+void asyncrt_map_destroy(asyncrt_map *map)
+{
+    if (!map) return;
+    asyncrt_module_destroy(map->module);
+    asyncrt_program_destroy(map->program);
+    free(map->source);
+    free(map);
+}
+
+asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
+{
+    if (!out) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
+    *out = NULL;
+    if (!d) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
+    asyncrt_status s;
+    if ((s = check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d)) ||
+        (s = check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d)) ||
+        (s = check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d)))
+        return s;
+    if (!d->expression || !*d->expression)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
+    if ((unsigned)d->path > ASYNCRT_PATH_PLAIN)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "map: path %d is not an asyncrt_map_path", (int)d->path);
+
+    asyncrt_map_path wanted = d->path;
+    const char *env = getenv("ASYNCRT_PATH");
+    if (wanted == ASYNCRT_PATH_AUTO && env && *env && (s = parse_path(ctx, env, &wanted))) return s;
+    asyncrt_arch arch;
+    if ((s = asyncrt_arch_resolve(ctx, d->arch, &arch))) return s;
+    char arch_name[32];
+    asyncrt_arch_format(&arch, arch_name, sizeof arch_name);
+
+    asyncrt_map *m = calloc(1, sizeof *m);
+    if (!m) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
+    m->ctx = ctx;
+    if ((s = choose_path(ctx, wanted, &arch, arch_name, &m->path))) goto fail;
+
+    /* A pack is 16 bytes of the smallest element, so every array moves in
+     * whole 16-byte vectors. */
+    m->inputs = d->input_count;
+    m->outputs = d->output_count;
+    m->scalars = d->scalar_count;
+    size_t smallest = 8;
+    for (size_t k = 0; k < m->inputs + m->outputs; k++) {
+        asyncrt_dtype t = k < m->inputs ? d->inputs[k].dtype : d->outputs[k - m->inputs].dtype;
+        m->sizes[k] = dtypes[t].size;
+        if (m->sizes[k] < smallest) smallest = m->sizes[k];
+    }
+    for (size_t k = 0; k < m->scalars; k++) m->scalar_sizes[k] = dtypes[d->scalars[k].dtype].size;
+    m->pack = (unsigned)(16 / smallest);
+    size_t in_vecs[MAP_MAX_INPUTS], in_vec_total = 0;
+    for (size_t k = 0; k < m->inputs; k++) in_vec_total += in_vecs[k] = m->pack * m->sizes[k] / 16;
+    plan(m, in_vec_total, asyncrt_context_device(ctx));
+
+    if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total))) {
+        s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
+        goto fail;
+    }
+    asyncrt_compile_options opts = {.arch = arch_name};
+    if ((s = asyncrt_program_compile(ctx, "asyncrt_map.cu", m->source, &opts, &m->program))) goto fail;
+    if (asyncrt_context_device(ctx)) {
+        if ((s = asyncrt_module_load(ctx, m->program, &m->module)) ||
+            (s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)))
+            goto fail;
+    }
+    asyncrt_log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory",
+                path_names[m->path], arch_name, m->pack, m->tile, m->stages, m->shared_bytes);
+    *out = m;
+    return ASYNCRT_SUCCESS;
+fail:
+    asyncrt_map_destroy(m);
+    return s;
+}
+
+/* The first element at which every array is 16-byte aligned, or n when no
+ * element is (then the whole range goes element by element). */
+static size_t common_head(const asyncrt_map *m, const asyncrt_deviceptr *ptrs, size_t n)
+{
+    for (size_t h = 0; h < 16 && h < n; h++) {
+        bool aligned = true;
+        for (size_t k = 0; aligned && k < m->inputs + m->outputs; k++)
+            aligned = (ptrs[k] + h * m->sizes[k]) % 16 == 0;
+        if (aligned) return h;
+    }
+    return n;
+}
+
+asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                  asyncrt_stream stream)
+{
+    asyncrt_context *ctx = m->ctx;
+    if (!m->kernel)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+                            "map: compiled without an open device, so it cannot be launched; open the "
+                            "device before asyncrt_map_create");
+    if (!inputs || !outputs || (m->scalars && !scalars))
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "map: inputs, outputs and (with %zu scalars) scalars must not be NULL", m->scalars);
+    if (n == 0) return ASYNCRT_SUCCESS;
+
+    uint64_t params[3 + MAP_MAX_INPUTS + MAP_MAX_OUTPUTS + MAP_MAX_SCALARS] = {0};
+    uint64_t *ptrs = params + 3;
+    for (size_t k = 0; k < m->inputs + m->outputs; k++) {
+        ptrs[k] = k < m->inputs ? inputs[k] : outputs[k - m->inputs];
+        if (!ptrs[k] || ptrs[k] % m->sizes[k])
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                                "map: %s %zu is 0x%llx; it must be a device pointer aligned to its "
+                                "element size (%zu bytes)", k < m->inputs ? "input" : "output",
+                                k < m->inputs ? k : k - m->inputs, (unsigned long long)ptrs[k], m->sizes[k]);
+    }
+    uint64_t *slots = ptrs + m->inputs + m->outputs;
+    for (size_t k = 0; k < m->scalars; k++) {
+        if (!scalars[k])
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: scalar %zu is NULL", k);
+        memcpy(&slots[k], scalars[k], m->scalar_sizes[k]); /* low bytes on a little-endian host */
+    }
+    size_t head = common_head(m, ptrs, n);
+    size_t packs = (n - head) / m->pack;
+    params[0] = n;
+    params[1] = head;
+    params[2] = packs;
+
+    size_t tiles = (packs + m->tile - 1) / m->tile;
+    size_t edges = n - packs * m->pack;
+    size_t want = tiles ? tiles : (edges + MAP_THREADS - 1) / MAP_THREADS;
+    asyncrt_launch_config cfg = {.grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
+                                 .block = {MAP_THREADS, 1, 1},
+                                 .shared_bytes = m->shared_bytes,
+                                 .stream = stream};
+    void *args[] = {params};
+    return asyncrt_kernel_launch(m->kernel, &cfg, args, NULL, 1);
+}
