@@ -1,0 +1,40 @@
+/* What a run found, and its two renderings: text and one JSON object. */
+#ifndef ASYNCRT_RUN_REPORT_H
+#define ASYNCRT_RUN_REPORT_H
+
+#include <stdio.h>
+
+#include "buffers.h"
+#include "check.h"
+#include "cli.h"
+#include "scan.h"
+
+typedef struct run_result {
+    int exit_code;
+    char *error;                       /* malloc'd; may hold a whole NVRTC log */
+    char kernel[RUN_SCAN_NAME_MAX];
+    const char *lowered;               /* owned by the program */
+    char arch[32];
+    char arch_why[768];
+    const char *origin;                /* "nvrtc", "memory-cache", "disk-cache" */
+    bool is_ptx;
+    size_t image_bytes;
+    double compile_ms, load_ms;
+    size_t param_sizes[RUN_MAX_ITEMS];
+    size_t param_count;
+    bool params_known;
+    run_check checks[RUN_MAX_ITEMS];
+    size_t check_count;
+    bool timed;
+    float median_ms, min_ms, max_ms;
+    uint64_t bytes;
+    double gbps;
+} run_result;
+
+/* Records the first failure (later ones are consequences). Returns code. */
+int run_fail(run_result *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+void run_report_text(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out);
+void run_report_json(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out);
+
+#endif

@@ -1,0 +1,84 @@
+/* Tensor-map arguments. */
+#include "tmap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The tensor-map type for a buffer's elements: integers by width (a TMA copy
+ * only moves bytes), floats as themselves. */
+static bool default_dtype(run_dtype t, asyncrt_tensormap_dtype *out)
+{
+    switch (t) {
+    case RUN_I8: case RUN_U8: *out = ASYNCRT_TENSORMAP_DTYPE_U8; return true;
+    case RUN_I16: case RUN_U16: *out = ASYNCRT_TENSORMAP_DTYPE_U16; return true;
+    case RUN_I32: *out = ASYNCRT_TENSORMAP_DTYPE_I32; return true;
+    case RUN_U32: *out = ASYNCRT_TENSORMAP_DTYPE_U32; return true;
+    case RUN_I64: *out = ASYNCRT_TENSORMAP_DTYPE_I64; return true;
+    case RUN_U64: *out = ASYNCRT_TENSORMAP_DTYPE_U64; return true;
+    case RUN_F16: *out = ASYNCRT_TENSORMAP_DTYPE_F16; return true;
+    case RUN_BF16: *out = ASYNCRT_TENSORMAP_DTYPE_BF16; return true;
+    case RUN_F32: *out = ASYNCRT_TENSORMAP_DTYPE_F32; return true;
+    case RUN_F64: *out = ASYNCRT_TENSORMAP_DTYPE_F64; return true;
+    default: return false;
+    }
+}
+
+bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tensormap_desc *out, char *err,
+                       size_t err_size)
+{
+    asyncrt_tensormap_dtype dtype;
+    if (t->has_dtype) dtype = t->dtype;
+    else if (!default_dtype(b->dtype, &dtype))
+        return snprintf(err, err_size, "--tmap %s: buffer %s's dtype has no tensor-map type; give dtype=", t->name,
+                        b->name), false;
+    int rank = t->rank;
+    /* describe_dense wants numpy order (outermost first); the command line
+     * gives driver order, so both lists are reversed here. */
+    uint64_t shape[ASYNCRT_TENSORMAP_MAX_RANK];
+    uint32_t box[ASYNCRT_TENSORMAP_MAX_RANK];
+    if (!t->dims_rank && b->rank != rank)
+        return snprintf(err, err_size, "--tmap %s: box has %d entries but buffer %s has rank %d: give dims= "
+                        "(innermost first) to view it with another rank", t->name, rank, b->name, b->rank), false;
+    for (int i = 0; i < rank; i++) {
+        shape[rank - 1 - i] = t->dims_rank ? t->dims[i] : b->shape[b->rank - 1 - i];
+        box[rank - 1 - i] = (uint32_t)t->box[i];
+    }
+    if (asyncrt_tensormap_describe_dense(out, dtype, b->dev, (uint32_t)rank, shape, box) != ASYNCRT_SUCCESS)
+        return snprintf(err, err_size, "--tmap %s: rank %d is outside 1..%d", t->name, rank,
+                        ASYNCRT_TENSORMAP_MAX_RANK), false;
+    for (int i = 0; i < t->strides_rank; i++) out->global_stride[i] = t->strides[i];
+    for (int i = 0; i < t->estrides_rank; i++) out->element_stride[i] = (uint32_t)t->estrides[i];
+    out->swizzle = t->swizzle;
+    out->interleave = t->interleave;
+    out->l2_promotion = t->l2;
+    out->oob_fill = t->oob;
+    char why[1024];
+    if (asyncrt_tensormap_validate(out, why, sizeof why) != ASYNCRT_SUCCESS)
+        return snprintf(err, err_size, "--tmap %s: %s", t->name, why), false;
+    /* A map reaching past its buffer would let TMA read or write other memory. */
+    unsigned bits = asyncrt_tensormap_dtype_bits(dtype);
+    long double extent = (long double)out->global_dim[0] * bits / 8;
+    for (int i = 1; i < rank; i++)
+        extent += (long double)(out->global_dim[i] ? out->global_dim[i] - 1 : 0) * out->global_stride[i - 1];
+    if (t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && extent > (long double)b->bytes)
+        return snprintf(err, err_size, "--tmap %s: dims and strides reach %.0Lf bytes but buffer %s holds %zu",
+                        t->name, extent, b->name, b->bytes), false;
+    return true;
+}
+
+int run_tmaps_encode(asyncrt_context *ctx, const run_cli *cli, const run_buffer *buffers,
+                     asyncrt_tensor_map *maps, char *err, size_t err_size)
+{
+    for (size_t i = 0; i < cli->tmap_count; i++) {
+        const run_tmap_spec *t = &cli->tmaps[i];
+        asyncrt_tensormap_desc desc;
+        if (!run_tmap_describe(t, &buffers[t->buffer], &desc, err, err_size)) return RUN_EXIT_USAGE;
+        asyncrt_status s = asyncrt_tensormap_encode(ctx, &desc, &maps[i]);
+        if (s != ASYNCRT_SUCCESS) {
+            snprintf(err, err_size, "--tmap %s: %s", t->name, asyncrt_context_last_error(ctx));
+            return s == ASYNCRT_ERROR_TENSORMAP_INVALID || s == ASYNCRT_ERROR_INVALID_ARGUMENT ? RUN_EXIT_USAGE
+                                                                                               : RUN_EXIT_CUDA;
+        }
+    }
+    return RUN_EXIT_OK;
+}
