@@ -7,6 +7,9 @@
 #include "cli.h"
 #include "report.h"
 
+/* The in-memory <cuda.h> offered to every compile (cuda_shim.c). */
+extern const char run_cuda_h_shim[];
+
 /* The exit code for a library status. */
 int run_exit_for_status(asyncrt_status s);
 
