@@ -236,8 +236,10 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
             goto done;
         }
     }
-    nvrtcResult compiled = nvrtcCompileProgram(prog, (int)job->options.count,
-                                               (const char *const *)job->options.items);
+    nvrtcResult compiled = asyncrt_fault_hit(ctx, "nvrtcCompileProgram")
+                               ? NVRTC_ERROR_INTERNAL_ERROR
+                               : nvrtcCompileProgram(prog, (int)job->options.count,
+                                                     (const char *const *)job->options.items);
     size_t log_size = 0;
     if (nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
         nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {

@@ -20,7 +20,16 @@ struct asyncrt_context {
     CUcontext cu_context;            /* the device's retained primary context */
     asyncrt_device_info info;
     char *error;                     /* last-error message, heap, never NULL after create */
+    const char *fault;               /* test seam: a call to fail, see asyncrt_fault_hit */
 };
+
+/* Test seam for calls that do not go through the driver table (NVRTC): true
+ * when the tests asked this context to fail `call`. Driver calls are failed by
+ * swapping an entry of a copy of ctx->drv instead. */
+static inline bool asyncrt_fault_hit(const asyncrt_context *ctx, const char *call)
+{
+    return ctx->fault && __builtin_strcmp(ctx->fault, call) == 0;
+}
 
 /* Sets the last-error message and returns `status`, so that
  * `return asyncrt_fail(ctx, ASYNCRT_ERROR_X, "...", ...);` reads naturally. */

@@ -8,19 +8,22 @@ static void no_driver_is_a_clear_status(void **state)
 {
     (void)state;
     const char *expect = getenv("ASYNCRT_EXPECT"); /* the phrase ctest says the message holds */
+    const char *which = getenv("ASYNCRT_EXPECT_STATUS");
+    asyncrt_status want = which && strcmp(which, "NO_DEVICE") == 0 ? ASYNCRT_ERROR_NO_DEVICE
+                                                                   : ASYNCRT_ERROR_NO_DRIVER;
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     int count = -1;
-    assert_status(ctx, ASYNCRT_ERROR_NO_DRIVER, asyncrt_device_count(ctx, &count));
+    assert_status(ctx, want, asyncrt_device_count(ctx, &count));
     assert_int_equal(count, 0);
     if (expect && !strstr(asyncrt_context_last_error(ctx), expect))
         fail_msg("'%s' does not say '%s'", asyncrt_context_last_error(ctx), expect);
     asyncrt_device_info info;
-    assert_status(ctx, ASYNCRT_ERROR_NO_DRIVER, asyncrt_device_probe(ctx, 0, &info));
-    assert_status(ctx, ASYNCRT_ERROR_NO_DRIVER, asyncrt_context_open_device(ctx, 0));
+    assert_status(ctx, want, asyncrt_device_probe(ctx, 0, &info));
+    assert_status(ctx, want, asyncrt_context_open_device(ctx, 0));
     assert_null(asyncrt_context_device(ctx));
     /* A second attempt answers the same, from the one load. */
-    assert_status(ctx, ASYNCRT_ERROR_NO_DRIVER, asyncrt_device_count(ctx, &count));
+    assert_status(ctx, want, asyncrt_device_count(ctx, &count));
 
     /* Device calls fail cleanly; compiling for a named arch still works. */
     asyncrt_deviceptr ptr = 1;
