@@ -5,5 +5,6 @@
 #include "asyncrt/status.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/ops.h"
+#include "asyncrt/tensormap.h"
 
 #endif

@@ -1,0 +1,334 @@
+/* The rules of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col, from the
+ * comments above them in CUDA 13.0's cuda.h (../shared/reference/
+ * tensormap-rules.md numbers them), checked in the order of that comment so
+ * the first broken rule is the one reported. Each failure names the
+ * parameter, its value and the rule. tests/tensormap/tensormap_differential.c
+ * holds these against the real driver. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "tensormap_rules.h"
+
+#define TWO_POW_32 (UINT64_C(1) << 32)
+#define TWO_POW_40 (UINT64_C(1) << 40)
+
+static bool is_align16b(asyncrt_tensormap_dtype t)
+{
+    return t == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN16B || t == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B;
+}
+
+static bool is_packed(asyncrt_tensormap_dtype t)
+{
+    return t == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN8B || is_align16b(t);
+}
+
+static bool is_atom_swizzle(asyncrt_tensormap_swizzle s)
+{
+    return s >= ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_32B && s <= ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_64B;
+}
+
+bool asyncrt_tensormap_dtype_is_float(asyncrt_tensormap_dtype t)
+{
+    switch (t) {
+    case ASYNCRT_TENSORMAP_DTYPE_F16: case ASYNCRT_TENSORMAP_DTYPE_F32:
+    case ASYNCRT_TENSORMAP_DTYPE_F64: case ASYNCRT_TENSORMAP_DTYPE_BF16:
+    case ASYNCRT_TENSORMAP_DTYPE_F32_FTZ: case ASYNCRT_TENSORMAP_DTYPE_TF32:
+    case ASYNCRT_TENSORMAP_DTYPE_TF32_FTZ:
+        return true;
+    default:
+        return false;
+    }
+}
+
+uint64_t asyncrt_tensormap_bytes_of(asyncrt_tensormap_dtype dtype, uint64_t count)
+{
+    uint64_t bits = asyncrt_tensormap_dtype_bits(dtype);
+    if (bits % 8 == 0) {
+        uint64_t size = bits / 8;
+        return count > UINT64_MAX / size ? UINT64_MAX : count * size;
+    }
+    return count / 8 * bits + (count % 8 * bits + 7) / 8; /* no overflow for any count */
+}
+
+/* Swizzle span in bytes (0 for NONE). */
+static unsigned swizzle_span(asyncrt_tensormap_swizzle s)
+{
+    switch (s) {
+    case ASYNCRT_TENSORMAP_SWIZZLE_32B: return 32;
+    case ASYNCRT_TENSORMAP_SWIZZLE_64B: return 64;
+    case ASYNCRT_TENSORMAP_SWIZZLE_NONE: return 0;
+    default: return 128;
+    }
+}
+
+static asyncrt_status fail(const char **rule_out, const char *rule, char *msg, size_t size,
+                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static asyncrt_status fail(const char **rule_out, const char *rule, char *msg, size_t size,
+                           const char *fmt, ...)
+{
+    if (rule_out) *rule_out = rule;
+    if (msg && size > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, size, fmt, ap);
+        va_end(ap);
+    }
+    return ASYNCRT_ERROR_TENSORMAP_INVALID;
+}
+
+/* "N x 4 bytes = M bytes" or, for the packed types, "N x 4 bits = M bytes". */
+static void size_text(char *buf, size_t size, asyncrt_tensormap_dtype t, uint64_t n)
+{
+    unsigned bits = asyncrt_tensormap_dtype_bits(t);
+    if (bits % 8 == 0)
+        snprintf(buf, size, "x %u bytes = %llu bytes", bits / 8,
+                 (unsigned long long)asyncrt_tensormap_bytes_of(t, n));
+    else
+        snprintf(buf, size, "x %u bits = %g bytes", bits, (double)n * bits / 8.0);
+}
+
+#define FAIL(rule, ...) return fail(rule_out, rule, msg, msg_size, __VA_ARGS__)
+
+static asyncrt_status check_enums(const asyncrt_tensormap_desc *d, const char **rule_out,
+                                  char *msg, size_t msg_size)
+{
+    if ((unsigned)d->dtype >= ASYNCRT_TENSORMAP_DTYPE_COUNT)
+        FAIL("dtype", "dtype (%d): not a CUtensorMapDataType; must be 0..%d (u8 .. 16u6_align16b)",
+             (int)d->dtype, ASYNCRT_TENSORMAP_DTYPE_COUNT - 1);
+    if ((unsigned)d->interleave >= ASYNCRT_TENSORMAP_INTERLEAVE_COUNT)
+        FAIL("interleave", "interleave (%d): must be 0..2 (none, 16b, 32b)", (int)d->interleave);
+    if ((unsigned)d->swizzle >= ASYNCRT_TENSORMAP_SWIZZLE_COUNT)
+        FAIL("swizzle", "swizzle (%d): must be 0..6 (none, 32b, 64b, 128b, 128b_atom_32b, "
+             "128b_atom_32b_flip_8b, 128b_atom_64b)", (int)d->swizzle);
+    if ((unsigned)d->l2_promotion >= ASYNCRT_TENSORMAP_L2_PROMOTION_COUNT)
+        FAIL("l2_promotion", "l2_promotion (%d): must be 0..3 (none, 64b, 128b, 256b)",
+             (int)d->l2_promotion);
+    if ((unsigned)d->oob_fill >= ASYNCRT_TENSORMAP_OOB_FILL_COUNT)
+        FAIL("oob_fill", "oob_fill (%d): must be 0 (zero) or 1 (nan)", (int)d->oob_fill);
+    return ASYNCRT_SUCCESS;
+}
+
+static asyncrt_status check_global(const asyncrt_tensormap_desc *d, const char **rule_out,
+                                   char *msg, size_t msg_size)
+{
+    const char *tname = asyncrt_tensormap_dtype_name(d->dtype);
+    bool il32 = d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B;
+
+    if (d->address % 16 != 0)
+        FAIL("address_align16", "address (0x%llx): must be 16-byte aligned",
+             (unsigned long long)d->address);
+    if (d->address % 32 != 0 && (il32 || is_align16b(d->dtype)))
+        FAIL("address_align32", "address (0x%llx): must be 32-byte aligned when %s is %s",
+             (unsigned long long)d->address, il32 ? "interleave" : "dtype", il32 ? "32B" : tname);
+
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->global_dim[i] == 0 || d->global_dim[i] > TWO_POW_32)
+            FAIL("global_dim_range", "global_dim[%u] (%llu): must be 1..2^32 (4294967296)", i,
+                 (unsigned long long)d->global_dim[i]);
+    if (is_align16b(d->dtype) && d->global_dim[0] % 128 != 0)
+        FAIL("global_dim_packed", "global_dim[0] (%llu): must be a multiple of 128 when dtype is %s",
+             (unsigned long long)d->global_dim[0], tname);
+    if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN8B && d->global_dim[0] % 2 != 0)
+        FAIL("global_dim_packed", "global_dim[0] (%llu): must be a multiple of 2 when dtype is %s",
+             (unsigned long long)d->global_dim[0], tname);
+
+    unsigned stride_align = il32 || is_align16b(d->dtype) ? 32 : 16;
+    for (uint32_t i = 0; i + 1 < d->rank; i++) {
+        unsigned long long s = d->global_stride[i];
+        if (s % 16 != 0)
+            FAIL("stride_align", "global_stride[%u] (%llu): must be a multiple of 16 bytes", i, s);
+        if (s % stride_align != 0)
+            FAIL("stride_align", "global_stride[%u] (%llu): must be a multiple of 32 bytes when %s is %s",
+                 i, s, il32 ? "interleave" : "dtype", il32 ? "32B" : tname);
+        if (s >= TWO_POW_40)
+            FAIL("stride_max", "global_stride[%u] (%llu): must be less than 2^40 (1099511627776)", i, s);
+    }
+    /* cuda.h's pseudo-code: each stride covers the previous dimension
+     * (plus optional padding), so rows of a dimension never overlap. */
+    for (uint32_t i = 0; i + 1 < d->rank; i++) {
+        unsigned long long s = d->global_stride[i];
+        if (i == 0) {
+            uint64_t row = asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]);
+            if (s < row) {
+                char sz[64];
+                size_text(sz, sizeof sz, d->dtype, d->global_dim[0]);
+                FAIL("stride_consistency", "global_stride[0] (%llu): must be at least global_dim[0] "
+                     "(%llu) %s (the previous dimension plus padding)", s,
+                     (unsigned long long)d->global_dim[0], sz);
+            }
+        } else {
+            unsigned long long prev = d->global_stride[i - 1], dim = d->global_dim[i];
+            bool overflow = dim != 0 && prev > UINT64_MAX / dim;
+            if (!overflow && s < prev * dim)
+                FAIL("stride_consistency", "global_stride[%u] (%llu): must be at least global_stride[%u] "
+                     "(%llu) x global_dim[%u] (%llu) = %llu (the previous dimension plus padding)",
+                     i, s, i - 1, prev, i, dim, prev * dim);
+            if (overflow)
+                FAIL("stride_consistency", "global_stride[%u] (%llu): must be at least global_stride[%u] "
+                     "(%llu) x global_dim[%u] (%llu), which exceeds 2^64", i, s, i - 1, prev, i, dim);
+        }
+    }
+    return ASYNCRT_SUCCESS;
+}
+
+/* The rules on the box's inner row: box_dim[0] (tiled) or channels_per_pixel
+ * (im2col), named `what`. */
+static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, const char *what, uint32_t inner,
+                                  const char **rule_out, char *msg, size_t msg_size)
+{
+    const char *tname = asyncrt_tensormap_dtype_name(d->dtype);
+    uint64_t bits = (uint64_t)inner * asyncrt_tensormap_dtype_bits(d->dtype);
+    char sz[64];
+    size_text(sz, sizeof sz, d->dtype, inner);
+    if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && bits % 128 != 0)
+        FAIL("box_inner_multiple16", "%s (%u) %s: must be a multiple of 16 when interleave is NONE",
+             what, inner, sz);
+    if (is_align16b(d->dtype) && inner != 128)
+        FAIL("box_inner_packed128", "%s (%u): must be 128 when dtype is %s", what, inner, tname);
+    return ASYNCRT_SUCCESS;
+}
+
+static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *what, uint32_t inner,
+                                   const char **rule_out, char *msg, size_t msg_size)
+{
+    const char *tname = asyncrt_tensormap_dtype_name(d->dtype);
+    const char *sname = asyncrt_tensormap_swizzle_name(d->swizzle);
+    bool none = d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE;
+
+    /* TMA ignores element_stride[0] without interleave (no stride in dimension 0). */
+    for (uint32_t i = none ? 1 : 0; i < d->rank; i++)
+        if (d->element_stride[i] == 0 || d->element_stride[i] > 8)
+            FAIL("element_stride_range", "element_stride[%u] (%u): must be 1..8", i, d->element_stride[i]);
+
+    if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B && d->swizzle != ASYNCRT_TENSORMAP_SWIZZLE_32B)
+        FAIL("interleave32_swizzle", "swizzle (%s): must be 32b when interleave is 32B", sname);
+    if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B && !none)
+        FAIL("packed_interleave", "interleave (%s): must be none when dtype is %s",
+             asyncrt_tensormap_interleave_name(d->interleave), tname);
+    if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B &&
+        !(d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_NONE || d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_128B ||
+          d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_32B ||
+          d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_64B))
+        FAIL("packed_swizzle", "swizzle (%s): dtype %s supports only none, 128b, 128b_atom_32b and "
+             "128b_atom_64b (store only)", sname, tname);
+    if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN16B &&
+        !(d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_NONE || d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_128B ||
+          d->swizzle == ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_32B))
+        FAIL("packed_swizzle", "swizzle (%s): dtype %s supports only none, 128b and 128b_atom_32b "
+             "(loads only)", sname, tname);
+    if (none && d->swizzle != ASYNCRT_TENSORMAP_SWIZZLE_NONE) {
+        /* Shared-memory bytes of the row (the ALIGN16B types, a byte per value, only reach
+         * here with 128B swizzles and rows of 128). */
+        uint64_t row = is_align16b(d->dtype) ? inner : asyncrt_tensormap_bytes_of(d->dtype, inner);
+        unsigned span = swizzle_span(d->swizzle);
+        if (row > span) {
+            char sz[64];
+            size_text(sz, sizeof sz, d->dtype, inner);
+            FAIL("swizzle_span", "%s (%u) %s: must be at most %u bytes, the span of swizzle %s",
+                 what, inner, sz, span, sname);
+        }
+    }
+    if (d->oob_fill == ASYNCRT_TENSORMAP_OOB_FILL_NAN &&
+        (!asyncrt_tensormap_dtype_is_float(d->dtype) || is_packed(d->dtype)))
+        FAIL("oob_nan_float", "oob_fill (nan): NaN fill needs a floating-point dtype (f16, bf16, f32, "
+             "f32_ftz, tf32, tf32_ftz, f64), not %s", tname);
+    return ASYNCRT_SUCCESS;
+}
+
+static asyncrt_status check_sm(const asyncrt_tensormap_desc *d, int sm, const char **rule_out,
+                               char *msg, size_t msg_size)
+{
+    if (sm == 0 || sm >= 100) return ASYNCRT_SUCCESS;
+    if (is_atom_swizzle(d->swizzle))
+        FAIL("sm_swizzle", "swizzle (%s): needs sm_100 or newer (target is sm_%d)",
+             asyncrt_tensormap_swizzle_name(d->swizzle), sm);
+    if (is_packed(d->dtype))
+        FAIL("sm_dtype", "dtype (%s): needs sm_100 or newer (target is sm_%d)",
+             asyncrt_tensormap_dtype_name(d->dtype), sm);
+    return ASYNCRT_SUCCESS;
+}
+
+static asyncrt_status check_im2col(const asyncrt_tensormap_im2col_desc *c, const char **rule_out,
+                                   char *msg, size_t msg_size)
+{
+    const asyncrt_tensormap_desc *d = &c->tiled;
+    uint32_t spatial = d->rank - 2;
+    int limit = d->rank == 3 ? 32768 : d->rank == 4 ? 128 : 16;
+    for (uint32_t i = 0; i < spatial; i++) {
+        if (c->lower_corner[i] < -limit || c->lower_corner[i] > limit - 1)
+            FAIL("corner_range", "lower_corner[%u] (%d): must be %d..%d for rank %u", i,
+                 c->lower_corner[i], -limit, limit - 1, d->rank);
+        if (c->upper_corner[i] < -limit || c->upper_corner[i] > limit - 1)
+            FAIL("corner_range", "upper_corner[%u] (%d): must be %d..%d for rank %u", i,
+                 c->upper_corner[i], -limit, limit - 1, d->rank);
+    }
+    for (uint32_t i = 0; i < spatial; i++) {
+        long long extent = (long long)d->global_dim[i + 1] - c->lower_corner[i] + c->upper_corner[i];
+        if (extent < 1)
+            FAIL("corner_area", "pixel box along global_dim[%u]: global_dim[%u] (%llu) - lower_corner[%u] "
+                 "(%d) + upper_corner[%u] (%d) = %lld: the box must have non-zero area", i + 1, i + 1,
+                 (unsigned long long)d->global_dim[i + 1], i, c->lower_corner[i], i,
+                 c->upper_corner[i], extent);
+    }
+    if (c->channels_per_pixel == 0 || c->channels_per_pixel > 256)
+        FAIL("channels_range", "channels_per_pixel (%u): must be 1..256", c->channels_per_pixel);
+    if (c->pixels_per_column == 0 || c->pixels_per_column > 1024)
+        FAIL("pixels_range", "pixels_per_column (%u): must be 1..1024", c->pixels_per_column);
+    return ASYNCRT_SUCCESS;
+}
+
+#define TRY(call) do { asyncrt_status s_ = (call); if (s_ != ASYNCRT_SUCCESS) return s_; } while (0)
+
+asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
+                                       const asyncrt_tensormap_im2col_desc *im2col, int sm,
+                                       const char **rule_out, char *msg, size_t msg_size)
+{
+    if (rule_out) *rule_out = NULL;
+    if (msg && msg_size > 0) msg[0] = '\0';
+    if (!d) {
+        if (rule_out) *rule_out = "null";
+        if (msg && msg_size > 0) snprintf(msg, msg_size, "the descriptor is NULL");
+        return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    }
+    TRY(check_enums(d, rule_out, msg, msg_size));
+    if (im2col && (d->rank < 3 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK))
+        FAIL("rank", "rank (%u): must be 3..5 for im2col", d->rank);
+    if (d->rank < 1 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK)
+        FAIL("rank", "rank (%u): must be 1..5", d->rank);
+    if (d->interleave != ASYNCRT_TENSORMAP_INTERLEAVE_NONE && d->rank < 3)
+        FAIL("rank_interleave", "rank (%u): must be at least 3 when interleave is %s", d->rank,
+             d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_16B ? "16B" : "32B");
+    TRY(check_global(d, rule_out, msg, msg_size));
+
+    const char *what = "box_dim[0]";
+    uint32_t inner = d->box_dim[0];
+    if (im2col) {
+        TRY(check_im2col(im2col, rule_out, msg, msg_size));
+        what = "channels_per_pixel";
+        inner = im2col->channels_per_pixel;
+    } else {
+        for (uint32_t i = 0; i < d->rank; i++)
+            if (d->box_dim[i] == 0 || d->box_dim[i] > 256)
+                FAIL("box_dim_range", "box_dim[%u] (%u): must be 1..256", i, d->box_dim[i]);
+    }
+    TRY(check_inner(d, what, inner, rule_out, msg, msg_size));
+    TRY(check_layout(d, what, inner, rule_out, msg, msg_size));
+    return check_sm(d, sm, rule_out, msg, msg_size);
+}
+
+asyncrt_status asyncrt_tensormap_validate(const asyncrt_tensormap_desc *desc, char *msg, size_t msg_size)
+{
+    return asyncrt_tensormap_check(desc, NULL, 0, NULL, msg, msg_size);
+}
+
+asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_tensormap_desc *desc, int sm, char *msg,
+                                                 size_t msg_size)
+{
+    return asyncrt_tensormap_check(desc, NULL, sm, NULL, msg, msg_size);
+}
+
+asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_desc *desc, char *msg,
+                                                 size_t msg_size)
+{
+    return asyncrt_tensormap_check(desc ? &desc->tiled : NULL, desc, 0, NULL, msg, msg_size);
+}

@@ -1,0 +1,762 @@
+/* CPU: every rule of asyncrt_tensormap_validate with a case just inside and
+ * one just outside its limit, the messages (the offending value must appear),
+ * the helpers, and an sm_90 compile of the GPU test's TMA kernel. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "test_support.h"
+#include "tensormap_rules.h"
+#include "tma_tile_kernel.h"
+
+#define T(name) ASYNCRT_TENSORMAP_DTYPE_##name
+#define SW(name) ASYNCRT_TENSORMAP_SWIZZLE_##name
+#define IL(name) ASYNCRT_TENSORMAP_INTERLEAVE_##name
+#define TWO_POW_32 (UINT64_C(1) << 32)
+#define TWO_POW_40 (UINT64_C(1) << 40)
+
+/* A valid f32 rank-`rank` tensor: 64 x 8 x 4 x 2 x 2, dense, box 32 x 8 x 1... */
+static asyncrt_tensormap_desc base(uint32_t rank)
+{
+    static const uint64_t dims[5] = {64, 8, 4, 2, 2};
+    asyncrt_tensormap_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = T(F32);
+    d.rank = rank;
+    d.address = 0x100000;
+    uint64_t stride = 64 * 4;
+    for (uint32_t i = 0; i < rank; i++) {
+        d.global_dim[i] = dims[i];
+        d.box_dim[i] = i == 0 ? 32 : 2;
+        d.element_stride[i] = 1;
+        if (i + 1 < rank) {
+            d.global_stride[i] = stride;
+            stride *= dims[i + 1];
+        }
+    }
+    return d;
+}
+
+/* A valid packed tensor: 256 x 4 values of `dtype`, box 128 (or 32) x 2. */
+static asyncrt_tensormap_desc packed(asyncrt_tensormap_dtype dtype)
+{
+    asyncrt_tensormap_desc d = base(2);
+    d.dtype = dtype;
+    d.global_dim[0] = 256;
+    d.global_stride[0] = 256; /* >= 256 values x 6 bits, a multiple of 32 */
+    d.box_dim[0] = dtype == T(16U4_ALIGN8B) ? 32 : 128;
+    return d;
+}
+
+static void expect_ok_sm(const asyncrt_tensormap_desc *d, int sm, int line)
+{
+    char msg[512];
+    const char *rule;
+    asyncrt_status s = asyncrt_tensormap_check(d, NULL, sm, &rule, msg, sizeof msg);
+    if (s != ASYNCRT_SUCCESS) fail_msg("line %d: expected valid, got rule %s: %s", line, rule, msg);
+    assert_int_equal(asyncrt_tensormap_validate_for_sm(d, sm, msg, sizeof msg), ASYNCRT_SUCCESS);
+    assert_string_equal(msg, "");
+}
+
+/* Expects `rule` to fire with a message containing every needle. */
+static void expect_rule_sm(const asyncrt_tensormap_desc *d, int sm, const char *rule,
+                           const char *needle1, const char *needle2, int line)
+{
+    char msg[512];
+    const char *got = NULL;
+    asyncrt_status s = asyncrt_tensormap_check(d, NULL, sm, &got, msg, sizeof msg);
+    if (s != ASYNCRT_ERROR_TENSORMAP_INVALID || !got || strcmp(got, rule) != 0)
+        fail_msg("line %d: expected rule %s, got %s (%s): %s", line, rule, got ? got : "none",
+                 asyncrt_status_string(s), msg);
+    if (!strstr(msg, needle1) || (needle2 && !strstr(msg, needle2)))
+        fail_msg("line %d: message \"%s\" lacks \"%s\"%s%s", line, msg, needle1, needle2 ? " or " : "",
+                 needle2 ? needle2 : "");
+    char msg2[512];
+    assert_int_equal(asyncrt_tensormap_validate_for_sm(d, sm, msg2, sizeof msg2),
+                     ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_string_equal(msg, msg2);
+}
+
+#define OK(d) expect_ok_sm(&(d), 0, __LINE__)
+#define BAD(d, rule, n1, n2) expect_rule_sm(&(d), 0, rule, n1, n2, __LINE__)
+
+static void test_base_is_valid_for_every_rank(void **state)
+{
+    (void)state;
+    for (uint32_t r = 1; r <= 5; r++) {
+        asyncrt_tensormap_desc d = base(r);
+        OK(d);
+    }
+}
+
+static void test_enums(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = packed(T(16U6_ALIGN16B)); /* the last dtype, just inside */
+    d.address = 0x100020;
+    OK(d);
+    d.dtype = ASYNCRT_TENSORMAP_DTYPE_COUNT;
+    BAD(d, "dtype", "dtype (16)", "0..15");
+
+    d = base(3);
+    d.interleave = IL(32B);
+    d.swizzle = SW(32B);
+    d.box_dim[0] = 8;
+    OK(d);
+    d.interleave = (asyncrt_tensormap_interleave)3;
+    BAD(d, "interleave", "interleave (3)", NULL);
+
+    d = base(2);
+    d.swizzle = SW(128B_ATOM_64B); /* 32 floats = 128 bytes */
+    OK(d);
+    d.swizzle = (asyncrt_tensormap_swizzle)7;
+    BAD(d, "swizzle", "swizzle (7)", NULL);
+
+    d = base(2);
+    d.l2_promotion = ASYNCRT_TENSORMAP_L2_PROMOTION_256B;
+    OK(d);
+    d.l2_promotion = (asyncrt_tensormap_l2_promotion)4;
+    BAD(d, "l2_promotion", "l2_promotion (4)", NULL);
+
+    d = base(2);
+    d.oob_fill = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
+    OK(d);
+    d.oob_fill = (asyncrt_tensormap_oob_fill)2;
+    BAD(d, "oob_fill", "oob_fill (2)", NULL);
+}
+
+static void test_rank(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(1);
+    OK(d);
+    d.rank = 0;
+    BAD(d, "rank", "rank (0)", "1..5");
+    d = base(5);
+    OK(d);
+    d.rank = 6;
+    BAD(d, "rank", "rank (6)", "1..5");
+
+    d = base(3);
+    d.interleave = IL(16B);
+    OK(d);
+    d = base(2);
+    d.interleave = IL(16B);
+    BAD(d, "rank_interleave", "rank (2)", "at least 3 when interleave is 16B");
+}
+
+static void test_address(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.address = 0x100010;
+    OK(d);
+    d.address = 0x100008;
+    BAD(d, "address_align16", "address (0x100008)", "16-byte");
+
+    d = base(3);
+    d.interleave = IL(32B);
+    d.swizzle = SW(32B);
+    d.box_dim[0] = 8;
+    d.address = 0x100020;
+    OK(d);
+    d.address = 0x100010;
+    BAD(d, "address_align32", "address (0x100010)", "32-byte aligned when interleave is 32B");
+
+    d = packed(T(16U4_ALIGN16B));
+    d.address = 0x100020;
+    OK(d);
+    d.address = 0x100010;
+    BAD(d, "address_align32", "address (0x100010)", "when dtype is 16u4_align16b");
+}
+
+static void test_global_dim(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.global_dim[1] = 1;
+    OK(d);
+    d.global_dim[1] = 0;
+    BAD(d, "global_dim_range", "global_dim[1] (0)", "1..2^32");
+    d = base(2);
+    d.global_dim[1] = TWO_POW_32; /* the outermost: no stride depends on it */
+    OK(d);
+    d.global_dim[1] = TWO_POW_32 + 1;
+    BAD(d, "global_dim_range", "global_dim[1] (4294967297)", "1..2^32");
+
+    d = packed(T(16U6_ALIGN16B));
+    d.global_dim[0] = 128;
+    OK(d);
+    d.global_dim[0] = 192;
+    BAD(d, "global_dim_packed", "global_dim[0] (192)", "multiple of 128 when dtype is 16u6_align16b");
+    d = packed(T(16U4_ALIGN8B));
+    d.global_dim[0] = 66;
+    OK(d);
+    d.global_dim[0] = 65;
+    BAD(d, "global_dim_packed", "global_dim[0] (65)", "multiple of 2");
+}
+
+static void test_global_stride(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.global_stride[0] = 256 + 16;
+    OK(d);
+    d.global_stride[0] = 256 + 8;
+    BAD(d, "stride_align", "global_stride[0] (264)", "multiple of 16");
+
+    d = base(3);
+    d.interleave = IL(32B);
+    d.swizzle = SW(32B);
+    d.box_dim[0] = 8;
+    d.global_stride[1] = 2048 + 32;
+    OK(d);
+    d.global_stride[1] = 2048 + 16;
+    BAD(d, "stride_align", "global_stride[1] (2064)", "multiple of 32 bytes when interleave is 32B");
+    d = packed(T(16U6_ALIGN16B));
+    d.global_stride[0] = 256 + 16;
+    BAD(d, "stride_align", "global_stride[0] (272)", "when dtype is 16u6_align16b");
+
+    d = base(2);
+    d.global_stride[0] = TWO_POW_40 - 16;
+    OK(d);
+    d.global_stride[0] = TWO_POW_40;
+    BAD(d, "stride_max", "global_stride[0] (1099511627776)", "less than 2^40");
+}
+
+static void test_stride_consistency(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(3); /* 64 floats = 256 bytes per row, 8 rows */
+    d.global_stride[0] = 256;
+    OK(d);
+    d.global_stride[0] = 240;
+    BAD(d, "stride_consistency", "global_stride[0] (240)", "global_dim[0] (64) x 4 bytes = 256 bytes");
+    d = base(3);
+    d.global_stride[1] = 256 * 8;
+    OK(d);
+    d.global_stride[1] = 256 * 8 - 16;
+    BAD(d, "stride_consistency", "global_stride[1] (2032)",
+        "global_stride[0] (256) x global_dim[1] (8) = 2048");
+    d = packed(T(16U4_ALIGN8B)); /* 256 values x 4 bits = 128 bytes */
+    d.global_stride[0] = 128;
+    OK(d);
+    d.global_stride[0] = 112;
+    BAD(d, "stride_consistency", "global_stride[0] (112)", "x 4 bits = 128 bytes");
+}
+
+static void test_box_dim(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.box_dim[1] = 1;
+    OK(d);
+    d.box_dim[1] = 0;
+    BAD(d, "box_dim_range", "box_dim[1] (0)", "1..256");
+    d.box_dim[1] = 256;
+    OK(d);
+    d.box_dim[1] = 257;
+    BAD(d, "box_dim_range", "box_dim[1] (257)", "1..256");
+
+    d = base(2);
+    d.box_dim[0] = 12; /* 48 bytes */
+    OK(d);
+    d.box_dim[0] = 10;
+    BAD(d, "box_inner_multiple16", "box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16 "
+        "when interleave is NONE", NULL);
+    d = base(3);
+    d.interleave = IL(16B);
+    d.box_dim[0] = 10; /* the rule is for interleave NONE only */
+    OK(d);
+    d = packed(T(16U4_ALIGN8B));
+    d.box_dim[0] = 32; /* 16 bytes */
+    OK(d);
+    d.box_dim[0] = 16;
+    BAD(d, "box_inner_multiple16", "box_dim[0] (16) x 4 bits = 8 bytes", NULL);
+
+    d = packed(T(16U4_ALIGN16B));
+    d.address = 0x100020;
+    d.box_dim[0] = 128;
+    OK(d);
+    d.box_dim[0] = 64;
+    BAD(d, "box_inner_packed128", "box_dim[0] (64)", "must be 128 when dtype is 16u4_align16b");
+}
+
+static void test_element_stride(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.element_stride[1] = 8;
+    OK(d);
+    d.element_stride[1] = 9;
+    BAD(d, "element_stride_range", "element_stride[1] (9)", "1..8");
+    d.element_stride[1] = 0;
+    BAD(d, "element_stride_range", "element_stride[1] (0)", "1..8");
+    d = base(2);
+    d.element_stride[0] = 0; /* ignored without interleave */
+    OK(d);
+    d = base(3);
+    d.interleave = IL(16B);
+    d.element_stride[0] = 8;
+    OK(d);
+    d.element_stride[0] = 0;
+    BAD(d, "element_stride_range", "element_stride[0] (0)", NULL);
+}
+
+static void test_swizzle(void **state)
+{
+    (void)state;
+    static const struct { asyncrt_tensormap_swizzle s; uint32_t fits; const char *span; } cases[] = {
+        {SW(32B), 8, "at most 32 bytes"},
+        {SW(64B), 16, "at most 64 bytes"},
+        {SW(128B), 32, "at most 128 bytes"},
+        {SW(128B_ATOM_32B), 32, "at most 128 bytes"},
+        {SW(128B_ATOM_32B_FLIP_8B), 32, "at most 128 bytes"},
+        {SW(128B_ATOM_64B), 32, "at most 128 bytes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        asyncrt_tensormap_desc d = base(2);
+        d.swizzle = cases[i].s;
+        d.box_dim[0] = cases[i].fits;
+        OK(d);
+        d.box_dim[0] = cases[i].fits + 4; /* one more 16-byte chunk */
+        char needle[64];
+        snprintf(needle, sizeof needle, "box_dim[0] (%u)", cases[i].fits + 4);
+        BAD(d, "swizzle_span", needle, cases[i].span);
+    }
+    asyncrt_tensormap_desc d = base(3);
+    d.interleave = IL(32B);
+    d.box_dim[0] = 8;
+    d.swizzle = SW(32B);
+    OK(d);
+    d.swizzle = SW(64B);
+    BAD(d, "interleave32_swizzle", "swizzle (64b)", "must be 32b when interleave is 32B");
+    d = base(3);
+    d.interleave = IL(16B);
+    d.box_dim[0] = 64; /* no span rule with interleave */
+    d.swizzle = SW(32B);
+    OK(d);
+}
+
+static void test_packed_types(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = packed(T(16U6_ALIGN16B));
+    d.address = 0x100020;
+    d.swizzle = SW(128B_ATOM_64B);
+    OK(d);
+    d.swizzle = SW(64B);
+    BAD(d, "packed_swizzle", "swizzle (64b)", "16u6_align16b supports only");
+    d.swizzle = SW(128B_ATOM_32B_FLIP_8B);
+    BAD(d, "packed_swizzle", "swizzle (128b_atom_32b_flip_8b)", NULL);
+
+    d = packed(T(16U4_ALIGN16B));
+    d.address = 0x100020;
+    d.swizzle = SW(128B_ATOM_32B);
+    OK(d);
+    d.swizzle = SW(128B_ATOM_64B);
+    BAD(d, "packed_swizzle", "swizzle (128b_atom_64b)", "16u4_align16b supports only");
+
+    d = packed(T(16U6_ALIGN16B));
+    d.address = 0x100020;
+    d.rank = 3;
+    d.global_dim[2] = 2;
+    d.global_stride[1] = 2048; /* 256 x 8 rows */
+    d.box_dim[2] = 1;
+    d.element_stride[2] = 1;
+    OK(d);
+    d.interleave = IL(16B);
+    BAD(d, "packed_interleave", "interleave (16b)", "must be none when dtype is 16u6_align16b");
+}
+
+static void test_oob_fill(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.oob_fill = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
+    d.dtype = T(TF32_FTZ);
+    OK(d);
+    d.dtype = T(I32);
+    BAD(d, "oob_nan_float", "oob_fill (nan)", "not i32");
+    d = packed(T(16U4_ALIGN8B));
+    d.oob_fill = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
+    BAD(d, "oob_nan_float", "oob_fill (nan)", "not 16u4_align8b");
+}
+
+static void test_sm_rules(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.swizzle = SW(128B_ATOM_32B);
+    expect_ok_sm(&d, 100, __LINE__);
+    expect_ok_sm(&d, 0, __LINE__);
+    expect_rule_sm(&d, 90, "sm_swizzle", "swizzle (128b_atom_32b)", "sm_90", __LINE__);
+    d = packed(T(16U4_ALIGN8B));
+    expect_ok_sm(&d, 100, __LINE__);
+    expect_rule_sm(&d, 90, "sm_dtype", "dtype (16u4_align8b)", "sm_100", __LINE__);
+    d = base(2);
+    d.swizzle = SW(128B);
+    expect_ok_sm(&d, 90, __LINE__);
+}
+
+/* ---- im2col ------------------------------------------------------------ */
+
+static asyncrt_tensormap_im2col_desc im2col(uint32_t rank)
+{
+    asyncrt_tensormap_im2col_desc c;
+    memset(&c, 0, sizeof c);
+    c.tiled = base(rank); /* C = 64 floats, W = 8, H = 4, D = 2 */
+    c.channels_per_pixel = 32;
+    c.pixels_per_column = 64;
+    return c;
+}
+
+static void expect_im2col(const asyncrt_tensormap_im2col_desc *c, const char *rule, const char *needle,
+                          int line)
+{
+    char msg[512];
+    const char *got = NULL;
+    asyncrt_status s = asyncrt_tensormap_check(&c->tiled, c, 0, &got, msg, sizeof msg);
+    if (!rule) {
+        if (s != ASYNCRT_SUCCESS) fail_msg("line %d: expected valid, got %s: %s", line, got, msg);
+    } else if (s != ASYNCRT_ERROR_TENSORMAP_INVALID || !got || strcmp(got, rule) != 0 ||
+               !strstr(msg, needle)) {
+        fail_msg("line %d: expected %s with \"%s\", got %s: %s", line, rule, needle,
+                 got ? got : "none", msg);
+    }
+    assert_int_equal(asyncrt_tensormap_validate_im2col(c, msg, sizeof msg), s);
+}
+
+static void test_im2col(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_im2col_desc c = im2col(3);
+    expect_im2col(&c, NULL, NULL, __LINE__);
+    c = im2col(2);
+    expect_im2col(&c, "rank", "rank (2): must be 3..5 for im2col", __LINE__);
+
+    static const int limit[6] = {0, 0, 0, 32768, 128, 16};
+    for (uint32_t r = 3; r <= 5; r++) {
+        c = im2col(r);
+        c.lower_corner[r - 3] = -limit[r];
+        c.upper_corner[r - 3] = limit[r] - 1;
+        expect_im2col(&c, NULL, NULL, __LINE__);
+        c.lower_corner[r - 3] = -limit[r] - 1;
+        char needle[64];
+        snprintf(needle, sizeof needle, "lower_corner[%u] (%d)", r - 3, -limit[r] - 1);
+        expect_im2col(&c, "corner_range", needle, __LINE__);
+        c.lower_corner[r - 3] = 0;
+        c.upper_corner[r - 3] = limit[r];
+        snprintf(needle, sizeof needle, "upper_corner[%u] (%d)", r - 3, limit[r]);
+        expect_im2col(&c, "corner_range", needle, __LINE__);
+    }
+
+    c = im2col(4); /* W = 8: the box spans 8 - lower + upper pixels */
+    c.lower_corner[0] = 3;
+    c.upper_corner[0] = -4;
+    expect_im2col(&c, NULL, NULL, __LINE__);
+    c.upper_corner[0] = -5;
+    expect_im2col(&c, "corner_area", "= 0", __LINE__);
+
+    c = im2col(3);
+    c.channels_per_pixel = 256;
+    expect_im2col(&c, NULL, NULL, __LINE__);
+    c.channels_per_pixel = 257;
+    expect_im2col(&c, "channels_range", "channels_per_pixel (257)", __LINE__);
+    c.channels_per_pixel = 0;
+    expect_im2col(&c, "channels_range", "channels_per_pixel (0)", __LINE__);
+    c.channels_per_pixel = 10;
+    expect_im2col(&c, "box_inner_multiple16", "channels_per_pixel (10) x 4 bytes = 40 bytes", __LINE__);
+    c.channels_per_pixel = 32;
+    c.tiled.swizzle = SW(64B);
+    expect_im2col(&c, "swizzle_span", "channels_per_pixel (32) x 4 bytes = 128 bytes", __LINE__);
+
+    c = im2col(3);
+    c.pixels_per_column = 1024;
+    expect_im2col(&c, NULL, NULL, __LINE__);
+    c.pixels_per_column = 1025;
+    expect_im2col(&c, "pixels_range", "pixels_per_column (1025)", __LINE__);
+    c.pixels_per_column = 0;
+    expect_im2col(&c, "pixels_range", "pixels_per_column (0)", __LINE__);
+
+    c = im2col(3);
+    c.tiled.box_dim[0] = 0; /* not used by im2col */
+    expect_im2col(&c, NULL, NULL, __LINE__);
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    char msg[64];
+    assert_int_equal(asyncrt_tensormap_validate(NULL, msg, sizeof msg), ASYNCRT_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "NULL"));
+    asyncrt_tensormap_desc d = base(2);
+    d.box_dim[0] = 10;
+    assert_int_equal(asyncrt_tensormap_validate(&d, NULL, 0), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_int_equal(asyncrt_tensormap_validate(&d, msg, 8), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_int_equal(strlen(msg), 7); /* truncated, terminated */
+}
+
+static void test_describe_dense(void **state)
+{
+    (void)state;
+    const uint64_t shape[3] = {5, 37, 100}; /* numpy order: 5 planes of 37 rows of 100 */
+    const uint32_t box[3] = {2, 16, 32};
+    asyncrt_tensormap_desc d;
+    assert_int_equal(asyncrt_tensormap_describe_dense(&d, T(F16), 0x200000, 3, shape, box),
+                     ASYNCRT_SUCCESS);
+    assert_int_equal(d.global_dim[0], 100);
+    assert_int_equal(d.global_dim[1], 37);
+    assert_int_equal(d.global_dim[2], 5);
+    assert_int_equal(d.global_stride[0], 200);
+    assert_int_equal(d.global_stride[1], 200 * 37);
+    assert_int_equal(d.box_dim[0], 32);
+    assert_int_equal(d.box_dim[2], 2);
+    assert_int_equal(d.element_stride[2], 1);
+    assert_int_equal(d.address, 0x200000);
+    /* 200-byte rows are not a multiple of 16: validation says so. */
+    char msg[256];
+    assert_int_equal(asyncrt_tensormap_validate(&d, msg, sizeof msg), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_non_null(strstr(msg, "global_stride[0] (200)"));
+
+    const uint64_t packed_shape[2] = {4, 256};
+    const uint32_t packed_box[2] = {1, 32};
+    assert_int_equal(asyncrt_tensormap_describe_dense(&d, T(16U4_ALIGN8B), 0x200000, 2, packed_shape,
+                                                      packed_box),
+                     ASYNCRT_SUCCESS);
+    assert_int_equal(d.global_stride[0], 128);
+    assert_int_equal(asyncrt_tensormap_validate(&d, msg, sizeof msg), ASYNCRT_SUCCESS);
+
+    const uint64_t huge[5] = {TWO_POW_32, TWO_POW_32, TWO_POW_32, 16, 16};
+    const uint32_t ones[5] = {1, 1, 1, 1, 16};
+    assert_int_equal(asyncrt_tensormap_describe_dense(&d, T(U8), 0, 5, huge, ones), ASYNCRT_SUCCESS);
+    assert_true(d.global_stride[3] == UINT64_MAX); /* 16 x 16 x 2^64 bytes: saturated */
+    assert_int_equal(asyncrt_tensormap_validate(&d, msg, sizeof msg), ASYNCRT_ERROR_TENSORMAP_INVALID);
+
+    assert_int_equal(asyncrt_tensormap_describe_dense(&d, T(U8), 0, 0, shape, box),
+                     ASYNCRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(asyncrt_tensormap_describe_dense(&d, T(U8), 0, 6, huge, ones),
+                     ASYNCRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(asyncrt_tensormap_describe_dense(NULL, T(U8), 0, 1, shape, box),
+                     ASYNCRT_ERROR_INVALID_ARGUMENT);
+}
+
+static void test_widest_swizzle(void **state)
+{
+    (void)state;
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F16), 64), SW(128B));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F16), 32), SW(64B));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F16), 16), SW(32B));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F16), 8), SW(NONE));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F16), 48), SW(NONE));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F16), 128), SW(NONE));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(F64), 16), SW(128B));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(16U4_ALIGN8B), 256), SW(128B));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(T(16U6_ALIGN16B), 128), SW(128B));
+    assert_int_equal(asyncrt_tensormap_widest_swizzle(ASYNCRT_TENSORMAP_DTYPE_COUNT, 32), SW(NONE));
+    /* What it picks is valid. */
+    asyncrt_tensormap_desc d = base(2);
+    d.box_dim[0] = 16;
+    d.swizzle = asyncrt_tensormap_widest_swizzle(d.dtype, d.box_dim[0]);
+    assert_int_equal(d.swizzle, SW(64B));
+    OK(d);
+}
+
+static void test_box_bytes(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(3); /* box 32 x 2 x 2 floats */
+    assert_int_equal(asyncrt_tensormap_box_bytes(&d), 32 * 2 * 2 * 4);
+    d.element_stride[1] = 2;
+    d.box_dim[1] = 3; /* ceil(3 / 2) = 2 */
+    d.element_stride[0] = 8; /* ignored without interleave */
+    assert_int_equal(asyncrt_tensormap_box_bytes(&d), 32 * 2 * 2 * 4);
+    d = packed(T(16U4_ALIGN16B));
+    d.box_dim[1] = 2;
+    assert_int_equal(asyncrt_tensormap_box_bytes(&d), 128 * 2); /* a byte per value in smem */
+    d = packed(T(16U4_ALIGN8B));
+    assert_int_equal(asyncrt_tensormap_box_bytes(&d), 32 * 2 / 2);
+    d.rank = 0;
+    assert_int_equal(asyncrt_tensormap_box_bytes(&d), 0);
+}
+
+static void test_dump(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    d.swizzle = SW(128B);
+    char buf[1024];
+    size_t n = asyncrt_tensormap_dump(&d, buf, sizeof buf);
+    assert_int_equal(n, strlen(buf));
+    assert_int_equal(asyncrt_tensormap_dump(&d, NULL, 0), n);
+    assert_non_null(strstr(buf, "dtype = f32 (7)\n"));
+    assert_non_null(strstr(buf, "rank = 2\n"));
+    assert_non_null(strstr(buf, "address = 0x100000\n"));
+    assert_non_null(strstr(buf, "global_dim = {64, 8}"));
+    assert_non_null(strstr(buf, "global_stride = {256} bytes"));
+    assert_non_null(strstr(buf, "box_dim = {32, 2}\n"));
+    assert_non_null(strstr(buf, "swizzle = 128b (3)\n"));
+    assert_non_null(strstr(buf, "oob_fill = zero (0)\n"));
+    char small[16];
+    assert_int_equal(asyncrt_tensormap_dump(&d, small, sizeof small), n);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    d.dtype = (asyncrt_tensormap_dtype)99;
+    asyncrt_tensormap_dump(&d, buf, sizeof buf);
+    assert_non_null(strstr(buf, "dtype = ? (99)"));
+
+    asyncrt_tensormap_im2col_desc c = im2col(4);
+    c.lower_corner[0] = -1;
+    c.upper_corner[1] = 2;
+    asyncrt_tensormap_dump_im2col(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "lower_corner = {-1, 0}"));
+    assert_non_null(strstr(buf, "upper_corner = {0, 2}"));
+    assert_non_null(strstr(buf, "channels_per_pixel = 32\n"));
+    assert_null(strstr(buf, "box_dim"));
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    static const char *const dtypes[] = {"u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64",
+                                         "bf16", "f32_ftz", "tf32", "tf32_ftz", "16u4_align8b",
+                                         "16u4_align16b", "16u6_align16b"};
+    for (int i = 0; i < ASYNCRT_TENSORMAP_DTYPE_COUNT; i++) {
+        asyncrt_tensormap_dtype t = ASYNCRT_TENSORMAP_DTYPE_COUNT;
+        assert_true(asyncrt_tensormap_dtype_parse(dtypes[i], &t));
+        assert_int_equal(t, i);
+        assert_string_equal(asyncrt_tensormap_dtype_name(t), dtypes[i]);
+    }
+    static const char *const swizzles[] = {"none", "32b", "64b", "128b", "128b_atom_32b",
+                                           "128b_atom_32b_flip_8b", "128b_atom_64b"};
+    for (int i = 0; i < ASYNCRT_TENSORMAP_SWIZZLE_COUNT; i++) {
+        asyncrt_tensormap_swizzle s = ASYNCRT_TENSORMAP_SWIZZLE_COUNT;
+        assert_true(asyncrt_tensormap_swizzle_parse(swizzles[i], &s));
+        assert_int_equal(s, i);
+        assert_string_equal(asyncrt_tensormap_swizzle_name(s), swizzles[i]);
+    }
+    assert_null(asyncrt_tensormap_dtype_name(ASYNCRT_TENSORMAP_DTYPE_COUNT));
+    assert_null(asyncrt_tensormap_swizzle_name(ASYNCRT_TENSORMAP_SWIZZLE_COUNT));
+    assert_null(asyncrt_tensormap_dtype_name((asyncrt_tensormap_dtype)-1));
+
+    asyncrt_tensormap_dtype t = T(U8);
+    assert_true(asyncrt_tensormap_dtype_parse("BF16", &t));
+    assert_int_equal(t, T(BF16));
+    assert_false(asyncrt_tensormap_dtype_parse("f8", &t));
+    assert_false(asyncrt_tensormap_dtype_parse("", &t));
+    assert_false(asyncrt_tensormap_dtype_parse(NULL, &t));
+    assert_int_equal(t, T(BF16)); /* untouched on failure */
+
+    asyncrt_tensormap_interleave il = IL(NONE);
+    assert_true(asyncrt_tensormap_interleave_parse("32b", &il));
+    assert_int_equal(il, IL(32B));
+    assert_false(asyncrt_tensormap_interleave_parse("8b", &il));
+    assert_string_equal(asyncrt_tensormap_interleave_name(IL(16B)), "16b");
+    assert_null(asyncrt_tensormap_interleave_name(ASYNCRT_TENSORMAP_INTERLEAVE_COUNT));
+
+    asyncrt_tensormap_l2_promotion l2 = ASYNCRT_TENSORMAP_L2_PROMOTION_NONE;
+    assert_true(asyncrt_tensormap_l2_promotion_parse("256b", &l2));
+    assert_int_equal(l2, ASYNCRT_TENSORMAP_L2_PROMOTION_256B);
+    assert_false(asyncrt_tensormap_l2_promotion_parse("512b", &l2));
+    assert_string_equal(asyncrt_tensormap_l2_promotion_name(ASYNCRT_TENSORMAP_L2_PROMOTION_64B), "64b");
+
+    asyncrt_tensormap_oob_fill oob = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
+    assert_true(asyncrt_tensormap_oob_fill_parse("none", &oob));
+    assert_int_equal(oob, ASYNCRT_TENSORMAP_OOB_FILL_ZERO);
+    assert_true(asyncrt_tensormap_oob_fill_parse("NaN", &oob));
+    assert_int_equal(oob, ASYNCRT_TENSORMAP_OOB_FILL_NAN);
+    assert_false(asyncrt_tensormap_oob_fill_parse("one", &oob));
+    assert_string_equal(asyncrt_tensormap_oob_fill_name(ASYNCRT_TENSORMAP_OOB_FILL_ZERO), "zero");
+
+    assert_int_equal(asyncrt_tensormap_dtype_bits(T(U8)), 8);
+    assert_int_equal(asyncrt_tensormap_dtype_bits(T(F64)), 64);
+    assert_int_equal(asyncrt_tensormap_dtype_bits(T(TF32_FTZ)), 32);
+    assert_int_equal(asyncrt_tensormap_dtype_bits(T(16U4_ALIGN16B)), 4);
+    assert_int_equal(asyncrt_tensormap_dtype_bits(T(16U6_ALIGN16B)), 6);
+    assert_int_equal(asyncrt_tensormap_dtype_bits(ASYNCRT_TENSORMAP_DTYPE_COUNT), 0);
+}
+
+/* encode explains a broken rule before it needs the driver. */
+static void test_encode_without_driver_names_the_rule(void **state)
+{
+    (void)state;
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    asyncrt_tensormap_desc d = base(2);
+    d.box_dim[0] = 10;
+    asyncrt_tensor_map map;
+    assert_status(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, asyncrt_tensormap_encode(ctx, &d, &map));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx),
+                           "box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16 when "
+                           "interleave is NONE"));
+    asyncrt_tensormap_im2col_desc c = im2col(3);
+    c.pixels_per_column = 2000;
+    assert_status(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, asyncrt_tensormap_encode_im2col(ctx, &c, &map));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "pixels_per_column (2000)"));
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tensormap_encode(ctx, NULL, &map));
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tensormap_replace_address(ctx, NULL, 0));
+    assert_status(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID,
+                  asyncrt_tensormap_replace_address(ctx, &map, 0x100008));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "address (0x100008)"));
+    asyncrt_context_destroy(ctx);
+}
+
+static void test_layout_matches_cutensormap(void **state)
+{
+    (void)state;
+    assert_int_equal(sizeof(asyncrt_tensor_map), sizeof(CUtensorMap));
+    assert_int_equal(_Alignof(asyncrt_tensor_map), _Alignof(CUtensorMap));
+}
+
+/* The GPU test's kernel compiles for sm_90 here, so syntax errors show up without a GPU. */
+static void test_tma_kernel_compiles_for_sm90(void **state)
+{
+    (void)state;
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    asyncrt_compile_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.arch = "sm_90";
+    opts.defines = tma_tile_kernel_defines;
+    opts.define_count = sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines;
+    asyncrt_program *program = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "tma_tile_kernel.cu", tma_tile_kernel_source, &opts,
+                                           &program));
+    size_t size = 0;
+    assert_non_null(asyncrt_program_image(program, &size));
+    assert_true(size > 0);
+    asyncrt_program_destroy(program);
+    asyncrt_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_base_is_valid_for_every_rank),
+        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_rank),
+        cmocka_unit_test(test_address),
+        cmocka_unit_test(test_global_dim),
+        cmocka_unit_test(test_global_stride),
+        cmocka_unit_test(test_stride_consistency),
+        cmocka_unit_test(test_box_dim),
+        cmocka_unit_test(test_element_stride),
+        cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_packed_types),
+        cmocka_unit_test(test_oob_fill),
+        cmocka_unit_test(test_sm_rules),
+        cmocka_unit_test(test_im2col),
+        cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_describe_dense),
+        cmocka_unit_test(test_widest_swizzle),
+        cmocka_unit_test(test_box_bytes),
+        cmocka_unit_test(test_dump),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_encode_without_driver_names_the_rule),
+        cmocka_unit_test(test_layout_matches_cutensormap),
+        cmocka_unit_test(test_tma_kernel_compiles_for_sm90),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
