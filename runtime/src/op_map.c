@@ -68,6 +68,7 @@ const char *asyncrt_map_path_name(asyncrt_map_path path)
 asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->path; }
 const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->program; }
 const char *asyncrt_map_source(const asyncrt_map *map) { return map->source; }
+size_t asyncrt_map_tile_elements(const asyncrt_map *map) { return (size_t)map->tile * map->pack; }
 
 /* ---- validation ---------------------------------------------------------- */
 

@@ -83,6 +83,9 @@ asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map);
 const asyncrt_program *asyncrt_map_program(const asyncrt_map *map);
 /* The generated CUDA source, owned by the map. */
 const char *asyncrt_map_source(const asyncrt_map *map);
+/* Elements per tile of the body (the unit a CTA moves per stage), for tests
+ * that aim at tile boundaries. */
+size_t asyncrt_map_tile_elements(const asyncrt_map *map);
 
 /* Runs the map over n elements on `stream`. inputs[k] and outputs[k] are
  * device pointers, each aligned to its dtype's size; outputs must not overlap

@@ -1,0 +1,169 @@
+/* The map op without a GPU: validation, path choice against the target, and
+ * compile errors that point into the user's expression. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+static int setup(void **state)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    *state = ctx;
+    unsetenv("ASYNCRT_PATH");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    asyncrt_context_destroy(*state);
+    unsetenv("ASYNCRT_PATH");
+    return 0;
+}
+
+static const asyncrt_map_arg k_x = {"x", ASYNCRT_F32}, k_y = {"y", ASYNCRT_F32};
+static const asyncrt_map_arg k_ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
+
+static asyncrt_map_desc axpy(const char *expression, asyncrt_map_path path, const char *arch)
+{
+    asyncrt_map_desc d = {.inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
+                          .scalars = k_ab, .scalar_count = 2, .expression = expression,
+                          .path = path, .arch = arch};
+    return d;
+}
+
+static void a_typo_names_the_expression_line(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_map *m = NULL;
+    asyncrt_map_desc d = axpy("y = a * xx + b;", ASYNCRT_PATH_LDGSTS, "sm_80");
+    assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_map_create(ctx, &d, &m));
+    assert_null(m);
+    const char *msg = asyncrt_context_last_error(ctx);
+    if (!strstr(msg, "map expression(1): error: identifier \"xx\" is undefined"))
+        fail_msg("message does not point into the expression:\n%s", msg);
+
+    d = axpy("float t = a * x;\ny = t + bb;", ASYNCRT_PATH_TMA, "sm_90");
+    assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_map_create(ctx, &d, &m));
+    msg = asyncrt_context_last_error(ctx);
+    if (!strstr(msg, "map expression(2): error: identifier \"bb\" is undefined"))
+        fail_msg("message does not name line 2 of the expression:\n%s", msg);
+}
+
+static void auto_follows_the_target_without_a_device(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const struct {
+        const char *arch;
+        asyncrt_map_path path;
+    } cases[] = {{"sm_90", ASYNCRT_PATH_TMA}, {"compute_90a", ASYNCRT_PATH_TMA},
+                 {"sm_80", ASYNCRT_PATH_LDGSTS}, {"compute_89", ASYNCRT_PATH_LDGSTS},
+                 {"sm_75", ASYNCRT_PATH_PLAIN}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        asyncrt_map *m = NULL;
+        asyncrt_map_desc d = axpy("y = a * x + b;", ASYNCRT_PATH_AUTO, cases[i].arch);
+        asyncrt_status s = asyncrt_map_create(ctx, &d, &m);
+        if (s == ASYNCRT_ERROR_UNSUPPORTED_ARCH) continue; /* this NVRTC dropped the arch */
+        assert_ok(ctx, s);
+        assert_int_equal(asyncrt_map_path_of(m), cases[i].path);
+        assert_true(asyncrt_map_tile_elements(m) > 0);
+        /* Compiled, but there is no device to launch on. */
+        asyncrt_deviceptr p = 16;
+        float a = 1, b = 2;
+        const void *sc[] = {&a, &b};
+        assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_map_launch(m, 4, &p, &p, sc, NULL));
+        asyncrt_map_destroy(m);
+    }
+}
+
+static void env_forces_a_path_and_a_forced_path_must_fit_the_target(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_map *m = NULL;
+    asyncrt_map_desc d = axpy("y = a * x + b;", ASYNCRT_PATH_AUTO, "sm_90");
+    setenv("ASYNCRT_PATH", "plain", 1);
+    assert_ok(ctx, asyncrt_map_create(ctx, &d, &m));
+    assert_int_equal(asyncrt_map_path_of(m), ASYNCRT_PATH_PLAIN);
+    asyncrt_map_destroy(m);
+
+    d.path = ASYNCRT_PATH_LDGSTS; /* the API option beats the environment */
+    assert_ok(ctx, asyncrt_map_create(ctx, &d, &m));
+    assert_int_equal(asyncrt_map_path_of(m), ASYNCRT_PATH_LDGSTS);
+    asyncrt_map_destroy(m);
+
+    setenv("ASYNCRT_PATH", "tma", 1);
+    d = axpy("y = a * x + b;", ASYNCRT_PATH_AUTO, "compute_80");
+    assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "needs sm_90"));
+
+    setenv("ASYNCRT_PATH", "fast", 1);
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "'fast'"));
+    unsetenv("ASYNCRT_PATH");
+
+    d = axpy("y = a * x + b;", ASYNCRT_PATH_LDGSTS, "sm_75");
+    assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "needs sm_80"));
+    assert_null(m);
+}
+
+static void bad_descriptions_are_refused_with_the_reason(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_map *m = NULL;
+    asyncrt_map_desc d = axpy("", ASYNCRT_PATH_PLAIN, "sm_80");
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "empty"));
+
+    asyncrt_map_arg bad = {"2x", ASYNCRT_F32};
+    d = axpy("y = x;", ASYNCRT_PATH_PLAIN, "sm_80");
+    d.inputs = &bad;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "'2x'"));
+
+    asyncrt_map_arg reserved = {"asyncrt_x", ASYNCRT_F32};
+    d.inputs = &reserved;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+
+    asyncrt_map_arg twice = {"y", ASYNCRT_F32};
+    d.inputs = &twice;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "'y' is used twice"));
+
+    asyncrt_map_arg odd = {"x", (asyncrt_dtype)99};
+    d.inputs = &odd;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "dtype 99"));
+
+    d = axpy("y = x;", ASYNCRT_PATH_PLAIN, "sm_80");
+    d.input_count = 0;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    d = axpy("y = x;", (asyncrt_map_path)7, "sm_80");
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    d = axpy("y = x;", ASYNCRT_PATH_AUTO, NULL); /* auto needs a device */
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_map_create(ctx, &d, &m));
+    assert_null(m);
+}
+
+static void names_and_sizes(void **state)
+{
+    (void)state;
+    assert_string_equal(asyncrt_dtype_name(ASYNCRT_BF16), "bf16");
+    assert_int_equal(asyncrt_dtype_size(ASYNCRT_F64), 8);
+    assert_int_equal(asyncrt_dtype_size(ASYNCRT_F16), 2);
+    assert_null(asyncrt_dtype_name(ASYNCRT_DTYPE_COUNT));
+    assert_string_equal(asyncrt_map_path_name(ASYNCRT_PATH_LDGSTS), "ldgsts");
+    assert_null(asyncrt_map_path_name((asyncrt_map_path)9));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_typo_names_the_expression_line),
+        cmocka_unit_test(auto_follows_the_target_without_a_device),
+        cmocka_unit_test(env_forces_a_path_and_a_forced_path_must_fit_the_target),
+        cmocka_unit_test(bad_descriptions_are_refused_with_the_reason),
+        cmocka_unit_test(names_and_sizes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
