@@ -1,0 +1,186 @@
+/* Timing with CUDA events (device time, median of repeats) and, for launch
+ * overhead, the host's monotonic clock. */
+#include "measure.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "context.h" /* the driver table, for a bare cuLaunchKernelEx */
+#include "driver.h"
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef asyncrt_status (*run_fn)(void *arg);
+
+/* Warm-up runs, then `repeats` timed ones; the median. */
+static asyncrt_status timed(asyncrt_context *ctx, const bench_settings *s, run_fn run, void *arg, double *ms)
+{
+    asyncrt_timer *t = NULL;
+    double *samples = calloc((size_t)s->repeats, sizeof *samples);
+    asyncrt_status st = samples ? asyncrt_timer_create(ctx, &t) : ASYNCRT_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; st == ASYNCRT_SUCCESS && i < s->warmup; i++) st = run(arg);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_synchronize(ctx);
+    for (int i = 0; st == ASYNCRT_SUCCESS && i < s->repeats; i++) {
+        float elapsed = 0;
+        if ((st = asyncrt_timer_start(t, NULL)) || (st = run(arg)) || (st = asyncrt_timer_stop(t, NULL)) ||
+            (st = asyncrt_timer_elapsed_ms(t, &elapsed)))
+            break;
+        samples[i] = elapsed;
+    }
+    if (st == ASYNCRT_SUCCESS) {
+        qsort(samples, (size_t)s->repeats, sizeof *samples, compare_double);
+        int r = s->repeats;
+        *ms = r % 2 ? samples[r / 2] : (samples[r / 2 - 1] + samples[r / 2]) / 2;
+    }
+    asyncrt_timer_destroy(t);
+    free(samples);
+    return st;
+}
+
+typedef struct copy_arg {
+    asyncrt_context *ctx;
+    asyncrt_deviceptr dst, src;
+    size_t bytes;
+} copy_arg;
+
+static asyncrt_status run_copy(void *arg)
+{
+    copy_arg *a = arg;
+    return asyncrt_memory_copy(a->ctx, a->dst, a->src, a->bytes, NULL);
+}
+
+asyncrt_status bench_copy(asyncrt_context *ctx, const bench_settings *s, asyncrt_deviceptr dst,
+                          asyncrt_deviceptr src, size_t bytes, double *ms)
+{
+    copy_arg a = {ctx, dst, src, bytes};
+    return timed(ctx, s, run_copy, &a, ms);
+}
+
+typedef struct map_arg {
+    asyncrt_map *map;
+    size_t n;
+    const asyncrt_deviceptr *inputs, *outputs;
+    const void *const *scalars;
+} map_arg;
+
+static asyncrt_status run_map(void *arg)
+{
+    map_arg *a = arg;
+    return asyncrt_map_launch(a->map, a->n, a->inputs, a->outputs, a->scalars, NULL);
+}
+
+asyncrt_status bench_map(asyncrt_context *ctx, const bench_settings *s, asyncrt_map *map, size_t n,
+                         const asyncrt_deviceptr *inputs, const asyncrt_deviceptr *outputs,
+                         const void *const *scalars, double *ms)
+{
+    map_arg a = {map, n, inputs, outputs, scalars};
+    return timed(ctx, s, run_map, &a, ms);
+}
+
+/* ---- JIT and launch costs ------------------------------------------------ */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const asyncrt_map_arg k_x = {"x", ASYNCRT_F32}, k_y = {"y", ASYNCRT_F32};
+static const asyncrt_map_arg k_ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
+
+static asyncrt_status timed_create(asyncrt_context *ctx, double *ms, asyncrt_map **out)
+{
+    asyncrt_map_desc d = {.inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
+                          .scalars = k_ab, .scalar_count = 2, .expression = "y = a * x + b;"};
+    double start = now_ms();
+    asyncrt_status s = asyncrt_map_create(ctx, &d, out);
+    *ms = now_ms() - start;
+    return s;
+}
+
+/* A fresh context on device `ordinal` with the disk cache in `dir`. */
+static asyncrt_status open_with_cache(int ordinal, const char *dir, asyncrt_context **out)
+{
+    asyncrt_status s = asyncrt_context_create(out);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_context_set_cache_dir(*out, dir);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_context_open_device(*out, ordinal);
+    return s;
+}
+
+#define LAUNCHES 20000
+
+asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out)
+{
+    memset(out, 0, sizeof *out);
+    char dir[] = "/tmp/asyncrt-bench-XXXXXX";
+    if (!mkdtemp(dir)) return asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
+    asyncrt_context *cold = NULL, *warm = NULL;
+    asyncrt_map *m1 = NULL, *m2 = NULL, *m3 = NULL;
+    asyncrt_module *module = NULL;
+    asyncrt_kernel *kernel = NULL;
+    asyncrt_status s = open_with_cache(ordinal, dir, &cold);
+    if (s == ASYNCRT_SUCCESS) s = timed_create(cold, &out->cold_ms, &m1);
+    if (s == ASYNCRT_SUCCESS) s = open_with_cache(ordinal, dir, &warm);
+    if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->disk_ms, &m2);
+    if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->memory_ms, &m3);
+    if (s != ASYNCRT_SUCCESS)
+        asyncrt_fail(ctx, s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
+
+    /* Launch overhead: host time to enqueue an empty kernel. */
+    if (s == ASYNCRT_SUCCESS)
+        s = asyncrt_module_build(ctx, "empty.cu", "extern \"C\" __global__ void empty(int) {}", NULL, &module);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_module_get_kernel(module, "empty", &kernel);
+    int value = 0;
+    void *args[] = {&value};
+    size_t sizes[] = {sizeof value};
+    asyncrt_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+    CUlaunchConfig bare = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+                           .blockDimZ = 1};
+    for (int round = 0; s == ASYNCRT_SUCCESS && round < 2; round++) { /* round 0 warms up */
+        double t0 = now_ms();
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCHES; i++) {
+            CUresult r = ctx->drv->cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
+            if (r != CUDA_SUCCESS) s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx", "empty kernel");
+        }
+        double t1 = now_ms();
+        if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
+        double t2 = now_ms();
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCHES; i++) s = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 1);
+        double t3 = now_ms();
+        if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
+        out->bare_launch_us = (t1 - t0) * 1e3 / LAUNCHES;
+        out->launch_us = (t3 - t2) * 1e3 / LAUNCHES;
+    }
+    /* And a map launch over one element, which adds the head/grid planning. */
+    asyncrt_deviceptr buf = 0;
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_alloc(ctx, 256, &buf);
+    float a = 1, b = 0;
+    const void *scalars[] = {&a, &b};
+    for (int round = 0; s == ASYNCRT_SUCCESS && round < 2; round++) {
+        double t0 = now_ms();
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCHES; i++)
+            if ((s = asyncrt_map_launch(m1, 1, &buf, &buf, scalars, NULL)))
+                asyncrt_fail(ctx, s, "map launch: %s", asyncrt_context_last_error(cold));
+        double t1 = now_ms();
+        if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
+        out->map_launch_us = (t1 - t0) * 1e3 / LAUNCHES;
+    }
+    asyncrt_memory_free(ctx, buf);
+    asyncrt_module_destroy(module);
+    asyncrt_map_destroy(m1);
+    asyncrt_map_destroy(m2);
+    asyncrt_map_destroy(m3);
+    asyncrt_context_destroy(cold);
+    asyncrt_context_destroy(warm);
+    /* The cache entries the cold run wrote. */
+    char *cmd = asyncrt_format("rm -rf '%s'", dir);
+    if (cmd && system(cmd) != 0) asyncrt_log(ctx, 1, "could not remove %s", dir);
+    free(cmd);
+    return s;
+}
