@@ -11,6 +11,15 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
+# The driver is opened at run time, never linked: no libcuda in the library.
+file(GLOB_RECURSE libs ${prefix}/lib*/libasyncrt.so)
+foreach(lib IN LISTS libs)
+  run(readelf -d ${lib})
+  if(last_output MATCHES "libcuda")
+    message(FATAL_ERROR "${lib} links libcuda:\n${last_output}")
+  endif()
+endforeach()
+
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/cmake-consumer -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-consumer)
 run(${WORK_DIR}/cmake-consumer/consumer)
