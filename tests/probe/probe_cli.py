@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Runs asyncrt-probe and checks what it prints and returns.
+
+usage: probe_cli.py TOOL arch-matrix | no-driver | no-device | usage | gpu
+"""
+import json
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def run(tool, *args, env=None):
+    return subprocess.run([tool, *args], capture_output=True, text=True, env=env, timeout=600)
+
+
+def fail(msg, p=None):
+    if p is not None:
+        msg += f"\n--- rc {p.returncode}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}"
+    sys.exit(msg)
+
+
+def arch_matrix(tool):
+    p = run(tool, "--arch-matrix", "--json")
+    if p.returncode != 0:
+        fail("--arch-matrix failed", p)
+    doc = json.loads(p.stdout)
+    m = doc["arch_matrix"]
+    if doc["devices"] != []:
+        fail("--arch-matrix alone must probe no device", p)
+    for arch in ("sm_80", "sm_90", "sm_90a"):
+        if arch not in m["archs"]:
+            fail(f"{arch} missing from {m['archs']}")
+    f = m["features"]
+    want = {
+        ("ldgsts", "sm_80"): True, ("mbarrier", "sm_80"): True,
+        ("tma_tile", "sm_80"): False, ("mbarrier_tx", "sm_80"): False, ("clusters", "sm_80"): False,
+        ("ldgsts", "sm_90"): True, ("tma_tile", "sm_90"): True, ("tma_im2col", "sm_90"): True,
+        ("bulk_copy", "sm_90"): True, ("cluster_multicast", "sm_90"): True, ("dsmem", "sm_90"): True,
+        ("sm90a", "sm_90"): False, ("sm90a", "sm_90a"): True,
+    }
+    if "sm_100a" in m["archs"]:
+        want.update({("sm100a", "sm_100a"): True, ("sm100a", "sm_100"): False, ("sm90a", "sm_100a"): False})
+    if "sm_75" in m["archs"]:
+        want[("ldgsts", "sm_75")] = False
+    for (feature, arch), expected in want.items():
+        if f[feature][arch] is not expected:
+            fail(f"{feature} on {arch}: {f[feature][arch]}, expected {expected}")
+    for feature, row in f.items():
+        if set(row) != set(m["archs"]):
+            fail(f"{feature} lacks some archs: {sorted(row)}")
+    # the table form says the same
+    t = run(tool, "--arch-matrix")
+    if t.returncode != 0 or "compiles for" not in t.stdout or "sm_90a" not in t.stdout:
+        fail("--arch-matrix table", t)
+
+
+def no_device_like(tool, expected_rc, what):
+    p = run(tool)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != expected_rc or len(lines) != 1 or what not in lines[0] or p.stdout:
+        fail(f"expected exit {expected_rc} and one line on stderr saying '{what}'", p)
+    q = run(tool, "--json", "--check")
+    if q.returncode != expected_rc:
+        fail(f"--json --check: expected exit {expected_rc}", q)
+
+
+def usage(tool):
+    p = run(tool, "--help")
+    if p.returncode != 0 or "exit codes" not in p.stdout or "--arch-matrix" not in p.stdout:
+        fail("--help", p)
+    for bad in (["--bogus"], ["--device"], ["--device", "x"], ["--device", "-1"]):
+        q = run(tool, *bad)
+        if q.returncode != 2 or not q.stderr.strip():
+            fail(f"{bad} should be a usage error (exit 2)", q)
+
+
+def gpu(tool):
+    p = run(tool, "--check", "--bench", "--json")
+    if p.returncode in (3, 4):
+        print(p.stderr.strip())
+        sys.exit(SKIP)
+    doc = json.loads(p.stdout)
+    for d in doc["devices"]:
+        for key, f in d["features"].items():
+            if f["status"] not in ("verified", "no"):
+                fail(f"device {d['ordinal']}: {key} is {f['status']}: {f['reason']}", p)
+        cc = d["compute_capability"]
+        if (cc["major"], cc["minor"]) == (9, 0):
+            lacking = [k for k, f in d["features"].items() if f["status"] != "verified" and k != "sm100a"]
+            if lacking:
+                fail(f"an sm_90 device must verify everything but sm100a; not: {lacking}", p)
+        if d["bench"]["d2d_gbs"] is None or d["bench"]["paths"]["plain"] is None:
+            fail("bench missing", p)
+    if p.returncode != 0:
+        fail("--check --bench failed", p)
+    print(run(tool, "--check", "--bench").stdout)
+
+
+def main():
+    tool, mode = sys.argv[1], sys.argv[2]
+    if mode == "arch-matrix":
+        arch_matrix(tool)
+    elif mode == "no-driver":
+        no_device_like(tool, 3, "driver")
+    elif mode == "no-device":
+        no_device_like(tool, 4, "device")
+    elif mode == "usage":
+        usage(tool)
+    elif mode == "gpu":
+        gpu(tool)
+    else:
+        fail(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+/* Probing every device, each in its own context when kernels must run. */
+#include "devices.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "check.h"
+
+static int fail(asyncrt_context *ctx, int code, const char *what)
+{
+    const char *msg = asyncrt_context_last_error(ctx);
+    /* The runtime's message already says what is missing where `what` is NULL. */
+    fprintf(stderr, "asyncrt-probe: %s%s%.*s\n", what ? what : "", what ? ": " : "", (int)strcspn(msg, "\n"), msg);
+    return code;
+}
+
+static int exit_code_for(asyncrt_status s)
+{
+    return s == ASYNCRT_ERROR_NO_DRIVER   ? PROBE_EXIT_NO_DRIVER
+           : s == ASYNCRT_ERROR_NO_DEVICE ? PROBE_EXIT_NO_DEVICE
+                                          : PROBE_EXIT_ERROR;
+}
+
+/* --check and --bench need kernels to run: a context with the device open. */
+static int run_on_device(probe_device_report *d, bool check, bool bench)
+{
+    asyncrt_context *ctx = NULL;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "asyncrt-probe: out of memory\n");
+        return PROBE_EXIT_ERROR;
+    }
+    asyncrt_status s = asyncrt_context_open_device(ctx, d->info.ordinal);
+    if (s != ASYNCRT_SUCCESS) {
+        int code = fail(ctx, exit_code_for(s), "cannot open the device");
+        asyncrt_context_destroy(ctx);
+        return code;
+    }
+    probe_check_device(ctx, &d->info, check, d->features);
+    if (bench) probe_bench_device(ctx, &d->info, &d->bench);
+    asyncrt_context_destroy(ctx);
+    return PROBE_EXIT_OK;
+}
+
+int probe_collect_devices(asyncrt_context *ctx, int only, bool check, bool bench, probe_report *r)
+{
+    int count = 0;
+    asyncrt_status s = asyncrt_device_count(ctx, &count);
+    if (s == ASYNCRT_ERROR_NO_DRIVER) return fail(ctx, PROBE_EXIT_NO_DRIVER, NULL);
+    if (s != ASYNCRT_SUCCESS) return fail(ctx, exit_code_for(s), "cannot count the devices");
+    if (count == 0) {
+        fprintf(stderr, "asyncrt-probe: no CUDA device: the driver reports none\n");
+        return PROBE_EXIT_NO_DEVICE;
+    }
+    if (only >= count) {
+        fprintf(stderr, "asyncrt-probe: no device %d: the driver reports %d (valid: 0..%d)\n", only, count,
+                count - 1);
+        return PROBE_EXIT_NO_DEVICE;
+    }
+    int first = only >= 0 ? only : 0, n = only >= 0 ? 1 : count;
+    r->devices = calloc((size_t)n, sizeof *r->devices);
+    if (!r->devices) {
+        fprintf(stderr, "asyncrt-probe: out of memory\n");
+        return PROBE_EXIT_ERROR;
+    }
+    for (int i = 0; i < n; i++) {
+        probe_device_report *d = &r->devices[r->device_count];
+        if ((s = asyncrt_device_probe(ctx, first + i, &d->info)) != ASYNCRT_SUCCESS)
+            return fail(ctx, exit_code_for(s), "device probe failed");
+        r->device_count++;
+        if (check || bench) {
+            int code = run_on_device(d, check, bench);
+            if (code != PROBE_EXIT_OK) return code;
+        } else {
+            probe_check_device(ctx, &d->info, false, d->features);
+        }
+    }
+    return PROBE_EXIT_OK;
+}
+
+int probe_report_exit_code(const probe_report *r)
+{
+    for (size_t i = 0; i < r->device_count; i++) {
+        const probe_device_report *d = &r->devices[i];
+        for (int f = 0; f < PROBE_FEATURE_COUNT; f++)
+            if (d->features[f].status == PROBE_STATUS_FAILED) return PROBE_EXIT_FAILED;
+        if (r->benched && d->bench.error[0]) return PROBE_EXIT_FAILED;
+        for (int p = 0; r->benched && p < PROBE_BENCH_PATH_COUNT; p++)
+            if (d->bench.paths[p].error[0]) return PROBE_EXIT_FAILED;
+    }
+    return PROBE_EXIT_OK;
+}

@@ -1,0 +1,112 @@
+/* asyncrt-probe: what each device can do with asynchronous data movement,
+ * proven with tiny kernels (--check), measured (--bench), and what each arch
+ * can compile (--arch-matrix). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch_matrix.h"
+#include "devices.h"
+#include "output.h"
+
+static const char usage[] =
+    "usage: asyncrt-probe [--check] [--bench] [--arch-matrix] [--json] [--device N]\n"
+    "\n"
+    "Prints each device's attributes and which asynchronous data-movement features\n"
+    "it has (LDGSTS, mbarrier, transaction counts, bulk copies, TMA tile and im2col,\n"
+    "clusters, multicast, distributed shared memory, sm_90a, sm_100a), with the arch\n"
+    "each needs.\n"
+    "\n"
+    "  --check        run a tiny kernel for every feature the device should have and\n"
+    "                 verify its result: yes (verified) / FAILED: reason\n"
+    "  --bench        copy bandwidth of the plain, LDGSTS and TMA paths as %% of a\n"
+    "                 cuMemcpyDtoD ceiling (a few seconds per device)\n"
+    "  --arch-matrix  which feature's kernel compiles for which arch NVRTC supports;\n"
+    "                 needs no driver or GPU, and alone it probes no device\n"
+    "  --json         one JSON document instead of tables (keys: tools/probe/README.md)\n"
+    "  --device N     only device N\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "exit codes:\n"
+    "  0  success\n"
+    "  1  a --check feature FAILED or a --bench path failed\n"
+    "  2  bad usage\n"
+    "  3  no CUDA driver (the reason is printed on stderr)\n"
+    "  4  no CUDA device, or no device N\n"
+    "  5  another error (a driver call, NVRTC, memory)\n";
+
+typedef struct options {
+    bool check, bench, arch_matrix, json;
+    int device; /* -1: all */
+} options;
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){.device = -1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--check")) {
+            o->check = true;
+        } else if (!strcmp(a, "--bench")) {
+            o->bench = true;
+        } else if (!strcmp(a, "--arch-matrix")) {
+            o->arch_matrix = true;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--device")) {
+            char *end = NULL;
+            long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+            if (i + 1 >= argc || *argv[i + 1] == '\0' || *end != '\0' || n < 0 || n > 1 << 20) {
+                fprintf(stderr, "asyncrt-probe: --device needs a device ordinal (0, 1, ...)\n");
+                return PROBE_EXIT_USAGE;
+            }
+            o->device = (int)n;
+            i++;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            exit(PROBE_EXIT_OK);
+        } else {
+            fprintf(stderr, "asyncrt-probe: unknown option '%s' (see --help)\n", a);
+            return PROBE_EXIT_USAGE;
+        }
+    }
+    return PROBE_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int code = parse(argc, argv, &o);
+    if (code != PROBE_EXIT_OK) return code;
+    asyncrt_context *ctx = NULL;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "asyncrt-probe: out of memory\n");
+        return PROBE_EXIT_ERROR;
+    }
+    probe_report r = {.nvrtc_version = asyncrt_nvrtc_version(), .checked = o.check, .benched = o.bench};
+    probe_arch_matrix *matrix = NULL;
+    if (o.arch_matrix) {
+        if (!(matrix = malloc(sizeof *matrix))) {
+            fprintf(stderr, "asyncrt-probe: out of memory\n");
+            code = PROBE_EXIT_ERROR;
+        } else if (probe_arch_matrix_build(ctx, matrix) != ASYNCRT_SUCCESS) {
+            fprintf(stderr, "asyncrt-probe: arch matrix: %s\n", asyncrt_context_last_error(ctx));
+            code = PROBE_EXIT_ERROR;
+        }
+        r.arch_matrix = matrix;
+    }
+    /* --arch-matrix alone needs no driver, so it probes no device. */
+    bool devices = !o.arch_matrix || o.check || o.bench || o.device >= 0;
+    if (code == PROBE_EXIT_OK && devices) code = probe_collect_devices(ctx, o.device, o.check, o.bench, &r);
+    if (code == PROBE_EXIT_OK) {
+        if (o.json)
+            probe_write_json(stdout, &r);
+        else
+            probe_write_text(stdout, &r);
+        code = probe_report_exit_code(&r);
+    }
+    free(r.devices);
+    free(matrix);
+    asyncrt_context_destroy(ctx);
+    return code;
+}

@@ -1,0 +1,71 @@
+/* Everything asyncrt-probe found, filled by the probing steps and read by
+ * the text and JSON writers (which is what the tests feed with fake data). */
+#ifndef ASYNCRT_PROBE_REPORT_H
+#define ASYNCRT_PROBE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "asyncrt/runtime.h"
+#include "feature_table.h"
+
+typedef enum probe_status {
+    PROBE_STATUS_NO,           /* the device lacks it; never attempted */
+    PROBE_STATUS_NOT_VERIFIED, /* the device should have it; --check not asked */
+    PROBE_STATUS_VERIFIED,     /* its kernel ran and its result was right */
+    PROBE_STATUS_FAILED        /* its kernel did not build, run or verify: see reason */
+} probe_status;
+
+typedef struct probe_feature_result {
+    probe_status status;
+    char reason[512]; /* only for PROBE_STATUS_FAILED */
+} probe_feature_result;
+
+typedef enum probe_bench_path { PROBE_BENCH_PLAIN, PROBE_BENCH_LDGSTS, PROBE_BENCH_TMA, PROBE_BENCH_PATH_COUNT } probe_bench_path;
+
+typedef struct probe_bench_result {
+    bool ran;         /* false: the device lacks the path, or it failed (error says) */
+    double gbs;       /* read + write bytes per second / 1e9, median run */
+    double percent;   /* of the D2D copy ceiling */
+    char error[256];
+} probe_bench_result;
+
+typedef struct probe_bench {
+    bool ran;
+    size_t bytes;     /* copied per run */
+    int runs;         /* timed runs per path, after warm-up */
+    double d2d_gbs;   /* cuMemcpyDtoD ceiling, median run */
+    probe_bench_result paths[PROBE_BENCH_PATH_COUNT];
+    char error[256];  /* set when the whole bench failed */
+} probe_bench;
+
+typedef struct probe_device_report {
+    asyncrt_device_info info;
+    probe_feature_result features[PROBE_FEATURE_COUNT];
+    probe_bench bench;
+} probe_device_report;
+
+#define PROBE_MAX_ARCHS 32
+
+typedef struct probe_arch_matrix {
+    size_t arch_count;
+    char archs[PROBE_MAX_ARCHS][16];                  /* "sm_80", ..., "sm_90a", "sm_100a" */
+    bool compiles[PROBE_FEATURE_COUNT][PROBE_MAX_ARCHS];
+} probe_arch_matrix;
+
+typedef struct probe_report {
+    int nvrtc_version;
+    bool checked;               /* --check */
+    bool benched;               /* --bench */
+    size_t device_count;
+    probe_device_report *devices;
+    const probe_arch_matrix *arch_matrix; /* NULL unless --arch-matrix */
+} probe_report;
+
+const char *probe_bench_path_key(probe_bench_path path);   /* "plain", "ldgsts", "tma" */
+const char *probe_status_key(probe_status status);         /* "no", "not_verified", "verified", "failed" */
+
+/* "9.0", "13.0" from 13000: for people. */
+void probe_format_version(int version, char *buf, size_t size);
+
+#endif
