@@ -9,6 +9,7 @@
 #include "asyncrt/ops.h"
 #include "arch.h"
 #include "context.h"
+#include "op_util.h"
 
 #define MAP_MAX_INPUTS 16
 #define MAP_MAX_OUTPUTS 16
@@ -114,39 +115,6 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
     return ASYNCRT_SUCCESS;
 }
 
-static asyncrt_status parse_path(asyncrt_context *ctx, const char *text, asyncrt_map_path *out)
-{
-    for (int p = ASYNCRT_PATH_AUTO; p <= ASYNCRT_PATH_PLAIN; p++)
-        if (strcmp(text, path_names[p]) == 0) {
-            *out = (asyncrt_map_path)p;
-            return ASYNCRT_SUCCESS;
-        }
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
-                        "ASYNCRT_PATH='%s' is not a map path; use tma, ldgsts, plain or auto", text);
-}
-
-/* The path for the target, or UNSUPPORTED when a forced one cannot run. */
-static asyncrt_status choose_path(asyncrt_context *ctx, asyncrt_map_path wanted, const asyncrt_arch *arch,
-                                  const char *arch_name, asyncrt_map_path *out)
-{
-    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
-    int cc = dev ? dev->cc_major * 10 + dev->cc_minor : arch->number;
-    int target = arch->number < cc ? arch->number : cc;
-    if (wanted == ASYNCRT_PATH_AUTO)
-        wanted = target >= 90 ? ASYNCRT_PATH_TMA : target >= 80 ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_PLAIN;
-    int need = wanted == ASYNCRT_PATH_TMA ? 90 : wanted == ASYNCRT_PATH_LDGSTS ? 80 : 0;
-    if (arch->number < need)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
-                            "map: the %s path needs sm_%d or newer, but the target is %s",
-                            path_names[wanted], need, arch_name);
-    if (dev && cc < need)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
-                            "map: the %s path needs sm_%d or newer, but device %d (%s) is sm_%d",
-                            path_names[wanted], need, dev->ordinal, dev->name, cc);
-    *out = wanted;
-    return ASYNCRT_SUCCESS;
-}
-
 /* Tile and stage sizes from the shared memory one CTA may use when
  * MAP_CTAS_PER_SM share an SM. */
 static void plan(asyncrt_map *m, size_t in_vec_total, const asyncrt_device_info *dev)
@@ -179,47 +147,9 @@ static void plan(asyncrt_map *m, size_t in_vec_total, const asyncrt_device_info 
 
 /* ---- source generation ---------------------------------------------------- */
 
-typedef struct strbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(strbuf *b, const char *fmt, ...)
-{
-    if (b->failed) return;
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = asyncrt_vformat(fmt, ap);
-    va_end(ap);
-    size_t n = s ? strlen(s) : 0;
-    if (s && b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *grown = realloc(b->data, cap);
-        if (grown) {
-            b->data = grown;
-            b->cap = cap;
-        } else {
-            free(s);
-            s = NULL;
-        }
-    }
-    if (!s) {
-        b->failed = true;
-        return;
-    }
-    memcpy(b->data + b->len, s, n + 1);
-    b->len += n;
-    free(s);
-}
-
-static unsigned sb_lines(const strbuf *b)
-{
-    unsigned lines = 1;
-    for (size_t i = 0; i < b->len; i++) lines += b->data[i] == '\n';
-    return lines;
-}
+typedef asyncrt_strbuf strbuf;
+#define sb_printf asyncrt_sb_printf
+#define sb_lines asyncrt_sb_lines
 
 static void scalar_decls(strbuf *b, const asyncrt_map_desc *d)
 {
@@ -344,22 +274,16 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
         return s;
     if (!d->expression || !*d->expression)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
-    if ((unsigned)d->path > ASYNCRT_PATH_PLAIN)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
-                            "map: path %d is not an asyncrt_map_path", (int)d->path);
-
-    asyncrt_map_path wanted = d->path;
-    const char *env = getenv("ASYNCRT_PATH");
-    if (wanted == ASYNCRT_PATH_AUTO && env && *env && (s = parse_path(ctx, env, &wanted))) return s;
     asyncrt_arch arch;
-    if ((s = asyncrt_arch_resolve(ctx, d->arch, &arch))) return s;
     char arch_name[32];
-    asyncrt_arch_format(&arch, arch_name, sizeof arch_name);
+    asyncrt_map_path path;
+    if ((s = asyncrt_op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
+        return s;
 
     asyncrt_map *m = calloc(1, sizeof *m);
     if (!m) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
     m->ctx = ctx;
-    if ((s = choose_path(ctx, wanted, &arch, arch_name, &m->path))) goto fail;
+    m->path = path;
 
     /* A pack is 16 bytes of the smallest element, so every array moves in
      * whole 16-byte vectors. */

@@ -1,0 +1,31 @@
+/* Pieces the built-in ops (op_map.c, op_tile.c) share: choosing the path
+ * (TMA, LDGSTS, plain) for a target and device, and a growable string for
+ * generating kernel sources. */
+#ifndef ASYNCRT_OP_UTIL_H
+#define ASYNCRT_OP_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "asyncrt/ops.h"
+#include "arch.h"
+
+/* Resolves the target (`arch_text`: NULL/"auto" or explicit) and the path:
+ * AUTO defers to $ASYNCRT_PATH, then to the target (TMA on sm_90+, LDGSTS on
+ * sm_80+, else plain). A path the target or the open device cannot run gives
+ * ASYNCRT_ERROR_UNSUPPORTED; `op` names the op in messages. */
+asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_map_path wanted,
+                                 const char *arch_text, asyncrt_arch *arch, char *arch_name,
+                                 size_t arch_name_size, asyncrt_map_path *out);
+
+typedef struct asyncrt_strbuf {
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed: data is incomplete */
+} asyncrt_strbuf;
+
+void asyncrt_sb_printf(asyncrt_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The number of the line the next character goes on. */
+unsigned asyncrt_sb_lines(const asyncrt_strbuf *b);
+
+#endif
