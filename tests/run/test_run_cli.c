@@ -1,0 +1,519 @@
+/* asyncrt-run's command line, kernel scan and value conversions: every form,
+ * and malformed input getting a message and the usage exit code. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffers.h"
+#include "check.h"
+#include "cli.h"
+#include "scan.h"
+#include "test_support.h"
+#include "tmap.h"
+
+static run_cli cli;
+static char err[2048];
+
+/* Parses a NULL-terminated list after "asyncrt-run". */
+static int parse_list(const char *const *words)
+{
+    char *argv[64] = {"asyncrt-run"};
+    int argc = 1;
+    while (words[argc - 1]) {
+        argv[argc] = (char *)words[argc - 1];
+        argc++;
+    }
+    return run_cli_parse(argc, argv, &cli, err, sizeof err);
+}
+#define PARSE(...) parse_list((const char *const[]){__VA_ARGS__, NULL})
+
+#define assert_usage_error(substring, ...)                                                        \
+    do {                                                                                          \
+        int rc_ = PARSE(__VA_ARGS__);                                                             \
+        if (rc_ != RUN_EXIT_USAGE) fail_msg("accepted, expected an error about '%s'", substring); \
+        if (!strstr(err, substring)) fail_msg("message '%s' lacks '%s'", err, substring);         \
+    } while (0)
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu"), RUN_EXIT_OK);
+    assert_string_equal(cli.source, "k.cu");
+    assert_string_equal(cli.arch, "auto");
+    assert_int_equal(cli.device, 0);
+    assert_null(cli.kernel);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cli.grid[i], 1);
+        assert_int_equal(cli.block[i], 1);
+        assert_int_equal(cli.cluster[i], 0);
+    }
+    assert_true(cli.rtol < 0 && cli.atol < 0);
+    assert_int_equal(cli.repeat, 0);
+    assert_int_equal(cli.warmup, 1);
+    assert_int_equal(PARSE("-"), RUN_EXIT_OK);
+    assert_string_equal(cli.source, "-");
+    assert_int_equal(PARSE("--help"), RUN_EXIT_OK);
+    assert_true(cli.help);
+    assert_int_equal(PARSE("-h"), RUN_EXIT_OK);
+    assert_true(cli.help);
+    assert_non_null(strstr(run_cli_usage(), "Exit codes"));
+}
+
+static void test_compile_options(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--arch", "sm_90a", "--device", "1", "-I", "inc", "-Iinc2", "-D", "N=4", "-DFAST",
+                           "--std=c++20", "-Xnvrtc", "-lineinfo", "--nvrtc-opt", "--use_fast_math",
+                           "--nvrtc-opt=-G", "--kernel", "scale<float>", "--emit-ptx", "a.ptx", "--emit-cubin=a.cubin",
+                           "-v", "--json"),
+                     RUN_EXIT_OK);
+    assert_string_equal(cli.arch, "sm_90a");
+    assert_int_equal(cli.device, 1);
+    assert_int_equal(cli.include_count, 2);
+    assert_string_equal(cli.includes[1], "inc2");
+    assert_int_equal(cli.define_count, 2);
+    assert_string_equal(cli.defines[0], "N=4");
+    assert_string_equal(cli.defines[1], "FAST");
+    assert_string_equal(cli.std, "c++20");
+    assert_int_equal(cli.nvrtc_option_count, 3);
+    assert_string_equal(cli.nvrtc_options[0], "-lineinfo");
+    assert_string_equal(cli.nvrtc_options[2], "-G");
+    assert_string_equal(cli.kernel, "scale<float>");
+    assert_string_equal(cli.emit_ptx, "a.ptx");
+    assert_string_equal(cli.emit_cubin, "a.cubin");
+    assert_int_equal(cli.verbose, 1);
+    assert_true(cli.json);
+    assert_int_equal(PARSE("k.cu", "--compile-only", "--arch", "compute_80"), RUN_EXIT_OK);
+    assert_true(cli.compile_only);
+    assert_int_equal(PARSE("k.cu", "-vv"), RUN_EXIT_OK);
+    assert_int_equal(cli.verbose, 2);
+    assert_int_equal(PARSE("--", "-odd.cu"), RUN_EXIT_OK);
+    assert_string_equal(cli.source, "-odd.cu");
+}
+
+static void test_launch_shape(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--grid", "7,9", "--block=128", "--cluster", "2,1,1", "--smem", "3K"), RUN_EXIT_OK);
+    assert_int_equal(cli.grid[0], 7);
+    assert_int_equal(cli.grid[1], 9);
+    assert_int_equal(cli.grid[2], 1);
+    assert_int_equal(cli.block[0], 128);
+    assert_int_equal(cli.cluster[0], 2);
+    assert_int_equal(cli.smem, 3072);
+    assert_int_equal(PARSE("k.cu", "--smem", "100KiB"), RUN_EXIT_OK);
+    assert_int_equal(cli.smem, 102400);
+    assert_int_equal(PARSE("k.cu", "--smem", "227k"), RUN_EXIT_OK);
+    assert_int_equal(cli.smem, 227 * 1024);
+    assert_int_equal(PARSE("k.cu", "--smem", "1000"), RUN_EXIT_OK);
+    assert_int_equal(cli.smem, 1000);
+    assert_int_equal(PARSE("k.cu", "--grid", "0x10"), RUN_EXIT_OK);
+    assert_int_equal(cli.grid[0], 16);
+}
+
+static void test_buffers(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:1024", "--buf", "a=bf16:64x128:fill=1.5", "--buf",
+                           "i=i32:4,5,6:iota", "--buf", "j=u8:10:iota=3,2", "--buf", "r=f64:8:rand=7",
+                           "--buf", "s=i16:8:rand=9,-5,5", "--buf", "p=f16:4:poison", "--buf", "n=f32:16:npy=in:1.npy",
+                           "--buf", "w=npy:w.npy", "--buf", "z=int:3:zeros"),
+                     RUN_EXIT_OK);
+    assert_int_equal(cli.buffer_count, 10);
+    run_buffer_spec *b = cli.buffers;
+    assert_string_equal(b[0].name, "x");
+    assert_int_equal(b[0].dtype, RUN_F32);
+    assert_int_equal(b[0].rank, 1);
+    assert_int_equal(b[0].count, 1024);
+    assert_int_equal(b[0].init, RUN_INIT_ZEROS);
+    assert_int_equal(b[1].dtype, RUN_BF16);
+    assert_int_equal(b[1].rank, 2);
+    assert_int_equal(b[1].shape[0], 64);
+    assert_int_equal(b[1].shape[1], 128);
+    assert_int_equal(b[1].init, RUN_INIT_FILL);
+    assert_true(b[1].a == 1.5L);
+    assert_int_equal(b[2].rank, 3);
+    assert_int_equal(b[2].count, 120);
+    assert_int_equal(b[2].init, RUN_INIT_IOTA);
+    assert_true(b[2].a == 0 && b[2].b == 1);
+    assert_true(b[3].a == 3 && b[3].b == 2);
+    assert_int_equal(b[4].init, RUN_INIT_RAND);
+    assert_int_equal(b[4].seed, 7);
+    assert_true(b[4].a == -1 && b[4].b == 1);
+    assert_true(b[5].a == -5 && b[5].b == 5);
+    assert_int_equal(b[6].init, RUN_INIT_POISON);
+    assert_int_equal(b[7].init, RUN_INIT_NPY);
+    assert_string_equal(b[7].path, "in:1.npy");
+    assert_true(b[8].from_file);
+    assert_string_equal(b[8].path, "w.npy");
+    assert_int_equal(b[9].dtype, RUN_I32);
+    /* Integer rand defaults to [0, 100). */
+    assert_int_equal(PARSE("k.cu", "--buf", "q=u32:4:rand=1"), RUN_EXIT_OK);
+    assert_true(cli.buffers[0].a == 0 && cli.buffers[0].b == 100);
+}
+
+static void test_args_and_tmaps(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--arg", "tmap:t", "--arg", "buf:x", "--arg", "i8:-128", "--arg", "u64:0xffffffffffffffff",
+                           "--arg", "f16:0.5", "--arg", "bf16:-2", "--arg", "f64:nan", "--arg", "float:2.5", "--buf",
+                           "x=f32:64x64", "--tmap", "t=x:box=32,16:swizzle=128b:l2=256b:oob=nan:interleave=none",
+                           "--tmap", "u=x:box=8:dims=4096:estrides=2:dtype=tf32", "--tmap",
+                           "v=x:box=16,16:dims=64,64:strides=256"),
+                     RUN_EXIT_OK);
+    assert_int_equal(cli.arg_count, 8);
+    assert_int_equal(cli.args[0].kind, RUN_ARG_TMAP);
+    assert_int_equal(cli.args[0].ref, 0);
+    assert_int_equal(cli.args[1].kind, RUN_ARG_BUFFER);
+    assert_int_equal(cli.args[1].ref, 0);
+    assert_int_equal(cli.args[2].kind, RUN_ARG_SCALAR);
+    assert_int_equal(cli.args[2].dtype, RUN_I8);
+    assert_true(cli.args[2].value == -128);
+    assert_true(cli.args[3].value == 18446744073709551615.0L);
+    assert_int_equal(cli.args[4].dtype, RUN_F16);
+    assert_int_equal(cli.args[5].dtype, RUN_BF16);
+    assert_true(isnan(cli.args[6].value));
+    assert_int_equal(cli.args[7].dtype, RUN_F32);
+    assert_int_equal(cli.tmap_count, 3);
+    run_tmap_spec *t = cli.tmaps;
+    assert_int_equal(t[0].rank, 2);
+    assert_int_equal(t[0].box[0], 32);
+    assert_int_equal(t[0].box[1], 16);
+    assert_int_equal(t[0].swizzle, ASYNCRT_TENSORMAP_SWIZZLE_128B);
+    assert_int_equal(t[0].l2, ASYNCRT_TENSORMAP_L2_PROMOTION_256B);
+    assert_int_equal(t[0].oob, ASYNCRT_TENSORMAP_OOB_FILL_NAN);
+    assert_false(t[0].has_dtype);
+    assert_int_equal(t[1].dims_rank, 1);
+    assert_int_equal(t[1].estrides[0], 2);
+    assert_true(t[1].has_dtype);
+    assert_int_equal(t[1].dtype, ASYNCRT_TENSORMAP_DTYPE_TF32);
+    assert_int_equal(t[2].strides_rank, 1);
+    assert_int_equal(t[2].strides[0], 256);
+}
+
+static void test_results_and_timing(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--buf", "y=f32:4", "--out", "y=o.npy", "--expect", "y=e.npy", "--rtol", "1e-3",
+                           "--atol=0", "--repeat", "100", "--warmup", "5", "--bytes", "1M"),
+                     RUN_EXIT_OK);
+    assert_int_equal(cli.out_count, 1);
+    assert_int_equal(cli.outs[0].buffer, 0);
+    assert_string_equal(cli.outs[0].path, "o.npy");
+    assert_string_equal(cli.expects[0].path, "e.npy");
+    assert_true(cli.rtol == 1e-3 && cli.atol == 0);
+    assert_int_equal(cli.repeat, 100);
+    assert_int_equal(cli.warmup, 5);
+    assert_int_equal(cli.bytes, 1 << 20);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    assert_usage_error("no source file", "--grid", "1");
+    assert_usage_error("unknown option '--frobnicate'", "k.cu", "--frobnicate");
+    assert_usage_error("already 'a.cu'", "a.cu", "b.cu");
+    assert_usage_error("--grid needs a value", "k.cu", "--grid");
+    assert_usage_error("--grid '0'", "k.cu", "--grid", "0");
+    assert_usage_error("--block '1,2,3,4'", "k.cu", "--block", "1,2,3,4");
+    assert_usage_error("--block '1,,2'", "k.cu", "--block", "1,,2");
+    assert_usage_error("--grid '-1'", "k.cu", "--grid", "-1");
+    assert_usage_error("--grid '99999999999'", "k.cu", "--grid", "99999999999");
+    assert_usage_error("--smem '12Q'", "k.cu", "--smem", "12Q");
+    assert_usage_error("--smem '5G'", "k.cu", "--smem", "5G");
+    assert_usage_error("--arch 'sm90'", "k.cu", "--arch", "sm90");
+    assert_usage_error("needs an explicit --arch", "k.cu", "--compile-only");
+    assert_usage_error("--expect needs a run", "k.cu", "--compile-only", "--arch", "sm_90", "--buf", "y=f32:4",
+                       "--expect", "y=e.npy");
+    assert_usage_error("--warmup only applies", "k.cu", "--warmup", "3");
+    assert_usage_error("--repeat '0'", "k.cu", "--repeat", "0");
+    assert_usage_error("--device 'x'", "k.cu", "--device", "x");
+    assert_usage_error("--rtol '-1'", "k.cu", "--rtol", "-1");
+    assert_usage_error("--atol 'abc'", "k.cu", "--atol", "abc");
+    assert_usage_error("-I needs a value", "k.cu", "-I");
+    assert_usage_error("--kernel needs a name", "k.cu", "--kernel=");
+    /* --buf */
+    assert_usage_error("expected NAME=DTYPE:SHAPE", "k.cu", "--buf", "x");
+    assert_usage_error("not an identifier", "k.cu", "--buf", "9x=f32:4");
+    assert_usage_error("not an identifier", "k.cu", "--buf", "=f32:4");
+    assert_usage_error("DTYPE one of", "k.cu", "--buf", "x=f33:4");
+    assert_usage_error("DTYPE one of", "k.cu", "--buf", "x=f32");
+    assert_usage_error("shape ''", "k.cu", "--buf", "x=f32:");
+    assert_usage_error("shape '0'", "k.cu", "--buf", "x=f32:0");
+    assert_usage_error("shape '4x'", "k.cu", "--buf", "x=f32:4x");
+    assert_usage_error("shape '1x2x3x4x5x6x7x8x9'", "k.cu", "--buf", "x=f32:1x2x3x4x5x6x7x8x9");
+    assert_usage_error("more than 2^40", "k.cu", "--buf", "x=f32:1048576x1048576x2");
+    assert_usage_error("unknown initialiser 'ones'", "k.cu", "--buf", "x=f32:4:ones");
+    assert_usage_error("fill value", "k.cu", "--buf", "x=i8:4:fill=300");
+    assert_usage_error("fill value", "k.cu", "--buf", "x=u8:4:fill=-1");
+    assert_usage_error("fill value", "k.cu", "--buf", "x=f32:4:fill=abc");
+    assert_usage_error("iota=START", "k.cu", "--buf", "x=f32:4:iota=a");
+    assert_usage_error("rand=SEED", "k.cu", "--buf", "x=f32:4:rand=");
+    assert_usage_error("rand=SEED", "k.cu", "--buf", "x=f32:4:rand=1,2");
+    assert_usage_error("rand=SEED", "k.cu", "--buf", "x=f32:4:rand=-3");
+    assert_usage_error("is empty", "k.cu", "--buf", "x=f32:4:rand=1,5,5");
+    assert_usage_error("unknown initialiser 'npy='", "k.cu", "--buf", "x=f32:4:npy=");
+    assert_usage_error("npy: needs a file", "k.cu", "--buf", "x=npy:");
+    assert_usage_error("defined twice", "k.cu", "--buf", "x=f32:4", "--buf", "x=f32:8");
+    /* --arg */
+    assert_usage_error("expected TYPE:VALUE", "k.cu", "--arg", "5");
+    assert_usage_error("unknown type 'f31'", "k.cu", "--arg", "f31:5");
+    assert_usage_error("out of range for i8", "k.cu", "--arg", "i8:128");
+    assert_usage_error("out of range for u32", "k.cu", "--arg", "u32:-1");
+    assert_usage_error("out of range for i64", "k.cu", "--arg", "i64:9223372036854775808");
+    assert_usage_error("not a i32 integer", "k.cu", "--arg", "i32:1.5");
+    assert_usage_error("not a i32 integer", "k.cu", "--arg", "i32: 1");
+    assert_usage_error("empty f32 value", "k.cu", "--arg", "f32:");
+    assert_usage_error("no --buf named 'y'", "k.cu", "--arg", "buf:y");
+    assert_usage_error("no --tmap named 't'", "k.cu", "--arg", "tmap:t");
+    assert_usage_error("not an identifier", "k.cu", "--arg", "buf:");
+    /* --tmap */
+    assert_usage_error("expected NAME=BUFFER:box", "k.cu", "--tmap", "t=x");
+    assert_usage_error("box=... is required", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:swizzle=none");
+    assert_usage_error("no --buf named 'x'", "k.cu", "--tmap", "t=x:box=4");
+    assert_usage_error("box: expected", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=1,2,3,4,5,6");
+    assert_usage_error("box: expected", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=");
+    assert_usage_error("given twice", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:box=4");
+    assert_usage_error("KEY one of", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:colour=red");
+    assert_usage_error("KEY one of", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:");
+    assert_usage_error("swizzle '256b' is unknown: use one of none, 32b", "k.cu", "--buf", "x=f32:4", "--tmap",
+                       "t=x:box=4:swizzle=256b");
+    assert_usage_error("dtype 'f8' is unknown", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:dtype=f8");
+    assert_usage_error("oob 'inf' is unknown", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:oob=inf");
+    assert_usage_error("l2 '32b' is unknown", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:l2=32b");
+    assert_usage_error("interleave '64b' is unknown", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4:interleave=64b");
+    assert_usage_error("dims has 1 entries but box has 2", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4,4:dims=4");
+    assert_usage_error("strides needs 1 entries", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4,4:strides=16,16");
+    assert_usage_error("estrides has 1 entries", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4,4:estrides=1");
+    assert_usage_error("defined twice", "k.cu", "--buf", "x=f32:4", "--tmap", "t=x:box=4", "--tmap", "t=x:box=4");
+    /* --out / --expect */
+    assert_usage_error("expected BUFFER=FILE.npy", "k.cu", "--out", "y");
+    assert_usage_error("expected BUFFER=FILE.npy", "k.cu", "--expect", "y=");
+    assert_usage_error("no --buf named 'y'", "k.cu", "--out", "y=a.npy");
+    assert_usage_error("no --buf named 'q'", "k.cu", "--expect", "q=a.npy");
+}
+
+/* A hostile argv must end in a message, never a crash: a crude fuzz over
+ * random bytes and random mixes of option fragments. */
+static void test_fuzz(void **state)
+{
+    (void)state;
+    static const char *pieces[] = {"--buf", "--arg", "--tmap", "x=f32:4", "buf:x", "tmap:t", "t=x:box=4", "=",
+                                   ":", ",", "--grid", "1,2,3", "--smem", "K", "-I", "-D", "--", "-", "k.cu",
+                                   "x=npy:", "f32:", "rand=1,2,3", "box=", "--expect", "x=e.npy", "--out"};
+    char storage[16][64];
+    char *argv[17];
+    test_seed_random("test_run_cli fuzz");
+    for (int round = 0; round < 20000; round++) {
+        int argc = 1 + (int)(test_random_u32() % 16);
+        argv[0] = "asyncrt-run";
+        for (int i = 1; i < argc; i++) {
+            if (test_random_u32() % 3) {
+                snprintf(storage[i], sizeof storage[i], "%s", pieces[test_random_u32() % (sizeof pieces / sizeof pieces[0])]);
+            } else {
+                int n = (int)(test_random_u32() % 20);
+                for (int j = 0; j < n; j++) storage[i][j] = (char)(1 + test_random_u32() % 255);
+                storage[i][n] = '\0';
+            }
+            argv[i] = storage[i];
+        }
+        int rc = run_cli_parse(argc, argv, &cli, err, sizeof err);
+        assert_true(rc == RUN_EXIT_OK || rc == RUN_EXIT_USAGE);
+        if (rc == RUN_EXIT_USAGE) assert_true(strlen(err) > 0);
+    }
+}
+
+static void test_scan(void **state)
+{
+    (void)state;
+    run_found_kernel k[8];
+    const char *one = "// __global__ void commented(int);\n"
+                      "#define K __global__ void macro_kernel()\n"
+                      "const char *s = \"__global__ void in_string()\";\n"
+                      "extern \"C\" __global__ void __launch_bounds__(256, 2) saxpy(float a, float *x) { }\n";
+    assert_int_equal(run_scan_kernels(one, k, 8), 1);
+    assert_string_equal(k[0].name, "saxpy");
+    assert_true(k[0].is_extern_c);
+    assert_false(k[0].is_template);
+
+    const char *tmpl = "template <typename T, int N>\n__global__ void scale(T *d) {}\n"
+                       "template <typename T> __global__ void scale(T *d);\n";
+    assert_int_equal(run_scan_kernels(tmpl, k, 8), 1);
+    assert_true(k[0].is_template);
+
+    const char *several = "namespace ops { namespace inner {\n__global__ void a() {}\n} }\n"
+                          "extern \"C\" { __global__ void b(int x); __global__ void b(int x) { } }\n"
+                          "static __global__ void c() { }\n"
+                          "/* unterminated comment is fine: __global__ void d() */\n"
+                          "__global__ void __cluster_dims__(2, 1, 1) e(const __grid_constant__ int m) {}\n";
+    assert_int_equal(run_scan_kernels(several, k, 8), 4);
+    assert_string_equal(k[0].name, "ops::inner::a");
+    assert_false(k[0].is_extern_c);
+    assert_string_equal(k[1].name, "b");
+    assert_true(k[1].is_extern_c);
+    assert_string_equal(k[2].name, "c");
+    assert_string_equal(k[3].name, "e");
+    /* Capacity smaller than the count still reports the count. */
+    assert_int_equal(run_scan_kernels(several, k, 2), 4);
+    assert_int_equal(run_scan_kernels("", k, 8), 0);
+    assert_int_equal(run_scan_kernels("__global__", k, 8), 0);
+    assert_int_equal(run_scan_kernels("__global__ void f(", k, 8), 1);
+    assert_int_equal(run_scan_kernels("R\"x(__global__ void raw())x\" __global__ void real() {}", k, 8), 1);
+    assert_string_equal(k[0].name, "real");
+    assert_int_equal(run_scan_kernels("\"unterminated __global__ void f()", k, 8), 0);
+    assert_int_equal(run_scan_kernels("/* unterminated __global__ void f()", k, 8), 0);
+    /* Random bytes never crash the scanner. */
+    char junk[512];
+    for (int round = 0; round < 2000; round++) {
+        for (size_t i = 0; i + 1 < sizeof junk; i++) {
+            static const char alphabet[] = "_global(){}<>;:\"'/*#\\\n Rtemplatexn";
+            junk[i] = test_random_u32() % 4 ? alphabet[test_random_u32() % (sizeof alphabet - 1)] : (char)(1 + test_random_u32() % 255);
+        }
+        junk[sizeof junk - 1] = '\0';
+        run_scan_kernels(junk, k, 8);
+    }
+}
+
+static void test_values(void **state)
+{
+    (void)state;
+    /* Half and bfloat16 conversions: exact values, rounding, specials. */
+    assert_int_equal(run_f32_to_f16(1.0f), 0x3c00);
+    assert_int_equal(run_f32_to_f16(-2.0f), 0xc000);
+    assert_int_equal(run_f32_to_f16(65504.0f), 0x7bff);
+    assert_int_equal(run_f32_to_f16(65520.0f), 0x7c00); /* rounds to inf */
+    assert_int_equal(run_f32_to_f16(5.9604645e-8f), 0x0001); /* smallest subnormal */
+    assert_int_equal(run_f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie to even */
+    assert_int_equal(run_f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);
+    assert_int_equal(run_f32_to_f16(INFINITY), 0x7c00);
+    assert_true((run_f32_to_f16(NAN) & 0x7c00) == 0x7c00 && (run_f32_to_f16(NAN) & 0x3ff));
+    for (uint32_t h = 0; h < 0x7c00; h++) /* every finite half round-trips */
+        assert_int_equal(run_f32_to_f16(run_f16_to_f32((uint16_t)h)), h);
+    assert_int_equal(run_f32_to_bf16(1.0f), 0x3f80);
+    assert_int_equal(run_f32_to_bf16(1.00390625f), 0x3f80); /* tie to even */
+    assert_int_equal(run_f32_to_bf16(1.01171875f), 0x3f82);
+    assert_true(run_bf16_to_f32(0xc0a0) == -5.0f);
+
+    /* Integer stores saturate; loads are exact. */
+    unsigned char bytes[8];
+    run_value_store(RUN_I8, 300, bytes);
+    assert_true(run_value_load(RUN_I8, bytes) == 127);
+    run_value_store(RUN_U16, -5, bytes);
+    assert_true(run_value_load(RUN_U16, bytes) == 0);
+    run_value_store(RUN_U64, 18446744073709551615.0L, bytes);
+    assert_true(run_value_load(RUN_U64, bytes) == 18446744073709551615.0L);
+    run_value_store(RUN_I64, -9223372036854775807.0L - 1, bytes);
+    assert_true(run_value_load(RUN_I64, bytes) == -9223372036854775807.0L - 1);
+    run_value_store(RUN_I32, NAN, bytes);
+    assert_true(run_value_load(RUN_I32, bytes) == 0);
+    run_value_store(RUN_F64, 0.1L, bytes);
+    assert_true(run_value_load(RUN_F64, bytes) == (long double)0.1);
+
+    /* rand= is reproducible and inside [0, 1). */
+    for (uint64_t i = 0; i < 10000; i++) {
+        double u = run_random_unit(7, i);
+        assert_true(u >= 0 && u < 1);
+        assert_true(u == run_random_unit(7, i));
+    }
+    assert_true(run_random_unit(7, 0) != run_random_unit(8, 0));
+}
+
+static void test_buffer_init(void **state)
+{
+    (void)state;
+    run_buffer b[4];
+    assert_int_equal(PARSE("k.cu", "--buf", "a=i16:2x3:iota=10,-2", "--buf", "r=u8:1000:rand=5,10,20", "--buf",
+                           "f=bf16:3:fill=0.1", "--buf", "p=f32:2:poison"),
+                     RUN_EXIT_OK);
+    assert_int_equal(run_buffers_init(&cli, b, err, sizeof err), RUN_EXIT_OK);
+    assert_int_equal(b[0].bytes, 12);
+    for (int i = 0; i < 6; i++) assert_true(run_value_load(RUN_I16, (char *)b[0].host + 2 * i) == 10 - 2 * i);
+    bool seen_lo = false, seen_hi = false;
+    for (int i = 0; i < 1000; i++) {
+        long double v = run_value_load(RUN_U8, (char *)b[1].host + i);
+        assert_true(v >= 10 && v < 20);
+        seen_lo |= v == 10;
+        seen_hi |= v == 19;
+    }
+    assert_true(seen_lo && seen_hi);
+    assert_int_equal(((uint16_t *)b[2].host)[1], run_f32_to_bf16(0.1f));
+    assert_int_equal(((uint32_t *)b[3].host)[1], 0xffffffffu);
+    run_buffers_free(NULL, b, 4);
+    /* A missing .npy is an I/O error naming the file. */
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:4:npy=/nonexistent/x.npy"), RUN_EXIT_OK);
+    assert_int_equal(run_buffers_init(&cli, b, err, sizeof err), RUN_EXIT_IO);
+    assert_non_null(strstr(err, "/nonexistent/x.npy"));
+    run_buffers_free(NULL, b, 1);
+}
+
+static void test_tmap_describe(void **state)
+{
+    (void)state;
+    run_buffer b = {.name = "x", .dtype = RUN_F32, .rank = 2, .shape = {130, 200}, .count = 26000, .bytes = 104000,
+                    .dev = 0x10000};
+    asyncrt_tensormap_desc d;
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:130x200", "--tmap", "t=x:box=32,16:swizzle=128b:l2=128b"), RUN_EXIT_OK);
+    assert_true(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+    assert_int_equal(d.rank, 2);
+    assert_int_equal(d.dtype, ASYNCRT_TENSORMAP_DTYPE_F32);
+    assert_int_equal(d.global_dim[0], 200);
+    assert_int_equal(d.global_dim[1], 130);
+    assert_int_equal(d.global_stride[0], 800);
+    assert_int_equal(d.box_dim[0], 32);
+    assert_int_equal(d.box_dim[1], 16);
+    assert_int_equal(d.element_stride[0], 1);
+    assert_int_equal(d.swizzle, ASYNCRT_TENSORMAP_SWIZZLE_128B);
+    assert_int_equal(d.l2_promotion, ASYNCRT_TENSORMAP_L2_PROMOTION_128B);
+    assert_int_equal(d.address, 0x10000);
+    /* A rule broken: the tensormap module's message. */
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:130x200", "--tmap", "t=x:box=10,16"), RUN_EXIT_OK);
+    assert_false(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+    assert_non_null(strstr(err, "box_dim[0]"));
+    assert_non_null(strstr(err, "--tmap t"));
+    /* Another view of the same bytes; and one that reaches past them. */
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:130x200", "--tmap", "t=x:box=64:dims=26000"), RUN_EXIT_OK);
+    assert_true(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:130x200", "--tmap", "t=x:box=16,16:dims=200,131"), RUN_EXIT_OK);
+    assert_false(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+    assert_non_null(strstr(err, "buffer x holds 104000"));
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:130x200", "--tmap", "t=x:box=16"), RUN_EXIT_OK);
+    assert_false(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+    assert_non_null(strstr(err, "give dims="));
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    float got[5] = {1, 2, NAN, INFINITY, 5.0001f};
+    double want[5] = {1, 2.5, NAN, INFINITY, 5};
+    run_check c;
+    run_check_compare(&c, RUN_F32, got, RUN_F64, want, 5, 1e-3, 0);
+    assert_int_equal(c.checked, 5);
+    assert_int_equal(c.mismatches, 1);
+    assert_int_equal(c.shown, 1);
+    assert_int_equal(c.first[0].index, 1);
+    run_check_compare(&c, RUN_F32, got, RUN_F64, want, 5, 0, 0);
+    assert_int_equal(c.mismatches, 2);
+    run_buffer b = {.rank = 2, .shape = {3, 4}};
+    char idx[64];
+    run_check_format_index(&b, 7, idx, sizeof idx);
+    assert_string_equal(idx, "[1,3]");
+    double rtol, atol;
+    run_check_default_tolerance(RUN_I32, &rtol, &atol);
+    assert_true(rtol == 0 && atol == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),       cmocka_unit_test(test_compile_options),
+        cmocka_unit_test(test_launch_shape),   cmocka_unit_test(test_buffers),
+        cmocka_unit_test(test_args_and_tmaps), cmocka_unit_test(test_results_and_timing),
+        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_scan),           cmocka_unit_test(test_values),
+        cmocka_unit_test(test_buffer_init),    cmocka_unit_test(test_tmap_describe),
+        cmocka_unit_test(test_compare),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
