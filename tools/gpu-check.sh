@@ -49,7 +49,7 @@ for stage in $stages; do
         # kernels) and check our statuses for them; the sanitizer is here for
         # what the device does, so API errors are not its business.
         # shellcheck disable=SC2086
-        compute-sanitizer --tool $tool --report-api-errors no --target-processes all \
+        timeout "${ASYNCRT_SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool $tool --report-api-errors no --target-processes all \
           --error-exitcode 99 $cmd >>"$OUT/sanitize.log" 2>&1
         code=$?
         if [ $code = 0 ]; then note "sanitize $tool $(basename "${cmd%% *}"): clean"
