@@ -134,6 +134,29 @@ static bool hash_tree(asyncrt_sha256 *h, const char *dir, size_t *files, size_t 
     return ok;
 }
 
+/* The <cuda.h> device code sees. The real header needs the C library, which
+ * NVRTC lacks, yet NVIDIA's TMA examples include it for CUtensorMap: this
+ * gives them that type, with the real header's layout, and CUDA_VERSION. */
+#define ASYNCRT_STR2(x) #x
+#define ASYNCRT_STR(x) ASYNCRT_STR2(x)
+static const asyncrt_header k_cuda_h = {
+    "cuda.h",
+    "#pragma once\n"
+    "#ifndef CUDA_VERSION\n#define CUDA_VERSION " ASYNCRT_STR(CUDA_VERSION) "\n#endif\n"
+    "#ifndef CU_TENSOR_MAP_NUM_QWORDS\n#define CU_TENSOR_MAP_NUM_QWORDS 16\n"
+    "typedef struct CUtensorMap_st {\n"
+    "    alignas(128) unsigned long long opaque[CU_TENSOR_MAP_NUM_QWORDS];\n"
+    "} CUtensorMap;\n"
+    "#endif\n"};
+
+/* The caller's own cuda.h, if it gave one, wins. */
+static bool caller_has_cuda_h(const asyncrt_compile_options *o)
+{
+    for (size_t i = 0; i < o->header_count; i++)
+        if (strcmp(o->headers[i].name, "cuda.h") == 0) return true;
+    return false;
+}
+
 static const char *nvrtc_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
 
 typedef struct compile_job {
@@ -188,6 +211,7 @@ static void compute_key(compile_job *job)
         hash_str(&h, asyncrt_embedded_files[i].name);
         hash_str(&h, asyncrt_embedded_files[i].content);
     }
+    hash_str(&h, k_cuda_h.content);
     for (size_t i = 0; i < o->name_expression_count; i++) hash_str(&h, o->name_expressions[i]);
     size_t files = 0, bytes = 0;
     job->cacheable = true;
@@ -205,7 +229,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     const asyncrt_compile_options *o = job->opts;
-    size_t header_count = o->header_count + asyncrt_embedded_file_count;
+    size_t header_count = o->header_count + asyncrt_embedded_file_count + 1;
     const char **contents = calloc(header_count + 1, sizeof(char *));
     const char **names = calloc(header_count + 1, sizeof(char *));
     asyncrt_program *p = calloc(1, sizeof *p);
@@ -220,6 +244,11 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
         names[o->header_count + i] = asyncrt_embedded_files[i].name;
         contents[o->header_count + i] = asyncrt_embedded_files[i].content;
+    }
+    if (caller_has_cuda_h(o)) header_count--;
+    else {
+        names[header_count - 1] = k_cuda_h.name;
+        contents[header_count - 1] = k_cuda_h.content;
     }
     nvrtcResult r = nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
                                        contents, names);

@@ -138,6 +138,26 @@ static void user_headers_and_defines_reach_nvrtc(void **state)
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "missing"));
 }
 
+static void tma_examples_may_include_cuda_h(void **state)
+{
+    asyncrt_context *ctx = *state;
+    const char *src = "#include <cuda.h>\n"
+                      "static_assert(sizeof(CUtensorMap) == 128 && alignof(CUtensorMap) == 128, \"layout\");\n"
+                      "static_assert(CUDA_VERSION >= 12000, \"version\");\n"
+                      "extern \"C\" __global__ void k(const __grid_constant__ CUtensorMap m) {}\n";
+    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "tma.cu", src, &o, &p));
+    asyncrt_program_destroy(p);
+    /* A caller's own cuda.h replaces it. */
+    asyncrt_header mine = {"cuda.h", "#define MINE 1\n"};
+    o.headers = &mine;
+    o.header_count = 1;
+    const char *check = "#include <cuda.h>\n#ifndef MINE\n#error not mine\n#endif\n";
+    assert_ok(ctx, asyncrt_program_compile(ctx, "mine.cu", check, &o, &p));
+    asyncrt_program_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +167,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(name_expressions_find_template_instances, setup, teardown),
         cmocka_unit_test_setup_teardown(the_device_library_is_always_includable, setup, teardown),
         cmocka_unit_test_setup_teardown(user_headers_and_defines_reach_nvrtc, setup, teardown),
+        cmocka_unit_test_setup_teardown(tma_examples_may_include_cuda_h, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,9 +103,7 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     for (size_t i = 0; i < cli->include_count; i++) includes[include_count++] = cli->includes[i];
     if (source_dir) includes[include_count++] = source_dir;
     const char *names[1] = {r->kernel};
-    const asyncrt_header headers[1] = {{"cuda.h", run_cuda_h_shim}};
     asyncrt_compile_options opts = {
-        .headers = headers, .header_count = 1,
         .arch = cli->arch, .std = cli->std,
         .include_dirs = includes, .include_dir_count = include_count,
         .defines = cli->defines, .define_count = cli->define_count,

@@ -7,8 +7,6 @@
 #include "cli.h"
 #include "report.h"
 
-/* The in-memory <cuda.h> offered to every compile (cuda_shim.c). */
-extern const char run_cuda_h_shim[];
 
 /* The exit code for a library status. */
 int run_exit_for_status(asyncrt_status s);
