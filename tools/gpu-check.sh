@@ -42,20 +42,24 @@ for stage in $stages; do
     grep -E '\*\*\*Failed|Not Run|Skipped|Timeout' "$OUT/test.log" | sed 's/^/  /' | tee -a "$summary"
     ;;
   sanitize)
-    : >"$OUT/sanitize.log"
-    while read -r cmd; do
-      for tool in memcheck racecheck synccheck initcheck; do
-        # The tests provoke failing API calls on purpose (bad arches, missing
-        # kernels) and check our statuses for them; the sanitizer is here for
-        # what the device does, so API errors are not its business.
-        # shellcheck disable=SC2086
-        timeout "${ASYNCRT_SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool $tool --report-api-errors no --target-processes all \
-          --error-exitcode 99 $cmd >>"$OUT/sanitize.log" 2>&1
-        code=$?
-        if [ $code = 0 ]; then note "sanitize $tool $(basename "${cmd%% *}"): clean"
-        else note "sanitize $tool $(basename "${cmd%% *}"): ERRORS (exit $code)"; rc=1; fi
-      done
-    done < <(gpu_commands | sed 's/"//g')
+    # Every GPU test under each tool, several at once (one GPU copes; the
+    # tools are CPU-bound). The tests provoke failing API calls on purpose
+    # (bad arches, missing kernels) and check our statuses for them; the
+    # sanitizer is here for what the device does, so API errors are off.
+    rm -rf /tmp/asyncrt-sanitize && mkdir -p /tmp/asyncrt-sanitize
+    gpu_commands | sed 's/"//g' | while read -r cmd; do
+      for tool in memcheck racecheck synccheck initcheck; do echo "$tool $cmd"; done
+    done | ASYNCRT_SANITIZE_TIMEOUT=${ASYNCRT_SANITIZE_TIMEOUT:-300} xargs -P "${ASYNCRT_SANITIZE_JOBS:-8}" -L 1 \
+      bash -c 'tool=$0; name=$(basename "$1"); log=/tmp/asyncrt-sanitize/$name.$tool.log
+               timeout "$ASYNCRT_SANITIZE_TIMEOUT" compute-sanitizer --tool $tool --report-api-errors no \
+                 --target-processes all --error-exitcode 99 "$@" >"$log" 2>&1
+               echo "$? $tool $name" >>/tmp/asyncrt-sanitize/results'
+    sort -k3 /tmp/asyncrt-sanitize/results | while read -r code tool name; do
+      if [ "$code" = 0 ]; then note "sanitize $tool $name: clean"
+      else note "sanitize $tool $name: ERRORS (exit $code)"; fi
+    done
+    grep -qv '^0 ' /tmp/asyncrt-sanitize/results && rc=1
+    for f in /tmp/asyncrt-sanitize/*.log; do echo "=== $f"; cat "$f"; done >"$OUT/sanitize.log"
     ;;
   bench)
     : >"$OUT/bench.log"
