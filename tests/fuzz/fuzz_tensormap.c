@@ -1,0 +1,62 @@
+/* libFuzzer target: the tensor-map validator. The input's bytes become the
+ * descriptor (any enum or count a C caller could pass); validation, the
+ * per-architecture rules, the helpers and dump must cope with all of them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncrt/tensormap.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+static void check_msg(asyncrt_status st, const char *msg)
+{
+    if (st != ASYNCRT_SUCCESS && st != ASYNCRT_ERROR_TENSORMAP_INVALID) abort();
+    if (st != ASYNCRT_SUCCESS && msg[0] == '\0') abort(); /* every rejection names a rule */
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+    asyncrt_tensormap_im2col_desc im;
+    if (size < 1) return 0;
+    int sm = data[0];
+    data++, size--;
+    memset(&im, 0, sizeof im);
+    memcpy(&im, data, size < sizeof im ? size : sizeof im);
+    const asyncrt_tensormap_desc *d = &im.tiled;
+    char msg[1024];
+
+    msg[0] = '\0';
+    asyncrt_status st = asyncrt_tensormap_validate(d, msg, sizeof msg);
+    check_msg(st, msg);
+    bool valid = st == ASYNCRT_SUCCESS;
+    msg[0] = '\0';
+    check_msg(asyncrt_tensormap_validate_for_sm(d, sm, msg, sizeof msg), msg);
+    msg[0] = '\0';
+    check_msg(asyncrt_tensormap_validate_im2col(&im, msg, sizeof msg), msg);
+    /* Small buffers must still be NUL-terminated. */
+    char tiny[7];
+    asyncrt_tensormap_validate(d, tiny, sizeof tiny);
+    if (!memchr(tiny, '\0', sizeof tiny)) abort();
+
+    size_t box = asyncrt_tensormap_box_bytes(d);
+    if (valid && box == 0) abort();
+    (void)asyncrt_tensormap_widest_swizzle(d->dtype, d->box_dim[0]);
+    (void)asyncrt_tensormap_dtype_bits(d->dtype);
+
+    size_t need = asyncrt_tensormap_dump(d, NULL, 0);
+    char *text = malloc(need + 1);
+    if (text) {
+        if (asyncrt_tensormap_dump(d, text, need + 1) != need || strlen(text) != need) abort();
+        free(text);
+    }
+    char small[16];
+    asyncrt_tensormap_dump_im2col(&im, small, sizeof small);
+    if (!memchr(small, '\0', sizeof small)) abort();
+    need = asyncrt_tensormap_dump_im2col(&im, NULL, 0);
+    text = malloc(need + 1);
+    if (text) {
+        if (asyncrt_tensormap_dump_im2col(&im, text, need + 1) != need) abort();
+        free(text);
+    }
+    return 0;
+}
