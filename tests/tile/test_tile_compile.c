@@ -1,0 +1,172 @@
+/* The tile ops without a GPU: every template compiles with NVRTC for sm_80
+ * (LDGSTS, plain) and sm_90 (all paths), the PTX holds the instructions each
+ * path is about, and bad descriptions get their distinct statuses. */
+#include <stdio.h>
+#include <string.h>
+
+#include "test_support.h"
+
+static int setup(void **state)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    *state = ctx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    asyncrt_context_destroy(*state);
+    return 0;
+}
+
+static const float k_weights[81] = {0.5f, -1.0f, 2.0f, 0.25f, 1.0f, -0.5f, 3.0f, 0.125f, 1.5f};
+
+static asyncrt_tile_desc desc(asyncrt_tile_kind kind, asyncrt_dtype dtype, asyncrt_map_path path, const char *arch)
+{
+    asyncrt_tile_desc d = {.kind = kind, .dtype = dtype, .path = path, .arch = arch};
+    if (kind == ASYNCRT_TILE_MAP) d.expression = "out = v * 2 + (y ^ x);";
+    if (kind == ASYNCRT_TILE_STENCIL) {
+        d.radius = 1;
+        d.weights = k_weights;
+    }
+    return d;
+}
+
+/* Builds the op and checks its PTX (compute_ targets) for `expect` / `absent`. */
+static void build(asyncrt_context *ctx, const asyncrt_tile_desc *d, const char *const *expect, const char *absent)
+{
+    asyncrt_tile_op *op = NULL;
+    asyncrt_status s = asyncrt_tile_create(ctx, d, &op);
+    if (s != ASYNCRT_SUCCESS)
+        fail_msg("tile kind %d %s, %s path, %s, radius %d: %s", (int)d->kind, asyncrt_dtype_name(d->dtype),
+                 asyncrt_map_path_name(d->path), d->arch, d->radius, asyncrt_context_last_error(ctx));
+    assert_int_equal(asyncrt_tile_path_of(op), d->path);
+    const asyncrt_program *prog = asyncrt_tile_program(op);
+    if (asyncrt_program_is_ptx(prog)) {
+        const char *ptx = asyncrt_program_image(prog, NULL);
+        for (; expect && *expect; expect++)
+            if (!strstr(ptx, *expect)) fail_msg("%s path for %s: the PTX lacks '%s'", asyncrt_map_path_name(d->path), d->arch, *expect);
+        if (absent && strstr(ptx, absent))
+            fail_msg("%s path for %s: the PTX has '%s'", asyncrt_map_path_name(d->path), d->arch, absent);
+    }
+    asyncrt_tile_destroy(op);
+}
+
+static void every_template_compiles(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const asyncrt_dtype dtypes[] = {ASYNCRT_F32, ASYNCRT_I32, ASYNCRT_U32, ASYNCRT_F16, ASYNCRT_BF16};
+    static const char *const archs[] = {"sm_90", "sm_80"};
+    for (size_t a = 0; a < 2; a++)
+        for (asyncrt_map_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+            if (a == 1 && path == ASYNCRT_PATH_TMA) continue;
+            for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
+                asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, dtypes[t], path, archs[a]);
+                build(ctx, &d, NULL, NULL);
+                d = desc(ASYNCRT_TILE_MAP, dtypes[t], path, archs[a]);
+                build(ctx, &d, NULL, NULL);
+                d = desc(ASYNCRT_TILE_STENCIL, dtypes[t], path, archs[a]);
+                d.radius = 1 + (int)t % ASYNCRT_TILE_MAX_RADIUS;
+                if (dtypes[t] == ASYNCRT_I32 || dtypes[t] == ASYNCRT_U32) {
+                    d.weights = NULL;
+                    d.expression = "out = in(0, 0) * 2 - in(-1, 1) + in(1, -1);";
+                }
+                build(ctx, &d, NULL, NULL);
+            }
+            for (int r = 1; r <= ASYNCRT_TILE_MAX_RADIUS; r++) {
+                asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, path, archs[a]);
+                d.radius = r;
+                build(ctx, &d, NULL, NULL);
+                d.weights = NULL;
+                d.expression = "out = in(-1, 0) + in(0, 1) * in(1, -1);";
+                build(ctx, &d, NULL, NULL);
+            }
+        }
+}
+
+/* PTX of each path has the instructions the path is about. */
+static void ptx_has_each_paths_instructions(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const tma[] = {"cp.async.bulk.tensor.2d.shared::cluster.global",
+                                      "cp.async.bulk.tensor.2d.global.shared::cta", "mbarrier.try_wait.parity",
+                                      "fence.proxy.async.shared::cta", "cp.async.bulk.wait_group.read",
+                                      "cp.async.cg.shared.global", NULL}; /* the fallback kernel */
+    static const char *const ldgsts[] = {"cp.async.cg.shared.global", "cp.async.wait_group", NULL};
+    for (asyncrt_tile_kind kind = ASYNCRT_TILE_MAP; kind <= ASYNCRT_TILE_STENCIL; kind++) {
+        asyncrt_tile_desc d = desc(kind, ASYNCRT_F32, ASYNCRT_PATH_TMA, "compute_90");
+        build(ctx, &d, tma, NULL);
+        d = desc(kind, ASYNCRT_F16, ASYNCRT_PATH_LDGSTS, "compute_80");
+        build(ctx, &d, ldgsts, "cp.async.bulk");
+        d = desc(kind, ASYNCRT_BF16, ASYNCRT_PATH_PLAIN, "compute_80");
+        build(ctx, &d, NULL, "cp.async");
+    }
+}
+
+static void bad_descriptions_are_rejected(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_tile_op *op = (asyncrt_tile_op *)&op;
+    static const struct {
+        asyncrt_tile_kind kind;
+        asyncrt_dtype dtype;
+        int radius;
+        bool weights;
+        const char *expression;
+        asyncrt_map_path path;
+        const char *arch;
+        asyncrt_status status;
+        const char *message;
+    } cases[] = {
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 0, true, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "radius 0 is outside 1..4"},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 5, true, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "radius 5 is outside 1..4"},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, false, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "neither"},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, true, "out = 1;", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "both"},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_I32, 1, true, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "the dtype is i32"},
+        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F64, 0, false, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_UNSUPPORTED, "dtype f64 is not supported"},
+        {ASYNCRT_TILE_TRANSPOSE, (asyncrt_dtype)99, 0, false, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "dtype 99"},
+        {(asyncrt_tile_kind)7, ASYNCRT_F32, 0, false, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "kind 7"},
+        {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, false, NULL, ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "needs an expression"},
+        {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, false, "", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "empty"},
+        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false, NULL, ASYNCRT_PATH_TMA, "sm_80", ASYNCRT_ERROR_UNSUPPORTED, "needs sm_90"},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, true, NULL, ASYNCRT_PATH_LDGSTS, "sm_75", ASYNCRT_ERROR_UNSUPPORTED, "needs sm_80"},
+        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false, NULL, (asyncrt_map_path)9, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "path 9"},
+        {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, false, "out = v +* 2;", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_COMPILE, "tile expression(1)"},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 2, false, "out = in(0, 0);\nout += nope;", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_COMPILE, "tile expression(2)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = cases[i].dtype, .radius = cases[i].radius,
+                               .weights = cases[i].weights ? k_weights : NULL, .expression = cases[i].expression,
+                               .path = cases[i].path, .arch = cases[i].arch};
+        assert_status(ctx, cases[i].status, asyncrt_tile_create(ctx, &d, &op));
+        assert_null(op);
+        if (!strstr(asyncrt_context_last_error(ctx), cases[i].message))
+            fail_msg("case %zu: message lacks '%s': %s", i, cases[i].message, asyncrt_context_last_error(ctx));
+    }
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, NULL, &op));
+}
+
+/* Without a device an op compiles but refuses to launch. */
+static void launch_without_a_device_is_refused(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_PLAIN, "sm_80");
+    asyncrt_tile_op *op = NULL;
+    assert_ok(ctx, asyncrt_tile_create(ctx, &d, &op));
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_tile_launch(op, 4, 4, 256, 512, NULL));
+    assert_int_equal(asyncrt_tile_launch_path(op, 4, 4, 256, 512), ASYNCRT_PATH_PLAIN);
+    asyncrt_tile_destroy(op);
+    asyncrt_tile_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bad_descriptions_are_rejected),
+        cmocka_unit_test(launch_without_a_device_is_refused),
+        cmocka_unit_test(ptx_has_each_paths_instructions),
+        cmocka_unit_test(every_template_compiles),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
