@@ -276,6 +276,12 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK) rc = choose_kernel(cli, source, r);
     if (rc == RUN_EXIT_OK && !cli->compile_only && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
+    /* Tensor maps are validated before the driver is needed: a map the driver
+     * would refuse is a usage error on any machine, GPU or not. */
+    asyncrt_tensormap_desc desc;
+    for (size_t i = 0; rc == RUN_EXIT_OK && !cli->compile_only && i < cli->tmap_count; i++)
+        if (!run_tmap_describe(&cli->tmaps[i], &buffers[cli->tmaps[i].buffer], &desc, err, sizeof err))
+            rc = run_fail(r, RUN_EXIT_USAGE, "%s", err);
     if (rc == RUN_EXIT_OK && asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS)
         rc = run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
