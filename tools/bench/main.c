@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "measure.h"
+#include "tile_bench.h"
 
 #define EXIT_USAGE 2
 #define EXIT_NO_GPU 3
@@ -256,6 +257,8 @@ int main(int argc, char **argv)
         }
     }
     if (!rc) print_rows(&o, dev, rows, count, have_jit ? &jit : NULL, asyncrt_device_peak_bandwidth_gbs(dev));
+    if (!rc && o.format != OUT_JSON) /* the tile ops: transpose and 5-point stencil, 16384 x 16384 f32 */
+        rc = tile_bench_run(ctx, &o.settings, o.paths, 16384, 16384, o.format == OUT_CSV);
 
     asyncrt_memory_free(ctx, x);
     asyncrt_memory_free(ctx, z);

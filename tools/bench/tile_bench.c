@@ -1,0 +1,82 @@
+/* asyncrt-bench: the tile ops (transpose, 5-point stencil) per path. */
+#include "tile_bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median device milliseconds of one launch, after warm-up. */
+static asyncrt_status time_op(asyncrt_context *ctx, const bench_settings *s, asyncrt_tile_op *op, size_t rows,
+                              size_t cols, asyncrt_deviceptr in, asyncrt_deviceptr out, double *ms)
+{
+    asyncrt_timer *t = NULL;
+    double *samples = calloc((size_t)s->repeats, sizeof *samples);
+    asyncrt_status st = samples ? asyncrt_timer_create(ctx, &t) : ASYNCRT_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; !st && i < s->warmup; i++) st = asyncrt_tile_launch(op, rows, cols, in, out, NULL);
+    if (!st) st = asyncrt_synchronize(ctx);
+    for (int i = 0; !st && i < s->repeats; i++) {
+        float elapsed = 0;
+        if ((st = asyncrt_timer_start(t, NULL)) || (st = asyncrt_tile_launch(op, rows, cols, in, out, NULL)) ||
+            (st = asyncrt_timer_stop(t, NULL)) || (st = asyncrt_timer_elapsed_ms(t, &elapsed)))
+            break;
+        samples[i] = elapsed;
+    }
+    if (!st) {
+        qsort(samples, (size_t)s->repeats, sizeof *samples, compare_double);
+        int r = s->repeats;
+        *ms = r % 2 ? samples[r / 2] : (samples[r / 2 - 1] + samples[r / 2]) / 2;
+    }
+    asyncrt_timer_destroy(t);
+    free(samples);
+    return st;
+}
+
+int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *paths, size_t rows, size_t cols,
+                   bool csv)
+{
+    static const float five_point[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
+    size_t bytes = rows * cols * 4;
+    asyncrt_deviceptr in = 0, out = 0;
+    asyncrt_status st;
+    double ceiling = 0, ms = 0;
+    if ((st = asyncrt_memory_alloc(ctx, bytes, &in)) || (st = asyncrt_memory_alloc(ctx, bytes, &out)) ||
+        (st = asyncrt_memory_fill(ctx, in, 0x3c, bytes, NULL)) || (st = bench_copy(ctx, s, out, in, bytes, &ms)))
+        goto done;
+    ceiling = 2.0 * bytes / (ms * 1e6);
+    if (csv) printf("tile-copy,d2d,%zu,%.6f,%.2f,100.00\n", bytes >> 20, ms, ceiling);
+    else
+        printf("\n2D tile ops, %zu x %zu f32 (%zu MiB); cuMemcpyDtoD of the same bytes: %.4f ms, %.1f GB/s\n"
+               "%-10s %-7s %-7s %11s %9s %8s\n",
+               rows, cols, bytes >> 20, ms, ceiling, "op", "path", "ran", "ms", "GB/s", "% D2D");
+    for (int kind = ASYNCRT_TILE_TRANSPOSE; !st && kind <= ASYNCRT_TILE_STENCIL; kind++)
+        for (int p = ASYNCRT_PATH_TMA; !st && p <= ASYNCRT_PATH_PLAIN; p++) {
+            if (!paths[p]) continue;
+            asyncrt_tile_desc d = {.kind = (asyncrt_tile_kind)kind, .dtype = ASYNCRT_F32, .path = (asyncrt_map_path)p};
+            if (kind == ASYNCRT_TILE_STENCIL) {
+                d.radius = 1;
+                d.weights = five_point;
+            }
+            asyncrt_tile_op *op = NULL;
+            if ((st = asyncrt_tile_create(ctx, &d, &op)) || (st = time_op(ctx, s, op, rows, cols, in, out, &ms))) {
+                asyncrt_tile_destroy(op);
+                break;
+            }
+            const char *name = kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
+            const char *path = asyncrt_map_path_name((asyncrt_map_path)p);
+            const char *ran = asyncrt_map_path_name(asyncrt_tile_launch_path(op, rows, cols, in, out));
+            double gbs = 2.0 * bytes / (ms * 1e6);
+            if (csv) printf("%s,%s,%zu,%.6f,%.2f,%.2f\n", name, path, bytes >> 20, ms, gbs, 100.0 * gbs / ceiling);
+            else printf("%-10s %-7s %-7s %11.4f %9.1f %7.1f%%\n", name, path, ran, ms, gbs, 100.0 * gbs / ceiling);
+            asyncrt_tile_destroy(op);
+        }
+done:
+    if (st) fprintf(stderr, "asyncrt-bench: tile ops: %s\n", asyncrt_context_last_error(ctx));
+    asyncrt_memory_free(ctx, in);
+    asyncrt_memory_free(ctx, out);
+    return st ? 1 : 0;
+}

@@ -1,0 +1,18 @@
+/* asyncrt-bench's 2D tile ops: transpose and the 5-point stencil of a
+ * rows x cols f32 matrix on each path, against cuMemcpyDtoD of the same
+ * bytes measured in the same run. */
+#ifndef ASYNCRT_BENCH_TILE_BENCH_H
+#define ASYNCRT_BENCH_TILE_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "measure.h"
+
+/* Prints a table (or, with csv, rows op,path,size_mib,ms,gb_per_s,pct_of_d2d)
+ * for the paths set in paths[] (indexed by asyncrt_map_path). Returns 0, or
+ * 1 after printing why a measurement failed. */
+int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *paths, size_t rows, size_t cols,
+                   bool csv);
+
+#endif
