@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Malformed invocations of asyncrt-run, asyncrt-probe and asyncrt-bench: each
+# must end with its documented exit code and a message containing the phrase
+# given, and none may crash (signal, exit >= 128, sanitizer report, timeout).
+#   bad-input.sh RUN PROBE BENCH     (paths of the three tools; ctest passes them)
+# The cases are chosen to fail before a driver is needed, so they mean the same
+# on machines with and without a GPU; the few that reach for the driver accept
+# its absence (exit 4/3) or its presence only where stated.
+# Exit codes (from each tool's --help):
+#   asyncrt-run   0 ok, 1 internal, 2 usage, 3 compile, 4 no driver/device, 5 CUDA, 6 mismatch, 7 I/O
+#   asyncrt-probe 0 ok, 1 check failed, 2 usage, 3 no driver, 4 no device, 5 other
+#   asyncrt-bench 0 ok, 1 measurement failed, 2 usage, 3 no GPU
+set -u
+RUN=${1:?usage: bad-input.sh RUN PROBE BENCH}
+PROBE=${2:?}
+BENCH=${3:?}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SAXPY=$SRC/tests/run/kernels/saxpy.cu
+TMA=$SRC/tests/run/kernels/tma_2d.cu
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# A huge host allocation must fail cleanly, also under ASan (which would
+# otherwise report it instead of returning NULL).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1"
+export ASYNCRT_CACHE_DIR=$T/cache
+
+head -c 4096 /dev/urandom >"$T/garbage.cu"
+printf '\x00\x01\x02__global__\xff\xfe' >>"$T/garbage.cu"
+: >"$T/empty.cu"
+echo '__global__ void k(int *p) { p[0] = undefined_thing; }' >"$T/error.cu"
+echo 'not a directory' >"$T/file"
+# .npy files: garbage, a truncated one, and a valid f32[4] that is too small for f32:16.
+head -c 200 /dev/urandom >"$T/garbage.npy"
+npy_f32_4() { # magic, version 1.0, header length 118, header padded to 128 bytes, 16 data bytes
+  printf '\x93NUMPY\x01\x00\x76\x00'
+  printf "%-117s\n" "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"
+  head -c 16 /dev/zero
+}
+npy_f32_4 >"$T/four.npy"
+head -c 100 "$T/four.npy" >"$T/truncated.npy"
+printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<c8', 'fortran_order': False, 'shape': (4,), }" >"$T/complex.npy"
+printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<f4', 'fortran_order': True, 'shape': (2,2), }" >"$T/fortran.npy"
+
+passed=0 failed=0
+rows=()
+# check CODE PHRASE TOOL ARGS... : runs TOOL ARGS, checks the exit code and that
+# stdout+stderr contain PHRASE (fixed string); stdin is /dev/null unless the
+# case redirects it through `sh -c`.
+check() {
+  local want=$1 phrase=$2
+  shift 2
+  local out code verdict=ok
+  out=$(timeout 120 "$@" </dev/null 2>&1)
+  code=$?
+  [ -n "${BAD_INPUT_VERBOSE:-}" ] && echo "$code: ${out:0:240}" >&2
+  if [ $code -ge 124 ]; then verdict="CRASH/TIMEOUT"
+  elif grep -aqE 'AddressSanitizer|LeakSanitizer|runtime error:|Segmentation fault|core dumped' <<<"$out"; then verdict="SANITIZER"
+  elif [ "$code" != "$want" ]; then verdict="exit $code, expected $want"
+  elif ! grep -aqF -- "$phrase" <<<"$out"; then verdict="message lacks '$phrase'"
+  fi
+  local shown=("$@")
+  shown[0]=$(basename "$1")
+  local cmd="${shown[*]}"
+  cmd=${cmd//$T\//}
+  cmd=${cmd//$SRC\//}
+  if [ "$verdict" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  rows+=("$(printf '%-4s %-3s %-5s %-80.80s %s' "$((passed + failed))" "$want" "$([ "$verdict" = ok ] && echo pass || echo FAIL)" "$cmd" "$([ "$verdict" = ok ] || echo "$verdict: ${out:0:300}")")")
+}
+
+# ---- asyncrt-run: command line ----------------------------------------------
+check 2 "no source file given" "$RUN"
+check 2 "unexpected argument 'b.cu'" "$RUN" a.cu b.cu
+check 2 "unknown option '--bogus'" "$RUN" "$SAXPY" --bogus
+check 2 "--arch needs a value" "$RUN" "$SAXPY" --arch
+check 2 "--arch 'sm_99x'" "$RUN" "$SAXPY" --arch sm_99x --compile-only
+check 2 "--arch 'banana'" "$RUN" "$SAXPY" --arch banana --compile-only
+check 2 "--arch 'sm_'" "$RUN" "$SAXPY" --arch sm_ --compile-only
+check 2 "needs an explicit --arch" "$RUN" "$SAXPY" --compile-only
+check 2 "--grid '-1'" "$RUN" "$SAXPY" --grid -1
+check 2 "--grid '0'" "$RUN" "$SAXPY" --grid 0
+check 2 "--block '99999999999'" "$RUN" "$SAXPY" --block 99999999999
+check 2 "--block '1,2,3,4'" "$RUN" "$SAXPY" --block 1,2,3,4
+check 2 "--smem '1T'" "$RUN" "$SAXPY" --smem 1T
+check 2 "--device '-3'" "$RUN" "$SAXPY" --device -3
+check 2 "--repeat '-1'" "$RUN" "$SAXPY" --repeat -1
+check 2 "--rtol '-2'" "$RUN" "$SAXPY" --rtol -2
+check 2 "shape '-5'" "$RUN" "$SAXPY" --buf x=f32:-5
+check 2 "shape '99999999999999999999'" "$RUN" "$SAXPY" --buf x=f32:99999999999999999999
+check 2 "more than 2^40 elements" "$RUN" "$SAXPY" --buf x=f64:1099511627776x2
+check 2 "DTYPE one of" "$RUN" "$SAXPY" --buf x=f99:4
+check 2 "'abc' is not a f32 number" "$RUN" "$SAXPY" --arg f32:abc
+check 2 "no --buf named 'nope'" "$RUN" "$SAXPY" --arg buf:nope
+check 2 "no --buf named 'nobuf'" "$RUN" "$SAXPY" --tmap t=nobuf:box=4
+# ---- asyncrt-run: impossible tensor maps (validated before the driver) -------
+check 2 "box_dim[0] (300): must be 1..256" "$RUN" "$SAXPY" --buf x=f32:64 --tmap t=x:box=300
+check 2 "must be a multiple of 16" "$RUN" "$SAXPY" --buf x=f32:64 --tmap t=x:box=3
+check 2 "the span of swizzle 32b" "$RUN" "$TMA" --buf x=f32:64x64 --tmap t=x:box=16,16:swizzle=32b
+check 2 "but buffer x holds 256" "$RUN" "$TMA" --buf x=f32:64 --tmap t=x:box=16:dims=1000
+check 2 "element_stride[1] (9)" "$RUN" "$TMA" --buf x=f32:64x64 --tmap t=x:box=16,16:estrides=1,9
+# ---- asyncrt-run: sizes and files -------------------------------------------
+check 1 "cannot allocate 4398046511104 bytes" "$RUN" "$SAXPY" --buf x=f32:1099511627776
+check 7 "cannot open /nonexistent/k.cu" "$RUN" /nonexistent/k.cu --arch sm_90 --compile-only
+check 7 "cannot read $T" "$RUN" "$T" --arch sm_90 --compile-only
+check 7 "No such file or directory" "$RUN" "$SAXPY" --buf x=npy:/nonexistent.npy
+check 7 "no \\x93NUMPY magic" "$RUN" "$SAXPY" --buf x=npy:"$T/garbage.npy"
+check 7 "truncated header: 118 bytes announced" "$RUN" "$SAXPY" --buf x=npy:"$T/truncated.npy"
+check 7 "'<c8' is not supported" "$RUN" "$SAXPY" --buf x=npy:"$T/complex.npy"
+check 7 "Fortran (column-major) order" "$RUN" "$SAXPY" --buf x=npy:"$T/fortran.npy"
+check 2 "four.npy holds 4 elements but the buffer has 16" "$RUN" "$SAXPY" --buf x=f32:16:npy="$T/four.npy"
+check 7 "cannot write $T/file/x.ptx" "$RUN" "$SAXPY" --arch sm_90 --compile-only --emit-ptx "$T/file/x.ptx"
+# ---- asyncrt-run: sources NVRTC or the scanner refuse ------------------------
+check 2 "no __global__ function found" "$RUN" "$T/garbage.cu" --arch sm_90 --compile-only
+check 2 "no __global__ function found" "$RUN" "$T/empty.cu" --arch sm_90 --compile-only
+check 2 "no __global__ function found in -" sh -c '"$0" - --arch sm_90 --compile-only <"$1"' "$RUN" "$T/garbage.cu"
+check 3 "identifier \"undefined_thing\" is undefined" "$RUN" "$T/error.cu" --arch sm_90 --compile-only
+check 3 "identifier \"nosuch\" is undefined" "$RUN" "$SAXPY" --arch sm_90 --compile-only --kernel nosuch
+check 3 "garbage.cu" "$RUN" "$T/garbage.cu" --arch sm_90 --compile-only --kernel k
+check 2 "unrecognized option --no-such-flag" "$RUN" "$SAXPY" --arch sm_90 --compile-only -Xnvrtc --no-such-flag
+check 2 "invalid value for --std" "$RUN" "$SAXPY" --arch sm_90 --compile-only --std c++99
+# ---- asyncrt-run: an unusable cache directory is no failure (README: the cache)
+check 0 "not caching in $T/file/cache" env ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR="$T/file/cache" "$RUN" "$SAXPY" --arch sm_90 --compile-only
+check 0 "not caching in /proc/self/asyncrt-cache" env ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR=/proc/self/asyncrt-cache "$RUN" "$SAXPY" --arch compute_80 --compile-only
+# ---- asyncrt-probe -----------------------------------------------------------
+check 2 "unknown option '--bogus'" "$PROBE" --bogus
+check 2 "unknown option 'extra'" "$PROBE" extra
+check 2 "--device needs a device ordinal" "$PROBE" --device
+check 2 "--device needs a device ordinal" "$PROBE" --device -1
+check 2 "--device needs a device ordinal" "$PROBE" --device abc
+check 2 "--device needs a device ordinal" "$PROBE" --device 99999999999999
+# ---- asyncrt-bench -----------------------------------------------------------
+check 2 "bad option '--bogus'" "$BENCH" --bogus
+check 2 "bad option 'extra'" "$BENCH" extra
+check 2 "bad option '--sizes' (or its value is missing)" "$BENCH" --sizes
+check 2 "bad --sizes '-4'" "$BENCH" --sizes -4
+check 2 "bad --sizes '0'" "$BENCH" --sizes 0
+check 2 "bad --sizes '99999999999'" "$BENCH" --sizes 99999999999
+check 2 "bad --sizes 'abc'" "$BENCH" --sizes abc
+check 2 "unknown path 'warp'" "$BENCH" --paths warp
+check 2 "bad option '--repeats'" "$BENCH" --repeats 0
+check 2 "bad option '--repeats'" "$BENCH" --repeats -5
+check 2 "bad option '--warmup'" "$BENCH" --warmup -1
+check 2 "bad option '--device'" "$BENCH" --device x
+
+printf '%-4s %-3s %-5s %-80s %s\n' "#" "rc" "" "invocation" "problem"
+printf '%s\n' "${rows[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -ge 40 ]
