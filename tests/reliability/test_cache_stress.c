@@ -1,0 +1,276 @@
+/* The program cache under concurrency and damage: 8 processes compile the
+ * same and different sources into one cache directory at once, 50 rounds
+ * each, each round in a fresh context (so every hit comes from disk), while a
+ * ninth process truncates, overwrites, garbles and deletes entries at random.
+ * Every program a process gets must be byte-for-byte the image a fresh
+ * compile (no cache) produced, whether it came from NVRTC or the disk: a
+ * partially written or damaged entry that got through decoding would differ.
+ * The GPU variant (argument "gpu") also loads each program, launches its
+ * kernel on fresh random data with the output poisoned, and checks every
+ * element against a CPU reference.
+ *
+ * No device is opened in the parent: CUDA is not fork-safe, so only the
+ * children touch the driver (a probe child decides whether the GPU variant
+ * skips). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_support.h"
+
+#define WORKERS 8
+#define ROUNDS 50
+#define SOURCES 4
+#define N 1000
+
+/* Source s computes y = x * 2^(s+1) + i: exact in float, FMA or not. */
+static char g_source[SOURCES][512];
+static unsigned char *g_ref[SOURCES];
+static size_t g_ref_size[SOURCES];
+static bool g_gpu;
+static char *g_dir;
+/* PTX loads on any sm_80+ device, and compiles without one. */
+static const char *k_arch = "compute_80";
+
+typedef struct counters {
+    volatile long compiled, disk_hits, memory_hits, launches, damaged;
+} counters;
+static counters *g_count; /* shared between the processes */
+
+static void make_sources(void)
+{
+    for (int s = 0; s < SOURCES; s++)
+        snprintf(g_source[s], sizeof g_source[s],
+                 "extern \"C\" __global__ void k(const float *x, float *y, int n) {\n"
+                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                 "    if (i < n) y[i] = x[i] * %d.0f + (float)i;\n"
+                 "}\n",
+                 2 << s);
+}
+
+static asyncrt_program *compile(asyncrt_context *ctx, int s)
+{
+    asyncrt_compile_options o = {.arch = k_arch};
+    asyncrt_program *p = NULL;
+    char name[32];
+    snprintf(name, sizeof name, "stress%d.cu", s);
+    if (asyncrt_program_compile(ctx, name, g_source[s], &o, &p) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "compile of source %d failed: %s\n", s, asyncrt_context_last_error(ctx));
+        return NULL;
+    }
+    return p;
+}
+
+/* The reference images: fresh compiles with both caches off. */
+static void make_references(void)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
+    for (int s = 0; s < SOURCES; s++) {
+        asyncrt_program *p = compile(ctx, s);
+        assert_non_null(p);
+        const void *image = asyncrt_program_image(p, &g_ref_size[s]);
+        g_ref[s] = malloc(g_ref_size[s]);
+        memcpy(g_ref[s], image, g_ref_size[s]);
+        asyncrt_program_destroy(p);
+    }
+    asyncrt_context_destroy(ctx);
+}
+
+/* Loads p, runs k on random data into a poisoned output, checks every element. */
+static int launch_and_verify(asyncrt_context *ctx, const asyncrt_program *p, int s, unsigned *rng)
+{
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = (float)(rand_r(rng) % 2001 - 1000) / 64.0f;
+    memset(y, 0xFF, sizeof y);
+    asyncrt_module *module = NULL;
+    asyncrt_kernel *kernel = NULL;
+    asyncrt_deviceptr dx = 0, dy = 0;
+    int bad = 0;
+    asyncrt_status st = asyncrt_module_load(ctx, p, &module);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_module_get_kernel(module, "k", &kernel);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_alloc(ctx, sizeof x, &dx);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_alloc(ctx, sizeof y, &dy);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_to_device(ctx, dx, x, sizeof x);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_to_device(ctx, dy, y, sizeof y);
+    int n = N;
+    void *args[] = {&dx, &dy, &n};
+    size_t sizes[] = {sizeof dx, sizeof dy, sizeof n};
+    asyncrt_launch_config cfg = {.grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}};
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 3);
+    if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_to_host(ctx, y, dy, sizeof y);
+    if (st != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "source %d: %s: %s\n", s, asyncrt_status_string(st), asyncrt_context_last_error(ctx));
+        bad = 1;
+    }
+    for (int i = 0; !bad && i < N; i++) {
+        float want = x[i] * (float)(2 << s) + (float)i;
+        if (memcmp(&y[i], &want, sizeof want) != 0) {
+            fprintf(stderr, "source %d: y[%d] = %g, expected %g\n", s, i, (double)y[i], (double)want);
+            bad = 1;
+        }
+    }
+    asyncrt_memory_free(ctx, dx);
+    asyncrt_memory_free(ctx, dy);
+    asyncrt_module_destroy(module);
+    if (!bad) __atomic_fetch_add(&g_count->launches, 1, __ATOMIC_RELAXED);
+    return bad;
+}
+
+/* One worker: even rounds the shared source 0, odd rounds one that depends
+ * on the worker and the round. Returns the number of bad rounds. */
+static int worker(int w)
+{
+    unsigned rng = (unsigned)(w * 7919 + getpid());
+    int bad = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        int s = r % 2 == 0 ? 0 : (w + r) % SOURCES;
+        asyncrt_context *ctx = NULL;
+        if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return ROUNDS;
+        asyncrt_status st = asyncrt_context_set_cache_dir(ctx, g_dir);
+        if (st == ASYNCRT_SUCCESS && g_gpu) st = asyncrt_context_open_device(ctx, 0);
+        asyncrt_program *p = st == ASYNCRT_SUCCESS ? compile(ctx, s) : NULL;
+        if (!p) {
+            fprintf(stderr, "worker %d round %d: %s\n", w, r, asyncrt_context_last_error(ctx));
+            bad++;
+        } else {
+            size_t size = 0;
+            const void *image = asyncrt_program_image(p, &size);
+            asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+            if (size != g_ref_size[s] || memcmp(image, g_ref[s], size) != 0) {
+                fprintf(stderr, "worker %d round %d: source %d's image (%zu bytes, origin %d) differs from a fresh "
+                        "compile's (%zu bytes)\n", w, r, s, size, (int)origin, g_ref_size[s]);
+                bad++;
+            } else if (g_gpu) {
+                bad += launch_and_verify(ctx, p, s, &rng);
+            }
+            volatile long *c = origin == ASYNCRT_ORIGIN_COMPILED     ? &g_count->compiled
+                               : origin == ASYNCRT_ORIGIN_DISK_CACHE ? &g_count->disk_hits
+                                                                     : &g_count->memory_hits;
+            __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+            asyncrt_program_destroy(p);
+        }
+        asyncrt_context_destroy(ctx);
+    }
+    return bad;
+}
+
+/* Damages a random file of the cache directory (entries and the temporary
+ * files of writes in flight alike), every few milliseconds, until killed. */
+static void damager(void)
+{
+    unsigned rng = (unsigned)getpid();
+    for (;;) {
+        struct timespec pause = {0, (long)(2 + rand_r(&rng) % 15) * 1000000L};
+        nanosleep(&pause, NULL);
+        DIR *dir = opendir(g_dir);
+        if (!dir) continue;
+        char names[64][128];
+        int n = 0;
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL && n < 64)
+            if (e->d_name[0] != '.' && strlen(e->d_name) < sizeof names[0]) strcpy(names[n++], e->d_name);
+        closedir(dir);
+        if (n == 0) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", g_dir, names[rand_r(&rng) % n]);
+        int fd = open(path, O_WRONLY);
+        if (fd < 0) continue;
+        off_t size = lseek(fd, 0, SEEK_END);
+        unsigned char junk[64];
+        for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)rand_r(&rng);
+        bool done = true;
+        switch (rand_r(&rng) % 4) {
+        case 0: done = ftruncate(fd, size > 0 ? rand_r(&rng) % size : 0) == 0; break;      /* truncated */
+        case 1: done = size > 0 && pwrite(fd, junk, 1, rand_r(&rng) % size) == 1; break;  /* one byte */
+        case 2: done = ftruncate(fd, 0) == 0 && write(fd, junk, sizeof junk) > 0; break;  /* garbage */
+        default: done = unlink(path) == 0; break;                                          /* gone */
+        }
+        close(fd);
+        if (done) __atomic_fetch_add(&g_count->damaged, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* 0 when a device can be opened, 77 when none: in a child, see above. */
+static int probe_device(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        asyncrt_context *ctx = test_open_device_or_skip("test_cache_stress_gpu");
+        asyncrt_context_destroy(ctx);
+        fflush(stdout);
+        _exit(ctx ? 0 : ASYNCRT_TEST_SKIP);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static void test_cache_under_damage(void **state)
+{
+    (void)state;
+    make_references();
+    g_dir = test_make_temp_dir("asyncrt-cache-stress");
+    g_count = mmap(NULL, sizeof *g_count, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(g_count != MAP_FAILED);
+    memset((void *)g_count, 0, sizeof *g_count);
+    fflush(NULL);
+
+    pid_t damage = fork();
+    assert_true(damage >= 0);
+    if (damage == 0) damager();
+    pid_t pids[WORKERS];
+    for (int w = 0; w < WORKERS; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) _exit(worker(w) ? 1 : 0);
+    }
+    int failed = 0;
+    for (int w = 0; w < WORKERS; w++) {
+        int status = 0;
+        waitpid(pids[w], &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "worker %d failed (status 0x%x)\n", w, status);
+            failed++;
+        }
+    }
+    kill(damage, SIGKILL);
+    waitpid(damage, NULL, 0);
+    printf("%d processes x %d rounds: %ld compiled, %ld from disk, %ld from memory, %ld launches verified; "
+           "%ld entries damaged meanwhile\n",
+           WORKERS, ROUNDS, g_count->compiled, g_count->disk_hits, g_count->memory_hits, g_count->launches,
+           g_count->damaged);
+    assert_int_equal(failed, 0);
+    assert_int_equal(g_count->compiled + g_count->disk_hits + g_count->memory_hits, WORKERS * ROUNDS);
+    /* Both paths and the damage must actually have happened for the test to mean anything. */
+    assert_true(g_count->disk_hits > 0);
+    assert_true(g_count->compiled > SOURCES);
+    assert_true(g_count->damaged > 0);
+    if (g_gpu) assert_int_equal(g_count->launches, WORKERS * ROUNDS);
+    test_remove_tree(g_dir);
+    free(g_dir);
+    munmap((void *)g_count, sizeof *g_count);
+}
+
+int main(int argc, char **argv)
+{
+    g_gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
+    if (g_gpu) {
+        int probe = probe_device();
+        if (probe != 0) return probe;
+    }
+    make_sources();
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cache_under_damage)};
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    for (int s = 0; s < SOURCES; s++) free(g_ref[s]);
+    return rc;
+}
