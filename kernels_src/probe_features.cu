@@ -136,9 +136,11 @@ probe_ldgsts(const uint4 *in16, const u32 *in4, uint4 *out16, u32 *out4)
 #endif
 
 #if defined(ASYNCRT_PROBE_MBARRIER)
-// Two phases of one mbarrier: each thread's cp.async completes on it
-// (cp.async.mbarrier.arrive), every thread arrives, and all wait on the
-// phase's parity before reading another thread's data.
+// Two phases of one mbarrier: every thread stores its element to shared
+// memory and arrives; all wait on the phase's parity before reading another
+// thread's element. (cp.async completing on an mbarrier works too, but
+// compute-sanitizer's synccheck reports every cp.async.mbarrier.arrive as a
+// "Missing wait", so the probe keeps to what the sanitizer can judge.)
 extern "C" __global__ void __launch_bounds__(128) probe_mbarrier(const uint4 *in, uint4 *out)
 {
     __shared__ __align__(8) u64 bar;
@@ -148,8 +150,7 @@ extern "C" __global__ void __launch_bounds__(128) probe_mbarrier(const uint4 *in
     __syncthreads();
     for (u32 phase = 0; phase < 2; phase++) {
         u32 base = (blockIdx.x * 2 + phase) * 128;
-        cp_async_16(&buf[phase][t], in + base + t);
-        asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" ::"r"(b) : "memory");
+        buf[phase][t] = in[base + t];
         mbar_arrive(b);
         mbar_wait(b, phase & 1);
         out[base + t] = buf[phase][(t + 5) % 128];
@@ -327,16 +328,63 @@ extern "C" __global__ void __launch_bounds__(128) probe_dsmem(const u32 *in, u32
 #endif
 
 #if defined(ASYNCRT_PROBE_SM90A)
-// Compiled for sm_90a only: wgmma's warpgroup fence, commit and wait around
-// a computation whose result the host checks. One warpgroup per block.
-extern "C" __global__ void __launch_bounds__(128) probe_sm90a(const u32 *in, u32 *out, u32 key)
+// Compiled for sm_90a only: one warpgroup computes D (64x8, f32) = A (64x16)
+// x B (16x8) with wgmma.mma_async, f16 operands read from shared memory in the
+// no-swizzle K-major layout of 8x8 core matrices (128 contiguous bytes each);
+// every element of D is checked on the host. Entries are small integers, so
+// the products are exact.
+__device__ __forceinline__ u64 wgmma_desc(const void *smem, u32 lbo, u32 sbo)
 {
-    u32 i = blockIdx.x * 128 + threadIdx.x;
-    u32 v = in[i];
+    // start address, leading (K) and stride (M/N) byte offsets, all >> 4;
+    // base offset 0 and swizzle mode 0 (none).
+    return (u64)((probe_smem(smem) & 0x3FFFF) >> 4) | (u64)((lbo & 0x3FFFF) >> 4) << 16 |
+           (u64)((sbo & 0x3FFFF) >> 4) << 32;
+}
+
+__device__ __forceinline__ unsigned short small_int_f16(u32 word)
+{
+    const unsigned short bits[7] = {0xC200, 0xC000, 0xBC00, 0x0000, 0x3C00, 0x4000, 0x4200}; // -3..3
+    return bits[word % 7];
+}
+
+extern "C" __global__ void __launch_bounds__(128) probe_sm90a(const u32 *in, u32 *out)
+{
+    // A(m, k) at core (m/8, k/8), i.e. byte ((m/8)*2 + k/8)*128, row m%8, half k%8:
+    // the next core along K is 128 bytes on (LBO), along M 256 bytes (SBO).
+    // B is stored transposed (K-major): B(k, n) at core k/8, row n, half k%8.
+    __shared__ __align__(128) unsigned short a[64 * 16];
+    __shared__ __align__(128) unsigned short b[16 * 8];
+    const u32 t = threadIdx.x;
+    const u32 *src = in + blockIdx.x * 1152;
+    for (u32 i = t; i < 64 * 16; i += 128) {
+        u32 m = i / 16, k = i % 16;
+        a[((m / 8) * 2 + k / 8) * 64 + (m % 8) * 8 + k % 8] = small_int_f16(src[i]);
+    }
+    for (u32 i = t; i < 8 * 16; i += 128) {
+        u32 n = i / 16, k = i % 16;
+        b[(k / 8) * 64 + n * 8 + k % 8] = small_int_f16(src[1024 + i]);
+    }
+    // wgmma reads shared memory through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    float d0 = 0.f, d1 = 0.f, d2 = 0.f, d3 = 0.f;
+    u64 da = wgmma_desc(a, 128, 256), db = wgmma_desc(b, 128, 256);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile("{\n.reg .pred zero_d;\nsetp.ne.b32 zero_d, 0, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, zero_d, 1, 1, 0, 0;\n}"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "l"(da), "l"(db)
+                 : "memory");
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    out[i] = v ^ key;
+    asm volatile("wgmma.wait_group.sync.aligned 0;" : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)::"memory");
+    // Accumulators: warp w holds rows 16w..16w+15; lane l has row 16w + l/4
+    // (d0, d1) and that row + 8 (d2, d3), at columns 2(l%4) and 2(l%4) + 1.
+    u32 w = t / 32, l = t % 32, row = 16 * w + l / 4, col = 2 * (l % 4);
+    u32 *dst = out + blockIdx.x * 512;
+    dst[row * 8 + col] = __float_as_uint(d0);
+    dst[row * 8 + col + 1] = __float_as_uint(d1);
+    dst[(row + 8) * 8 + col] = __float_as_uint(d2);
+    dst[(row + 8) * 8 + col + 1] = __float_as_uint(d3);
 }
 #endif
 

@@ -47,6 +47,7 @@ for stage in $stages; do
     # (bad arches, missing kernels) and check our statuses for them; the
     # sanitizer is here for what the device does, so API errors are off.
     rm -rf /tmp/asyncrt-sanitize && mkdir -p /tmp/asyncrt-sanitize
+    export ASYNCRT_UNDER_SANITIZER=1 # tests skip the faults they cause on purpose
     gpu_commands | sed 's/"//g' | while read -r cmd; do
       for tool in memcheck racecheck synccheck initcheck; do echo "$tool $cmd"; done
     done | ASYNCRT_SANITIZE_TIMEOUT=${ASYNCRT_SANITIZE_TIMEOUT:-300} xargs -P "${ASYNCRT_SANITIZE_JOBS:-8}" -L 1 \

@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "check_support.h"
 
@@ -64,7 +65,7 @@ bool chk_mbarrier_tx(probe_check *c)
     return chk_launch(c, k, BLOCKS, 1, 128, 0, args, sizes, 2) && chk_verify(c, out, e, N);
 }
 
-/* out = in ^ key, for the kernels that only transform (bulk copy, sm_90a). */
+/* out = in ^ key, for the kernels that only transform (bulk copy). */
 static bool check_xor(probe_check *c, const char *name, int blocks, int words_per_block)
 {
     int n = blocks * words_per_block;
@@ -85,9 +86,29 @@ bool chk_bulk_copy(probe_check *c)
     return check_xor(c, "probe_bulk_copy", 4, 1024);
 }
 
+/* D = A x B on the tensor cores (64x16 by 16x8), entries small integers. */
 bool chk_sm90a(probe_check *c)
 {
-    return check_xor(c, "probe_sm90a", 4, 128);
+    enum { BLOCKS = 4, IN = 64 * 16 + 8 * 16, OUT = 64 * 8 };
+    asyncrt_kernel *k;
+    asyncrt_deviceptr in, out;
+    uint32_t *h, *e;
+    if (!chk_kernel(c, "probe_sm90a", &k) || !(h = chk_input(c, BLOCKS * IN, &in)) ||
+        !chk_output(c, BLOCKS * OUT, &out) || !(e = chk_host(c, BLOCKS * OUT)))
+        return false;
+    for (int blk = 0; blk < BLOCKS; blk++) {
+        const uint32_t *a = h + blk * IN, *bt = a + 64 * 16; /* bt[n*16 + k] = B(k, n) */
+        for (int m = 0; m < 64; m++)
+            for (int n = 0; n < 8; n++) {
+                float sum = 0.f;
+                for (int kk = 0; kk < 16; kk++)
+                    sum += (float)((int)(a[m * 16 + kk] % 7) - 3) * (float)((int)(bt[n * 16 + kk] % 7) - 3);
+                memcpy(&e[blk * OUT + m * 8 + n], &sum, sizeof sum);
+            }
+    }
+    void *args[] = {&in, &out};
+    size_t sizes[] = {PTR, PTR};
+    return chk_launch(c, k, BLOCKS, 1, 128, 0, args, sizes, 2) && chk_verify(c, out, e, BLOCKS * OUT);
 }
 
 bool chk_sm100a(probe_check *c)
