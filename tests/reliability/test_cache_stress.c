@@ -27,7 +27,7 @@
 #include "test_support.h"
 
 #define WORKERS 8
-#define ROUNDS 50
+#define ROUNDS 50 /* 5 under compute-sanitizer (gpu-check.sh): it is there for the device's side */
 #define SOURCES 4
 #define N 1000
 
@@ -36,6 +36,7 @@ static char g_source[SOURCES][512];
 static unsigned char *g_ref[SOURCES];
 static size_t g_ref_size[SOURCES];
 static bool g_gpu;
+static int g_rounds = ROUNDS;
 static char *g_dir;
 /* PTX loads on any sm_80+ device, and compiles without one. */
 static const char *k_arch = "compute_80";
@@ -132,10 +133,10 @@ static int worker(int w)
 {
     unsigned rng = (unsigned)(w * 7919 + getpid());
     int bad = 0;
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < g_rounds; r++) {
         int s = r % 2 == 0 ? 0 : (w + r) % SOURCES;
         asyncrt_context *ctx = NULL;
-        if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return ROUNDS;
+        if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return g_rounds;
         asyncrt_status st = asyncrt_context_set_cache_dir(ctx, g_dir);
         if (st == ASYNCRT_SUCCESS && g_gpu) st = asyncrt_context_open_device(ctx, 0);
         asyncrt_program *p = st == ASYNCRT_SUCCESS ? compile(ctx, s) : NULL;
@@ -247,15 +248,18 @@ static void test_cache_under_damage(void **state)
     waitpid(damage, NULL, 0);
     printf("%d processes x %d rounds: %ld compiled, %ld from disk, %ld from memory, %ld launches verified; "
            "%ld entries damaged meanwhile\n",
-           WORKERS, ROUNDS, g_count->compiled, g_count->disk_hits, g_count->memory_hits, g_count->launches,
+           WORKERS, g_rounds, g_count->compiled, g_count->disk_hits, g_count->memory_hits, g_count->launches,
            g_count->damaged);
     assert_int_equal(failed, 0);
-    assert_int_equal(g_count->compiled + g_count->disk_hits + g_count->memory_hits, WORKERS * ROUNDS);
-    /* Both paths and the damage must actually have happened for the test to mean anything. */
-    assert_true(g_count->disk_hits > 0);
-    assert_true(g_count->compiled > SOURCES);
-    assert_true(g_count->damaged > 0);
-    if (g_gpu) assert_int_equal(g_count->launches, WORKERS * ROUNDS);
+    assert_int_equal(g_count->compiled + g_count->disk_hits + g_count->memory_hits, WORKERS * g_rounds);
+    /* Both paths and the damage must actually have happened for the test to
+     * mean anything (in the short run under a sanitizer they may not). */
+    if (g_rounds == ROUNDS) {
+        assert_true(g_count->disk_hits > 0);
+        assert_true(g_count->compiled > SOURCES);
+        assert_true(g_count->damaged > 0);
+    }
+    if (g_gpu) assert_int_equal(g_count->launches, WORKERS * g_rounds);
     test_remove_tree(g_dir);
     free(g_dir);
     munmap((void *)g_count, sizeof *g_count);
@@ -264,6 +268,7 @@ static void test_cache_under_damage(void **state)
 int main(int argc, char **argv)
 {
     g_gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
+    if (getenv("ASYNCRT_UNDER_SANITIZER")) g_rounds = 5;
     if (g_gpu) {
         int probe = probe_device();
         if (probe != 0) return probe;
