@@ -1,9 +1,11 @@
-/* The rules of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col, from the
- * comments above them in CUDA 13.0's cuda.h (../shared/reference/
- * tensormap-rules.md numbers them), checked in the order of that comment so
- * the first broken rule is the one reported. Each failure names the
- * parameter, its value and the rule. tests/tensormap/tensormap_differential.c
- * holds these against the real driver. */
+/* The rules of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col as the CUDA
+ * 13.0 driver (580, H100) enforces them: those of cuda.h's comments that it
+ * enforces, plus those it enforces without documenting (marked "driver" in
+ * the messages and in tensormap/RULES.md), checked roughly in the order of
+ * that comment so the first broken rule is the one reported. Each failure
+ * names the parameter, its value and the rule.
+ * tests/tensormap/tensormap_differential.c holds these against the real
+ * driver (its --explore mode probes each undocumented boundary). */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -11,6 +13,10 @@
 
 #define TWO_POW_32 (UINT64_C(1) << 32)
 #define TWO_POW_40 (UINT64_C(1) << 40)
+/* The largest box the driver accepts, in shared-memory bytes: 228 KB, the
+ * shared memory of an sm_90 SM (observed on H100: 233472 passes, 234624
+ * fails). */
+#define BOX_SMEM_MAX UINT64_C(233472)
 
 static bool is_align16b(asyncrt_tensormap_dtype t)
 {
@@ -143,31 +149,9 @@ static asyncrt_status check_global(const asyncrt_tensormap_desc *d, const char *
         if (s >= TWO_POW_40)
             FAIL("stride_max", "global_stride[%u] (%llu): must be less than 2^40 (1099511627776)", i, s);
     }
-    /* cuda.h's pseudo-code: each stride covers the previous dimension
-     * (plus optional padding), so rows of a dimension never overlap. */
-    for (uint32_t i = 0; i + 1 < d->rank; i++) {
-        unsigned long long s = d->global_stride[i];
-        if (i == 0) {
-            uint64_t row = asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]);
-            if (s < row) {
-                char sz[64];
-                size_text(sz, sizeof sz, d->dtype, d->global_dim[0]);
-                FAIL("stride_consistency", "global_stride[0] (%llu): must be at least global_dim[0] "
-                     "(%llu) %s (the previous dimension plus padding)", s,
-                     (unsigned long long)d->global_dim[0], sz);
-            }
-        } else {
-            unsigned long long prev = d->global_stride[i - 1], dim = d->global_dim[i];
-            bool overflow = dim != 0 && prev > UINT64_MAX / dim;
-            if (!overflow && s < prev * dim)
-                FAIL("stride_consistency", "global_stride[%u] (%llu): must be at least global_stride[%u] "
-                     "(%llu) x global_dim[%u] (%llu) = %llu (the previous dimension plus padding)",
-                     i, s, i - 1, prev, i, dim, prev * dim);
-            if (overflow)
-                FAIL("stride_consistency", "global_stride[%u] (%llu): must be at least global_stride[%u] "
-                     "(%llu) x global_dim[%u] (%llu), which exceeds 2^64", i, s, i - 1, prev, i, dim);
-        }
-    }
+    /* cuda.h's pseudo-code has each stride cover the previous dimension, but
+     * the driver does not check it (zero, equal and transposed strides are
+     * accepted), so neither do we. */
     return ASYNCRT_SUCCESS;
 }
 
@@ -180,9 +164,12 @@ static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, const char *w
     uint64_t bits = (uint64_t)inner * asyncrt_tensormap_dtype_bits(d->dtype);
     char sz[64];
     size_text(sz, sizeof sz, d->dtype, inner);
-    if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && bits % 128 != 0)
-        FAIL("box_inner_multiple16", "%s (%u) %s: must be a multiple of 16 when interleave is NONE",
-             what, inner, sz);
+    /* cuda.h says so for interleave NONE; the driver also demands it with interleave. */
+    if (bits % 128 != 0)
+        FAIL("box_inner_multiple16", "%s (%u) %s: must be a multiple of 16%s", what, inner, sz,
+             d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE
+                 ? " when interleave is NONE"
+                 : " (with interleave too: enforced by the driver, not documented)");
     if (is_align16b(d->dtype) && inner != 128)
         FAIL("box_inner_packed128", "%s (%u): must be 128 when dtype is %s", what, inner, tname);
     return ASYNCRT_SUCCESS;
@@ -195,13 +182,15 @@ static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *
     const char *sname = asyncrt_tensormap_swizzle_name(d->swizzle);
     bool none = d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE;
 
-    /* TMA ignores element_stride[0] without interleave (no stride in dimension 0). */
-    for (uint32_t i = none ? 1 : 0; i < d->rank; i++)
+    /* cuda.h: element_stride[0] is ignored without interleave; the driver still range-checks it. */
+    for (uint32_t i = 0; i < d->rank; i++)
         if (d->element_stride[i] == 0 || d->element_stride[i] > 8)
-            FAIL("element_stride_range", "element_stride[%u] (%u): must be 1..8", i, d->element_stride[i]);
+            FAIL("element_stride_range", "element_stride[%u] (%u): must be 1..8%s", i, d->element_stride[i],
+                 i == 0 && none ? " (also when interleave is NONE, where TMA ignores it: enforced by "
+                                  "the driver, not documented)" : "");
 
-    if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B && d->swizzle != ASYNCRT_TENSORMAP_SWIZZLE_32B)
-        FAIL("interleave32_swizzle", "swizzle (%s): must be 32b when interleave is 32B", sname);
+    /* cuda.h: 32B interleave needs SWIZZLE_32B. The driver accepts NONE, 32B,
+     * 64B and 128B with it, so no rule here. */
     if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B && !none)
         FAIL("packed_interleave", "interleave (%s): must be none when dtype is %s",
              asyncrt_tensormap_interleave_name(d->interleave), tname);
@@ -235,6 +224,43 @@ static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *
     return ASYNCRT_SUCCESS;
 }
 
+/* The box must fit in shared memory (enforced by the driver, not documented).
+ * The driver counts box_dim[i] / element_stride[i] elements per dimension,
+ * rounded DOWN, element_stride[0] included (a dimension with box < stride
+ * counts 0, so such a box always passes); im2col counts channels_per_pixel x
+ * pixels_per_column. */
+static asyncrt_status check_smem(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
+                                 const char **rule_out, char *msg, size_t msg_size)
+{
+    if (im2col) {
+        uint64_t bytes = asyncrt_tensormap_bytes_of(d->dtype, im2col->channels_per_pixel) *
+                         im2col->pixels_per_column;
+        if (bytes > BOX_SMEM_MAX)
+            FAIL("box_smem", "channels_per_pixel (%u) x pixels_per_column (%u) x %s = %llu bytes: the box "
+                 "must fit in %llu bytes of shared memory (enforced by the driver, not documented)",
+                 im2col->channels_per_pixel, im2col->pixels_per_column, asyncrt_tensormap_dtype_name(d->dtype),
+                 (unsigned long long)bytes, (unsigned long long)BOX_SMEM_MAX);
+        return ASYNCRT_SUCCESS;
+    }
+    uint64_t elems = 1;
+    char terms[160] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < d->rank; i++) {
+        uint64_t n = d->box_dim[i] / d->element_stride[i];
+        if (i > 0) elems *= n; /* <= 256^4: no overflow */
+        if (used < sizeof terms)
+            used += (size_t)snprintf(terms + used, sizeof terms - used, "%s%u/%u", i ? " x " : "",
+                                     d->box_dim[i], d->element_stride[i]);
+    }
+    uint64_t bytes = asyncrt_tensormap_bytes_of(d->dtype, d->box_dim[0] / d->element_stride[0]) * elems;
+    if (bytes > BOX_SMEM_MAX)
+        FAIL("box_smem", "box_dim / element_stride (%s, each rounded down) = %llu elements of %s = %llu "
+             "bytes: the box must fit in %llu bytes of shared memory (enforced by the driver, not "
+             "documented)", terms, (unsigned long long)(d->box_dim[0] / d->element_stride[0] * elems),
+             asyncrt_tensormap_dtype_name(d->dtype), (unsigned long long)bytes, (unsigned long long)BOX_SMEM_MAX);
+    return ASYNCRT_SUCCESS;
+}
+
 static asyncrt_status check_sm(const asyncrt_tensormap_desc *d, int sm, const char **rule_out,
                                char *msg, size_t msg_size)
 {
@@ -262,13 +288,21 @@ static asyncrt_status check_im2col(const asyncrt_tensormap_im2col_desc *c, const
             FAIL("corner_range", "upper_corner[%u] (%d): must be %d..%d for rank %u", i,
                  c->upper_corner[i], -limit, limit - 1, d->rank);
     }
+    /* The pixel box must not be empty. With interleave the driver checks
+     * corner i against global_dim[i], not global_dim[i + 1] (observed on
+     * driver 580: an empty box passes, a non-empty one fails when
+     * global_dim[i] - lower + upper < 1); we check what it checks. */
+    unsigned shift = d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE ? 1 : 0;
     for (uint32_t i = 0; i < spatial; i++) {
-        long long extent = (long long)d->global_dim[i + 1] - c->lower_corner[i] + c->upper_corner[i];
+        uint32_t j = i + shift;
+        long long extent = (long long)d->global_dim[j] - c->lower_corner[i] + c->upper_corner[i];
         if (extent < 1)
-            FAIL("corner_area", "pixel box along global_dim[%u]: global_dim[%u] (%llu) - lower_corner[%u] "
-                 "(%d) + upper_corner[%u] (%d) = %lld: the box must have non-zero area", i + 1, i + 1,
-                 (unsigned long long)d->global_dim[i + 1], i, c->lower_corner[i], i,
-                 c->upper_corner[i], extent);
+            FAIL("corner_area", "global_dim[%u] (%llu) - lower_corner[%u] (%d) + upper_corner[%u] (%d) = %lld: "
+                 "must be at least 1 (%s)", j, (unsigned long long)d->global_dim[j], i, c->lower_corner[i], i,
+                 c->upper_corner[i], extent,
+                 shift ? "the pixel box must have non-zero area"
+                       : "with interleave the driver checks corner i against global_dim[i], not the spatial "
+                         "global_dim[i + 1]: enforced by the driver, not documented");
     }
     if (c->channels_per_pixel == 0 || c->channels_per_pixel > 256)
         FAIL("channels_range", "channels_per_pixel (%u): must be 1..256", c->channels_per_pixel);
@@ -313,6 +347,7 @@ asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
     }
     TRY(check_inner(d, what, inner, rule_out, msg, msg_size));
     TRY(check_layout(d, what, inner, rule_out, msg, msg_size));
+    TRY(check_smem(d, im2col, rule_out, msg, msg_size));
     return check_sm(d, sm, rule_out, msg, msg_size);
 }
 

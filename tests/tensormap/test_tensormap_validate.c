@@ -225,25 +225,20 @@ static void test_global_stride(void **state)
     BAD(d, "stride_max", "global_stride[0] (1099511627776)", "less than 2^40");
 }
 
-static void test_stride_consistency(void **state)
+/* cuda.h's pseudo-code has each stride cover the previous dimension; the
+ * driver accepts strides that do not (observed on driver 580), so must we. */
+static void test_strides_need_not_cover_the_previous_dimension(void **state)
 {
     (void)state;
     asyncrt_tensormap_desc d = base(3); /* 64 floats = 256 bytes per row, 8 rows */
-    d.global_stride[0] = 256;
+    d.global_stride[0] = 16;            /* less than a row */
     OK(d);
-    d.global_stride[0] = 240;
-    BAD(d, "stride_consistency", "global_stride[0] (240)", "global_dim[0] (64) x 4 bytes = 256 bytes");
     d = base(3);
-    d.global_stride[1] = 256 * 8;
+    d.global_stride[1] = d.global_stride[0]; /* planes alias rows */
     OK(d);
-    d.global_stride[1] = 256 * 8 - 16;
-    BAD(d, "stride_consistency", "global_stride[1] (2032)",
-        "global_stride[0] (256) x global_dim[1] (8) = 2048");
-    d = packed(T(16U4_ALIGN8B)); /* 256 values x 4 bits = 128 bytes */
-    d.global_stride[0] = 128;
+    d.global_stride[0] = 0;
+    d.global_stride[1] = 0;
     OK(d);
-    d.global_stride[0] = 112;
-    BAD(d, "stride_consistency", "global_stride[0] (112)", "x 4 bits = 128 bytes");
 }
 
 static void test_box_dim(void **state)
@@ -265,10 +260,17 @@ static void test_box_dim(void **state)
     d.box_dim[0] = 10;
     BAD(d, "box_inner_multiple16", "box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16 "
         "when interleave is NONE", NULL);
-    d = base(3);
-    d.interleave = IL(16B);
-    d.box_dim[0] = 10; /* the rule is for interleave NONE only */
-    OK(d);
+    for (int il = 1; il <= 2; il++) { /* the driver demands it with interleave too */
+        d = base(3);
+        d.interleave = (asyncrt_tensormap_interleave)il;
+        d.swizzle = SW(32B);
+        d.address = 0x100020;
+        d.box_dim[0] = 12; /* 48 bytes */
+        OK(d);
+        d.box_dim[0] = 10;
+        BAD(d, "box_inner_multiple16", "box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16",
+            "with interleave too: enforced by the driver");
+    }
     d = packed(T(16U4_ALIGN8B));
     d.box_dim[0] = 32; /* 16 bytes */
     OK(d);
@@ -293,9 +295,14 @@ static void test_element_stride(void **state)
     BAD(d, "element_stride_range", "element_stride[1] (9)", "1..8");
     d.element_stride[1] = 0;
     BAD(d, "element_stride_range", "element_stride[1] (0)", "1..8");
+    /* TMA ignores element_stride[0] without interleave, but the driver range-checks it. */
     d = base(2);
-    d.element_stride[0] = 0; /* ignored without interleave */
+    d.element_stride[0] = 8;
     OK(d);
+    d.element_stride[0] = 9;
+    BAD(d, "element_stride_range", "element_stride[0] (9)", "also when interleave is NONE");
+    d.element_stride[0] = 0;
+    BAD(d, "element_stride_range", "element_stride[0] (0)", "enforced by the driver");
     d = base(3);
     d.interleave = IL(16B);
     d.element_stride[0] = 8;
@@ -328,14 +335,46 @@ static void test_swizzle(void **state)
     asyncrt_tensormap_desc d = base(3);
     d.interleave = IL(32B);
     d.box_dim[0] = 8;
-    d.swizzle = SW(32B);
-    OK(d);
-    d.swizzle = SW(64B);
-    BAD(d, "interleave32_swizzle", "swizzle (64b)", "must be 32b when interleave is 32B");
+    /* cuda.h: interleave 32B needs SWIZZLE_32B; the driver accepts any of these. */
+    static const asyncrt_tensormap_swizzle with32[] = {SW(NONE), SW(32B), SW(64B), SW(128B)};
+    for (size_t i = 0; i < 4; i++) {
+        d.swizzle = with32[i];
+        OK(d);
+    }
     d = base(3);
     d.interleave = IL(16B);
     d.box_dim[0] = 64; /* no span rule with interleave */
     d.swizzle = SW(32B);
+    OK(d);
+}
+
+/* The box must fit in 233472 bytes of shared memory (driver, not documented),
+ * counting box_dim[i] / element_stride[i] rounded down, element_stride[0]
+ * included. */
+static void test_box_smem(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(3);
+    d.dtype = T(U8);
+    d.global_dim[0] = 4096;
+    d.box_dim[0] = 64;
+    d.box_dim[1] = 16;
+    d.box_dim[2] = 228; /* 233472 bytes */
+    OK(d);
+    d.box_dim[0] = 80; /* 291840 */
+    BAD(d, "box_smem", "291840 bytes", "233472 bytes of shared memory");
+    d.element_stride[0] = 2; /* 40 x 16 x 228 = 145920 */
+    OK(d);
+    d.element_stride[0] = 1;
+    d.box_dim[2] = 229;
+    d.element_stride[2] = 2; /* 80 x 16 x 114 = 145920 */
+    OK(d);
+    d.box_dim[0] = 64;
+    d.box_dim[2] = 256;
+    d.element_stride[2] = 1; /* 64 x 16 x 256 = 262144 */
+    BAD(d, "box_smem", "64/1 x 16/1 x 256/1", "262144 bytes");
+    d.box_dim[1] = 7;
+    d.element_stride[1] = 8; /* 7 / 8 rounds down to 0: the driver lets it pass */
     OK(d);
 }
 
@@ -457,7 +496,24 @@ static void test_im2col(void **state)
     c.upper_corner[0] = -4;
     expect_im2col(&c, NULL, NULL, __LINE__);
     c.upper_corner[0] = -5;
-    expect_im2col(&c, "corner_area", "= 0", __LINE__);
+    expect_im2col(&c, "corner_area", "global_dim[1] (8) - lower_corner[0] (3) + upper_corner[0] (-5) = 0",
+                  __LINE__);
+    /* With interleave the driver checks corner i against global_dim[i]. */
+    c = im2col(4);
+    c.tiled.interleave = IL(16B);
+    c.lower_corner[0] = 0;
+    c.upper_corner[0] = -63; /* global_dim[0] (64) - 0 - 63 = 1: passes though W = 8 gives -55 */
+    expect_im2col(&c, NULL, NULL, __LINE__);
+    c.upper_corner[0] = -64;
+    expect_im2col(&c, "corner_area", "global_dim[0] (64) - lower_corner[0] (0) + upper_corner[0] (-64) = 0",
+                  __LINE__);
+
+    c = im2col(3); /* channels x pixels x 4 bytes must fit in 233472 bytes */
+    c.channels_per_pixel = 256;
+    c.pixels_per_column = 228;
+    expect_im2col(&c, NULL, NULL, __LINE__);
+    c.pixels_per_column = 229;
+    expect_im2col(&c, "box_smem", "234496 bytes", __LINE__);
 
     c = im2col(3);
     c.channels_per_pixel = 256;
@@ -740,10 +796,11 @@ int main(void)
         cmocka_unit_test(test_address),
         cmocka_unit_test(test_global_dim),
         cmocka_unit_test(test_global_stride),
-        cmocka_unit_test(test_stride_consistency),
+        cmocka_unit_test(test_strides_need_not_cover_the_previous_dimension),
         cmocka_unit_test(test_box_dim),
         cmocka_unit_test(test_element_stride),
         cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_box_smem),
         cmocka_unit_test(test_packed_types),
         cmocka_unit_test(test_oob_fill),
         cmocka_unit_test(test_sm_rules),
