@@ -19,7 +19,7 @@ static const char usage[] =
     "\n"
     "  --check        run a tiny kernel for every feature the device should have and\n"
     "                 verify its result: yes (verified) / FAILED: reason\n"
-    "  --bench        copy bandwidth of the plain, LDGSTS and TMA paths as %% of a\n"
+    "  --bench        copy bandwidth of the plain, LDGSTS and TMA paths as % of a\n"
     "                 cuMemcpyDtoD ceiling (a few seconds per device)\n"
     "  --arch-matrix  which feature's kernel compiles for which arch NVRTC supports;\n"
     "                 needs no driver or GPU, and alone it probes no device\n"
