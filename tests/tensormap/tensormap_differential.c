@@ -1,6 +1,7 @@
 /* tensormap_differential: asyncrt's tensor-map rules against the real driver.
  *
- *   tensormap_differential [--cases N] [--seed S] [--quiet] [--dry-run [--sm SM]]
+ *   tensormap_differential [--cases N] [--seed S] [--quiet] [--dry-run [--sm SM]] [--list]
+ *   tensormap_differential --explore [--dry-run]
  *
  * Generates N (default 20000) random parameter sets, valid and invalid, over
  * every dtype, rank, swizzle and interleave, tiled and (15%) im2col. Each one
@@ -15,7 +16,12 @@
  * Needs only the driver and an open device (no kernel). Addresses are offsets
  * into a real allocation, in case the driver looks at them. --dry-run needs
  * neither: it takes validate's verdict for the driver's, to show on a machine
- * without a GPU how the cases spread over the rules (--sm, default 90). */
+ * without a GPU how the cases spread over the rules (--sm, default 90).
+ * --list prints every case on one line (parameters and both verdicts) for
+ * offline analysis. --explore instead runs fixed probes that put one
+ * parameter on each side of every boundary the driver enforces without
+ * documenting it (tensormap/RULES.md), printing the driver's and validate's
+ * verdicts side by side; run it first on a new driver. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,20 +486,227 @@ static CUresult call_driver(const asyncrt_driver *drv, const kase *k, CUtensorMa
                                        (CUtensorMapFloatOOBfill)d->oob_fill);
 }
 
+/* One line per case for offline analysis: index, kind, every parameter, verdicts. */
+static void print_case_line(unsigned long c, const kase *k, bool vrej, bool drej)
+{
+    const asyncrt_tensormap_desc *d = &k->c.tiled;
+    printf("CASE %lu %d %d %u %llu", c, k->im2col, (int)d->dtype, d->rank, (unsigned long long)d->address);
+    for (int i = 0; i < 5; i++) printf(" %llu", (unsigned long long)d->global_dim[i]);
+    for (int i = 0; i < 4; i++) printf(" %llu", (unsigned long long)d->global_stride[i]);
+    for (int i = 0; i < 5; i++) printf(" %u", d->box_dim[i]);
+    for (int i = 0; i < 5; i++) printf(" %u", d->element_stride[i]);
+    printf(" %d %d %d %d", (int)d->interleave, (int)d->swizzle, (int)d->l2_promotion, (int)d->oob_fill);
+    for (int i = 0; i < 3; i++) printf(" %d %d", k->c.lower_corner[i], k->c.upper_corner[i]);
+    printf(" %u %u %d %d %s\n", k->c.channels_per_pixel, k->c.pixels_per_column, vrej, drej, k->mutation);
+}
+
+
+/* ---- --explore: fixed probes, one parameter swept across a boundary ----- */
+
+/* A valid dense tiled case: dims and box innermost first, strides padded to 32 bytes. */
+static kase probe_tiled(asyncrt_deviceptr base, asyncrt_tensormap_dtype t, uint32_t rank,
+                        const uint64_t *dim, const uint32_t *box)
+{
+    kase k;
+    memset(&k, 0, sizeof k);
+    asyncrt_tensormap_desc *d = &k.c.tiled;
+    d->dtype = t;
+    d->rank = rank;
+    d->address = base;
+    uint64_t s = round_up(asyncrt_tensormap_bytes_of(t, dim[0]), 32);
+    for (uint32_t i = 0; i < rank; i++) {
+        d->global_dim[i] = dim[i];
+        d->box_dim[i] = box[i];
+        d->element_stride[i] = 1;
+        if (i + 1 < rank) {
+            d->global_stride[i] = s;
+            s = round_up(s * dim[i + 1], 32);
+        }
+    }
+    k.mutation = "probe";
+    return k;
+}
+
+static kase probe_im2col(asyncrt_deviceptr base, asyncrt_tensormap_dtype t, uint32_t rank,
+                         const uint64_t *dim, uint32_t channels, uint32_t pixels)
+{
+    static const uint32_t unused[5] = {0};
+    kase k = probe_tiled(base, t, rank, dim, unused);
+    k.im2col = true;
+    k.c.channels_per_pixel = channels;
+    k.c.pixels_per_column = pixels;
+    return k;
+}
+
+static unsigned g_probe_mismatch;
+
+static void probe(const asyncrt_driver *drv, const char *name, const kase *k)
+{
+    const char *rule = NULL;
+    char msg[512];
+    CUtensorMap map;
+    asyncrt_status s = asyncrt_tensormap_check(&k->c.tiled, k->im2col ? &k->c : NULL, 90, &rule, msg, sizeof msg);
+    CUresult r = drv ? call_driver(drv, k, &map) : (s ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
+    bool mismatch = (s != ASYNCRT_SUCCESS) != (r != CUDA_SUCCESS);
+    g_probe_mismatch += mismatch;
+    printf("EXPLORE %-44s driver %-7s validate %s%s\n", name, r == CUDA_SUCCESS ? "OK" : r == CUDA_ERROR_INVALID_VALUE ? "INVALID" : "ERROR",
+           s == ASYNCRT_SUCCESS ? "OK" : rule, mismatch ? "   <-- MISMATCH" : "");
+}
+
+#define U64(...) ((const uint64_t[]){__VA_ARGS__})
+#define U32(...) ((const uint32_t[]){__VA_ARGS__})
+
+static void explore(const asyncrt_driver *drv, asyncrt_deviceptr base)
+{
+    kase k;
+    char name[96];
+    const uint64_t *big3 = U64(4096, 4096, 4096), *big4 = U64(4096, 4096, 4096, 64);
+    /* Shared-memory size of the box: 233472 (228 KB) passes, 233520 fails? */
+    static const uint32_t tot[][3] = {{16, 73, 199}, {16, 64, 227}, {48, 35, 139}, {64, 16, 228}, {4, 64, 228}};
+    for (int il = 0; il < 2; il++)
+        for (unsigned i = 0; i < 5; i++) {
+            asyncrt_tensormap_dtype t = i == 4 ? T(F32) : T(U8);
+            k = probe_tiled(base, t, 3, big3, tot[i]);
+            k.c.tiled.interleave = il ? IL(16B) : IL(NONE);
+            snprintf(name, sizeof name, "smem %s box{%u,%u,%u} il%d =%llu", i == 4 ? "f32" : "u8", tot[i][0], tot[i][1],
+                     tot[i][2], il, (unsigned long long)asyncrt_tensormap_bytes_of(t, tot[i][0]) * tot[i][1] * tot[i][2]);
+            probe(drv, name, &k);
+        }
+    /* Element strides: floor(box / es) per dimension, es[0] included, 0 when box < es? */
+    static const struct { uint32_t box[4], es[4]; } esv[] = {
+        {{64, 256, 4, 1}, {1, 1, 1, 1}}, {{64, 256, 4, 1}, {2, 1, 1, 1}}, {{64, 256, 4, 1}, {1, 1, 2, 1}},
+        {{256, 227, 9, 1}, {1, 1, 2, 1}}, {{256, 227, 11, 1}, {1, 1, 2, 1}}, {{32, 64, 227, 1}, {2, 1, 1, 1}},
+        {{32, 64, 228, 1}, {2, 1, 1, 1}}, {{48, 64, 227, 1}, {3, 1, 1, 1}}, {{64, 256, 256, 2}, {1, 1, 1, 3}},
+        {{64, 256, 256, 2}, {1, 1, 1, 2}}, {{64, 256, 256, 7}, {1, 1, 1, 8}}, {{16, 256, 256, 2}, {32, 1, 1, 1}}};
+    for (unsigned i = 0; i < sizeof esv / sizeof *esv; i++) {
+        k = probe_tiled(base, T(U8), 4, big4, esv[i].box);
+        memcpy(k.c.tiled.element_stride, esv[i].es, sizeof esv[i].es);
+        snprintf(name, sizeof name, "es u8 box{%u,%u,%u,%u} es{%u,%u,%u,%u}", esv[i].box[0], esv[i].box[1], esv[i].box[2],
+                 esv[i].box[3], esv[i].es[0], esv[i].es[1], esv[i].es[2], esv[i].es[3]);
+        probe(drv, name, &k);
+    }
+    static const uint32_t es0[] = {0, 1, 8, 9};
+    for (unsigned i = 0; i < 4; i++) {
+        k = probe_tiled(base, T(F32), 2, U64(64, 64), U32(16, 16));
+        k.c.tiled.element_stride[0] = es0[i];
+        snprintf(name, sizeof name, "es0=%u interleave none", es0[i]);
+        probe(drv, name, &k);
+    }
+    /* Interleave: inner box bytes multiple of 16? swizzles with 32B interleave, span with 16B. */
+    static const uint32_t inner[] = {4, 8, 12, 16, 24, 32, 128, 256};
+    for (int il = 1; il <= 2; il++)
+        for (unsigned i = 0; i < 8; i++) {
+            k = probe_tiled(base, T(F16), 3, U64(512, 64, 64), U32(inner[i], 8, 8));
+            k.c.tiled.interleave = (asyncrt_tensormap_interleave)il;
+            k.c.tiled.swizzle = il == 2 ? SW(32B) : SW(NONE);
+            snprintf(name, sizeof name, "il%d f16 box0=%u (%u bytes)", il == 1 ? 16 : 32, inner[i], inner[i] * 2);
+            probe(drv, name, &k);
+        }
+    for (int imc = 0; imc < 2; imc++)
+        for (int sw = 0; sw < 4; sw++)
+            for (int il = 1; il <= 2; il++) {
+                static const uint32_t b0[] = {16, 64};
+                for (int w = 0; w < 2; w++) {
+                    k = imc ? probe_im2col(base, T(F16), 3, U64(512, 64, 64), b0[w], 16)
+                            : probe_tiled(base, T(F16), 3, U64(512, 64, 64), U32(b0[w], 8, 8));
+                    k.c.tiled.interleave = (asyncrt_tensormap_interleave)il;
+                    k.c.tiled.swizzle = (asyncrt_tensormap_swizzle)sw;
+                    snprintf(name, sizeof name, "%s il%d swizzle %s inner %u bytes", imc ? "im2col" : "tiled", il == 1 ? 16 : 32,
+                             asyncrt_tensormap_swizzle_name((asyncrt_tensormap_swizzle)sw), b0[w] * 2);
+                    probe(drv, name, &k);
+                }
+            }
+    /* im2col: shared-memory size channels x pixels, element strides. */
+    static const uint32_t px[] = {227, 228};
+    for (int e = 0; e < 3; e++)
+        for (int i = 0; i < 2; i++) {
+            k = probe_im2col(base, T(F32), 3, U64(512, 64, 64), 256, px[i]);
+            if (e == 1) k.c.tiled.element_stride[0] = 2;
+            if (e == 2) k.c.tiled.element_stride[1] = 2;
+            snprintf(name, sizeof name, "im2col f32 ch256 px%u es%s", px[i], e == 0 ? "{1,1,1}" : e == 1 ? "{2,1,1}" : "{1,2,1}");
+            probe(drv, name, &k);
+        }
+    /* im2col pixel-box area (dim - lower + upper) per interleave, rank 3 and 4. */
+    for (int il = 0; il <= 2; il++)
+        for (int area = -1; area <= 2; area++)
+            for (int rank = 3; rank <= 4; rank++) {
+                k = probe_im2col(base, T(F16), (uint32_t)rank, U64(64, 4, 20, 20), 16, 16);
+                k.c.tiled.interleave = (asyncrt_tensormap_interleave)il;
+                k.c.tiled.swizzle = il == 2 ? SW(32B) : SW(NONE);
+                k.c.upper_corner[0] = area - 4;
+                snprintf(name, sizeof name, "im2col rank%d il%d area %d", rank, il, area);
+                probe(drv, name, &k);
+            }
+    /* With interleave, corner i checked against global_dim[i] (here 64) instead of [i + 1]? */
+    static const int upper[] = {-62, -63, -64, -65};
+    for (int il = 0; il <= 2; il++)
+        for (int u = 0; u < 4; u++) {
+            k = probe_im2col(base, T(F16), 4, U64(64, 100, 20, 20), 16, 16);
+            k.c.tiled.interleave = (asyncrt_tensormap_interleave)il;
+            k.c.upper_corner[0] = upper[u];
+            snprintf(name, sizeof name, "im2col rank4 il%d dims{64,100,..} upper %d", il, upper[u]);
+            probe(drv, name, &k);
+        }
+    /* The im2col rejections that led to that (f16 rank 3, interleave, global_dim[0] = 1). */
+    for (int v = 0; v < 12; v++) {
+        k = probe_im2col(base, T(F16), 3, U64(1, 4, 3842), 256, 45);
+        asyncrt_tensormap_desc *d = &k.c.tiled;
+        d->global_stride[0] = 96;
+        d->global_stride[1] = 384;
+        d->element_stride[2] = 2;
+        d->interleave = IL(32B);
+        d->swizzle = SW(32B);
+        k.c.upper_corner[0] = -3;
+        static const char *const what[] = {"as seen", "ch128", "ch64", "ch16", "px1", "area2", "es1", "il0", "dim0=256",
+                                          "il16", "area2 ch16", "rank4"};
+        switch (v) {
+        case 1: k.c.channels_per_pixel = 128; break;
+        case 2: k.c.channels_per_pixel = 64; break;
+        case 3: k.c.channels_per_pixel = 16; break;
+        case 4: k.c.pixels_per_column = 1; break;
+        case 5: k.c.upper_corner[0] = -2; break;
+        case 6: d->element_stride[2] = 1; break;
+        case 7: d->interleave = IL(NONE); d->swizzle = SW(NONE); break;
+        case 8: d->global_dim[0] = 256; d->global_stride[0] = 512 * 4; d->global_stride[1] = 512 * 4 * 4; break;
+        case 9: d->interleave = IL(16B); break;
+        case 10: k.c.upper_corner[0] = -2; k.c.channels_per_pixel = 16; break;
+        case 11: d->rank = 4; d->global_dim[3] = 2; d->global_stride[2] = 384 * 3842; d->element_stride[3] = 1; break;
+        }
+        snprintf(name, sizeof name, "im2col odd case: %s", what[v]);
+        probe(drv, name, &k);
+    }
+    /* Limits of dims, NULL address, box larger than dims. */
+    k = probe_tiled(base, T(U8), 1, U64(TWO_POW_32), U32(16));
+    probe(drv, "rank1 u8 dim0 = 2^32", &k);
+    k = probe_tiled(base, T(U8), 1, U64(TWO_POW_32 + 1), U32(16));
+    probe(drv, "rank1 u8 dim0 = 2^32+1", &k);
+    k = probe_tiled(0, T(F32), 2, U64(64, 64), U32(16, 16));
+    probe(drv, "tiled NULL address", &k);
+    k = probe_tiled(base, T(F32), 2, U64(3, 5), U32(256, 256 / 4));
+    probe(drv, "tiled box > dims", &k);
+    k = probe_tiled(base, T(F32), 3, U64(64, 64, 64), U32(16, 16, 16));
+    k.c.tiled.global_stride[1] = 16;
+    probe(drv, "tiled strides inconsistent", &k);
+    printf("EXPLORE done: %u mismatches\n", g_probe_mismatch);
+}
+
 int main(int argc, char **argv)
 {
     unsigned long cases = 20000;
     unsigned long long seed = 1;
-    bool quiet = false, dry_run = false;
+    bool quiet = false, dry_run = false, list = false, explore_only = false;
     int sm = 90;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--cases") == 0 && i + 1 < argc) cases = strtoul(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--quiet") == 0) quiet = true;
         else if (strcmp(argv[i], "--dry-run") == 0) dry_run = true;
+        else if (strcmp(argv[i], "--list") == 0) list = true;
+        else if (strcmp(argv[i], "--explore") == 0) explore_only = true;
         else if (strcmp(argv[i], "--sm") == 0 && i + 1 < argc) sm = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--cases N] [--seed S] [--quiet] [--dry-run [--sm SM]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--cases N] [--seed S] [--quiet] [--dry-run [--sm SM]] [--list] [--explore]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -516,6 +729,14 @@ int main(int argc, char **argv)
         printf("tensormap_differential: %s (sm_%d), driver %d\n", info->name, sm, ctx->drv->version);
     } else {
         printf("tensormap_differential: DRY RUN (no driver: its verdict is validate's), sm_%d\n", sm);
+    }
+    if (explore_only) {
+        explore(ctx ? ctx->drv : NULL, base);
+        if (ctx) {
+            asyncrt_memory_free(ctx, base);
+            asyncrt_context_destroy(ctx);
+        }
+        return g_probe_mismatch ? 1 : 0;
     }
     g_rng = seed ? seed : 1;
     printf("tensormap_differential: %lu cases, seed %llu\n", cases, seed);
@@ -545,6 +766,7 @@ int main(int argc, char **argv)
         CUresult r = dry_run ? (s != ASYNCRT_SUCCESS ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS)
                              : call_driver(ctx->drv, &k, &map);
         bool vrej = s != ASYNCRT_SUCCESS, drej = r != CUDA_SUCCESS;
+        if (list) print_case_line(c, &k, vrej, drej);
         if (drej && r != CUDA_ERROR_INVALID_VALUE) other_errors++;
         count(by_mutation, 64, &n_mut, k.mutation, vrej, drej);
         count(by_rule, 64, &n_rule, rule ? rule : "(validate accepts)", vrej, drej);
