@@ -3,8 +3,9 @@
  *
  * cuTensorMapEncodeTiled answers almost every mistake with
  * CUDA_ERROR_INVALID_VALUE. asyncrt_tensormap_validate checks the rules the
- * CUDA 13.0 driver documents (and the differential test confirms against the
- * real driver) and names the parameter, its value and the rule, e.g.
+ * CUDA 13.0 driver enforces (documented or not: tensormap/RULES.md lists them;
+ * the differential test confirms them against the real driver) and names the
+ * parameter, its value and the rule, e.g.
  *   box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16 when interleave is NONE
  * Validation needs no context, no driver and no GPU.
  *
@@ -115,7 +116,7 @@ typedef struct asyncrt_tensormap_desc {
     uint64_t global_dim[ASYNCRT_TENSORMAP_MAX_RANK];        /* elements; packed types count values */
     uint64_t global_stride[ASYNCRT_TENSORMAP_MAX_RANK - 1]; /* bytes; [i] steps dimension i+1 */
     uint32_t box_dim[ASYNCRT_TENSORMAP_MAX_RANK];           /* elements traversed per copy */
-    uint32_t element_stride[ASYNCRT_TENSORMAP_MAX_RANK];    /* 1..8; [0] ignored without interleave */
+    uint32_t element_stride[ASYNCRT_TENSORMAP_MAX_RANK];    /* 1..8, [0] too (TMA ignores it without interleave) */
     asyncrt_tensormap_interleave interleave;
     asyncrt_tensormap_swizzle swizzle;
     asyncrt_tensormap_l2_promotion l2_promotion;
