@@ -3,6 +3,8 @@
 # must end with its documented exit code and a message containing the phrase
 # given, and none may crash (signal, exit >= 128, sanitizer report, timeout).
 #   bad-input.sh RUN PROBE BENCH     (paths of the three tools; ctest passes them)
+# BAD_INPUT_WRAPPER (e.g. a valgrind command line) goes in front of every
+# invocation; BAD_INPUT_TIMEOUT (s, default 120) bounds each.
 # The cases are chosen to fail before a driver is needed, so they mean the same
 # on machines with and without a GPU; the few that reach for the driver accept
 # its absence (exit 4/3) or its presence only where stated.
@@ -50,11 +52,12 @@ check() {
   local want=$1 phrase=$2
   shift 2
   local out code verdict=ok
-  out=$(timeout 120 "$@" </dev/null 2>&1)
+  # shellcheck disable=SC2086 # the wrapper is a command line
+  out=$(timeout "${BAD_INPUT_TIMEOUT:-120}" ${BAD_INPUT_WRAPPER:-} "$@" </dev/null 2>&1)
   code=$?
   [ -n "${BAD_INPUT_VERBOSE:-}" ] && echo "$code: ${out:0:240}" >&2
   if [ $code -ge 124 ]; then verdict="CRASH/TIMEOUT"
-  elif grep -aqE 'AddressSanitizer|LeakSanitizer|runtime error:|Segmentation fault|core dumped' <<<"$out"; then verdict="SANITIZER"
+  elif grep -aqE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|Segmentation fault|core dumped|ERROR SUMMARY: [1-9]' <<<"$out"; then verdict="SANITIZER"
   elif [ "$code" != "$want" ]; then verdict="exit $code, expected $want"
   elif ! grep -aqF -- "$phrase" <<<"$out"; then verdict="message lacks '$phrase'"
   fi
