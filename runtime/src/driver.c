@@ -44,8 +44,12 @@ static void load_once(void)
         return;
     }
     if (r != CUDA_SUCCESS) {
-        char code[32];
-        snprintf(code, sizeof code, "%d", (int)r);
+        /* cuGetErrorName works before a successful cuInit; name the result. */
+        char code[96];
+        const char *name = NULL;
+        PFN_cuGetErrorName_v6000 error_name = (PFN_cuGetErrorName_v6000)dlsym(g_driver.handle, "cuGetErrorName");
+        if (!error_name || error_name(r, &name) != CUDA_SUCCESS) name = NULL;
+        snprintf(code, sizeof code, "%d%s%s%s", (int)r, name ? " (" : "", name ? name : "", name ? ")" : "");
         fail(ASYNCRT_ERROR_NO_DRIVER, "CUDA driver %s: cuInit failed with CUresult %s", path, code);
         return;
     }
