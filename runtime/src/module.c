@@ -7,7 +7,6 @@
 #include "program.h"
 
 #define JIT_LOG_SIZE 16384
-#define DEFAULT_SHARED_LIMIT (48 * 1024)
 
 struct asyncrt_kernel {
     asyncrt_module *module;
@@ -127,7 +126,7 @@ asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, as
     }
     k->module = m;
     k->function = f;
-    k->raised_shared = DEFAULT_SHARED_LIMIT;
+    k->raised_shared = 0; /* static + dynamic above 48 KiB needs the opt-in: known at the first launch */
     k->next = m->kernels;
     m->kernels = k;
     *out = k;
@@ -210,7 +209,7 @@ static asyncrt_status check_arguments(asyncrt_kernel *k, const size_t *arg_sizes
                         k->param_count == 1 ? "" : "s", want, arg_count, arg_count == 1 ? "" : "s", got);
 }
 
-/* Dynamic shared memory above 48 KiB needs an opt-in per function. */
+/* Static + dynamic shared memory above 48 KiB needs an opt-in per function. */
 static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
 {
     asyncrt_context *ctx = k->module->ctx;
