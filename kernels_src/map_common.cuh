@@ -7,10 +7,16 @@
 //   in_size[k]       bytes per element of input k
 //   in_vecs[k]       16-byte vectors per pack of input k (pack*in_size[k]/16)
 //   in_vec_total     sum of in_vecs
+//   outputs, out_vecs[k], out_vec_total   the same for the outputs
 //   threads, packs_per_thread, stages
-//   scalar(p, i)           element i, straight from global memory
-//   compute_store(p, v, e) one pack whose inputs are the vectors v (input k
-//                          at v + sum of in_vecs below k), stored at element e
+//   store            0: st.global.cs (streaming), 1: st.global (write-back),
+//                    2: bulk stores from a shared-memory stage (TMA path)
+//   chunked          each CTA takes one contiguous run of tiles (else tiles
+//                    are dealt round-robin over the grid)
+//   scalar(p, i)     element i, straight from global memory
+//   compute_store(p, v, e, sink)  one pack whose inputs are the vectors v
+//                    (input k at v + sum of in_vecs below k), handed to
+//                    sink.put<k, vecs, T>(p.ptr[...], e, r) for element e
 // and launches one of the path templates with asyncrt_map_params_t.
 //
 // Elements [head, head + packs*pack) are the body: there every array is
@@ -133,14 +139,26 @@ __device__ __forceinline__ void asyncrt_map_store_cs(void *p, uint4 v)
                  : "memory");
 }
 
-template <int Vecs, typename T>
-__device__ __forceinline__ void asyncrt_map_store_pack(unsigned long long base, unsigned long long e,
-                                                       const uint4 *v)
+__device__ __forceinline__ void asyncrt_map_store_wb(void *p, uint4 v)
 {
-    uint4 *dst = reinterpret_cast<uint4 *>(reinterpret_cast<T *>(base) + e);
-#pragma unroll
-    for (int c = 0; c < Vecs; c++) asyncrt_map_store_cs(dst + c, v[c]);
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
 }
+
+// Stores a pack's output k straight to global memory (store modes 0 and 1).
+template <int Store>
+struct asyncrt_map_global_sink {
+    template <int K, int Vecs, typename T>
+    __device__ __forceinline__ void put(unsigned long long base, unsigned long long e, const uint4 *v) const
+    {
+        uint4 *dst = reinterpret_cast<uint4 *>(reinterpret_cast<T *>(base) + e);
+#pragma unroll
+        for (int c = 0; c < Vecs; c++) {
+            if (Store == 1) asyncrt_map_store_wb(dst + c, v[c]);
+            else asyncrt_map_store_cs(dst + c, v[c]);
+        }
+    }
+};
 
 // The head and the tail, element by element, over the whole grid.
 template <class Op, class P>
@@ -164,23 +182,42 @@ __device__ __forceinline__ constexpr int asyncrt_map_vec_offset(int k)
     return o;
 }
 
-// Tiles of the body: tile t holds packs [t*tile, t*tile + tile) and CTA b
-// takes tiles b, b + grid, b + 2*grid ...
+template <class Op>
+__device__ __forceinline__ constexpr int asyncrt_map_out_offset(int k)
+{
+    int o = 0;
+    for (int i = 0; i < k; i++) o += Op::out_vecs[i];
+    return o;
+}
+
+// Tiles of the body: tile t holds packs [t*tile, t*tile + tile). CTA b
+// takes tiles b, b + grid, b + 2*grid ..., or with Op::chunked the run
+// [b*tiles/grid, (b+1)*tiles/grid).
 template <class Op>
 struct asyncrt_map_tiles {
     static constexpr unsigned tile = Op::threads * Op::packs_per_thread; // packs per tile
-    static constexpr unsigned stage_bytes = tile * Op::in_vec_total * 16;
+    static constexpr unsigned in_bytes = tile * Op::in_vec_total * 16;    // a stage's inputs
+    static constexpr unsigned stage_bytes = in_bytes + (Op::store == 2 ? tile * Op::out_vec_total * 16 : 0);
 
-    // How many tiles this CTA processes.
-    static __device__ __forceinline__ unsigned long long mine(unsigned long long packs)
+    unsigned long long start, step, mine; // mine: how many tiles this CTA processes
+
+    __device__ __forceinline__ explicit asyncrt_map_tiles(unsigned long long packs)
     {
         const unsigned long long tiles = (packs + tile - 1) / tile;
-        return tiles > blockIdx.x ? (tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+        if (Op::chunked) {
+            start = tiles * blockIdx.x / gridDim.x;
+            mine = tiles * (blockIdx.x + 1) / gridDim.x - start;
+            step = 1;
+        } else {
+            start = blockIdx.x;
+            mine = tiles > blockIdx.x ? (tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+            step = gridDim.x;
+        }
     }
     // First pack of this CTA's i-th tile, and how many packs it holds.
-    static __device__ __forceinline__ unsigned long long first(unsigned long long i)
+    __device__ __forceinline__ unsigned long long first(unsigned long long i) const
     {
-        return (blockIdx.x + i * gridDim.x) * tile;
+        return (start + i * step) * tile;
     }
     static __device__ __forceinline__ unsigned count(unsigned long long packs, unsigned long long first_pack)
     {

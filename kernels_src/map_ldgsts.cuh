@@ -11,11 +11,11 @@
 
 template <class Op, class P>
 __device__ __forceinline__ void asyncrt_map_ldgsts_fill(const P &p, unsigned char *stage, unsigned long long i,
-                                                        unsigned long long mine)
+                                                        const asyncrt_map_tiles<Op> &t)
 {
     typedef asyncrt_map_tiles<Op> tiles;
-    if (i < mine) {
-        const unsigned long long first = tiles::first(i);
+    if (i < t.mine) {
+        const unsigned long long first = t.first(i);
         const unsigned count = tiles::count(p.packs, first);
 #pragma unroll
         for (int r = 0; r < Op::packs_per_thread; r++) {
@@ -44,18 +44,19 @@ __device__ __forceinline__ void asyncrt_map_ldgsts(const P &p)
     extern __shared__ __align__(128) unsigned char asyncrt_map_smem[];
 
     asyncrt_map_edges<Op>(p);
-    const unsigned long long mine = tiles::mine(p.packs);
+    const tiles t(p.packs);
+    const unsigned long long mine = t.mine;
     if (mine == 0) return;
 
     for (int i = 0; i < Op::stages - 1; i++)
-        asyncrt_map_ldgsts_fill<Op>(p, asyncrt_map_smem + i * tiles::stage_bytes, i, mine);
+        asyncrt_map_ldgsts_fill<Op>(p, asyncrt_map_smem + i * tiles::stage_bytes, i, t);
 
     for (unsigned long long i = 0; i < mine; i++) {
         const unsigned long long ahead = i + Op::stages - 1; // refills the stage tile i - 1 used
-        asyncrt_map_ldgsts_fill<Op>(p, asyncrt_map_smem + (ahead % Op::stages) * tiles::stage_bytes, ahead, mine);
+        asyncrt_map_ldgsts_fill<Op>(p, asyncrt_map_smem + (ahead % Op::stages) * tiles::stage_bytes, ahead, t);
         asyncrt_cp_async_wait_group<Op::stages - 1>();
 
-        const unsigned long long first = tiles::first(i);
+        const unsigned long long first = t.first(i);
         const unsigned count = tiles::count(p.packs, first);
         const unsigned char *stage = asyncrt_map_smem + (i % Op::stages) * tiles::stage_bytes;
 #pragma unroll
@@ -64,7 +65,7 @@ __device__ __forceinline__ void asyncrt_map_ldgsts(const P &p)
             if (j < count) {
                 uint4 v[Op::in_vec_total];
                 asyncrt_map_load_stage<Op>(stage, j, v);
-                Op::compute_store(p, v, p.head + (first + j) * Op::pack);
+                Op::compute_store(p, v, p.head + (first + j) * Op::pack, asyncrt_map_global_sink<Op::store>());
             }
         }
     }

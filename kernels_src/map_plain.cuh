@@ -10,9 +10,9 @@ __device__ __forceinline__ void asyncrt_map_plain(const P &p)
 {
     typedef asyncrt_map_tiles<Op> tiles;
     asyncrt_map_edges<Op>(p);
-    const unsigned long long mine = tiles::mine(p.packs);
-    for (unsigned long long i = 0; i < mine; i++) {
-        const unsigned long long first = tiles::first(i);
+    const tiles t(p.packs);
+    for (unsigned long long i = 0; i < t.mine; i++) {
+        const unsigned long long first = t.first(i);
         const unsigned count = tiles::count(p.packs, first);
         uint4 v[Op::packs_per_thread][Op::in_vec_total];
 #pragma unroll
@@ -33,7 +33,7 @@ __device__ __forceinline__ void asyncrt_map_plain(const P &p)
 #pragma unroll
         for (int r = 0; r < Op::packs_per_thread; r++) {
             const unsigned j = threadIdx.x + r * Op::threads;
-            if (j < count) Op::compute_store(p, v[r], p.head + (first + j) * Op::pack);
+            if (j < count) Op::compute_store(p, v[r], p.head + (first + j) * Op::pack, asyncrt_map_global_sink<Op::store>());
         }
     }
 }

@@ -15,10 +15,18 @@
 #define MAP_MAX_OUTPUTS 16
 #define MAP_MAX_SCALARS 32
 #define MAP_THREADS 256
-#define MAP_CTAS_PER_SM 2          /* async paths: stages sized for two CTAs per SM */
-#define MAP_STAGE_TARGET (16 << 10) /* bytes per stage: enough in flight, several stages fit */
-#define MAP_MAX_STAGES 4
 #define MAP_DEFAULT_SMEM (100 << 10) /* per CTA, when compiling without a device */
+#define MAP_PLAIN_TILE (16 << 10)     /* plain path: input bytes per tile (registers, not stages) */
+
+/* How the async paths size and order their work; ASYNCRT_MAP_TUNE
+ * ("ctas=1,stage=32768,stages=6,store=cs,order=tiles") overrides it. */
+typedef struct map_tune {
+    unsigned ctas_per_sm; /* stages are sized so this many CTAs share an SM */
+    unsigned stage_bytes; /* input bytes per stage (target) */
+    unsigned max_stages;
+    unsigned store;       /* 0 st.global.cs, 1 st.global, 2 bulk from shared (TMA; else 0) */
+    unsigned chunked;     /* 1: contiguous runs of tiles per CTA; 0: round-robin */
+} map_tune;
 
 static const struct dtype_info {
     const char *name, *storage, *compute;
@@ -43,6 +51,7 @@ struct asyncrt_map {
     unsigned pack;        /* elements per pack */
     unsigned tile;        /* packs per tile */
     unsigned stages;
+    map_tune tune;
     size_t shared_bytes;  /* dynamic, per CTA */
     unsigned max_grid;
     char *source;
@@ -115,32 +124,77 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
     return ASYNCRT_SUCCESS;
 }
 
-/* Tile and stage sizes from the shared memory one CTA may use when
- * MAP_CTAS_PER_SM share an SM. */
-static void plan(asyncrt_map *m, size_t in_vec_total, const asyncrt_device_info *dev)
+static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
 {
+    /* One CTA per SM with a deep ring of large stages measured best on the
+     * H100 (asyncrt-bench, 1 GiB a*x+b): more bytes in flight per request and
+     * fewer barrier round trips; the ring shrinks to fit smaller devices. */
+    *t = (map_tune){.ctas_per_sm = 1, .stage_bytes = 32 << 10, .max_stages = 6, .store = 0, .chunked = 0};
+    const char *env = getenv("ASYNCRT_MAP_TUNE");
+    if (!env || !*env) return ASYNCRT_SUCCESS;
+    static const char *const stores[] = {"cs", "wb", "bulk"}, *const orders[] = {"tiles", "chunks"};
+    char key[16], value[16];
+    for (const char *c = env; *c;) {
+        int used = 0;
+        if (sscanf(c, "%15[a-z]=%15[a-z0-9]%n", key, value, &used) != 2) goto bad;
+        char *end;
+        unsigned long v = strtoul(value, &end, 10);
+        bool number = *end == 0;
+        if (!strcmp(key, "ctas") && number && v >= 1 && v <= 32) t->ctas_per_sm = (unsigned)v;
+        else if (!strcmp(key, "stage") && number && v >= 1024 && v <= (256u << 10)) t->stage_bytes = (unsigned)v;
+        else if (!strcmp(key, "stages") && number && v >= 2 && v <= 8) t->max_stages = (unsigned)v;
+        else if (!strcmp(key, "store")) {
+            unsigned k = 0;
+            while (k < 3 && strcmp(value, stores[k])) k++;
+            if (k == 3) goto bad;
+            t->store = k;
+        } else if (!strcmp(key, "order")) {
+            unsigned k = 0;
+            while (k < 2 && strcmp(value, orders[k])) k++;
+            if (k == 2) goto bad;
+            t->chunked = k;
+        } else goto bad;
+        c += used;
+        if (*c == ',') c++;
+        else if (*c) goto bad;
+    }
+    return ASYNCRT_SUCCESS;
+bad:
+    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                        "ASYNCRT_MAP_TUNE='%s' is not a list of ctas=1..32, stage=1024..262144 (bytes), "
+                        "stages=2..8, store=cs|wb|bulk, order=tiles|chunks", env);
+}
+
+/* Tile and stage sizes from the shared memory one CTA may use when
+ * tune.ctas_per_sm share an SM. A stage holds a tile's inputs and, for bulk
+ * stores, its outputs. */
+static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, const asyncrt_device_info *dev)
+{
+    const map_tune *t = &m->tune;
     size_t pack_bytes = in_vec_total * 16;
-    unsigned ppt = (unsigned)(MAP_STAGE_TARGET / (MAP_THREADS * pack_bytes));
+    size_t stage_pack = (in_vec_total + (t->store == 2 ? out_vec_total : 0)) * 16;
+    unsigned target = m->path == ASYNCRT_PATH_PLAIN ? MAP_PLAIN_TILE : t->stage_bytes;
+    unsigned ppt = (unsigned)(target / (MAP_THREADS * pack_bytes));
     if (ppt < 1) ppt = 1;
-    if (ppt > 8) ppt = 8;
+    if (ppt > 16) ppt = 16;
     size_t budget = MAP_DEFAULT_SMEM;
     if (dev) {
         /* 1 KiB per CTA is reserved by the system; 256 bytes cover the mbarriers. */
-        budget = (size_t)dev->shared_memory_per_sm / MAP_CTAS_PER_SM - 1024 - 256;
+        budget = (size_t)dev->shared_memory_per_sm / t->ctas_per_sm - 1024 - 256;
         if (budget > (size_t)dev->shared_memory_per_block_optin - 256)
             budget = (size_t)dev->shared_memory_per_block_optin - 256;
     }
     m->stages = 1;
     if (m->path != ASYNCRT_PATH_PLAIN) {
-        while (ppt > 1 && budget < 2 * (size_t)MAP_THREADS * ppt * pack_bytes) ppt /= 2;
-        size_t stage = (size_t)MAP_THREADS * ppt * pack_bytes;
+        while (ppt > 1 && budget < 2 * (size_t)MAP_THREADS * ppt * stage_pack) ppt /= 2;
+        size_t stage = (size_t)MAP_THREADS * ppt * stage_pack;
         size_t fit = budget / stage;
-        m->stages = fit < 2 ? 2 : fit > MAP_MAX_STAGES ? MAP_MAX_STAGES : (unsigned)fit;
+        m->stages = fit < 2 ? 2 : fit > t->max_stages ? t->max_stages : (unsigned)fit;
         m->shared_bytes = m->stages * stage;
     }
     m->tile = MAP_THREADS * ppt;
     int sms = dev ? dev->sm_count : 1;
-    int per_sm = MAP_CTAS_PER_SM;
+    int per_sm = (int)t->ctas_per_sm;
     if (m->path == ASYNCRT_PATH_PLAIN && dev) per_sm = dev->max_threads_per_sm / MAP_THREADS;
     m->max_grid = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
 }
@@ -161,7 +215,7 @@ static void scalar_decls(strbuf *b, const asyncrt_map_desc *d)
 }
 
 static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pack, const size_t *in_vecs,
-                      size_t in_vec_total)
+                      size_t in_vec_total, const size_t *out_vecs, size_t out_vec_total)
 {
     static const char *const templates[] = {"", "tma", "ldgsts", "plain"};
     strbuf b = {0};
@@ -189,12 +243,20 @@ static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pa
     for (size_t k = 0; k < d->input_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", m->sizes[k]);
     sb_printf(&b, "};\n    static constexpr int in_vecs[%zu] = {", d->input_count);
     for (size_t k = 0; k < d->input_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", in_vecs[k]);
-    sb_printf(&b, "};\n    static constexpr int threads = %d, packs_per_thread = %u, stages = %u;\n\n",
-              MAP_THREADS, m->tile / MAP_THREADS, m->stages);
+    sb_printf(&b, "};\n    static constexpr int outputs = %zu, out_vec_total = %zu;\n", d->output_count,
+              out_vec_total);
+    sb_printf(&b, "    static constexpr int out_size[%zu] = {", d->output_count);
+    for (size_t k = 0; k < d->output_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", m->sizes[d->input_count + k]);
+    sb_printf(&b, "};\n    static constexpr int out_vecs[%zu] = {", d->output_count);
+    for (size_t k = 0; k < d->output_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", out_vecs[k]);
+    sb_printf(&b, "};\n    static constexpr int threads = %d, packs_per_thread = %u, stages = %u;\n", MAP_THREADS,
+              m->tile / MAP_THREADS, m->stages);
+    sb_printf(&b, "    static constexpr int store = %u;\n    static constexpr bool chunked = %s;\n\n", m->tune.store,
+              m->tune.chunked ? "true" : "false");
 
     /* One pack from registers: inputs at v, outputs stored at element e. */
-    sb_printf(&b, "    static __device__ __forceinline__ void compute_store(const params &p, const uint4 *v, "
-                  "unsigned long long e)\n    {\n");
+    sb_printf(&b, "    template <class Sink>\n    static __device__ __forceinline__ void compute_store(const params &p, "
+                  "const uint4 *v, unsigned long long e, const Sink &sink)\n    {\n");
     scalar_decls(&b, d);
     for (size_t k = 0; k < d->output_count; k++)
         sb_printf(&b, "        uint4 r%zu[%zu];\n", k, pack * m->sizes[d->input_count + k] / 16);
@@ -214,9 +276,8 @@ static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pa
         sb_printf(&b, "            asyncrt_map_put<%s>(r%zu, q, o%zu);\n", dtypes[d->outputs[k].dtype].storage, k, k);
     sb_printf(&b, "        }\n");
     for (size_t k = 0; k < d->output_count; k++)
-        sb_printf(&b, "        asyncrt_map_store_pack<%zu, %s>(p.ptr[%zu], e, r%zu);\n",
-                  pack * m->sizes[d->input_count + k] / 16, dtypes[d->outputs[k].dtype].storage,
-                  d->input_count + k, k);
+        sb_printf(&b, "        sink.template put<%zu, %zu, %s>(p.ptr[%zu], e, r%zu);\n", k, out_vecs[k],
+                  dtypes[d->outputs[k].dtype].storage, d->input_count + k, k);
     sb_printf(&b, "    }\n\n");
 
     /* One element straight from global memory, for the head and the tail. */
@@ -284,6 +345,11 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
     if (!m) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
     m->ctx = ctx;
     m->path = path;
+    if ((s = parse_tune(ctx, &m->tune))) {
+        free(m);
+        return s;
+    }
+    if (m->tune.store == 2 && path != ASYNCRT_PATH_TMA) m->tune.store = 0; /* bulk stores are TMA's */
 
     /* A pack is 16 bytes of the smallest element, so every array moves in
      * whole 16-byte vectors. */
@@ -300,9 +366,11 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
     m->pack = (unsigned)(16 / smallest);
     size_t in_vecs[MAP_MAX_INPUTS], in_vec_total = 0;
     for (size_t k = 0; k < m->inputs; k++) in_vec_total += in_vecs[k] = m->pack * m->sizes[k] / 16;
-    plan(m, in_vec_total, asyncrt_context_device(ctx));
+    size_t out_vecs[MAP_MAX_OUTPUTS], out_vec_total = 0;
+    for (size_t k = 0; k < m->outputs; k++) out_vec_total += out_vecs[k] = m->pack * m->sizes[m->inputs + k] / 16;
+    plan(m, in_vec_total, out_vec_total, asyncrt_context_device(ctx));
 
-    if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total))) {
+    if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total, out_vecs, out_vec_total))) {
         s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
         goto fail;
     }
@@ -313,8 +381,9 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
             (s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)))
             goto fail;
     }
-    asyncrt_log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory",
-                path_names[m->path], arch_name, m->pack, m->tile, m->stages, m->shared_bytes);
+    asyncrt_log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
+                "grid <= %u, store %u, %s", path_names[m->path], arch_name, m->pack, m->tile, m->stages,
+                m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
     *out = m;
     return ASYNCRT_SUCCESS;
 fail:
