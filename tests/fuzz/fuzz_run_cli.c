@@ -29,6 +29,35 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     int rc = run_cli_parse(argc, argv, &cli, err, sizeof err);
     if (rc != RUN_EXIT_OK && rc != RUN_EXIT_USAGE) abort();
     if (rc == RUN_EXIT_USAGE && (err[0] == '\0' || !memchr(err, '\0', sizeof err))) abort();
+    /* What main.c indexes with must be in range once the parser said yes. */
+    if (rc == RUN_EXIT_OK) {
+        if (cli.buffer_count > RUN_MAX_ITEMS || cli.arg_count > RUN_MAX_ITEMS || cli.tmap_count > RUN_MAX_ITEMS ||
+            cli.out_count > RUN_MAX_ITEMS || cli.expect_count > RUN_MAX_ITEMS)
+            abort();
+        for (size_t i = 0; i < cli.arg_count; i++) {
+            const run_arg_spec *a = &cli.args[i];
+            if (a->kind == RUN_ARG_BUFFER && (a->ref < 0 || (size_t)a->ref >= cli.buffer_count)) abort();
+            if (a->kind == RUN_ARG_TMAP && (a->ref < 0 || (size_t)a->ref >= cli.tmap_count)) abort();
+            if (a->kind == RUN_ARG_SCALAR && a->dtype >= RUN_DTYPE_COUNT) abort();
+        }
+        for (size_t i = 0; i < cli.tmap_count; i++) {
+            const run_tmap_spec *t = &cli.tmaps[i];
+            if (t->buffer < 0 || (size_t)t->buffer >= cli.buffer_count) abort();
+            if (t->rank < 1 || t->rank > RUN_MAX_TMAP_RANK || t->dims_rank > RUN_MAX_TMAP_RANK ||
+                t->strides_rank > RUN_MAX_TMAP_RANK || t->estrides_rank > RUN_MAX_TMAP_RANK)
+                abort();
+        }
+        for (size_t i = 0; i < cli.buffer_count; i++) {
+            const run_buffer_spec *b = &cli.buffers[i];
+            if (!b->from_file && (b->rank < 1 || b->rank > RUN_MAX_RANK || b->dtype >= RUN_DTYPE_COUNT)) abort();
+            if (!memchr(b->name, '\0', sizeof b->name)) abort();
+        }
+        for (size_t i = 0; i < cli.out_count; i++)
+            if (cli.outs[i].buffer < 0 || (size_t)cli.outs[i].buffer >= cli.buffer_count) abort();
+        for (size_t i = 0; i < cli.expect_count; i++)
+            if (cli.expects[i].buffer < 0 || (size_t)cli.expects[i].buffer >= cli.buffer_count) abort();
+        if (!cli.help && !cli.version && !cli.source) abort();
+    }
     free(text);
     return 0;
 }
