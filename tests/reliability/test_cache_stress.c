@@ -27,7 +27,7 @@
 #include "test_support.h"
 
 #define WORKERS 8
-#define ROUNDS 50 /* 5 under compute-sanitizer (gpu-check.sh): it is there for the device's side */
+#define ROUNDS 50 /* 5 under a sanitizer (ASYNCRT_UNDER_SANITIZER: gpu-check.sh, valgrind-cpu-tests.sh) */
 #define SOURCES 4
 #define N 1000
 
