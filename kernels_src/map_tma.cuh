@@ -1,5 +1,6 @@
-// asyncrt map op, TMA path (sm_90+): a persistent grid streams tiles through
-// a ring of shared-memory stages. Thread 0 fills a stage with one
+// asyncrt map op, TMA path (sm_90+): each CTA streams its tiles through a
+// ring of shared-memory stages (by default one tile and one stage per CTA,
+// the grid covering every tile; a persistent grid is a tuning option). Thread 0 fills a stage with one
 // cp.async.bulk per input, completing on the stage's `full` mbarrier by
 // transaction count; all threads compute from shared memory; each warp then
 // arrives on the stage's `empty` mbarrier, and thread 0 waits for it before
