@@ -2,10 +2,14 @@
 // tile_stencil.cuh.
 //
 // The halo and the zero border come from the tensor map itself: thread 0
-// loads box {box_w, TH + 2R} at coordinates {x0 - R, y0 - R} (negative at the
+// loads box {box_w, TH + 2R} at coordinates {x0 - V, y0 - R} (negative at the
 // top and left edges), and the TMA unit fills whatever lies outside the
-// matrix with zeros. box_w is TW + 2R rounded up so that a box row is a
-// multiple of 16 bytes. A persistent CTA streams its tiles through a ring of
+// matrix with zeros. The box starts a whole 16-byte vector left of the tile
+// because on the H100 (driver 580) a tensor load whose innermost coordinate
+// times the element size is not a multiple of 16 bytes stops the kernel
+// with CUDA_ERROR_ILLEGAL_INSTRUCTION, in bounds or not (x0 - R was exactly
+// that unless R * E == 16). So box_w = TW + 2V, and column c of the tile is
+// staged column V + c. A persistent CTA streams its tiles through a ring of
 // `stages` such buffers completed on `full` mbarriers; the results go to one
 // of two output buffers (TH x TW, no swizzle: a warp writes 32 consecutive
 // elements of a row) that thread 0 stores with one cp.async.bulk.tensor each,
@@ -23,8 +27,8 @@ struct asyncrt_stencil_tma_layout {
     static constexpr int out_bytes = G::TW * G::TH * G::E;
     static constexpr int out_offset = Op::stages * stage_bytes;
     static constexpr int bar_offset = out_offset + 2 * out_bytes;
-    static_assert(Op::box_w >= G::TW + 2 * G::R && Op::box_w <= 256 && Op::box_w * G::E % 16 == 0,
-                  "asyncrt stencil: box_w must cover the halo, be at most 256 and fill whole 16-byte vectors");
+    static_assert(Op::box_w == G::TW + 2 * G::V && G::R <= G::V,
+                  "asyncrt stencil: box_w must be TW + 2V (a vector of halo on each side, R <= V)");
 };
 
 template <class Op>
@@ -33,7 +37,7 @@ __device__ __forceinline__ void asyncrt_stencil_tma_load(const asyncrt_tile_para
 {
     typedef asyncrt_stencil_geom<Op> G;
     asyncrt_mbarrier_arrive_expect_tx(full, asyncrt_stencil_tma_layout<Op>::box_bytes); // the whole box, even OOB
-    asyncrt_tma_load_2d(stage, &p.in_map, G::x0(p, t) - G::R, G::y0(p, t) - G::R, full);
+    asyncrt_tma_load_2d(stage, &p.in_map, G::x0(p, t) - G::V, G::y0(p, t) - G::R, full); // x: 16-byte aligned
 }
 
 template <class Op>
@@ -63,7 +67,7 @@ __device__ __forceinline__ void asyncrt_stencil_tma(const asyncrt_tile_params &p
         const int y = G::y0(p, t) + G::row(), x = G::x0(p, t) + G::col();
         asyncrt_mbarrier_wait_parity(&full[s], static_cast<unsigned>(j / Op::stages) & 1u);
         typename Op::C acc[G::OPT];
-        asyncrt_stencil_compute<Op>(p, smem + s * L::stage_bytes, Op::box_w, G::R + G::col(), y, x, acc);
+        asyncrt_stencil_compute<Op>(p, smem + s * L::stage_bytes, Op::box_w, G::V + G::col(), y, x, acc);
 
         T *obuf = reinterpret_cast<T *>(smem + L::out_offset + (j & 1) * L::out_bytes);
         if (threadIdx.x == 0) asyncrt_cp_async_bulk_wait_group_read<1>(); // the store of tile j - 2 has read obuf

@@ -54,7 +54,7 @@ struct asyncrt_tile_op {
     asyncrt_map_path path;
     size_t esize;
     int radius, stages;
-    unsigned box_w;     /* stencil, TMA: staged columns per row */
+    unsigned box_w;     /* stencil, TMA: staged columns per row (tile_stencil_tma.cuh) */
     float weights[81];
     char *source;
     asyncrt_program *program;
@@ -275,7 +275,7 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     op->esize = asyncrt_dtype_size(d->dtype);
     if (d->kind == ASYNCRT_TILE_STENCIL) {
         op->radius = d->radius;
-        op->box_w = (unsigned)round_up(STENCIL_TW + 2 * (size_t)d->radius, 16 / op->esize);
+        op->box_w = (unsigned)(STENCIL_TW + 2 * (16 / op->esize)); /* a 16-byte vector of halo each side */
         if (d->weights) memcpy(op->weights, d->weights, sizeof(float) * (size_t)(2 * d->radius + 1) * (2 * d->radius + 1));
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
