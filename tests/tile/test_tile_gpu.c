@@ -222,6 +222,9 @@ int main(void)
     g_ctx = test_open_device_or_skip("test_tile_gpu");
     if (!g_ctx) return ASYNCRT_TEST_SKIP;
     test_seed_random("test_tile_gpu");
+    /* e.g. ASYNCRT_TEST_FILTER=tma_path: one path under a slow sanitizer */
+    const char *filter = getenv("ASYNCRT_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_launches_are_refused),
         cmocka_unit_test(repeated_and_in_place_launches),
