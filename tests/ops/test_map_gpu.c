@@ -11,48 +11,6 @@
 
 static asyncrt_context *g_ctx;
 
-/* ---- host f16 / bf16 --------------------------------------------------- */
-
-static float bits_to_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint32_t float_to_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float f16_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023;
-    if (exp == 31) return bits_to_float(sign | 0x7f800000u | (man << 13));
-    if (exp == 0) return (sign ? -1.0f : 1.0f) * ldexpf((float)man, -24);
-    return bits_to_float(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-/* Round to nearest even, for values well inside the normal range. */
-static uint16_t float_to_f16(float f)
-{
-    uint32_t u = float_to_bits(f), sign = (u >> 16) & 0x8000u;
-    float a = fabsf(f);
-    if (a < ldexpf(1, -14)) return (uint16_t)(sign | (uint32_t)lrintf(a * ldexpf(1, 24)));
-    uint32_t m = float_to_bits(a);
-    uint32_t r = m + 0xfffu + ((m >> 13) & 1u);
-    return (uint16_t)(sign | ((r >> 13) - (112u << 10)));
-}
-
-static float bf16_to_float(uint16_t h) { return bits_to_float((uint32_t)h << 16); }
-static uint16_t float_to_bf16(float f)
-{
-    uint32_t u = float_to_bits(f);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 /* ---- one case ----------------------------------------------------------- */
 
 /* y = a * x + z * b for every dtype, with scalars of the matching type
@@ -83,12 +41,12 @@ static void random_element(asyncrt_dtype t, void *out)
         break;
     }
     case ASYNCRT_F16: {
-        uint16_t h = float_to_f16(f);
+        uint16_t h = test_float_to_f16(f);
         memcpy(out, &h, 2);
         break;
     }
     default: {
-        uint16_t h = float_to_bf16(f);
+        uint16_t h = test_float_to_bf16(f);
         memcpy(out, &h, 2);
         break;
     }
@@ -126,9 +84,9 @@ static void check_axpby(asyncrt_dtype t, const void *sa, const void *sb, const v
             uint16_t hx, hz, hy;
             memcpy(&hx, xi, 2), memcpy(&hz, zi, 2), memcpy(&hy, yi, 2);
             bool h = t == ASYNCRT_F16;
-            xv = h ? f16_to_float(hx) : bf16_to_float(hx);
-            zv = h ? f16_to_float(hz) : bf16_to_float(hz);
-            got = h ? f16_to_float(hy) : bf16_to_float(hy);
+            xv = h ? test_f16_to_float(hx) : test_bf16_to_float(hx);
+            zv = h ? test_f16_to_float(hz) : test_bf16_to_float(hz);
+            got = h ? test_f16_to_float(hy) : test_bf16_to_float(hy);
             rel = h ? 1.0 / 1024 : 1.0 / 128; /* one unit in the last place */
         }
     }
@@ -284,7 +242,7 @@ static void mixed_dtypes_two_outputs(void **state)
         int32_t *iv = malloc(n * 4);
         assert_true(h && d && f && iv);
         for (size_t k = 0; k < n; k++) {
-            h[k] = float_to_f16(test_random_float(-4, 4));
+            h[k] = test_float_to_f16(test_random_float(-4, 4));
             d[k] = test_random_float(-1000, 1000);
         }
         float a = test_random_float(-2, 2);
@@ -310,7 +268,7 @@ static void mixed_dtypes_two_outputs(void **state)
             assert_ok(ctx, asyncrt_memory_to_host(ctx, f, bf + o[2], n * 4));
             assert_ok(ctx, asyncrt_memory_to_host(ctx, iv, bi + o[3], n * 4));
             for (size_t k = 0; k < n; k++) {
-                float hf = f16_to_float(h[k]);
+                float hf = test_f16_to_float(h[k]);
                 float want = hf * a + (float)d[k];
                 if (!(fabsf(f[k] - want) <= 1e-6f * (fabsf(hf * a) + fabsf((float)d[k])) + 1e-30f))
                     fail_msg("%s path, layout %d: f[%zu] = %.9g, expected %.9g",

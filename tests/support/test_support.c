@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,3 +95,55 @@ void test_remove_tree(const char *dir)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
 }
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+float test_f16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023;
+    if (exp == 31) return bits_float(sign | 0x7f800000u | (man << 13));
+    if (exp == 0) {
+        float v = ldexpf((float)man, -24);
+        return sign ? -v : v;
+    }
+    return bits_float(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+uint16_t test_float_to_f16(float f)
+{
+    uint32_t u = float_bits(f), sign = (u >> 16) & 0x8000u;
+    float a = fabsf(f);
+    if (isnan(f)) return (uint16_t)(sign | 0x7e00u);
+    if (a >= 65520.0f) return (uint16_t)(sign | 0x7c00u); /* rounds to infinity */
+    if (a < 6.103515625e-05f) {                            /* subnormal: a multiple of 2^-24, rounded */
+        float q = nearbyintf(a * 16777216.0f);             /* the default rounding mode: to nearest even */
+        return (uint16_t)(sign | (uint32_t)q);
+    }
+    uint32_t abs = u & 0x7fffffffu;
+    uint32_t exp = (abs >> 23) - 112, man = abs & 0x7fffffu;
+    uint32_t h = (exp << 10) | (man >> 13), rest = man & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++; /* a carry into the exponent is right too */
+    return (uint16_t)(sign | h);
+}
+
+float test_bf16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
+
+uint16_t test_float_to_bf16(float f)
+{
+    uint32_t u = float_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+

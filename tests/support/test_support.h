@@ -36,6 +36,13 @@ void test_seed_random(const char *test_name);
 uint32_t test_random_u32(void);
 float test_random_float(float lo, float hi);
 
+/* Host f16 / bf16, rounding to nearest even, NaN and infinities included:
+ * what the kernels' conversions do, for CPU references. */
+float test_f16_to_float(uint16_t h);
+uint16_t test_float_to_f16(float f);
+float test_bf16_to_float(uint16_t b);
+uint16_t test_float_to_bf16(float f);
+
 /* A file of the source tree (ASYNCRT_TEST_SOURCE_DIR), NUL-terminated, malloc'd. */
 char *test_read_source_file(const char *relative_path);
 

@@ -3,66 +3,16 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "test_support.h"
 #include "tile_reference.h"
-
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float bits_float(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-float ref_f16_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023;
-    if (exp == 31) return bits_float(sign | 0x7f800000u | (man << 13));
-    if (exp == 0) {
-        float v = ldexpf((float)man, -24);
-        return sign ? -v : v;
-    }
-    return bits_float(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-uint16_t ref_float_to_f16(float f)
-{
-    uint32_t u = float_bits(f), sign = (u >> 16) & 0x8000u;
-    float a = fabsf(f);
-    if (isnan(f)) return (uint16_t)(sign | 0x7e00u);
-    if (a >= 65520.0f) return (uint16_t)(sign | 0x7c00u); /* rounds to infinity */
-    if (a < 6.103515625e-05f) {                            /* subnormal: a multiple of 2^-24, rounded */
-        float q = nearbyintf(a * 16777216.0f);             /* the default rounding mode: to nearest even */
-        return (uint16_t)(sign | (uint32_t)q);
-    }
-    uint32_t abs = u & 0x7fffffffu;
-    uint32_t exp = (abs >> 23) - 112, man = abs & 0x7fffffu;
-    uint32_t h = (exp << 10) | (man >> 13), rest = man & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++; /* a carry into the exponent is right too */
-    return (uint16_t)(sign | h);
-}
-
-float ref_bf16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
-
-uint16_t ref_float_to_bf16(float f)
-{
-    uint32_t u = float_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 double ref_load(asyncrt_dtype t, const void *m, size_t i, int64_t *as_int)
 {
     *as_int = 0;
     switch (t) {
     case ASYNCRT_F32: return ((const float *)m)[i];
-    case ASYNCRT_F16: return ref_f16_to_float(((const uint16_t *)m)[i]);
-    case ASYNCRT_BF16: return ref_bf16_to_float(((const uint16_t *)m)[i]);
+    case ASYNCRT_F16: return test_f16_to_float(((const uint16_t *)m)[i]);
+    case ASYNCRT_BF16: return test_bf16_to_float(((const uint16_t *)m)[i]);
     case ASYNCRT_I32: return (double)(*as_int = ((const int32_t *)m)[i]);
     case ASYNCRT_U32: return (double)(*as_int = ((const uint32_t *)m)[i]);
     default: return 0;
@@ -72,8 +22,8 @@ double ref_load(asyncrt_dtype t, const void *m, size_t i, int64_t *as_int)
 void ref_store_float(asyncrt_dtype t, void *m, size_t i, float v)
 {
     if (t == ASYNCRT_F32) ((float *)m)[i] = v;
-    else if (t == ASYNCRT_F16) ((uint16_t *)m)[i] = ref_float_to_f16(v);
-    else if (t == ASYNCRT_BF16) ((uint16_t *)m)[i] = ref_float_to_bf16(v);
+    else if (t == ASYNCRT_F16) ((uint16_t *)m)[i] = test_float_to_f16(v);
+    else if (t == ASYNCRT_BF16) ((uint16_t *)m)[i] = test_float_to_bf16(v);
 }
 
 void ref_store_int(asyncrt_dtype t, void *m, size_t i, int64_t v)

@@ -9,10 +9,6 @@
 
 #include "asyncrt/asyncrt.h"
 
-float ref_f16_to_float(uint16_t h);
-uint16_t ref_float_to_f16(float f);
-float ref_bf16_to_float(uint16_t b);
-uint16_t ref_float_to_bf16(float f);
 
 /* Element i of a matrix of dtype as the kernels compute with it (ints are
  * returned in `*as_int` too), and a computed value stored back. */
