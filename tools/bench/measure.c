@@ -15,6 +15,12 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median(double *samples, int n)
+{
+    qsort(samples, (size_t)n, sizeof *samples, compare_double);
+    return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+}
+
 typedef asyncrt_status (*run_fn)(void *arg);
 
 /* Warm-up runs, then `repeats` timed ones; the median. */
@@ -32,11 +38,7 @@ static asyncrt_status timed(asyncrt_context *ctx, const bench_settings *s, run_f
             break;
         samples[i] = elapsed;
     }
-    if (st == ASYNCRT_SUCCESS) {
-        qsort(samples, (size_t)s->repeats, sizeof *samples, compare_double);
-        int r = s->repeats;
-        *ms = r % 2 ? samples[r / 2] : (samples[r / 2 - 1] + samples[r / 2]) / 2;
-    }
+    if (st == ASYNCRT_SUCCESS) *ms = median(samples, s->repeats);
     asyncrt_timer_destroy(t);
     free(samples);
     return st;
@@ -113,7 +115,12 @@ static asyncrt_status open_with_cache(int ordinal, const char *dir, asyncrt_cont
     return s;
 }
 
-#define LAUNCHES 20000
+/* Launch costs are host time per enqueue, in batches small enough never to
+ * fill the driver's launch queue (a full queue blocks the host on the GPU and
+ * would time the kernels instead), synchronised between batches, the three
+ * kinds interleaved; the median over batches. */
+#define LAUNCH_BATCH 64
+#define LAUNCH_BATCHES 101
 
 asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out)
 {
@@ -142,34 +149,38 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     asyncrt_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
     CUlaunchConfig bare = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
                            .blockDimZ = 1};
-    for (int round = 0; s == ASYNCRT_SUCCESS && round < 2; round++) { /* round 0 warms up */
+    asyncrt_deviceptr buf = 0;
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_alloc(ctx, 256, &buf);
+    float a = 1, b = 0;
+    const void *scalars[] = {&a, &b};
+    double bare_us[LAUNCH_BATCHES], ours_us[LAUNCH_BATCHES], map_us[LAUNCH_BATCHES];
+    for (int batch = -1; s == ASYNCRT_SUCCESS && batch < LAUNCH_BATCHES; batch++) { /* -1 warms up */
         double t0 = now_ms();
-        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCHES; i++) {
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++) {
             CUresult r = ctx->drv->cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
             if (r != CUDA_SUCCESS) s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx", "empty kernel");
         }
         double t1 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
         double t2 = now_ms();
-        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCHES; i++) s = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 1);
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++) s = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 1);
         double t3 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
-        out->bare_launch_us = (t1 - t0) * 1e3 / LAUNCHES;
-        out->launch_us = (t3 - t2) * 1e3 / LAUNCHES;
-    }
-    /* And a map launch over one element, which adds the head/grid planning. */
-    asyncrt_deviceptr buf = 0;
-    if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_alloc(ctx, 256, &buf);
-    float a = 1, b = 0;
-    const void *scalars[] = {&a, &b};
-    for (int round = 0; s == ASYNCRT_SUCCESS && round < 2; round++) {
-        double t0 = now_ms();
-        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCHES; i++)
+        double t4 = now_ms();
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++)
             if ((s = asyncrt_map_launch(m1, 1, &buf, &buf, scalars, NULL)))
                 asyncrt_fail(ctx, s, "map launch: %s", asyncrt_context_last_error(cold));
-        double t1 = now_ms();
+        double t5 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
-        out->map_launch_us = (t1 - t0) * 1e3 / LAUNCHES;
+        if (batch < 0) continue;
+        bare_us[batch] = (t1 - t0) * 1e3 / LAUNCH_BATCH;
+        ours_us[batch] = (t3 - t2) * 1e3 / LAUNCH_BATCH;
+        map_us[batch] = (t5 - t4) * 1e3 / LAUNCH_BATCH;
+    }
+    if (s == ASYNCRT_SUCCESS) {
+        out->bare_launch_us = median(bare_us, LAUNCH_BATCHES);
+        out->launch_us = median(ours_us, LAUNCH_BATCHES);
+        out->map_launch_us = median(map_us, LAUNCH_BATCHES);
     }
     asyncrt_memory_free(ctx, buf);
     asyncrt_module_destroy(module);
