@@ -70,21 +70,53 @@ static asyncrt_program *compile(asyncrt_context *ctx, int s)
     return p;
 }
 
-/* The reference images: fresh compiles with both caches off. */
+/* The reference images: fresh compiles with both caches off, made in a child
+ * process. On a machine with a driver, NVRTC 13 loads and initialises libcuda
+ * while it compiles (seen on the H100 with LD_DEBUG), and CUDA does not
+ * survive fork(): had this process compiled anything, no worker could use the
+ * GPU (cuInit: CUDA_ERROR_NOT_INITIALIZED). */
 static void make_references(void)
 {
-    asyncrt_context *ctx;
-    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
-    for (int s = 0; s < SOURCES; s++) {
-        asyncrt_program *p = compile(ctx, s);
-        assert_non_null(p);
-        const void *image = asyncrt_program_image(p, &g_ref_size[s]);
-        g_ref[s] = malloc(g_ref_size[s]);
-        memcpy(g_ref[s], image, g_ref_size[s]);
-        asyncrt_program_destroy(p);
+    char *dir = test_make_temp_dir("asyncrt-stress-ref");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        asyncrt_context *ctx = NULL;
+        int bad = asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS ||
+                  asyncrt_context_set_cache_dir(ctx, NULL) != ASYNCRT_SUCCESS;
+        for (int s = 0; !bad && s < SOURCES; s++) {
+            asyncrt_program *p = compile(ctx, s);
+            size_t size = 0;
+            const void *image = p ? asyncrt_program_image(p, &size) : NULL;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%d.bin", dir, s);
+            FILE *f = image ? fopen(path, "wb") : NULL;
+            bad = !f || fwrite(image, 1, size, f) != size;
+            if (f && fclose(f) != 0) bad = 1;
+            asyncrt_program_destroy(p);
+        }
+        asyncrt_context_destroy(ctx);
+        _exit(bad);
     }
-    asyncrt_context_destroy(ctx);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int s = 0; s < SOURCES; s++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%d.bin", dir, s);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        fseek(f, 0, SEEK_END);
+        g_ref_size[s] = (size_t)ftell(f);
+        fseek(f, 0, SEEK_SET);
+        g_ref[s] = malloc(g_ref_size[s]);
+        assert_non_null(g_ref[s]);
+        assert_int_equal(fread(g_ref[s], 1, g_ref_size[s], f), g_ref_size[s]);
+        fclose(f);
+    }
+    test_remove_tree(dir);
+    free(dir);
 }
 
 /* Loads p, runs k on random data into a poisoned output, checks every element. */

@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npy.h"
 
@@ -62,8 +64,14 @@ static int init_one(const run_buffer_spec *s, run_buffer *b, char *err, size_t e
     b->count = s->count;
     if (s->init == RUN_INIT_NPY) return fill_from_npy(s, b, err, err_size);
     b->bytes = (size_t)b->count * run_dtype_size(b->dtype);
-    if (!(b->host = calloc(1, b->bytes ? b->bytes : 1))) {
-        snprintf(err, err_size, "--buf %s: cannot allocate %zu bytes of host memory", s->name, b->bytes);
+    /* A host copy larger than the machine's memory is refused up front: with
+     * overcommit, calloc could succeed and the initialisation below would then
+     * bring in the OOM killer instead of an error. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    bool too_big = pages > 0 && page > 0 && b->bytes / (size_t)page >= (size_t)pages;
+    if (too_big || !(b->host = calloc(1, b->bytes ? b->bytes : 1))) {
+        snprintf(err, err_size, "--buf %s: cannot allocate %zu bytes of host memory%s", s->name, b->bytes,
+                 too_big ? " (more than this machine has)" : "");
         return RUN_EXIT_INTERNAL;
     }
     size_t size = run_dtype_size(b->dtype);
