@@ -14,12 +14,9 @@ static size_t g_arch_count;
 
 static int setup(void **state)
 {
-    asyncrt_context *ctx;
-    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    *state = ctx;
     g_arch_count = asyncrt_nvrtc_supported_archs(g_archs, 64);
     assert_true(g_arch_count > 0);
-    return 0;
+    return test_setup_context(state);
 }
 
 static int teardown(void **state)

@@ -7,11 +7,8 @@
 
 static int setup(void **state)
 {
-    asyncrt_context *ctx;
-    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    *state = ctx;
     unsetenv("ASYNCRT_PATH");
-    return 0;
+    return test_setup_context(state);
 }
 
 static int teardown(void **state)

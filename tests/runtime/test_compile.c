@@ -4,20 +4,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state)
-{
-    asyncrt_context *ctx;
-    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    asyncrt_context_destroy(*state);
-    return 0;
-}
-
 /* Written as in the CUDA programming guide: toolkit headers, no extra flags. */
 static const char *k_guide_style =
     "#include <cuda/barrier>\n"
@@ -161,13 +147,13 @@ static void tma_examples_may_include_cuda_h(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(guide_style_kernels_compile_for_each_target_kind, setup, teardown),
-        cmocka_unit_test_setup_teardown(compile_errors_carry_nvrtcs_log, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_options_and_arches_are_named, setup, teardown),
-        cmocka_unit_test_setup_teardown(name_expressions_find_template_instances, setup, teardown),
-        cmocka_unit_test_setup_teardown(the_device_library_is_always_includable, setup, teardown),
-        cmocka_unit_test_setup_teardown(user_headers_and_defines_reach_nvrtc, setup, teardown),
-        cmocka_unit_test_setup_teardown(tma_examples_may_include_cuda_h, setup, teardown),
+        cmocka_unit_test_setup_teardown(guide_style_kernels_compile_for_each_target_kind, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(compile_errors_carry_nvrtcs_log, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(bad_options_and_arches_are_named, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(name_expressions_find_template_instances, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(the_device_library_is_always_includable, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(user_headers_and_defines_reach_nvrtc, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(tma_examples_may_include_cuda_h, test_setup_context, test_teardown_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,20 @@ asyncrt_context *test_open_device_or_skip(const char *test_name)
     return ctx;
 }
 
+int test_setup_context(void **state)
+{
+    asyncrt_context *ctx = NULL;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    *state = ctx;
+    return 0;
+}
+
+int test_teardown_context(void **state)
+{
+    asyncrt_context_destroy(*state);
+    return 0;
+}
+
 asyncrt_context *test_context_with_device(void)
 {
     asyncrt_context *ctx = NULL;

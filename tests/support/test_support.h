@@ -28,6 +28,10 @@
  * not and returns NULL, in which case main returns ASYNCRT_TEST_SKIP. */
 asyncrt_context *test_open_device_or_skip(const char *test_name);
 
+/* CMocka fixtures: *state is a fresh context with no device, destroyed after. */
+int test_setup_context(void **state);
+int test_teardown_context(void **state);
+
 /* A fresh context with an open device, for one test (fails the test if none). */
 asyncrt_context *test_context_with_device(void);
 

@@ -6,20 +6,6 @@
 
 #include "test_support.h"
 
-static int setup(void **state)
-{
-    asyncrt_context *ctx;
-    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    *state = ctx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    asyncrt_context_destroy(*state);
-    return 0;
-}
-
 static const float k_weights[81] = {0.5f, -1.0f, 2.0f, 0.25f, 1.0f, -0.5f, 3.0f, 0.125f, 1.5f};
 
 static asyncrt_tile_desc desc(asyncrt_tile_kind kind, asyncrt_dtype dtype, asyncrt_map_path path, const char *arch)
@@ -168,5 +154,5 @@ int main(void)
         cmocka_unit_test(ptx_has_each_paths_instructions),
         cmocka_unit_test(every_template_compiles),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
