@@ -19,12 +19,6 @@ static int setup(void **state)
     return test_setup_context(state);
 }
 
-static int teardown(void **state)
-{
-    asyncrt_context_destroy(*state);
-    return 0;
-}
-
 /* Compiles for `arch` and returns the status; the image is checked when
  * `expect` is not NULL (PTX targets only). */
 static asyncrt_status compile(asyncrt_context *ctx, const char *source, const char *arch, const char *expect)
@@ -220,5 +214,5 @@ int main(void)
         cmocka_unit_test(map_paths_compile_for_every_arch),
         cmocka_unit_test(map_dtypes_compile_on_every_path),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, test_teardown_context);
 }
