@@ -9,8 +9,8 @@
 // times the element size is not a multiple of 16 bytes stops the kernel
 // with CUDA_ERROR_ILLEGAL_INSTRUCTION, in bounds or not (x0 - R was exactly
 // that unless R * E == 16). So box_w = TW + 2V, and column c of the tile is
-// staged column V + c. A persistent CTA streams its tiles through a ring of
-// `stages` such buffers completed on `full` mbarriers; the results go to one
+// staged column V + c. A CTA streams its tiles (by default one) through a
+// ring of `stages` such buffers completed on `full` mbarriers; the results go to one
 // of two output buffers (TH x TW, no swizzle: a warp writes 32 consecutive
 // elements of a row) that thread 0 stores with one cp.async.bulk.tensor each,
 // clipped by the TMA unit at the right and bottom edges. The order of waits,

@@ -1,8 +1,8 @@
 // asyncrt 2D tile map and transpose, TMA path (sm_90+). Geometry and block
 // math: tile_transpose.cuh.
 //
-// A persistent CTA streams its tiles through a ring of `stages` input
-// buffers. Thread 0 loads a whole tile (S columns x H rows, box {S, H}) with
+// A CTA streams its tiles through a ring of `stages` input buffers (the
+// runtime launches one CTA per tile with one stage: measured fastest). Thread 0 loads a whole tile (S columns x H rows, box {S, H}) with
 // one cp.async.bulk.tensor that completes on the stage's `full` mbarrier;
 // the map uses the 128-byte swizzle, so vector c of row r sits in slot
 // c ^ (r & 7) of its 128-byte row, and out-of-bounds elements read as zero.
