@@ -72,6 +72,39 @@ static asyncrt_status driver_rejected(asyncrt_context *ctx, CUresult r, const ch
                            dump ? dump : "(out of memory)");
 }
 
+/* With a device open: its architecture's errors, then the warnings (device
+ * limits included) to the log; they never fail the encode. */
+static asyncrt_status device_rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *d,
+                                   const asyncrt_tensormap_im2col_desc *im2col, int sm, const char *what)
+{
+    char msg[512];
+    const char *rule;
+    if (sm && asyncrt_tensormap_check(d, im2col, sm, &rule, msg, sizeof msg) != ASYNCRT_SUCCESS)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, "%s: %s", what, msg);
+    if (ctx->log_level < 1) return ASYNCRT_SUCCESS;
+    asyncrt_tensormap_report *r = calloc(1, sizeof *r);
+    if (!r) return ASYNCRT_SUCCESS; /* the log is best effort */
+    uint64_t smem = sm && ctx->info.shared_memory_per_block_optin > 0
+                        ? (uint64_t)ctx->info.shared_memory_per_block_optin : 0;
+    asyncrt_tensormap_collect_warnings(d, im2col, smem, r);
+    for (unsigned i = 0; i < r->warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
+        asyncrt_log(ctx, 1, "%s: warning [%s]: %s", what, r->warnings[i].rule, r->warnings[i].message);
+    free(r);
+    return ASYNCRT_SUCCESS;
+}
+
+/* NVIDIA's workaround for small tensors on Blackwell (small_tensor_fix.c). */
+static void small_tensor_fix(asyncrt_context *ctx, const asyncrt_tensormap_desc *d, int sm,
+                             asyncrt_tensor_map *out)
+{
+    uint64_t span = asyncrt_tensormap_span_bytes(d);
+    if (!asyncrt_tensormap_needs_small_tensor_fix(sm, ctx->drv->version, span)) return;
+    asyncrt_tensormap_apply_small_tensor_fix(out);
+    asyncrt_log(ctx, 1, "tensor map: %llu-byte tensor on sm_%d with driver %d: bit 85 cleared "
+                "(NVIDIA's workaround for small tensors on Blackwell)", (unsigned long long)span, sm,
+                ctx->drv->version);
+}
+
 static char *dump_tiled(const asyncrt_tensormap_desc *d)
 {
     size_t n = asyncrt_tensormap_dump(d, NULL, 0) + 1;
@@ -102,8 +135,8 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
     int sm;
     s = prepare(ctx, &sm);
     if (s != ASYNCRT_SUCCESS) return s;
-    if (sm && asyncrt_tensormap_check(desc, NULL, sm, NULL, msg, sizeof msg) != ASYNCRT_SUCCESS)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, "tensor map: %s", msg);
+    s = device_rules(ctx, desc, NULL, sm, "tensor map");
+    if (s != ASYNCRT_SUCCESS) return s;
 
     CUresult r = ctx->drv->cuTensorMapEncodeTiled(
         (CUtensorMap *)out, (CUtensorMapDataType)desc->dtype, desc->rank,
@@ -111,7 +144,10 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
         desc->element_stride, (CUtensorMapInterleave)desc->interleave,
         (CUtensorMapSwizzle)desc->swizzle, (CUtensorMapL2promotion)desc->l2_promotion,
         (CUtensorMapFloatOOBfill)desc->oob_fill);
-    if (r == CUDA_SUCCESS) return ASYNCRT_SUCCESS;
+    if (r == CUDA_SUCCESS) {
+        small_tensor_fix(ctx, desc, sm, out);
+        return ASYNCRT_SUCCESS;
+    }
     char *dump = dump_tiled(desc);
     s = driver_rejected(ctx, r, "cuTensorMapEncodeTiled", dump);
     free(dump);
@@ -133,8 +169,8 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
     int sm;
     s = prepare(ctx, &sm);
     if (s != ASYNCRT_SUCCESS) return s;
-    if (sm && asyncrt_tensormap_check(&desc->tiled, desc, sm, NULL, msg, sizeof msg) != ASYNCRT_SUCCESS)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, "im2col tensor map: %s", msg);
+    s = device_rules(ctx, &desc->tiled, desc, sm, "im2col tensor map");
+    if (s != ASYNCRT_SUCCESS) return s;
 
     const asyncrt_tensormap_desc *d = &desc->tiled;
     CUresult r = ctx->drv->cuTensorMapEncodeIm2col(
@@ -143,7 +179,10 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
         desc->channels_per_pixel, desc->pixels_per_column, d->element_stride,
         (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
         (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    if (r == CUDA_SUCCESS) return ASYNCRT_SUCCESS;
+    if (r == CUDA_SUCCESS) {
+        small_tensor_fix(ctx, d, sm, out);
+        return ASYNCRT_SUCCESS;
+    }
     char *dump = dump_im2col(desc);
     s = driver_rejected(ctx, r, "cuTensorMapEncodeIm2col", dump);
     free(dump);
