@@ -48,7 +48,8 @@ _Static_assert(SAME(ASYNCRT_TENSORMAP_OOB_FILL_ZERO, CU_TENSOR_MAP_FLOAT_OOB_FIL
                "CUtensorMapFloatOOBfill values");
 
 /* The driver is needed; a device is not. When one is open its context is
- * made current (the driver may want one) and its architecture's rules apply. */
+ * made current (the driver may want one) and *sm is its architecture (0
+ * without), for the small-tensor fix. */
 static asyncrt_status prepare(asyncrt_context *ctx, int *sm)
 {
     asyncrt_status s = asyncrt_require_driver(ctx);
@@ -72,25 +73,30 @@ static asyncrt_status driver_rejected(asyncrt_context *ctx, CUresult r, const ch
                            dump ? dump : "(out of memory)");
 }
 
-/* With a device open: its architecture's errors, then the warnings (device
- * limits included) to the log; they never fail the encode. */
-static asyncrt_status device_rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *d,
-                                   const asyncrt_tensormap_im2col_desc *im2col, int sm, const char *what)
+/* Every rule before the driver is needed, so that a machine without one
+ * still explains them; with a device open, its architecture's. Then the
+ * warnings (device limits included) to the log: they never fail an encode. */
+static asyncrt_status rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *d,
+                            const asyncrt_tensormap_im2col_desc *im2col, const char *what)
 {
-    char msg[512];
-    const char *rule;
-    if (sm && asyncrt_tensormap_check(d, im2col, sm, &rule, msg, sizeof msg) != ASYNCRT_SUCCESS)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, "%s: %s", what, msg);
-    if (ctx->log_level < 1) return ASYNCRT_SUCCESS;
+    const asyncrt_device_info *info = asyncrt_context_device(ctx);
+    asyncrt_tensormap_check_options opts = {0, 0, false};
+    if (info) {
+        opts.sm = info->cc_major * 10 + info->cc_minor;
+        opts.smem_per_block = info->shared_memory_per_block_optin > 0
+                                  ? (uint64_t)info->shared_memory_per_block_optin : 0;
+    }
     asyncrt_tensormap_report *r = calloc(1, sizeof *r);
-    if (!r) return ASYNCRT_SUCCESS; /* the log is best effort */
-    uint64_t smem = sm && ctx->info.shared_memory_per_block_optin > 0
-                        ? (uint64_t)ctx->info.shared_memory_per_block_optin : 0;
-    asyncrt_tensormap_collect_warnings(d, im2col, smem, r);
-    for (unsigned i = 0; i < r->warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
-        asyncrt_log(ctx, 1, "%s: warning [%s]: %s", what, r->warnings[i].rule, r->warnings[i].message);
+    if (!r) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    asyncrt_status s = asyncrt_tensormap_analyze_im2col_or_tiled(d, im2col, &opts, r);
+    if (s != ASYNCRT_SUCCESS) {
+        s = asyncrt_fail(ctx, s, "%s: %s", what, r->error.message);
+    } else {
+        for (unsigned i = 0; i < r->warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
+            asyncrt_log(ctx, 1, "%s: warning [%s]: %s", what, r->warnings[i].rule, r->warnings[i].message);
+    }
     free(r);
-    return ASYNCRT_SUCCESS;
+    return s;
 }
 
 /* NVIDIA's workaround for small tensors on Blackwell (small_tensor_fix.c). */
@@ -128,14 +134,10 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
     if (!desc || !out)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode: desc and out must not be NULL");
-    /* The rules first, so that a machine without a driver still explains them. */
-    char msg[512];
-    asyncrt_status s = asyncrt_tensormap_check(desc, NULL, 0, NULL, msg, sizeof msg);
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "tensor map: %s", msg);
+    asyncrt_status s = rules(ctx, desc, NULL, "tensor map");
+    if (s != ASYNCRT_SUCCESS) return s;
     int sm;
     s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
-    s = device_rules(ctx, desc, NULL, sm, "tensor map");
     if (s != ASYNCRT_SUCCESS) return s;
 
     CUresult r = ctx->drv->cuTensorMapEncodeTiled(
@@ -162,14 +164,10 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
     if (!desc || !out)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode_im2col: desc and out must not be NULL");
-    /* The rules first, so that a machine without a driver still explains them. */
-    char msg[512];
-    asyncrt_status s = asyncrt_tensormap_check(&desc->tiled, desc, 0, NULL, msg, sizeof msg);
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "im2col tensor map: %s", msg);
+    asyncrt_status s = rules(ctx, &desc->tiled, desc, "im2col tensor map");
+    if (s != ASYNCRT_SUCCESS) return s;
     int sm;
     s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
-    s = device_rules(ctx, &desc->tiled, desc, sm, "im2col tensor map");
     if (s != ASYNCRT_SUCCESS) return s;
 
     const asyncrt_tensormap_desc *d = &desc->tiled;

@@ -460,8 +460,10 @@ asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_
     return asyncrt_tensormap_check(desc ? &desc->tiled : NULL, desc, 0, NULL, msg, msg_size);
 }
 
-static asyncrt_status analyze(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
-                              const asyncrt_tensormap_check_options *opts, asyncrt_tensormap_report *r)
+asyncrt_status asyncrt_tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap_desc *d,
+                                                        const asyncrt_tensormap_im2col_desc *im2col,
+                                                        const asyncrt_tensormap_check_options *opts,
+                                                        asyncrt_tensormap_report *r)
 {
     static const asyncrt_tensormap_check_options defaults = {0, 0, false};
     if (!r) return ASYNCRT_ERROR_INVALID_ARGUMENT;
@@ -482,12 +484,12 @@ asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
                                          const asyncrt_tensormap_check_options *opts,
                                          asyncrt_tensormap_report *report)
 {
-    return analyze(desc, NULL, opts, report);
+    return asyncrt_tensormap_analyze_im2col_or_tiled(desc, NULL, opts, report);
 }
 
 asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
                                                 const asyncrt_tensormap_check_options *opts,
                                                 asyncrt_tensormap_report *report)
 {
-    return analyze(desc ? &desc->tiled : NULL, desc, opts, report);
+    return asyncrt_tensormap_analyze_im2col_or_tiled(desc ? &desc->tiled : NULL, desc, opts, report);
 }

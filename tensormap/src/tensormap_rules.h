@@ -26,6 +26,12 @@ void asyncrt_tensormap_collect_warnings(const asyncrt_tensormap_desc *d,
                                         const asyncrt_tensormap_im2col_desc *im2col,
                                         uint64_t smem_per_block, asyncrt_tensormap_report *r);
 
+/* asyncrt_tensormap_analyze (im2col NULL) or _analyze_im2col (d = &im2col->tiled). */
+asyncrt_status asyncrt_tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap_desc *d,
+                                                        const asyncrt_tensormap_im2col_desc *im2col,
+                                                        const asyncrt_tensormap_check_options *opts,
+                                                        asyncrt_tensormap_report *r);
+
 /* The driver defect of bit 85 (tensormap/RULES.md, "Small tensors on
  * Blackwell"): bytes from the map's address to the end of its last element
  * (saturating), whether a map needs the fix, and the fix itself. */
