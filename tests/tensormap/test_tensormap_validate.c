@@ -10,6 +10,7 @@
 
 #include "test_support.h"
 #include "tensormap_rules.h"
+#include "tma_swizzle_kernel.h"
 #include "tma_tile_kernel.h"
 
 #define T(name) ASYNCRT_TENSORMAP_DTYPE_##name
@@ -1049,25 +1050,32 @@ static void test_layout_matches_cutensormap(void **state)
     assert_int_equal(_Alignof(asyncrt_tensor_map), _Alignof(CUtensorMap));
 }
 
-/* The GPU test's kernel compiles for sm_90 here, so syntax errors show up without a GPU. */
-static void test_tma_kernel_compiles_for_sm90(void **state)
+/* The GPU tests' kernels compile for sm_90 here, so syntax errors show up without a GPU. */
+static void compile_for_sm90(const char *name, const char *source, const char *const *defines, size_t count)
 {
-    (void)state;
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     asyncrt_compile_options opts;
     memset(&opts, 0, sizeof opts);
     opts.arch = "sm_90";
-    opts.defines = tma_tile_kernel_defines;
-    opts.define_count = sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines;
+    opts.defines = defines;
+    opts.define_count = count;
     asyncrt_program *program = NULL;
-    assert_ok(ctx, asyncrt_program_compile(ctx, "tma_tile_kernel.cu", tma_tile_kernel_source, &opts,
-                                           &program));
+    assert_ok(ctx, asyncrt_program_compile(ctx, name, source, &opts, &program));
     size_t size = 0;
     assert_non_null(asyncrt_program_image(program, &size));
     assert_true(size > 0);
     asyncrt_program_destroy(program);
     asyncrt_context_destroy(ctx);
+}
+
+static void test_tma_kernel_compiles_for_sm90(void **state)
+{
+    (void)state;
+    compile_for_sm90("tma_tile_kernel.cu", tma_tile_kernel_source, tma_tile_kernel_defines,
+                     sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines);
+    compile_for_sm90("tma_swizzle_kernel.cu", tma_swizzle_kernel_source, tma_swizzle_kernel_defines,
+                     sizeof tma_swizzle_kernel_defines / sizeof *tma_swizzle_kernel_defines);
 }
 
 int main(void)
