@@ -170,17 +170,19 @@ static asyncrt_status check_global(const asyncrt_tensormap_desc *d, const char *
 
 /* The rules on the box's inner row: box_dim[0] (tiled) or channels_per_pixel
  * (im2col), named `what`. */
-static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, const char *what, uint32_t inner,
+static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, bool im2col, const char *what, uint32_t inner,
                                   const char **rule_out, char *msg, size_t msg_size)
 {
     const char *tname = asyncrt_tensormap_dtype_name(d->dtype);
     uint64_t bits = (uint64_t)inner * asyncrt_tensormap_dtype_bits(d->dtype);
     char sz[64];
     size_text(sz, sizeof sz, d->dtype, inner);
-    /* cuda.h says so for interleave NONE; the driver also demands it with interleave. */
+    /* cuda.h says so for tiled maps with interleave NONE; the driver also
+     * demands it with interleave, and of im2col's channels (observed). */
     if (bits % 128 != 0)
         FAIL("box_inner_multiple16", "%s (%u) %s: must be a multiple of 16%s", what, inner, sz,
-             d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE
+             im2col ? " (enforced by the driver; cuda.h states it for tiled maps only)"
+             : d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE
                  ? " when interleave is NONE"
                  : " (with interleave too: enforced by the driver, not documented)");
     if (is_align16b(d->dtype) && inner != 128)
@@ -374,7 +376,7 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
             if (d->box_dim[i] == 0 || d->box_dim[i] > 256)
                 FAIL("box_dim_range", "box_dim[%u] (%u): must be 1..256", i, d->box_dim[i]);
     }
-    TRY(check_inner(d, what, inner, rule_out, msg, msg_size));
+    TRY(check_inner(d, im2col != NULL, what, inner, rule_out, msg, msg_size));
     TRY(check_layout(d, what, inner, driver_only, rule_out, msg, msg_size));
     TRY(check_smem(d, im2col, rule_out, msg, msg_size));
     return check_sm(d, sm, rule_out, msg, msg_size);
