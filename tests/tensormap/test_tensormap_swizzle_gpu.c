@@ -25,6 +25,7 @@
 #include "tensormap_rules.h"
 #include "test_support.h"
 #include "tma_swizzle_kernel.h"
+#include "tma_test_open.h"
 
 #define OBSERVE 0 /* print what the undocumented combinations do; assert only the documented ones */
 #define ENFORCE 1 /* also assert each undocumented combination matches its `expect` */
@@ -247,26 +248,11 @@ static void test_encode_small_tensor_fix(void **state)
 
 int main(void)
 {
-    g_ctx = test_open_device_or_skip("test_tensormap_swizzle_gpu");
-    if (!g_ctx) return ASYNCRT_TEST_SKIP;
-    const asyncrt_device_info *info = asyncrt_context_device(g_ctx);
-    if (!info->features.tma) {
-        printf("test_tensormap_swizzle_gpu: skipped, %s (sm_%d%d) has no TMA\n", info->name, info->cc_major,
-               info->cc_minor);
-        asyncrt_context_destroy(g_ctx);
-        return ASYNCRT_TEST_SKIP;
-    }
-    test_seed_random("test_tensormap_swizzle_gpu");
-    asyncrt_compile_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.defines = tma_swizzle_kernel_defines;
-    opts.define_count = sizeof tma_swizzle_kernel_defines / sizeof *tma_swizzle_kernel_defines;
-    if (asyncrt_module_build(g_ctx, "tma_swizzle_kernel.cu", tma_swizzle_kernel_source, &opts, &g_module) !=
-        ASYNCRT_SUCCESS) {
-        fprintf(stderr, "test_tensormap_swizzle_gpu: %s\n", asyncrt_context_last_error(g_ctx));
-        asyncrt_context_destroy(g_ctx);
-        return 1;
-    }
+    int rc = tma_test_open("test_tensormap_swizzle_gpu", "tma_swizzle_kernel.cu", tma_swizzle_kernel_source,
+                           tma_swizzle_kernel_defines,
+                           sizeof tma_swizzle_kernel_defines / sizeof *tma_swizzle_kernel_defines, &g_ctx,
+                           &g_module);
+    if (rc != 0) return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleave_swizzle_layouts),
         cmocka_unit_test(test_encode_small_tensor_fix),

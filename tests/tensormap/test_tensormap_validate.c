@@ -357,15 +357,22 @@ static void test_swizzle(void **state)
 /* The box must fit in 233472 bytes of shared memory (driver, not documented),
  * counting box_dim[i] / element_stride[i] rounded down, element_stride[0]
  * included. */
-static void test_box_smem(void **state)
+/* u8, box 64 x 16 x planes: planes KiB of shared memory. */
+static asyncrt_tensormap_desc smem_box(uint32_t planes)
 {
-    (void)state;
     asyncrt_tensormap_desc d = base(3);
     d.dtype = T(U8);
     d.global_dim[0] = 4096;
     d.box_dim[0] = 64;
     d.box_dim[1] = 16;
-    d.box_dim[2] = 228; /* 233472 bytes */
+    d.box_dim[2] = planes;
+    return d;
+}
+
+static void test_box_smem(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = smem_box(228); /* 233472 bytes */
     OK(d);
     d.box_dim[0] = 80; /* 291840 */
     BAD(d, "box_smem", "291840 bytes", "233472 bytes of shared memory");
@@ -574,12 +581,7 @@ static void test_il32_swizzle(void **state)
 static void test_box_smem_device(void **state)
 {
     (void)state;
-    asyncrt_tensormap_desc d = base(3);
-    d.dtype = T(U8);
-    d.global_dim[0] = 4096;
-    d.box_dim[0] = 64;
-    d.box_dim[1] = 16;
-    d.box_dim[2] = 227; /* 232448 bytes */
+    asyncrt_tensormap_desc d = smem_box(227); /* 232448 bytes */
     expect_warnings(&d, NULL, 232448, NONE_W, NULL, __LINE__);
     d.box_dim[2] = 228; /* 233472: the driver's limit, one KiB over the H100's */
     expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);

@@ -10,33 +10,18 @@
 #ifndef ASYNCRT_TEST_TMA_SWIZZLE_KERNEL_H
 #define ASYNCRT_TEST_TMA_SWIZZLE_KERNEL_H
 
+#include "tma_tile_kernel.h" /* TMA_KERNEL_PREAMBLE */
+
 static const char tma_swizzle_kernel_source[] =
-    "#include <cuda/barrier>\n"
-    "// cuda/barrier only forward-declares CUtensorMap; this is its layout.\n"
-    "struct CUtensorMap_st { alignas(64) unsigned long long opaque[16]; };\n"
-    "using block_barrier = cuda::barrier<cuda::thread_scope_block>;\n"
-    "namespace cde = cuda::device::experimental;\n"
-    "\n"
+    TMA_KERNEL_PREAMBLE
     "extern \"C\" __global__ void load_raw(const __grid_constant__ CUtensorMap map,\n"
     "                                     unsigned char *out, unsigned *misaligned)\n"
     "{\n"
     "    __shared__ alignas(1024) unsigned char smem[BOX_BYTES];\n"
     "#pragma nv_diag_suppress static_var_with_dynamic_init\n"
     "    __shared__ block_barrier bar;\n"
-    "    if (threadIdx.x == 0) {\n"
-    "        init(&bar, blockDim.x);\n"
-    "        cde::fence_proxy_async_shared_cta();\n"
-    "    }\n"
-    "    __syncthreads();\n"
-    "    block_barrier::arrival_token token;\n"
-    "    if (threadIdx.x == 0) {\n"
-    "        cde::cp_async_bulk_tensor_3d_global_to_shared(smem, &map, 0, blockIdx.y * BOX_Y,\n"
-    "                                                      blockIdx.z * BOX_Z, bar);\n"
-    "        token = cuda::device::barrier_arrive_tx(bar, 1, BOX_BYTES);\n"
-    "    } else {\n"
-    "        token = bar.arrive();\n"
-    "    }\n"
-    "    bar.wait(cuda::std::move(token));\n"
+    "    init_block_barrier(bar);\n"
+    "    wait_for_box(smem, bar, true, &map, 0, blockIdx.y * BOX_Y, blockIdx.z * BOX_Z);\n"
     "    const unsigned tile = blockIdx.z * gridDim.y + blockIdx.y;\n"
     "    if (threadIdx.x == 0)\n"
     "        misaligned[tile] = (unsigned)(__cvta_generic_to_shared(smem) % 1024);\n"
