@@ -4,10 +4,13 @@
  * cuTensorMapEncodeTiled answers almost every mistake with
  * CUDA_ERROR_INVALID_VALUE. asyncrt_tensormap_validate checks the rules the
  * CUDA 13.0 driver enforces (documented or not: tensormap/RULES.md lists them;
- * the differential test confirms them against the real driver) and names the
+ * the differential test confirms them against the real driver), plus the
+ * documented ones asyncrt refuses although the driver does not, and names the
  * parameter, its value and the rule, e.g.
  *   box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16 when interleave is NONE
- * Validation needs no context, no driver and no GPU.
+ * asyncrt_tensormap_analyze also reports warnings: maps the driver accepts
+ * that break a documented constraint or are hazards. Validation needs no
+ * context, no driver and no GPU.
  *
  * Dimension order. Like the driver, a descriptor lists dimensions innermost
  * first: global_dim[0] is the contiguous one, global_stride[i] is the byte
@@ -164,7 +167,7 @@ asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_tensormap_desc *d
 
 typedef struct asyncrt_tensormap_finding {
     const char *rule;  /* stable rule id (a static string); NULL: no finding */
-    char message[384]; /* names the parameter, its value and the rule */
+    char message[512]; /* names the parameter, its value and the rule */
 } asyncrt_tensormap_finding;
 
 typedef struct asyncrt_tensormap_check_options {
