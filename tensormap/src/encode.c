@@ -200,7 +200,12 @@ asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_t
     int sm;
     asyncrt_status s = prepare(ctx, &sm);
     if (s != ASYNCRT_SUCCESS) return s;
+    /* Where the small-tensor fix applies, a bit 85 that was clear stays clear
+     * (the tensor, and so the decision, is the same; the driver may redo it). */
+    bool keep_clear = asyncrt_tensormap_needs_small_tensor_fix(sm, ctx->drv->version, 0) &&
+                      !asyncrt_tensormap_bit85(map);
     CUresult r = ctx->drv->cuTensorMapReplaceAddress((CUtensorMap *)map, (void *)(uintptr_t)address);
+    if (r == CUDA_SUCCESS && keep_clear) asyncrt_tensormap_apply_small_tensor_fix(map);
     if (r != CUDA_SUCCESS)
         return asyncrt_fail_cu(ctx, r == CUDA_ERROR_INVALID_VALUE ? ASYNCRT_ERROR_TENSORMAP_INVALID
                                                                   : ASYNCRT_ERROR_DRIVER,

@@ -41,3 +41,8 @@ void asyncrt_tensormap_apply_small_tensor_fix(asyncrt_tensor_map *map)
 {
     map->opaque[BIT85_WORD] &= ~BIT85_MASK;
 }
+
+bool asyncrt_tensormap_bit85(const asyncrt_tensor_map *map)
+{
+    return (map->opaque[BIT85_WORD] & BIT85_MASK) != 0;
+}

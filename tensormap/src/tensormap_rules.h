@@ -38,6 +38,7 @@ asyncrt_status asyncrt_tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap
 uint64_t asyncrt_tensormap_span_bytes(const asyncrt_tensormap_desc *d);
 bool asyncrt_tensormap_needs_small_tensor_fix(int sm, int driver_version, uint64_t span_bytes);
 void asyncrt_tensormap_apply_small_tensor_fix(asyncrt_tensor_map *map);
+bool asyncrt_tensormap_bit85(const asyncrt_tensor_map *map);
 
 /* Bytes of `count` elements of dtype in global memory (packed: count x bits / 8, rounded up). */
 uint64_t asyncrt_tensormap_bytes_of(asyncrt_tensormap_dtype dtype, uint64_t count);

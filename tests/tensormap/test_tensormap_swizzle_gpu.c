@@ -210,9 +210,10 @@ static void test_interleave_swizzle_layouts(void **state)
     assert_int_equal(failures, 0);
 }
 
-/* asyncrt_tensormap_encode returns the driver's map unchanged except where
- * the bit-85 workaround applies (Blackwell, affected driver, < 128 KiB);
- * prints bit 85 as this driver sets it for a small and a large tensor. */
+/* asyncrt_tensormap_encode and _replace_address return the driver's map
+ * unchanged except where the bit-85 workaround applies (Blackwell, affected
+ * driver, < 128 KiB); prints bit 85 as this driver sets it for a small and a
+ * large tensor. */
 static void test_encode_small_tensor_fix(void **state)
 {
     (void)state;
@@ -239,6 +240,12 @@ static void test_encode_small_tensor_fix(void **state)
         printf("BIT85 sm_%d driver %d, %llu-byte tensor: the driver sets bit 85 = %d; asyncrt %s\n", sm,
                g_ctx->drv->version, (unsigned long long)span, (int)(raw.opaque[1] >> 21 & 1),
                fix ? "clears it" : "leaves the map unchanged");
+        if (fix) raw.opaque[1] &= ~(UINT64_C(1) << 21);
+        assert_memory_equal(&ours, &raw, sizeof raw);
+        /* Moving the map keeps the decision. */
+        assert_ok(g_ctx, asyncrt_tensormap_replace_address(g_ctx, &ours, d + 1024));
+        assert_int_equal(g_ctx->drv->cuTensorMapReplaceAddress((CUtensorMap *)&raw, (void *)(uintptr_t)(d + 1024)),
+                         CUDA_SUCCESS);
         if (fix) raw.opaque[1] &= ~(UINT64_C(1) << 21);
         assert_memory_equal(&ours, &raw, sizeof raw);
     }

@@ -684,6 +684,8 @@ static void test_small_tensor_fix(void **state)
     asyncrt_tensormap_apply_small_tensor_fix(&map);
     for (int i = 0; i < 16; i++)
         assert_true(map.opaque[i] == (i == 1 ? before.opaque[1] & ~(UINT64_C(1) << 21) : before.opaque[i]));
+    assert_false(asyncrt_tensormap_bit85(&map));
+    assert_true(asyncrt_tensormap_bit85(&before));
     asyncrt_tensormap_apply_small_tensor_fix(&map); /* idempotent */
     assert_true(map.opaque[1] == (before.opaque[1] & ~(UINT64_C(1) << 21)));
     assert_true(((const unsigned char *)&map)[8 + 2] == (unsigned char)(((const unsigned char *)&before)[8 + 2] & ~0x20));
