@@ -243,7 +243,8 @@ static void test_encode_small_tensor_fix(void **state)
         if (fix) raw.opaque[1] &= ~(UINT64_C(1) << 21);
         assert_memory_equal(&ours, &raw, sizeof raw);
         /* Moving the map keeps a cleared bit cleared where the fix applies. */
-        bool keep = asyncrt_tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, 0) && !asyncrt_tensormap_bit85(&ours);
+        bool keep = asyncrt_tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, 0) &&
+                    !asyncrt_tensormap_bit85(&ours);
         assert_ok(g_ctx, asyncrt_tensormap_replace_address(g_ctx, &ours, d + 1024));
         assert_int_equal(g_ctx->drv->cuTensorMapReplaceAddress((CUtensorMap *)&raw, (void *)(uintptr_t)(d + 1024)),
                          CUDA_SUCCESS);
