@@ -14,6 +14,7 @@
 
 static run_cli cli;
 static char err[2048];
+#define L0 cli.launches[0]
 
 /* Parses a NULL-terminated list after "asyncrt-run". */
 static int parse_list(const char *const *words)
@@ -42,11 +43,11 @@ static void test_defaults(void **state)
     assert_string_equal(cli.source, "k.cu");
     assert_string_equal(cli.arch, "auto");
     assert_int_equal(cli.device, 0);
-    assert_null(cli.kernel);
+    assert_null(L0.kernel);
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(cli.grid[i], 1);
-        assert_int_equal(cli.block[i], 1);
-        assert_int_equal(cli.cluster[i], 0);
+        assert_int_equal(L0.grid[i], 1);
+        assert_int_equal(L0.block[i], 1);
+        assert_int_equal(L0.cluster[i], 0);
     }
     assert_true(cli.rtol < 0 && cli.atol < 0);
     assert_int_equal(cli.repeat, 0);
@@ -79,7 +80,7 @@ static void test_compile_options(void **state)
     assert_int_equal(cli.nvrtc_option_count, 3);
     assert_string_equal(cli.nvrtc_options[0], "-lineinfo");
     assert_string_equal(cli.nvrtc_options[2], "-G");
-    assert_string_equal(cli.kernel, "scale<float>");
+    assert_string_equal(L0.kernel, "scale<float>");
     assert_string_equal(cli.emit_ptx, "a.ptx");
     assert_string_equal(cli.emit_cubin, "a.cubin");
     assert_int_equal(cli.verbose, 1);
@@ -96,20 +97,20 @@ static void test_launch_shape(void **state)
 {
     (void)state;
     assert_int_equal(PARSE("k.cu", "--grid", "7,9", "--block=128", "--cluster", "2,1,1", "--smem", "3K"), RUN_EXIT_OK);
-    assert_int_equal(cli.grid[0], 7);
-    assert_int_equal(cli.grid[1], 9);
-    assert_int_equal(cli.grid[2], 1);
-    assert_int_equal(cli.block[0], 128);
-    assert_int_equal(cli.cluster[0], 2);
-    assert_int_equal(cli.smem, 3072);
+    assert_int_equal(L0.grid[0], 7);
+    assert_int_equal(L0.grid[1], 9);
+    assert_int_equal(L0.grid[2], 1);
+    assert_int_equal(L0.block[0], 128);
+    assert_int_equal(L0.cluster[0], 2);
+    assert_int_equal(L0.smem, 3072);
     assert_int_equal(PARSE("k.cu", "--smem", "100KiB"), RUN_EXIT_OK);
-    assert_int_equal(cli.smem, 102400);
+    assert_int_equal(L0.smem, 102400);
     assert_int_equal(PARSE("k.cu", "--smem", "227k"), RUN_EXIT_OK);
-    assert_int_equal(cli.smem, 227 * 1024);
+    assert_int_equal(L0.smem, 227 * 1024);
     assert_int_equal(PARSE("k.cu", "--smem", "1000"), RUN_EXIT_OK);
-    assert_int_equal(cli.smem, 1000);
+    assert_int_equal(L0.smem, 1000);
     assert_int_equal(PARSE("k.cu", "--grid", "0x10"), RUN_EXIT_OK);
-    assert_int_equal(cli.grid[0], 16);
+    assert_int_equal(L0.grid[0], 16);
 }
 
 static void test_buffers(void **state)
@@ -162,19 +163,19 @@ static void test_args_and_tmaps(void **state)
                            "--tmap", "u=x:box=8:dims=4096:estrides=2:dtype=tf32", "--tmap",
                            "v=x:box=16,16:dims=64,64:strides=256"),
                      RUN_EXIT_OK);
-    assert_int_equal(cli.arg_count, 8);
-    assert_int_equal(cli.args[0].kind, RUN_ARG_TMAP);
-    assert_int_equal(cli.args[0].ref, 0);
-    assert_int_equal(cli.args[1].kind, RUN_ARG_BUFFER);
-    assert_int_equal(cli.args[1].ref, 0);
-    assert_int_equal(cli.args[2].kind, RUN_ARG_SCALAR);
-    assert_int_equal(cli.args[2].dtype, RUN_I8);
-    assert_true(cli.args[2].value == -128);
-    assert_true(cli.args[3].value == 18446744073709551615.0L);
-    assert_int_equal(cli.args[4].dtype, RUN_F16);
-    assert_int_equal(cli.args[5].dtype, RUN_BF16);
-    assert_true(isnan(cli.args[6].value));
-    assert_int_equal(cli.args[7].dtype, RUN_F32);
+    assert_int_equal(L0.arg_count, 8);
+    assert_int_equal(L0.args[0].kind, RUN_ARG_TMAP);
+    assert_int_equal(L0.args[0].ref, 0);
+    assert_int_equal(L0.args[1].kind, RUN_ARG_BUFFER);
+    assert_int_equal(L0.args[1].ref, 0);
+    assert_int_equal(L0.args[2].kind, RUN_ARG_SCALAR);
+    assert_int_equal(L0.args[2].dtype, RUN_I8);
+    assert_true(L0.args[2].value == -128);
+    assert_true(L0.args[3].value == 18446744073709551615.0L);
+    assert_int_equal(L0.args[4].dtype, RUN_F16);
+    assert_int_equal(L0.args[5].dtype, RUN_BF16);
+    assert_true(isnan(L0.args[6].value));
+    assert_int_equal(L0.args[7].dtype, RUN_F32);
     assert_int_equal(cli.tmap_count, 3);
     run_tmap_spec *t = cli.tmaps;
     assert_int_equal(t[0].rank, 2);
