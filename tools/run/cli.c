@@ -23,6 +23,7 @@ typedef struct parser {
     bool warmup_given;
 } parser;
 
+static bool fail(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(parser *p, const char *fmt, ...)
 {
     va_list ap;
@@ -258,12 +259,12 @@ static bool parse_bytes_arg(parser *p, run_arg_spec *a, const char *spec, const 
     for (const char *h = hex; *h; h++) {
         if (*h == '_') continue;
         if (hex_digit(*h) < 0)
-            return fail(p, "--arg %s: '%c' is not a hex digit: bytes:HEX takes pairs of hex digits in memory "
-                           "order (e.g. bytes:0100000002000000 for two little-endian i32 1 and 2)", spec, *h);
+            return fail(p, "--arg %.60s%s: '%c' is not a hex digit: bytes:HEX takes pairs of hex digits in memory "
+                           "order (e.g. bytes:0100000002000000 for two little-endian i32 1 and 2)", spec, strlen(spec) > 60 ? "..." : "", *h);
         digits++;
     }
-    if (!digits || digits % 2) return fail(p, "--arg %s: bytes:HEX needs a whole number of bytes (an even, non-zero count of hex digits)", spec);
-    if (digits / 2 > RUN_MAX_ARG_BYTES) return fail(p, "--arg %s: more than %d bytes", spec, RUN_MAX_ARG_BYTES);
+    if (!digits || digits % 2) return fail(p, "--arg %.60s%s: bytes:HEX needs a whole number of bytes (an even, non-zero count of hex digits)", spec, strlen(spec) > 60 ? "..." : "");
+    if (digits / 2 > RUN_MAX_ARG_BYTES) return fail(p, "--arg %.60s%s: more than %d bytes", spec, strlen(spec) > 60 ? "..." : "", RUN_MAX_ARG_BYTES);
     a->kind = RUN_ARG_BYTES;
     a->payload = hex;
     a->size = digits / 2;
@@ -283,20 +284,20 @@ static bool parse_struct_arg(parser *p, run_arg_spec *a, const char *spec, const
         size_t len = comma ? (size_t)(comma - f) : strlen(f);
         run_dtype t;
         if (!colon || colon > f + len || !run_dtype_parse(f, (size_t)(colon - f), &t))
-            return fail(p, "--arg %s: field '%.*s': expected TYPE:VALUE with TYPE one of %s", spec,
+            return fail(p, "--arg %.60s%s: field '%.*s': expected TYPE:VALUE with TYPE one of %s", spec, strlen(spec) > 60 ? "..." : "",
                         (int)(len < 60 ? len : 60), f, run_dtype_names());
         char value[128];
         size_t vlen = len - (size_t)(colon + 1 - f);
-        if (vlen >= sizeof value) return fail(p, "--arg %s: field value too long", spec);
+        if (vlen >= sizeof value) return fail(p, "--arg %.60s%s: field value too long", spec, strlen(spec) > 60 ? "..." : "");
         memcpy(value, colon + 1, vlen);
         value[vlen] = '\0';
         long double v;
-        if (!run_value_parse(t, value, &v, why, sizeof why)) return fail(p, "--arg %s: %s", spec, why);
+        if (!run_value_parse(t, value, &v, why, sizeof why)) return fail(p, "--arg %.60s%s: %s", spec, strlen(spec) > 60 ? "..." : "", why);
         size_t size = run_dtype_size(t);
         offset = (offset + size - 1) / size * size;
         offset += size;
         if (size > align) align = size;
-        if (offset > RUN_MAX_ARG_BYTES) return fail(p, "--arg %s: more than %d bytes", spec, RUN_MAX_ARG_BYTES);
+        if (offset > RUN_MAX_ARG_BYTES) return fail(p, "--arg %.60s%s: more than %d bytes", spec, strlen(spec) > 60 ? "..." : "", RUN_MAX_ARG_BYTES);
         if (!comma) break;
         f = comma + 1;
     }

@@ -51,6 +51,14 @@ static bool write_file(const char *path, const void *data, size_t size, run_resu
  * source made the template unusable. Those blocks (the line and its context
  * up to the next blank line) are dropped. When nothing else is left, the
  * caller gives a hint instead (r->name_error). */
+static bool line_has(const char *line, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (!memcmp(line + i, needle, n)) return true;
+    return false;
+}
+
 static char *without_name_map(const char *log, bool *other_errors)
 {
     char *out = malloc(strlen(log) + 1);
@@ -68,8 +76,8 @@ static char *without_name_map(const char *log, bool *other_errors)
             continue;
         }
         if (!skipping) {
-            bool counted = strstr(line, "detected in the compilation of") != NULL;
-            if (!counted && (strstr(line, "error") && strstr(line, "error") < line + len)) *other_errors = true;
+            bool counted = line_has(line, len, "detected in the compilation of");
+            if (!counted && line_has(line, len, "error")) *other_errors = true;
             if (!counted) memcpy(out + n, line, len), n += len; /* its count included the dropped errors */
         }
         line += len;
@@ -219,28 +227,34 @@ static void format_given(char *buf, size_t size, const run_launch_spec *l, const
         used += (size_t)snprintf(buf + used, size - used, "%s%s (%zu)", i ? ", " : "", l->args[i].text, sizes[i]);
 }
 
+int run_check_declared(const run_cli *cli, size_t launch, const size_t *sizes, run_result *r)
+{
+    /* No cuFuncGetParamInfo: the count the source declares still catches a
+     * missing or extra --arg, which would make the launch read garbage. */
+    const run_launch_spec *l = &cli->launches[launch];
+    const run_launch_result *lr = &r->launches[launch];
+    char given[2048];
+    if (lr->declared_params < 0 || (size_t)lr->declared_params == l->arg_count) {
+        if (cli->verbose)
+            fprintf(stderr, "asyncrt-run: the driver cannot list parameters; %s\n",
+                    lr->declared_params < 0 ? "arguments unchecked" : "only their number was checked");
+        return RUN_EXIT_OK;
+    }
+    format_given(given, sizeof given, l, sizes);
+    return run_fail(r, RUN_EXIT_USAGE,
+                    "kernel '%s' declares %d parameter%s in the source, but the command line gives %zu argument%s%s%s "
+                    "(this driver cannot report parameter sizes, so only the count was checked)",
+                    lr->kernel, lr->declared_params, lr->declared_params == 1 ? "" : "s", l->arg_count,
+                    l->arg_count == 1 ? "" : "s", l->arg_count ? ": " : "", given);
+}
+
 int run_check_params(asyncrt_kernel *kernel, const run_cli *cli, size_t launch, const size_t *sizes, run_result *r)
 {
     const run_launch_spec *l = &cli->launches[launch];
     run_launch_result *lr = &r->launches[launch];
     char want[1024], given[2048];
     asyncrt_status s = asyncrt_kernel_param_sizes(kernel, lr->param_sizes, RUN_MAX_ITEMS, &lr->param_count);
-    if (s == ASYNCRT_ERROR_UNSUPPORTED) {
-        /* No cuFuncGetParamInfo: the count the source declares still catches
-         * a missing or extra --arg, which would make the launch read garbage. */
-        if (lr->declared_params < 0 || (size_t)lr->declared_params == l->arg_count) {
-            if (cli->verbose)
-                fprintf(stderr, "asyncrt-run: the driver cannot list parameters; %s\n",
-                        lr->declared_params < 0 ? "arguments unchecked" : "only their number was checked");
-            return RUN_EXIT_OK;
-        }
-        format_given(given, sizeof given, l, sizes);
-        return run_fail(r, RUN_EXIT_USAGE,
-                        "kernel '%s' declares %d parameter%s in the source, but the command line gives %zu argument%s%s%s "
-                        "(this driver cannot report parameter sizes, so only the count was checked)",
-                        lr->kernel, lr->declared_params, lr->declared_params == 1 ? "" : "s", l->arg_count,
-                        l->arg_count == 1 ? "" : "s", l->arg_count ? ": " : "", given);
-    }
+    if (s == ASYNCRT_ERROR_UNSUPPORTED) return run_check_declared(cli, launch, sizes, r);
     if (s != ASYNCRT_SUCCESS) return run_fail(r, RUN_EXIT_CUDA, "cuFuncGetParamInfo failed for %s", lr->kernel);
     lr->params_known = true;
     bool same = lr->param_count == l->arg_count;

@@ -26,6 +26,10 @@ int run_load(asyncrt_context *ctx, const asyncrt_program *program, size_t launch
  * declares. */
 int run_check_params(asyncrt_kernel *kernel, const run_cli *cli, size_t launch, const size_t *sizes, run_result *r);
 
+/* The fallback alone (pure): the argument count against
+ * r->launches[launch].declared_params (-1: nothing to check). */
+int run_check_declared(const run_cli *cli, size_t launch, const size_t *sizes, run_result *r);
+
 /* What one launch needs: the kernel, its argument pointers and sizes, and
  * its stream (NULL: the default stream). */
 typedef struct run_prepared {

@@ -356,7 +356,6 @@ static int run_kernels(asyncrt_context *ctx, const run_cli *cli, const asyncrt_p
         arg_sizes(&cli->launches[i], &g->values[i]);
         rc = run_check_params(g->kernels[i], cli, i, g->values[i].sizes, r);
     }
-    if (rc == RUN_EXIT_OK) rc = check_out_files(cli, r);
     if (rc == RUN_EXIT_OK) {
         asyncrt_status s = run_buffers_upload(ctx, buffers, cli->buffer_count);
         if (s != ASYNCRT_SUCCESS) rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
@@ -449,6 +448,7 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK) rc = choose_kernels(cli, source, r);
     if (rc == RUN_EXIT_OK && !cli->compile_only && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
+    if (rc == RUN_EXIT_OK) rc = check_out_files(cli, r);
     /* Tensor maps are validated before the driver is needed: a map the driver
      * would refuse is a usage error on any machine, GPU or not. */
     asyncrt_tensormap_desc desc;
