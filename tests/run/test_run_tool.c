@@ -166,6 +166,19 @@ static void test_template_messages(void **state)
     assert_null(strstr(run_tool_output(), "__nv_name_map"));
 }
 
+/* --json stays valid UTF-8 when a path holds raw bytes. */
+static void test_json_escapes_raw_bytes(void **state)
+{
+    (void)state;
+    const char *odd = tmp_path("k\xff\xfe.cu");
+    write_text(odd, "extern \"C\" __global__ void k(int *p) { p[0] = 1; }\n");
+    assert_tool(0, "'%s' --compile-only --arch sm_90 --json", odd);
+    const char *out = run_tool_output();
+    assert_non_null(strstr(out, "k\\ufffd\\ufffd.cu\""));
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+        if (*p >= 0x80) fail_msg("raw byte 0x%02x in the JSON output:\n%s", *p, out);
+}
+
 static void test_warnings_shown(void **state)
 {
     (void)state;
@@ -235,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_failures_exit_codes),
         cmocka_unit_test(test_template_messages), cmocka_unit_test(test_warnings_shown),
         cmocka_unit_test(test_log_variable),      cmocka_unit_test(test_inputs_refused),
+        cmocka_unit_test(test_json_escapes_raw_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
