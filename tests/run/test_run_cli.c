@@ -305,7 +305,9 @@ static void test_fuzz(void **state)
     (void)state;
     static const char *pieces[] = {"--buf", "--arg", "--tmap", "x=f32:4", "buf:x", "tmap:t", "t=x:box=4", "=",
                                    ":", ",", "--grid", "1,2,3", "--smem", "K", "-I", "-D", "--", "-", "k.cu",
-                                   "x=npy:", "f32:", "rand=1,2,3", "box=", "--expect", "x=e.npy", "--out"};
+                                   "x=npy:", "f32:", "rand=1,2,3", "box=", "--expect", "x=e.npy", "--out",
+                                   "--then", "--pdl", "--cooperative", "--priority", "null", "struct:f32:1,i8:2",
+                                   "bytes:0a", "tmapptr:t", "buf:x+4", "buf:x+8B", "x=e.npy:rtol=1", ":exact"};
     char storage[16][64];
     char *argv[17];
     test_seed_random("test_run_cli fuzz");
