@@ -218,6 +218,8 @@ static void test_atomic_write(void **state)
     }
     closedir(d);
     assert_int_equal(entries, 2);
+    test_remove_tree(dir);
+    free(dir);
 }
 
 int main(void)

@@ -412,8 +412,13 @@ static void name_hint(const run_cli *cli, run_result *r)
     free(r->error);
     r->error = NULL;
     r->exit_code = RUN_EXIT_OK;
-    run_fail(r, RUN_EXIT_USAGE, "--kernel %s: NVRTC cannot resolve it%s%s%s; %s has: %s", r->launches[0].kernel,
-             nvrtc[0] ? " (" : "", nvrtc, nvrtc[0] ? ")" : "", cli->source, list[0] ? list : "no __global__ function");
+    char names[512] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < r->launch_count && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", r->launches[i].kernel);
+    run_fail(r, RUN_EXIT_USAGE, "--kernel %s: NVRTC cannot resolve %s%s%s%s; %s has: %s", names,
+             r->launch_count > 1 ? "one of them" : "it", nvrtc[0] ? " (" : "", nvrtc, nvrtc[0] ? ")" : "", cli->source,
+             list[0] ? list : "no __global__ function");
 }
 
 int main(int argc, char **argv)
