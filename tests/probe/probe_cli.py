@@ -75,7 +75,7 @@ def usage(tool):
     if p.returncode != 0 or "Exit codes" not in p.stdout or "--arch-matrix" not in p.stdout:
         fail("--help", p)
     v = run(tool, "--version")
-    if v.returncode != 0 or not re.match(r"asyncrt-probe \S+ \(libasyncrt \S+, NVRTC \d+\.\d\)\n$", v.stdout):
+    if v.returncode != 0 or not re.match(r"asyncrt-probe \S+ \(libasyncrt \S+, NVRTC (\d+\.\d|none)\)\n$", v.stdout):
         fail("--version: expected 'asyncrt-probe X (libasyncrt X, NVRTC M.m)'", v)
     for bad in (["--bogus"], ["--device"], ["--device", "x"], ["--device", "-1"]):
         q = run(tool, *bad)
