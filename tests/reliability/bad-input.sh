@@ -7,7 +7,7 @@
 # invocation; BAD_INPUT_TIMEOUT (s, default 120) bounds each.
 # The cases are chosen to fail before a driver is needed, so they mean the same
 # on machines with and without a GPU; the few that reach for the driver accept
-# its absence (exit 4/3) or its presence only where stated.
+# its absence (exit 4) or its presence only where stated.
 # Exit codes: one table for the three tools (tools/common/exit_codes.h, in
 # each --help): 0 ok, 1 internal, 2 usage, 3 compile, 4 no driver/device,
 # 5 CUDA (driver call, load, launch, fault; bench: a measurement failed),
