@@ -162,6 +162,12 @@ check 0 "not caching in /proc/self/asyncrt-cache" env ASYNCRT_LOG=1 ASYNCRT_CACH
 check 0 "(libasyncrt " "$RUN" --version
 check 0 "(libasyncrt " "$PROBE" --version
 check 0 "(libasyncrt " "$BENCH" --version
+# ---- no driver: the same exit code (4) and the library's own words in every tool
+check 4 "asyncrt-run: error: no CUDA driver: cannot open /nonexistent/libcuda.so.1" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$RUN" "$SAXPY"
+check 4 "--compile-only --arch sm_XY" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$RUN" "$SAXPY"
+check 4 "asyncrt-probe: no CUDA driver: cannot open" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$PROBE"
+check 4 "\"exit_code\": 4" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$PROBE" --json
+check 4 "asyncrt-bench: error: no CUDA driver: cannot open" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$BENCH"
 # ---- asyncrt-probe -----------------------------------------------------------
 check 2 "unknown option '--bogus'" "$PROBE" --bogus
 check 2 "unknown option 'extra'" "$PROBE" extra
