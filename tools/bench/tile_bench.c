@@ -37,8 +37,10 @@ static asyncrt_status time_op(asyncrt_context *ctx, const bench_settings *s, asy
 }
 
 int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *paths, size_t rows, size_t cols,
-                   bool csv)
+                   tile_bench_format format)
 {
+    bool csv = format == TILE_BENCH_CSV, json = format == TILE_BENCH_JSON;
+    int results = 0;
     static const float five_point[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
     size_t bytes = rows * cols * 4;
     asyncrt_deviceptr in = 0, out = 0;
@@ -48,7 +50,11 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
         (st = asyncrt_memory_fill(ctx, in, 0x3c, bytes, NULL)) || (st = bench_copy(ctx, s, out, in, bytes, &ms)))
         goto done;
     ceiling = 2.0 * bytes / (ms * 1e6);
-    if (csv) printf("tile-copy,d2d,%zu,%.6f,%.2f,100.00\n", bytes >> 20, ms, ceiling);
+    if (json)
+        printf(",\n  \"tile_ops\": {\"rows\": %zu, \"cols\": %zu, \"size_mib\": %zu, \"d2d_ms\": %.6f, "
+               "\"d2d_gb_per_s\": %.2f, \"results\": [",
+               rows, cols, bytes >> 20, ms, ceiling);
+    else if (csv) printf("tile-copy,d2d,%zu,%.6f,%.2f,100.00\n", bytes >> 20, ms, ceiling);
     else
         printf("\n2D tile ops, %zu x %zu f32 (%zu MiB); cuMemcpyDtoD of the same bytes: %.4f ms, %.1f GB/s\n"
                "%-10s %-7s %-7s %11s %9s %8s\n",
@@ -70,11 +76,16 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
             const char *path = asyncrt_map_path_name((asyncrt_map_path)p);
             const char *ran = asyncrt_map_path_name(asyncrt_tile_launch_path(op, rows, cols, in, out));
             double gbs = 2.0 * bytes / (ms * 1e6);
-            if (csv) printf("%s,%s,%zu,%.6f,%.2f,%.2f\n", name, path, bytes >> 20, ms, gbs, 100.0 * gbs / ceiling);
+            if (json)
+                printf("%s\n    {\"op\": \"%s\", \"path\": \"%s\", \"ran\": \"%s\", \"ms\": %.6f, \"gb_per_s\": %.2f, "
+                       "\"pct_of_d2d\": %.2f}",
+                       results++ ? "," : "", name, path, ran, ms, gbs, 100.0 * gbs / ceiling);
+            else if (csv) printf("%s,%s,%zu,%.6f,%.2f,%.2f\n", name, path, bytes >> 20, ms, gbs, 100.0 * gbs / ceiling);
             else printf("%-10s %-7s %-7s %11.4f %9.1f %7.1f%%\n", name, path, ran, ms, gbs, 100.0 * gbs / ceiling);
             asyncrt_tile_destroy(op);
         }
 done:
+    if (json && ceiling > 0) printf("\n  ]}");
     if (st) fprintf(stderr, "asyncrt-bench: tile ops: %s\n", asyncrt_context_last_error(ctx));
     asyncrt_memory_free(ctx, in);
     asyncrt_memory_free(ctx, out);

@@ -1,6 +1,7 @@
 /* Tensor-map arguments. */
 #include "tmap.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,12 +56,17 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
     char why[1024];
     if (asyncrt_tensormap_validate(out, why, sizeof why) != ASYNCRT_SUCCESS)
         return snprintf(err, err_size, "--tmap %s: %s", t->name, why), false;
-    /* A map reaching past its buffer would let TMA read or write other memory. */
+    /* A map reaching past its buffer would let TMA read or write other memory.
+     * Interleaved layouts too: their innermost dimension is stored in whole
+     * 16- or 32-byte units, so the row is rounded up to one. */
     unsigned bits = asyncrt_tensormap_dtype_bits(dtype);
     long double extent = (long double)out->global_dim[0] * bits / 8;
+    long double unit = t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_16B   ? 16
+                       : t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B ? 32 : 1;
+    extent = ceill(extent / unit) * unit;
     for (int i = 1; i < rank; i++)
         extent += (long double)(out->global_dim[i] ? out->global_dim[i] - 1 : 0) * out->global_stride[i - 1];
-    if (t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && extent > (long double)b->bytes)
+    if (extent > (long double)b->bytes)
         return snprintf(err, err_size, "--tmap %s: dims and strides reach %.0Lf bytes but buffer %s holds %zu",
                         t->name, extent, b->name, b->bytes), false;
     return true;

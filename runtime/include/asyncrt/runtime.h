@@ -190,6 +190,8 @@ typedef struct asyncrt_launch_config {
     unsigned cluster[3];   /* all 0: no cluster */
     size_t shared_bytes;   /* dynamic shared memory; above 48 KiB the limit is raised for you */
     asyncrt_stream stream;
+    bool cooperative;                /* cooperative launch (grid-wide sync); see the launch branch */
+    bool programmatic_serialization; /* programmatic dependent launch (PDL) */
 } asyncrt_launch_config;
 
 /* Launches with cuLaunchKernelEx. args[i] points at the value of parameter i.
