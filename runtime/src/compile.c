@@ -331,6 +331,88 @@ done:
     return status;
 }
 
+/* Compiles for job->arch: from the cache, else with NVRTC (then cached).
+ * With cache_only a miss leaves *out NULL and returns success. */
+static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_program **out)
+{
+    asyncrt_context *ctx = job->ctx;
+    *out = NULL;
+    asyncrt_arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
+    list_free(&job->options);
+    memset(&job->options, 0, sizeof job->options);
+    double start = asyncrt_now_ms();
+    build_options(job);
+    if (job->options.failed)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
+    compute_key(job);
+    asyncrt_program *p = job->cacheable ? asyncrt_cache_find(ctx, job->key) : NULL;
+    if (p) {
+        asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
+                    p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
+                    asyncrt_now_ms() - start);
+        *out = p;
+        return ASYNCRT_SUCCESS;
+    }
+    if (cache_only) return ASYNCRT_SUCCESS;
+    asyncrt_status s = run_nvrtc(job, &p);
+    if (s != ASYNCRT_SUCCESS) return s;
+    asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
+                p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
+    if (job->cacheable) asyncrt_cache_store(ctx, p);
+    *out = p;
+    return ASYNCRT_SUCCESS;
+}
+
+/* `auto` builds sm_XY for the exact device; a kernel using arch-specific
+ * instructions (wgmma, setmaxnreg) fails there in ptxas and is retried once
+ * with sm_XYa. An explicit target gets a hint instead. A retry that
+ * succeeded is found in the cache under sm_XYa's key next time, so the
+ * failing compile is not repeated. */
+static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, asyncrt_program **out)
+{
+    asyncrt_context *ctx = job->ctx;
+    int supported[64];
+    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    asyncrt_arch first = job->arch, retry = first;
+    retry.suffix = 'a';
+    bool may_retry = from_auto && !first.ptx && !first.suffix && first.number >= 90;
+    asyncrt_status s = compile_target(job, true, out);
+    if (s == ASYNCRT_SUCCESS && !*out && may_retry) {
+        job->arch = retry;
+        s = compile_target(job, true, out);
+        if (*out) asyncrt_log(ctx, 1, "target %s: a cached earlier retry (the kernel needs it)", (*out)->arch);
+        job->arch = first;
+    }
+    if (s != ASYNCRT_SUCCESS || *out) return s;
+    s = compile_target(job, false, out);
+    if (s != ASYNCRT_ERROR_COMPILE) return s;
+    char hint[512];
+    char *first_error = strdup(asyncrt_context_last_error(ctx));
+    if (!first_error) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (asyncrt_arch_after_failure(&first, from_auto, supported, count, first_error, &retry, hint,
+                                   sizeof hint)) {
+        char name[32], first_name[32];
+        asyncrt_arch_format(&retry, name, sizeof name);
+        asyncrt_arch_format(&first, first_name, sizeof first_name);
+        asyncrt_log(ctx, 1, "target %s: ptxas says %s lacks instructions %s uses; retrying with %s",
+                    name, job->arch_name, job->source_name, name);
+        job->arch = retry;
+        s = compile_target(job, false, out);
+        if (s == ASYNCRT_ERROR_COMPILE) {
+            char *second = strdup(asyncrt_context_last_error(ctx));
+            asyncrt_arch_after_failure(&retry, true, supported, count, second, &retry, hint, sizeof hint);
+            s = asyncrt_fail(ctx, s, "%s\n(arch auto: %s was tried after ptxas said %s lacks "
+                             "instructions the kernel uses)%s%s", second ? second : "", name,
+                             first_name, *hint ? "\n" : "", hint);
+            free(second);
+        }
+    } else if (*hint) {
+        s = asyncrt_fail(ctx, s, "%s\n%s", first_error, hint);
+    }
+    free(first_error);
+    return s;
+}
+
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
@@ -345,29 +427,8 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                        .opts = opts ? opts : &no_options};
     asyncrt_status s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
     if (s != ASYNCRT_SUCCESS) return s;
-    asyncrt_arch_format(&job.arch, job.arch_name, sizeof job.arch_name);
-
-    double start = asyncrt_now_ms();
-    build_options(&job);
-    if (job.options.failed) {
-        list_free(&job.options);
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job.source_name);
-    }
-    compute_key(&job);
-    asyncrt_program *p = job.cacheable ? asyncrt_cache_find(ctx, job.key) : NULL;
-    if (p) {
-        asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job.source_name,
-                    p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
-                    asyncrt_now_ms() - start);
-    } else {
-        s = run_nvrtc(&job, &p);
-        if (s == ASYNCRT_SUCCESS) {
-            asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job.source_name,
-                        p->arch, p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
-            if (job.cacheable) asyncrt_cache_store(ctx, p);
-        }
-    }
+    bool from_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
+    s = compile_auto_aware(&job, from_auto, out);
     list_free(&job.options);
-    *out = p;
     return s;
 }

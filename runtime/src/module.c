@@ -45,11 +45,16 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
     void *values[] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE};
     CUresult r = ctx->drv->cuModuleLoadDataEx(&m->handle, program->image, 4, keys, values);
     if (r != CUDA_SUCCESS) {
+        /* PTX for compute_XY meets ptxas only here: say what the fix is */
+        bool specific = program->ptx && strstr(error, "not supported on .target");
         s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx",
-                            "%s image for %s on device %d (compute capability %d.%d)%s%s%s%s",
+                            "%s image for %s on device %d (compute capability %d.%d)%s%s%s%s%s",
                             program->ptx ? "PTX" : "CUBIN", program->arch, ctx->info.ordinal,
                             ctx->info.cc_major, ctx->info.cc_minor, *error ? "\nJIT error log:\n" : "",
-                            error, *info ? "\nJIT info log:\n" : "", info);
+                            error, *info ? "\nJIT info log:\n" : "", info,
+                            specific ? "\nhint: the kernel uses instructions the target lacks; "
+                                       "arch-specific ones (wgmma, setmaxnreg, tcgen05) need an 'a' "
+                                       "target such as compute_90a or sm_90a" : "");
         goto done;
     }
     if (*info) asyncrt_log(ctx, 2, "JIT info log: %s", info);
