@@ -157,6 +157,19 @@ static bool caller_has_cuda_h(const asyncrt_compile_options *o)
     return false;
 }
 
+/* Built-in standard headers (kernels_src/std/): offered unless the caller
+ * turned them off or provides its own of that name, in memory or as a file
+ * in one of its -I directories (NVRTC would let the in-memory one win). */
+static bool std_header_offered(const asyncrt_compile_options *o, const char *name)
+{
+    if (o->no_std_headers) return false;
+    for (size_t i = 0; i < o->header_count; i++)
+        if (strcmp(o->headers[i].name, name) == 0) return false;
+    for (size_t i = 0; i < o->include_dir_count; i++)
+        if (has_file(o->include_dirs[i], name)) return false;
+    return true;
+}
+
 static const char *nvrtc_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
 
 typedef struct compile_job {
@@ -176,6 +189,9 @@ static void build_options(compile_job *job)
     string_list *l = &job->options;
     list_push_owned(l, asyncrt_format("-arch=%s", job->arch_name));
     list_push_owned(l, asyncrt_format("-std=%s", o->std ? o->std : "c++17"));
+    /* unannotated functions and variables are device ones, as jitify does
+     * (README: "Headers kernels see" has the measurements) */
+    if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
     char toolkit[4096];
     if (find_toolkit_include(toolkit, sizeof toolkit)) {
         list_push_owned(l, asyncrt_format("-I%s", toolkit));
@@ -212,6 +228,11 @@ static void compute_key(compile_job *job)
         hash_str(&h, asyncrt_embedded_files[i].content);
     }
     hash_str(&h, k_cuda_h.content);
+    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
+            hash_str(&h, asyncrt_std_header_files[i].name);
+            hash_str(&h, asyncrt_std_header_files[i].content);
+        }
     for (size_t i = 0; i < o->name_expression_count; i++) hash_str(&h, o->name_expressions[i]);
     size_t files = 0, bytes = 0;
     job->cacheable = true;
@@ -229,7 +250,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     const asyncrt_compile_options *o = job->opts;
-    size_t header_count = o->header_count + asyncrt_embedded_file_count + 1;
+    size_t header_count = o->header_count + asyncrt_embedded_file_count + asyncrt_std_header_file_count + 1;
     const char **contents = calloc(header_count + 1, sizeof(char *));
     const char **names = calloc(header_count + 1, sizeof(char *));
     asyncrt_program *p = calloc(1, sizeof *p);
@@ -245,10 +266,15 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         names[o->header_count + i] = asyncrt_embedded_files[i].name;
         contents[o->header_count + i] = asyncrt_embedded_files[i].content;
     }
-    if (caller_has_cuda_h(o)) header_count--;
-    else {
-        names[header_count - 1] = k_cuda_h.name;
-        contents[header_count - 1] = k_cuda_h.content;
+    header_count = o->header_count + asyncrt_embedded_file_count;
+    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
+            names[header_count] = asyncrt_std_header_files[i].name;
+            contents[header_count++] = asyncrt_std_header_files[i].content;
+        }
+    if (!caller_has_cuda_h(o)) {
+        names[header_count] = k_cuda_h.name;
+        contents[header_count++] = k_cuda_h.content;
     }
     nvrtcResult r = nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
                                        contents, names);

@@ -132,6 +132,14 @@ typedef struct asyncrt_compile_options {
     size_t option_count;
     const char *const *name_expressions;    /* C++ names to look up, e.g. "scale<float>" */
     size_t name_expression_count;
+    /* Fields added later; zero keeps the defaults. */
+    /* Do not offer the built-in device-side standard headers (<cmath>,
+     * <cstdint>, <type_traits>, ...: README, "Headers kernels see"). Even
+     * when offered, a header the caller provides (in `headers` or as a file
+     * in one of `include_dirs`) of the same name wins over the built-in one. */
+    bool no_std_headers;
+    /* Do not pass NVRTC -default-device (README, "Headers kernels see"). */
+    bool no_default_device;
 } asyncrt_compile_options;
 
 typedef enum asyncrt_program_origin {
