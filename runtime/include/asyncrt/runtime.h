@@ -218,9 +218,9 @@ typedef struct asyncrt_launch_config {
     /* Programmatic dependent launch
      * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): this kernel
      * may start before the previous kernel in its stream finishes; it must
-     * wait for that kernel's results with griddepcontrol.wait
-     * (cudaGridDependencySynchronize), and the previous kernel may release it
-     * early with griddepcontrol.launch_dependents. sm_90+, else
+     * wait for that kernel's results with the PTX griddepcontrol.wait (NVRTC
+     * lacks cudaGridDependencySynchronize), and the previous kernel may
+     * release it early with griddepcontrol.launch_dependents. sm_90+, else
      * ASYNCRT_ERROR_UNSUPPORTED. */
     bool programmatic_serialization;
 } asyncrt_launch_config;
