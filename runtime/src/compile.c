@@ -181,6 +181,7 @@ typedef struct compile_job {
     string_list options;       /* what NVRTC gets */
     bool cacheable;
     uint8_t key[32];
+    bool prepared;             /* options and key are those of `arch` */
 } compile_job;
 
 static void build_options(compile_job *job)
@@ -363,14 +364,17 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_
 {
     asyncrt_context *ctx = job->ctx;
     *out = NULL;
-    asyncrt_arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
-    list_free(&job->options);
-    memset(&job->options, 0, sizeof job->options);
     double start = asyncrt_now_ms();
-    build_options(job);
-    if (job->options.failed)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
-    compute_key(job);
+    if (!job->prepared) {
+        asyncrt_arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
+        list_free(&job->options);
+        memset(&job->options, 0, sizeof job->options);
+        build_options(job);
+        if (job->options.failed)
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
+        compute_key(job);
+        job->prepared = true;
+    }
     asyncrt_program *p = job->cacheable ? asyncrt_cache_find(ctx, job->key) : NULL;
     if (p) {
         asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
@@ -403,14 +407,17 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
     retry.suffix = 'a';
     bool may_retry = from_auto && !first.ptx && !first.suffix && first.number >= 90;
     asyncrt_status s = compile_target(job, true, out);
-    if (s == ASYNCRT_SUCCESS && !*out && may_retry) {
-        job->arch = retry;
-        s = compile_target(job, true, out);
-        if (*out) asyncrt_log(ctx, 1, "target %s: a cached earlier retry (the kernel needs it)", (*out)->arch);
-        job->arch = first;
+    if (s == ASYNCRT_SUCCESS && !*out && may_retry) { /* a retry of an earlier run, cached? */
+        compile_job alt = *job;
+        memset(&alt.options, 0, sizeof alt.options);
+        alt.arch = retry;
+        alt.prepared = false;
+        s = compile_target(&alt, true, out);
+        list_free(&alt.options);
+        if (*out) asyncrt_log(ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
     }
     if (s != ASYNCRT_SUCCESS || *out) return s;
-    s = compile_target(job, false, out);
+    s = compile_target(job, false, out); /* first's options and key are still prepared */
     if (s != ASYNCRT_ERROR_COMPILE) return s;
     char hint[512];
     char *first_error = strdup(asyncrt_context_last_error(ctx));
@@ -423,6 +430,7 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
         asyncrt_log(ctx, 1, "target %s: ptxas says %s lacks instructions %s uses; retrying with %s",
                     name, job->arch_name, job->source_name, name);
         job->arch = retry;
+        job->prepared = false;
         s = compile_target(job, false, out);
         if (s == ASYNCRT_ERROR_COMPILE) {
             char *second = strdup(asyncrt_context_last_error(ctx));
