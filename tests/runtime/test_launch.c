@@ -256,6 +256,140 @@ static void cooperative_with_clusters_uses_the_cluster_limit(void **state)
     expect_message(ctx, (const char *[]){"24 blocks", "at most 20", "5 clusters of 4 blocks", NULL});
 }
 
+/* ---- the whole launch path on fakes: module.c's checks, then the call ---- */
+
+static CUlaunchConfig g_launched;
+static CUlaunchAttribute g_launched_attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
+static int g_launch_calls, g_priority_created = 99;
+
+static CUresult fake_set_current(CUcontext c) { (void)c; return CUDA_SUCCESS; }
+static CUresult fake_load(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v)
+{
+    (void)image, (void)n, (void)o, (void)v;
+    *m = (CUmodule)0x10;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_unload(CUmodule m) { (void)m; return CUDA_SUCCESS; }
+static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+    (void)m, (void)name;
+    *f = (CUfunction)0x20;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_launch(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
+{
+    (void)f, (void)p, (void)e;
+    g_launch_calls++;
+    g_launched = *c;
+    for (unsigned i = 0; i < c->numAttrs && i < ASYNCRT_LAUNCH_MAX_ATTRS; i++) g_launched_attrs[i] = c->attrs[i];
+    return CUDA_SUCCESS;
+}
+static CUresult fake_priority_range(int *least, int *greatest)
+{
+    *least = 0, *greatest = -5;
+    return CUDA_SUCCESS;
+}
+static CUresult fake_stream_with_priority(CUstream *s, unsigned flags, int priority)
+{
+    assert_int_equal(flags, CU_STREAM_NON_BLOCKING);
+    g_priority_created = priority;
+    *s = (CUstream)0x30;
+    return CUDA_SUCCESS;
+}
+
+/* A context with an "open" H100 whose driver is all fakes. */
+static int setup_device(void **state)
+{
+    int r = setup(state);
+    asyncrt_context *ctx = *state;
+    g_fake.cuCtxSetCurrent = fake_set_current;
+    g_fake.cuModuleLoadDataEx = fake_load;
+    g_fake.cuModuleUnload = fake_unload;
+    g_fake.cuModuleGetFunction = fake_get_function;
+    g_fake.cuLaunchKernelEx = fake_launch;
+    g_fake.cuCtxGetStreamPriorityRange = fake_priority_range;
+    g_fake.cuStreamCreateWithPriority = fake_stream_with_priority;
+    ctx->device_open = true;
+    ctx->info.max_threads_per_block = 1024;
+    ctx->info.shared_memory_per_block_optin = 232448;
+    g_launch_calls = 0;
+    return r;
+}
+static int teardown_device(void **state)
+{
+    ((asyncrt_context *)*state)->device_open = false; /* nothing to release */
+    return teardown(state);
+}
+
+static asyncrt_kernel *fake_kernel(asyncrt_context *ctx, asyncrt_module **m)
+{
+    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k(int *x) { *x = 1; }\n", &o, &p));
+    assert_ok(ctx, asyncrt_module_load(ctx, p, m));
+    asyncrt_program_destroy(p);
+    asyncrt_kernel *k;
+    assert_ok(ctx, asyncrt_module_get_kernel(*m, "k", &k));
+    return k;
+}
+
+/* x*y*z of 2^22 each wraps a 64-bit product to 4: refused, nothing launched. */
+static void block_product_overflow_is_refused_before_launching(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_module *m;
+    asyncrt_kernel *k = fake_kernel(ctx, &m);
+    void *x = NULL, *args[] = {&x};
+    asyncrt_launch_config c = {.grid = {1}, .block = {1u << 22, 1u << 22, 1u << 22}};
+    assert_status(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &c, args, NULL, 1));
+    expect_message(ctx, (const char *[]){"block 4194304x4194304x4194304 = more than 2^64 threads", NULL});
+    c.block[0] = 1025, c.block[1] = c.block[2] = 0;
+    assert_status(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &c, args, NULL, 1));
+    expect_message(ctx, (const char *[]){"= 1025 threads, above the device's 1024", NULL});
+    assert_int_equal(g_launch_calls, 0);
+    asyncrt_module_destroy(m);
+}
+
+/* The attributes reach cuLaunchKernelEx; a refused cooperative grid does not. */
+static void attributes_reach_the_driver(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_module *m;
+    asyncrt_kernel *k = fake_kernel(ctx, &m);
+    void *x = NULL, *args[] = {&x};
+    asyncrt_launch_config c = {.grid = {8}, .block = {128}, .cluster = {2}, .cooperative = true,
+                               .programmatic_serialization = true, .stream = (void *)0x77};
+    assert_ok(ctx, asyncrt_kernel_launch(k, &c, args, NULL, 1));
+    assert_int_equal(g_launch_calls, 1);
+    assert_int_equal(g_launched.numAttrs, 3);
+    assert_int_equal(g_launched_attrs[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    assert_int_equal(g_launched_attrs[1].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+    assert_int_equal(g_launched_attrs[2].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    assert_ptr_equal(g_launched.hStream, (void *)0x77);
+    g_clusters = 1; /* 2 blocks resident, 8 asked for */
+    assert_status(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &c, args, NULL, 1));
+    assert_int_equal(g_launch_calls, 1);
+    asyncrt_module_destroy(m);
+}
+
+static void stream_priority_is_checked_against_the_range(void **state)
+{
+    asyncrt_context *ctx = *state;
+    int least = 1, greatest = 1;
+    assert_ok(ctx, asyncrt_stream_priority_range(ctx, &least, &greatest));
+    assert_int_equal(least, 0);
+    assert_int_equal(greatest, -5);
+    asyncrt_stream s = (void *)1;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_stream_create_with_priority(ctx, -6, &s));
+    assert_null(s);
+    expect_message(ctx, (const char *[]){"stream priority -6 is outside", "[-5 (most urgent), 0 (default)]", NULL});
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_stream_create_with_priority(ctx, 1, &s));
+    assert_int_equal(g_priority_created, 99);
+    assert_ok(ctx, asyncrt_stream_create_with_priority(ctx, -5, &s));
+    assert_int_equal(g_priority_created, -5);
+    assert_ptr_equal(s, (void *)0x30);
+}
+
 /* The GPU test's kernels compile here for both paths they take. */
 static void gpu_kernels_compile(void **state)
 {
@@ -287,6 +421,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(cluster_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(cooperative_with_clusters_uses_the_cluster_limit, setup, teardown),
         cmocka_unit_test(gpu_kernels_compile),
+        cmocka_unit_test_setup_teardown(block_product_overflow_is_refused_before_launching, setup_device, teardown_device),
+        cmocka_unit_test_setup_teardown(attributes_reach_the_driver, setup_device, teardown_device),
+        cmocka_unit_test_setup_teardown(stream_priority_is_checked_against_the_range, setup_device, teardown_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
