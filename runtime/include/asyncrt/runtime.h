@@ -152,7 +152,9 @@ typedef enum asyncrt_program_origin {
  * A compile error gives ASYNCRT_ERROR_COMPILE with NVRTC's full log in the
  * context's message. <asyncrt/device.cuh> and the toolkit's headers
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
- * always available. */
+ * always available, and device-side <cmath>, <cstdint>, <type_traits>, ...
+ * unless no_std_headers (README: "Headers kernels see"). With arch auto, a
+ * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once. */
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out);
