@@ -202,6 +202,38 @@ static void block_size_overflow_is_refused(void **state)
     assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "more than 2^64"));
 }
 
+/* arch auto on an sm_90 device: a kernel with wgmma (sm_90a only) is
+ * retried for sm_90a, loads and runs. Elsewhere: skipped. */
+static void auto_arch_retries_arch_specific_kernels(void **state)
+{
+    (void)state;
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    if (d->cc_major != 9 || d->cc_minor != 0) skip();
+    const char *src = "extern \"C\" __global__ void fenced(float *out) {\n"
+                      "    asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+                      "    out[threadIdx.x] = 2.0f * threadIdx.x;\n"
+                      "}\n";
+    asyncrt_program *p = NULL;
+    assert_ok(g_ctx, asyncrt_program_compile(g_ctx, "fenced.cu", src, NULL, &p));
+    assert_string_equal(asyncrt_program_arch(p), "sm_90a");
+    asyncrt_module *m;
+    assert_ok(g_ctx, asyncrt_module_load(g_ctx, p, &m));
+    asyncrt_program_destroy(p);
+    asyncrt_kernel *k;
+    assert_ok(g_ctx, asyncrt_module_get_kernel(m, "fenced", &k));
+    asyncrt_deviceptr d_out = poisoned(128);
+    void *args[] = {&d_out};
+    asyncrt_launch_config cfg = {.grid = {1}, .block = {128}};
+    assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, NULL, 1));
+    assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
+    float out[128], want[128];
+    assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, out, d_out, sizeof out));
+    for (int i = 0; i < 128; i++) want[i] = 2.0f * (float)i;
+    expect_close("fenced", out, want, 128);
+    asyncrt_memory_free(g_ctx, d_out);
+    asyncrt_module_destroy(m);
+}
+
 int main(void)
 {
     g_ctx = test_open_device_or_skip("test_launch_gpu");
@@ -219,6 +251,7 @@ int main(void)
         cmocka_unit_test(cluster_preflight_refuses_what_cannot_be_resident),
         cmocka_unit_test(stream_priorities),
         cmocka_unit_test(block_size_overflow_is_refused),
+        cmocka_unit_test(auto_arch_retries_arch_specific_kernels),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     asyncrt_module_destroy(g_module);
