@@ -281,23 +281,10 @@ static asyncrt_launch_config config_of(const run_launch_spec *l, asyncrt_stream 
     return c;
 }
 
-/* Set to 1 where runtime.h declares asyncrt_stream_create_with_priority
- * (the launch branch); until then --priority is refused with a message. */
-#ifndef ASYNCRT_RUN_HAVE_STREAM_PRIORITY
-#define ASYNCRT_RUN_HAVE_STREAM_PRIORITY 0
-#endif
-
 int run_priority_stream(asyncrt_context *ctx, int priority, asyncrt_stream *out, run_result *r)
 {
-#if ASYNCRT_RUN_HAVE_STREAM_PRIORITY
     asyncrt_status s = asyncrt_stream_create_with_priority(ctx, priority, out);
     return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : library_fail(ctx, s, r);
-#else
-    (void)ctx;
-    *out = NULL;
-    return run_fail(r, RUN_EXIT_USAGE, "--priority %d: this libasyncrt has no asyncrt_stream_create_with_priority",
-                    priority);
-#endif
 }
 
 static int launch_once(const run_cli *cli, size_t i, const run_prepared *p)
