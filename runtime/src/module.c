@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "launch.h"
+#include "launch_preflight.h"
 #include "program.h"
 
 #define JIT_LOG_SIZE 16384

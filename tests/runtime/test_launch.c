@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "launch.h"
+#include "launch_preflight.h"
 #include "test_support.h"
 
 static int g_blocks_per_sm, g_clusters, g_cooperative_attr = 1, g_static_shared = 1024;

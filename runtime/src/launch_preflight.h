@@ -1,7 +1,7 @@
 /* Launch attributes and the checks made before a launch (module.c calls
  * these): cooperative launch, programmatic dependent launch, clusters. */
-#ifndef ASYNCRT_LAUNCH_H
-#define ASYNCRT_LAUNCH_H
+#ifndef ASYNCRT_LAUNCH_PREFLIGHT_H
+#define ASYNCRT_LAUNCH_PREFLIGHT_H
 
 #include "context.h"
 

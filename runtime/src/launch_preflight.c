@@ -1,7 +1,7 @@
 /* Launch attributes (cooperative, programmatic dependent launch, clusters)
  * with the occupancy checks that turn "cannot be resident" into a message
  * before the launch, and streams with a priority. */
-#include "launch.h"
+#include "launch_preflight.h"
 
 #include <stdio.h>
 #include <string.h>
