@@ -6,11 +6,16 @@
 // The runtime generates a struct Op with
 //   T, C                 storage type (2 or 4 bytes), compute type
 //   threads, stages, radius (R), weights (bool), box_w (see the TMA path)
+//   opt                  output rows per thread (OPT)
 //   eval(in, y, x, rows, cols)   the expression (when weights is false)
 //
 // Geometry. A tile is TW = 128 columns x TH rows of the output; thread t
-// owns column t % TW and OPT = 16 consecutive rows of it (TH = OPT *
-// threads / TW). Its inputs are staged with a halo of R rows above and
+// owns column t % TW and OPT consecutive rows of it (TH = OPT * threads /
+// TW; by default OPT = 16 and 256 threads, TH = 32). The staged input is
+// (TH + 2R) x (TW + 2V): the halo costs 2R/TH + 2V/TW more reads (from L2,
+// as neighbouring tiles read the same rows), 13% at TH = 32, R = 1, f32,
+// 10% at TH = 64 (ASYNCRT_TILE_TUNE=opt=32 or threads=512), which is the
+// lever the tuning sweep measures. Its inputs are staged with a halo of R rows above and
 // below; a thread walks the OPT + 2R input rows of its column once, reading
 // 2R + 1 values per row and adding them to every output they touch, so each
 // output sums its terms in row-major (dy, dx) order with fmaf: the CPU
@@ -22,11 +27,12 @@
 template <class Op>
 struct asyncrt_stencil_geom {
     typedef typename Op::T T;
-    static constexpr int E = sizeof(T), V = 16 / E, R = Op::radius, TW = 128, OPT = 16;
+    static constexpr int E = sizeof(T), V = 16 / E, R = Op::radius, TW = 128, OPT = Op::opt;
     static constexpr int TH = OPT * (Op::threads / TW), BH = TH + 2 * R; // rows staged per tile
     static_assert(E == 2 || E == 4, "asyncrt stencils move 2- or 4-byte elements");
     static_assert(R >= 1 && R <= 4 && R <= V, "asyncrt stencils: radius 1..4");
-    static_assert(Op::threads % TW == 0, "asyncrt stencils: threads must be a multiple of 128");
+    static_assert(Op::threads % TW == 0 && Op::threads <= 512, "asyncrt stencils: threads must be 128, 256 or 512");
+    static_assert(OPT == 8 || OPT == 16 || OPT == 32, "asyncrt stencils: opt must be 8, 16 or 32");
 
     static __device__ __forceinline__ int y0(const asyncrt_tile_params &p, int t) { return (t / p.tiles_x) * TH; }
     static __device__ __forceinline__ int x0(const asyncrt_tile_params &p, int t) { return (t % p.tiles_x) * TW; }

@@ -4,6 +4,7 @@
  * geometry constants below mirror those of the templates. */
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +14,22 @@
 #include "context.h"
 #include "op_util.h"
 
-#define TILE_THREADS 256
 #define TILE_MAX_STAGES 4
 #define TILE_ALIGN_SLACK 1024           /* the kernels round the shared memory base up to 1 KiB */
 #define STENCIL_TW 128
-#define STENCIL_TH 32                   /* 16 rows per thread x TILE_THREADS / STENCIL_TW */
+
+/* Variants of the plain and LDGSTS transpose/tile map (tile_transpose.cuh). */
+enum { VARIANT_BLOCKS, VARIANT_ROWS, VARIANT_STAGED };
+static const char *const k_variants[] = {"blocks", "rows", "staged"};
+
+/* How the kernels are shaped; ASYNCRT_TILE_TUNE overrides (for measuring). */
+typedef struct tile_tune {
+    unsigned variant;  /* plain and LDGSTS transpose / tile map */
+    unsigned threads;  /* per CTA: 0 = the op's default */
+    unsigned opt;      /* stencil: output rows per thread */
+    unsigned stages;   /* per CTA, used with a persistent grid */
+    unsigned ctas;     /* CTAs per SM of a persistent grid; 0 = one CTA per tile */
+} tile_tune;
 
 /* The kernels' one parameter, byte for byte (tile_common.cuh). */
 typedef struct tile_params {
@@ -51,6 +63,8 @@ struct asyncrt_tile_op {
     asyncrt_map_path path;
     size_t esize;
     int radius, stages;
+    tile_tune tune;
+    unsigned threads, th;  /* CTA size; tile height in elements */
     unsigned box_w;     /* stencil, TMA: staged columns per row (tile_stencil_tma.cuh) */
     float weights[81];
     char *source;
@@ -75,27 +89,65 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 /* Tile width and height in elements. */
 static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
 {
-    if (op->kind == ASYNCRT_TILE_STENCIL) {
-        *tw = STENCIL_TW;
-        *th = STENCIL_TH;
-    } else {
-        *tw = 128 / op->esize;               /* S */
-        *th = TILE_THREADS / 64 * *tw;       /* H = K * S */
+    *tw = op->kind == ASYNCRT_TILE_STENCIL ? STENCIL_TW : 128 / op->esize; /* stencil TW; else S */
+    *th = op->th;
+}
+
+static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *t)
+{
+    /* The defaults: one CTA per tile (measured fastest on the H100 on every
+     * path, see asyncrt_tile_create), 256 threads, the staged variant (both
+     * directions whole-sector and coalesced; tile_transpose.cuh says why). */
+    *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .stages = 1, .ctas = 0};
+    const char *env = getenv("ASYNCRT_TILE_TUNE");
+    if (!env || !*env) return ASYNCRT_SUCCESS;
+    char key[16], value[16];
+    for (const char *c = env; *c;) {
+        int used = 0;
+        if (sscanf(c, "%15[a-z]=%15[a-z0-9]%n", key, value, &used) != 2) goto bad;
+        char *end;
+        unsigned long v = strtoul(value, &end, 10);
+        bool number = *end == 0 && end != value;
+        if (!strcmp(key, "variant")) {
+            unsigned k = 0;
+            while (k < 3 && strcmp(value, k_variants[k])) k++;
+            if (k == 3) goto bad;
+            t->variant = k;
+        } else if (!strcmp(key, "threads") && number && (v == 64 || v == 128 || v == 192 || v == 256 || v == 512)) {
+            t->threads = (unsigned)v;
+        } else if (!strcmp(key, "opt") && number && (v == 8 || v == 16 || v == 32)) {
+            t->opt = (unsigned)v;
+        } else if (!strcmp(key, "stages") && number && v >= 1 && v <= TILE_MAX_STAGES) {
+            t->stages = (unsigned)v;
+        } else if (!strcmp(key, "ctas") && number && v <= 32) {
+            t->ctas = (unsigned)v;
+        } else goto bad;
+        c += used;
+        if (*c == ',' && c[1]) c++;
+        else if (*c) goto bad;
     }
+    /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
+    if (stencil ? t->threads % 128 != 0 : t->threads > 256) goto bad;
+    return ASYNCRT_SUCCESS;
+bad:
+    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                        "ASYNCRT_TILE_TUNE='%s' is not a list of variant=blocks|rows|staged, threads=64|128|192|256 "
+                        "(transpose, map) or 128|256|512 (stencil), opt=8|16|32 (stencil rows per thread), "
+                        "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile)", env, TILE_MAX_STAGES);
 }
 
 /* Bytes of one stage, and of what the kernel needs besides its stages. */
 static void stage_sizes(const asyncrt_tile_op *op, bool tma, size_t *stage, size_t *fixed)
 {
-    size_t e = op->esize, v = 16 / e;
+    size_t e = op->esize, v = 16 / e, th = op->th;
     if (op->kind != ASYNCRT_TILE_STENCIL) {
-        *stage = 65536 / e;                  /* TMA: H rows x 128 B; LDGSTS: V x threads x 16 B */
+        *stage = th * 128;                   /* H rows x 128 B (= V x threads x 16 B) */
         *fixed = tma ? 2 * *stage + 8 * TILE_MAX_STAGES : 0;
     } else if (tma) {
-        *stage = round_up(op->box_w * (STENCIL_TH + 2 * op->radius) * e, 1024);
-        *fixed = 2 * STENCIL_TW * STENCIL_TH * e + 8 * TILE_MAX_STAGES;
+        *stage = round_up(op->box_w * (th + 2 * op->radius) * e, 1024);
+        *fixed = 2 * STENCIL_TW * th * e + 8 * TILE_MAX_STAGES;
     } else {
-        *stage = round_up((STENCIL_TH + 2 * op->radius) * (STENCIL_TW + 2 * v) * e, 128);
+        *stage = round_up((th + 2 * op->radius) * (STENCIL_TW + 2 * v) * e, 128);
         *fixed = 0;
     }
     *fixed += TILE_ALIGN_SLACK;
@@ -105,7 +157,8 @@ static void plan_kernel(const asyncrt_tile_op *op, asyncrt_map_path path, tile_k
 {
     size_t stage, fixed;
     stage_sizes(op, path == ASYNCRT_PATH_TMA, &stage, &fixed);
-    k->shared_bytes = path == ASYNCRT_PATH_PLAIN && op->kind != ASYNCRT_TILE_STENCIL
+    k->shared_bytes = path == ASYNCRT_PATH_PLAIN && op->kind != ASYNCRT_TILE_STENCIL &&
+                              op->tune.variant == VARIANT_BLOCKS
                           ? 0
                           : (size_t)(path == ASYNCRT_PATH_PLAIN ? 1 : op->stages) * stage + fixed;
 }
@@ -171,7 +224,8 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     }
 
     asyncrt_sb_printf(&b, "struct asyncrt_tile_op {\n    typedef %s T;\n    typedef %s C;\n", t->storage, t->compute);
-    asyncrt_sb_printf(&b, "    static constexpr int threads = %d, stages = %d;\n", TILE_THREADS, op->stages);
+    asyncrt_sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u;\n", op->threads,
+                      op->stages, op->tune.variant, op->tune.opt);
     if (stencil) {
         asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u;\n    static constexpr bool weights = %s;\n",
                           op->radius, op->box_w, d->weights ? "true" : "false");
@@ -196,15 +250,19 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
                                                      : "asyncrt_stencil_staged<asyncrt_tile_op, false>";
         bodies[1] = "asyncrt_stencil_staged<asyncrt_tile_op, true>";
     } else {
+        bool blocks = op->tune.variant == VARIANT_BLOCKS;
+        const char *ldgsts = blocks ? "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>"
+                                    : "asyncrt_tile_transpose_rows<asyncrt_tile_op, true>";
         bodies[0] = tma ? "asyncrt_tile_transpose_tma<asyncrt_tile_op>"
-                  : op->path == ASYNCRT_PATH_LDGSTS ? "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>"
-                                                     : "asyncrt_tile_transpose_plain<asyncrt_tile_op>";
-        bodies[1] = "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>";
+                  : op->path == ASYNCRT_PATH_LDGSTS ? ldgsts
+                  : blocks ? "asyncrt_tile_transpose_plain<asyncrt_tile_op>"
+                           : "asyncrt_tile_transpose_rows<asyncrt_tile_op, false>";
+        bodies[1] = ldgsts;
     }
     for (int k = 0; k < (tma ? 2 : 1); k++)
         asyncrt_sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%d)\n"
                               "asyncrt_tile_kernel%s(const __grid_constant__ asyncrt_tile_params p)\n{\n    %s(p);\n}\n",
-                          TILE_THREADS, k ? "_fallback" : "", bodies[k]);
+                          op->threads, k ? "_fallback" : "", bodies[k]);
     if (b.failed) {
         free(b.data);
         return NULL;
@@ -247,12 +305,17 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
         if (d->weights) memcpy(op->weights, d->weights, sizeof(float) * (size_t)(2 * d->radius + 1) * (2 * d->radius + 1));
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, &op->tune))) goto fail;
+    op->threads = op->tune.threads;
+    op->th = d->kind == ASYNCRT_TILE_STENCIL ? op->tune.opt * op->threads / STENCIL_TW
+                                             : op->threads / 64 * (unsigned)(128 / op->esize); /* H = K * S */
     /* One CTA per tile, each with a single stage. On the H100 (16384 x 16384
      * f32, asyncrt-bench, same-run D2D ceiling) that beat a persistent grid with
      * a ring of 2-4 stages on every path: transpose TMA 93.7% against 90.1%,
      * 5-point stencil TMA 93.6% against 86.2%, LDGSTS and plain gaining as much
-     * (the block scheduler balances the tail better than a grid-stride loop). */
-    op->stages = 1;
+     * (the block scheduler balances the tail better than a grid-stride loop).
+     * ASYNCRT_TILE_TUNE=ctas=N,stages=M brings the persistent ring back. */
+    op->stages = op->tune.ctas ? (int)op->tune.stages : 1;
     plan_kernel(op, path, &op->main);
     if (path == ASYNCRT_PATH_TMA) plan_kernel(op, ASYNCRT_PATH_LDGSTS, &op->fallback);
 
@@ -269,8 +332,9 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
              (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel))))
             goto fail;
     }
-    asyncrt_log(ctx, 1, "tile: %s path for %s, one CTA per tile, %zu bytes of shared memory",
-                asyncrt_map_path_name(path), arch_name, op->main.shared_bytes);
+    asyncrt_log(ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
+                "shared memory", asyncrt_map_path_name(path), arch_name, k_variants[op->tune.variant], op->threads,
+                op->th, op->tune.ctas ? "persistent grid" : "one CTA per tile", op->stages, op->main.shared_bytes);
     *out = op;
     return ASYNCRT_SUCCESS;
 fail:
@@ -321,9 +385,9 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
         op->maps_valid = false;
         asyncrt_status s;
         if (op->kind == ASYNCRT_TILE_STENCIL) {
-            if ((s = encode(op, in, rows, cols, STENCIL_TH + 2 * (uint32_t)op->radius, op->box_w,
+            if ((s = encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
                             ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map)) ||
-                (s = encode(op, out, rows, cols, STENCIL_TH, STENCIL_TW, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
+                (s = encode(op, out, rows, cols, op->th, STENCIL_TW, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
                 return s;
         } else {
             size_t tw, th;
@@ -390,8 +454,11 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
             k = &op->fallback;
         }
     }
-    asyncrt_launch_config cfg = {.grid = {(unsigned)tiles, 1, 1},
-                                 .block = {TILE_THREADS, 1, 1},
+    size_t grid = tiles;
+    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    if (op->tune.ctas && dev && (size_t)dev->sm_count * op->tune.ctas < grid) grid = (size_t)dev->sm_count * op->tune.ctas;
+    asyncrt_launch_config cfg = {.grid = {(unsigned)grid, 1, 1},
+                                 .block = {op->threads, 1, 1},
                                  .shared_bytes = k->shared_bytes,
                                  .stream = stream};
     void *args[] = {&p};

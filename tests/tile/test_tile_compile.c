@@ -2,6 +2,7 @@
  * (LDGSTS, plain) and sm_90 (all paths), the PTX holds the instructions each
  * path is about, and bad descriptions get their distinct statuses. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_support.h"
@@ -133,6 +134,66 @@ static void bad_descriptions_are_rejected(void **state)
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, NULL, &op));
 }
 
+/* Every variant and shape ASYNCRT_TILE_TUNE offers compiles for sm_90,
+ * sm_80 and compute_80 PTX (what an A100 build ships and what the H100 runs
+ * JIT-compiled in the benchmark), with each path's instructions. */
+static void every_tuning_compiles(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const ldgsts[] = {"cp.async.cg.shared.global", "cp.async.wait_group", NULL};
+    static const char *const archs[] = {"sm_90", "sm_80", "compute_80"};
+    static const char *const variants[] = {"variant=blocks", "variant=rows", "variant=staged",
+                                           "variant=staged,threads=64", "variant=rows,threads=128",
+                                           "variant=staged,threads=192,ctas=4,stages=3"};
+    static const char *const stencils[] = {"opt=8", "opt=32", "threads=128", "threads=512", "threads=512,opt=32",
+                                           "ctas=2,stages=2"};
+    for (size_t a = 0; a < 3; a++) {
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            setenv("ASYNCRT_TILE_TUNE", variants[v], 1);
+            for (asyncrt_map_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+                asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, path, archs[a]);
+                build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
+                d = desc(ASYNCRT_TILE_MAP, ASYNCRT_F16, path, archs[a]);
+                build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
+            }
+        }
+        for (size_t v = 0; v < sizeof stencils / sizeof stencils[0]; v++) {
+            setenv("ASYNCRT_TILE_TUNE", stencils[v], 1);
+            for (asyncrt_map_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+                asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, path, archs[a]);
+                d.radius = 1 + (int)v % ASYNCRT_TILE_MAX_RADIUS;
+                build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
+            }
+        }
+    }
+    unsetenv("ASYNCRT_TILE_TUNE");
+}
+
+/* A bad ASYNCRT_TILE_TUNE is refused with the rule, never half-applied. */
+static void bad_tunings_are_refused(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const bad[] = {"variant=fast", "threads=96", "threads=512", "opt=12", "stages=0", "stages=5",
+                                      "ctas=33", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
+                                      "speed=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("ASYNCRT_TILE_TUNE", bad[i], 1);
+        asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "sm_80");
+        asyncrt_tile_op *op = NULL;
+        assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
+        assert_null(op);
+        if (!strstr(asyncrt_context_last_error(ctx), "ASYNCRT_TILE_TUNE") ||
+            !strstr(asyncrt_context_last_error(ctx), bad[i]))
+            fail_msg("'%s': %s", bad[i], asyncrt_context_last_error(ctx));
+    }
+    /* threads=64 is fine for a transpose, not for a stencil (rows of 128 columns) */
+    setenv("ASYNCRT_TILE_TUNE", "threads=64", 1);
+    asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, ASYNCRT_PATH_PLAIN, "sm_80");
+    asyncrt_tile_op *op = NULL;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
+    unsetenv("ASYNCRT_TILE_TUNE");
+}
+
 /* Without a device an op compiles but refuses to launch. */
 static void launch_without_a_device_is_refused(void **state)
 {
@@ -153,6 +214,8 @@ int main(void)
         cmocka_unit_test(launch_without_a_device_is_refused),
         cmocka_unit_test(ptx_has_each_paths_instructions),
         cmocka_unit_test(every_template_compiles),
+        cmocka_unit_test(every_tuning_compiles),
+        cmocka_unit_test(bad_tunings_are_refused),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }
