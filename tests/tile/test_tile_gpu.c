@@ -56,10 +56,12 @@ static void random_matrix(asyncrt_dtype t, void *m, size_t n)
 
 static char *describe(const op_case *c, asyncrt_map_path path, const char *arch)
 {
-    static char text[160];
+    static char text[224];
     static const char *const kinds[] = {"map", "transpose", "stencil"};
-    snprintf(text, sizeof text, "%s %s%s radius %d, %s path (%s)", kinds[c->kind], asyncrt_dtype_name(c->dtype),
-             c->expression ? " expression" : "", c->radius, asyncrt_map_path_name(path), arch ? arch : "auto");
+    const char *tune = getenv("ASYNCRT_TILE_TUNE");
+    snprintf(text, sizeof text, "%s %s%s radius %d, %s path (%s), ASYNCRT_TILE_TUNE='%.60s'", kinds[c->kind],
+             asyncrt_dtype_name(c->dtype), c->expression ? " expression" : "", c->radius, asyncrt_map_path_name(path),
+             arch ? arch : "auto", tune ? tune : "");
     return text;
 }
 
@@ -107,10 +109,10 @@ static void run_shape(asyncrt_tile_op *op, const op_case *c, const float *w, siz
     free(got);
 }
 
-static void run_path(asyncrt_map_path path, const char *arch)
+static void run_ops(asyncrt_map_path path, const char *arch, const op_case *ops, size_t count)
 {
-    for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++) {
-        const op_case *c = &k_ops[k];
+    for (size_t k = 0; k < count; k++) {
+        const op_case *c = &ops[k];
         const char *what = describe(c, path, arch);
         float w[81];
         for (int i = 0; i < 81; i++) w[i] = test_random_float(-1.0f, 1.0f);
@@ -130,6 +132,11 @@ static void run_path(asyncrt_map_path path, const char *arch)
         for (size_t s = 0; s < sizeof k_shapes / sizeof k_shapes[0]; s++) run_shape(op, c, w, s, what);
         asyncrt_tile_destroy(op);
     }
+}
+
+static void run_path(asyncrt_map_path path, const char *arch)
+{
+    run_ops(path, arch, k_ops, sizeof k_ops / sizeof k_ops[0]);
 }
 
 static int cc(void)
@@ -163,6 +170,42 @@ static void plain_path(void **state)
 {
     (void)state;
     run_path(ASYNCRT_PATH_PLAIN, NULL);
+}
+
+/* Every ASYNCRT_TILE_TUNE variant and shape (the default is covered above)
+ * on a few ops that exercise it: both element sizes, transposed or not,
+ * radii 1 and 4, persistent grids with rings of stages. */
+static void tuned_variants(void **state)
+{
+    (void)state;
+    static const op_case transposes[] = {
+        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false}, {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_BF16, 0, true},
+        {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, true},        {ASYNCRT_TILE_MAP, ASYNCRT_F16, 0, true},
+    };
+    static const op_case stencils[] = {
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, false}, {ASYNCRT_TILE_STENCIL, ASYNCRT_BF16, 4, false},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 2, true},
+    };
+    static const char *const transpose_tunes[] = {"variant=blocks", "variant=rows", "variant=staged,threads=64",
+                                                  "variant=rows,threads=192", "variant=staged,ctas=2,stages=3",
+                                                  "variant=blocks,ctas=1,stages=2"};
+    static const char *const stencil_tunes[] = {"opt=8", "opt=32", "threads=128", "threads=512,opt=32",
+                                                "ctas=2,stages=2"};
+    int device_cc = cc();
+    for (int pass = 0; pass < 2; pass++) {
+        const char *const *tunes = pass ? stencil_tunes : transpose_tunes;
+        size_t n = pass ? sizeof stencil_tunes / sizeof *tunes : sizeof transpose_tunes / sizeof *tunes;
+        for (size_t t = 0; t < n; t++) {
+            setenv("ASYNCRT_TILE_TUNE", tunes[t], 1);
+            const op_case *ops = pass ? stencils : transposes;
+            size_t count = pass ? sizeof stencils / sizeof *ops : sizeof transposes / sizeof *ops;
+            run_ops(ASYNCRT_PATH_PLAIN, NULL, ops, count);
+            if (device_cc >= 80) run_ops(ASYNCRT_PATH_LDGSTS, NULL, ops, count);
+            if (device_cc >= 80) run_ops(ASYNCRT_PATH_LDGSTS, "compute_80", ops, count);
+            if (device_cc >= 90 && !strstr(tunes[t], "variant")) run_ops(ASYNCRT_PATH_TMA, NULL, ops, count);
+        }
+    }
+    unsetenv("ASYNCRT_TILE_TUNE");
 }
 
 /* A launch repeated on other buffers gets maps for them (the op caches the
@@ -232,6 +275,7 @@ int main(void)
         cmocka_unit_test(ldgsts_path),
         cmocka_unit_test(ldgsts_path_through_compute_80),
         cmocka_unit_test(tma_path),
+        cmocka_unit_test(tuned_variants),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     asyncrt_context_destroy(g_ctx);
