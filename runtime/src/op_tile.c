@@ -12,6 +12,7 @@
 #include "asyncrt/tile_ops.h"
 #include "arch.h"
 #include "context.h"
+#include "dispatch.h"
 #include "op_util.h"
 
 #define TILE_MAX_STAGES 4
@@ -291,7 +292,11 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
-    if ((s = asyncrt_op_select(ctx, "tile", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path))) return s;
+    int dop = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
+              : d->kind == ASYNCRT_TILE_MAP  ? ASYNCRT_DISPATCH_TILE_MAP
+                                             : ASYNCRT_DISPATCH_TRANSPOSE;
+    if ((s = asyncrt_op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
+        return s;
 
     asyncrt_tile_op *op = calloc(1, sizeof *op);
     if (!op) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
