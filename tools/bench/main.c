@@ -6,6 +6,7 @@
 
 #include "measure.h"
 #include "tile_bench.h"
+#include "tile_sweep.h"
 
 #define EXIT_USAGE 2
 #define EXIT_NO_GPU 3
@@ -24,6 +25,12 @@ static const char *k_usage =
     "  --device N      device ordinal (default 0)\n"
     "  --no-jit        skip the JIT and launch timings\n"
     "  --json | --csv  machine-readable output instead of the table\n"
+    "  --tile-sweep    only the tile ops: every variant x path x build (native and\n"
+    "                  compute_80 PTX), the dispatcher's pick and a peer transpose,\n"
+    "                  each checked against a CPU reference (16384 x 16384 f32)\n"
+    "  --sweep-filter TEXT  only sweep rows whose op/path/build/tune label has TEXT\n"
+    "  --calibrate     measure each op's paths on this device and write the\n"
+    "                  calibration file the dispatcher reads (in the cache dir)\n"
     "  --help          this text\n"
     "Exit status: 0 ok, 1 a measurement failed, 2 bad usage, 3 no CUDA device.\n";
 
@@ -38,6 +45,8 @@ typedef struct options {
     int device;
     bool jit;
     out_format format;
+    bool tile_sweep, calibrate;
+    const char *sweep_filter;
 } options;
 
 static bool parse_int(const char *text, long lo, long hi, long *out)
@@ -66,6 +75,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--json")) o->format = OUT_JSON;
         else if (!strcmp(a, "--csv")) o->format = OUT_CSV;
         else if (!strcmp(a, "--no-jit")) o->jit = false;
+        else if (!strcmp(a, "--tile-sweep")) o->tile_sweep = true;
+        else if (!strcmp(a, "--calibrate")) o->calibrate = true;
+        else if (!strcmp(a, "--sweep-filter") && v) o->sweep_filter = v, o->tile_sweep = true, i++;
         else if (!strcmp(a, "--repeats") && v && parse_int(v, 1, 100000, &n)) o->settings.repeats = (int)n, i++;
         else if (!strcmp(a, "--warmup") && v && parse_int(v, 0, 100000, &n)) o->settings.warmup = (int)n, i++;
         else if (!strcmp(a, "--device") && v && parse_int(v, 0, 1024, &n)) o->device = (int)n, i++;
@@ -201,6 +213,12 @@ int main(int argc, char **argv)
         return EXIT_FAILED;
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    if (o.tile_sweep || o.calibrate) { /* these modes only */
+        rc = o.calibrate ? bench_calibrate(ctx, &o.settings) : 0;
+        if (o.tile_sweep && !rc) rc = tile_sweep_run(ctx, &o.settings, 16384, 16384, o.sweep_filter, o.format == OUT_CSV);
+        asyncrt_context_destroy(ctx);
+        return rc;
+    }
     if (!o.paths_given) {
         o.paths[ASYNCRT_PATH_TMA] = dev->features.bulk_copy;
         o.paths[ASYNCRT_PATH_LDGSTS] = dev->features.ldgsts;

@@ -9,6 +9,10 @@
 
 #include "measure.h"
 
+/* Median milliseconds of one launch of `op`. */
+asyncrt_status bench_tile(asyncrt_context *ctx, const bench_settings *s, asyncrt_tile_op *op, size_t rows,
+                          size_t cols, asyncrt_deviceptr in, asyncrt_deviceptr out, double *ms);
+
 /* Prints a table (or, with csv, rows op,path,size_mib,ms,gb_per_s,pct_of_d2d)
  * for the paths set in paths[] (indexed by asyncrt_map_path). Returns 0, or
  * 1 after printing why a measurement failed. */
