@@ -30,14 +30,16 @@
 //           and V 16-byte stores straight to global memory. A warp's access
 //           then touches 8 rows (64 KiB apart at 16384 f32 columns) with 64
 //           bytes each, which straddle 32-byte sectors (lanes bj = 5,6,7,0
-//           of a row use half of sectors 0 and 2): about 2.5 sectors per 2
-//           sectors of data on the load side, and half-sector 16-byte stores
-//           on the write side. The plain path's ld.global.nc gets the other
-//           halves from L1; cp.async.cg bypasses L1, so the LDGSTS path
-//           fetches them from L2 twice - the suspected reason why it ran at
-//           72.0% of D2D on the H100 where plain ran at 86.7% (ncu's
-//           l1tex__t_sectors / lts__t_sectors per request tell; see
-//           tools/gpu-check.sh profile).
+//           of a row use halves of sectors 2 and 0): from the lane mapping,
+//           every f32 warp instruction touches 20 sectors for 16 sectors of
+//           data (80% sector efficiency), loads and stores alike, and the
+//           other halves come from another warp. The plain path's
+//           ld.global.nc can find them in L1; cp.async.cg bypasses L1, so
+//           the LDGSTS path fetches them from L2 again - the suspected
+//           reason why it ran at 72.0% of D2D on the H100 where plain ran at
+//           86.7% (issue 16; shared memory is conflict-free in both, [i][t]
+//           layout). To be confirmed by tools/gpu-check.sh profile (ncu:
+//           bytes per sector, L2 sectors, bank conflicts).
 //   rows    the CTA copies the whole tile row by row, a warp 4 whole 128-byte
 //           rows per instruction (every sector used once), into the swizzled
 //           layout; a barrier; each thread reads its block as on the TMA
@@ -47,7 +49,13 @@
 //           row by row: a warp stores 512 contiguous bytes (transpose, 256
 //           threads) or 4 whole 128-byte rows, 16-byte st.global.cs each.
 //           Both directions are then whole-sector and coalesced, as with
-//           TMA. The default.
+//           TMA. The default. Shared memory stays conflict-free in every
+//           phase (fill, block read, block write, row read: checked by
+//           simulating the lane mapping for 2- and 4-byte types and 64..256
+//           threads); the price is two more barriers per tile and a
+//           stage-sized buffer (16 KiB + 1 KiB at 256 threads, f32).
+//           Measured figures: README "Measured performance" (the lead's H100
+//           run of asyncrt-bench --tile-sweep).
 // #pragma once
 
 #include <asyncrt/tile_common.cuh>
