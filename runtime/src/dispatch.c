@@ -33,7 +33,7 @@ int asyncrt_dispatch_path_needs(asyncrt_map_path path)
 #define L ASYNCRT_PATH_LDGSTS
 #define P ASYNCRT_PATH_PLAIN
 typedef struct table_entry {
-    int cc;
+    int cc[3]; /* the families it holds for (0: none) */
     asyncrt_dispatch_rank rank[ASYNCRT_DISPATCH_OP_COUNT];
     const char *evidence;
 } table_entry;
@@ -45,7 +45,7 @@ static const table_entry k_table[] = {
      * LEAD: after the H100 sweep (asyncrt-bench --tile-sweep), enter the
      * default variant's figures here and re-rank. The tile map runs the
      * transpose's kernels without the transpose; ranked as the transpose. */
-    {90,
+    {{90},
      {[ASYNCRT_DISPATCH_MAP] = {3, {T, L, P}, {100.4, 100.0, 99.6}},
       [ASYNCRT_DISPATCH_TRANSPOSE] = {3, {T, P, L}, {94.8, 86.7, 72.0}},
       [ASYNCRT_DISPATCH_TILE_MAP] = {3, {T, P, L}, {94.8, 86.7, 72.0}},
@@ -55,19 +55,7 @@ static const table_entry k_table[] = {
      * measured. PROVISIONAL, LEAD FILLS IN: the ranking of the compute_80
      * build's paths run on the H100 (asyncrt-bench --tile-sweep, rows
      * "sm80-ptx"); until then the sm_90 ranking without TMA. */
-    {80,
-     {[ASYNCRT_DISPATCH_MAP] = {2, {L, P}, {0, 0}},
-      [ASYNCRT_DISPATCH_TRANSPOSE] = {2, {P, L}, {0, 0}},
-      [ASYNCRT_DISPATCH_TILE_MAP] = {2, {P, L}, {0, 0}},
-      [ASYNCRT_DISPATCH_STENCIL] = {2, {L, P}, {0, 0}}},
-     "built-in table, provisional: the H100's ranking without TMA"},
-    {86,
-     {[ASYNCRT_DISPATCH_MAP] = {2, {L, P}, {0, 0}},
-      [ASYNCRT_DISPATCH_TRANSPOSE] = {2, {P, L}, {0, 0}},
-      [ASYNCRT_DISPATCH_TILE_MAP] = {2, {P, L}, {0, 0}},
-      [ASYNCRT_DISPATCH_STENCIL] = {2, {L, P}, {0, 0}}},
-     "built-in table, provisional: the H100's ranking without TMA"},
-    {89,
+    {{80, 86, 89},
      {[ASYNCRT_DISPATCH_MAP] = {2, {L, P}, {0, 0}},
       [ASYNCRT_DISPATCH_TRANSPOSE] = {2, {P, L}, {0, 0}},
       [ASYNCRT_DISPATCH_TILE_MAP] = {2, {P, L}, {0, 0}},
@@ -114,7 +102,8 @@ asyncrt_map_path asyncrt_dispatch_choose(asyncrt_dispatch_op op, int device_cc, 
         }
     }
     for (size_t e = 0; (unsigned)op < ASYNCRT_DISPATCH_OP_COUNT && e < sizeof k_table / sizeof k_table[0]; e++) {
-        if (k_table[e].cc != device_cc) continue;
+        const int *cc = k_table[e].cc;
+        if (device_cc <= 0 || (cc[0] != device_cc && cc[1] != device_cc && cc[2] != device_cc)) continue;
         int i = first_runnable(&k_table[e].rank[op], target);
         if (i < 0) break;
         describe_rank(&k_table[e].rank[op], ranking, sizeof ranking);

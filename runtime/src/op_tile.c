@@ -103,12 +103,11 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
     const char *env = getenv("ASYNCRT_TILE_TUNE");
     if (!env || !*env) return ASYNCRT_SUCCESS;
     char key[16], value[16];
-    for (const char *c = env; *c;) {
-        int used = 0;
-        if (sscanf(c, "%15[a-z]=%15[a-z0-9]%n", key, value, &used) != 2) goto bad;
-        char *end;
-        unsigned long v = strtoul(value, &end, 10);
-        bool number = *end == 0 && end != value;
+    unsigned long v;
+    bool number;
+    int more;
+    for (const char *c = env; (more = asyncrt_tune_next(&c, key, value, &v, &number)) != 0;) {
+        if (more < 0) goto bad;
         if (!strcmp(key, "variant")) {
             unsigned k = 0;
             while (k < 3 && strcmp(value, k_variants[k])) k++;
@@ -123,9 +122,6 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
         } else if (!strcmp(key, "ctas") && number && v <= 32) {
             t->ctas = (unsigned)v;
         } else goto bad;
-        c += used;
-        if (*c == ',' && c[1]) c++;
-        else if (*c) goto bad;
     }
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
     if (stencil ? t->threads % 128 != 0 : t->threads > 256) goto bad;

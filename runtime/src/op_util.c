@@ -87,6 +87,22 @@ asyncrt_status asyncrt_op_select_for(asyncrt_context *ctx, const char *op, int d
     return ASYNCRT_SUCCESS;
 }
 
+int asyncrt_tune_next(const char **cursor, char key[16], char value[16], unsigned long *number, bool *is_number)
+{
+    const char *c = *cursor;
+    if (!*c) return 0;
+    int used = 0;
+    if (sscanf(c, "%15[a-z]=%15[a-z0-9]%n", key, value, &used) != 2) return -1;
+    c += used;
+    if (*c == ',' && c[1]) c++;
+    else if (*c) return -1;
+    char *end;
+    *number = strtoul(value, &end, 10);
+    *is_number = *end == 0 && end != value;
+    *cursor = c;
+    return 1;
+}
+
 void asyncrt_sb_printf(asyncrt_strbuf *b, const char *fmt, ...)
 {
     if (b->failed) return;

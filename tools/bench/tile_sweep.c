@@ -181,8 +181,8 @@ static int run_config(sweep_data *d, const sweep_config *c)
     if (*detail) fprintf(stderr, "asyncrt-bench: sweep %s %s %s '%s': %s\n", op_name, path, build, c->tune, detail);
     char tune[48];
     snprintf(tune, sizeof tune, "%s", *c->tune ? c->tune : "(default)");
-    print_row(d, op_name, path, build, tune, c->path == ASYNCRT_PATH_AUTO ? asyncrt_map_path_name(asyncrt_tile_path_of(op)) : ran,
-              ms, check);
+    if (c->path == ASYNCRT_PATH_AUTO) ran = asyncrt_map_path_name(asyncrt_tile_path_of(op)); /* the pick */
+    print_row(d, op_name, path, build, tune, ran, ms, check);
     asyncrt_tile_destroy(op);
     return st || strcmp(check, "ok") ? 1 : 0;
 }
