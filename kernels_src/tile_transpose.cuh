@@ -54,6 +54,12 @@
 //           simulating the lane mapping for 2- and 4-byte types and 64..256
 //           threads); the price is two more barriers per tile and a
 //           stage-sized buffer (16 KiB + 1 KiB at 256 threads, f32).
+// Registers (ptxas, sm_90, f32, 256 threads): blocks 36, rows 42, staged 54,
+// which allows only 4 CTAs per SM (4 x 16 KiB of loads in flight), so the
+// runtime caps the registers by default (__launch_bounds__(256, 6),
+// ASYNCRT_TILE_TUNE=minctas=6): staged then takes 40 registers without
+// spilling (sm_90 and sm_80 alike), 6 CTAs per SM. minctas=8 spills 12
+// bytes on sm_90.
 //           Measured figures: README "Measured performance" (the lead's H100
 //           run of asyncrt-bench --tile-sweep).
 // #pragma once

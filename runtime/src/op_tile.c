@@ -30,6 +30,7 @@ typedef struct tile_tune {
     unsigned opt;      /* stencil: output rows per thread */
     unsigned stages;   /* per CTA, used with a persistent grid */
     unsigned ctas;     /* CTAs per SM of a persistent grid; 0 = one CTA per tile */
+    unsigned minctas;  /* __launch_bounds__' minimum CTAs per SM (caps registers); 0 = none */
 } tile_tune;
 
 /* The kernels' one parameter, byte for byte (tile_common.cuh). */
@@ -98,8 +99,11 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
 {
     /* The defaults: one CTA per tile (measured fastest on the H100 on every
      * path, see asyncrt_tile_create), 256 threads, the staged variant (both
-     * directions whole-sector and coalesced; tile_transpose.cuh says why). */
-    *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .stages = 1, .ctas = 0};
+     * directions whole-sector and coalesced; tile_transpose.cuh says why),
+     * its registers capped for 6 CTAs per SM (40 instead of 54, no spills:
+     * 6 x 16 KiB of loads in flight per SM instead of 4). */
+    *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .stages = 1, .ctas = 0,
+                     .minctas = stencil ? 0 : 6};
     const char *env = getenv("ASYNCRT_TILE_TUNE");
     if (!env || !*env) return ASYNCRT_SUCCESS;
     char key[16], value[16];
@@ -121,16 +125,20 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
             t->stages = (unsigned)v;
         } else if (!strcmp(key, "ctas") && number && v <= 32) {
             t->ctas = (unsigned)v;
+        } else if (!strcmp(key, "minctas") && number && v <= 16) {
+            t->minctas = (unsigned)v;
         } else goto bad;
     }
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
     if (stencil ? t->threads % 128 != 0 : t->threads > 256) goto bad;
+    if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */
     return ASYNCRT_SUCCESS;
 bad:
     return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "ASYNCRT_TILE_TUNE='%s' is not a list of variant=blocks|rows|staged, threads=64|128|192|256 "
                         "(transpose, map) or 128|256|512 (stencil), opt=8|16|32 (stencil rows per thread), "
-                        "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile)", env, TILE_MAX_STAGES);
+                        "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile), minctas=0..16 (launch bounds; x threads <= 2048)", env,
+                        TILE_MAX_STAGES);
 }
 
 /* Bytes of one stage, and of what the kernel needs besides its stages. */
@@ -256,10 +264,12 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
                            : "asyncrt_tile_transpose_rows<asyncrt_tile_op, false>";
         bodies[1] = ldgsts;
     }
+    char bounds[32];
+    snprintf(bounds, sizeof bounds, op->tune.minctas ? "%u, %u" : "%u", op->threads, op->tune.minctas);
     for (int k = 0; k < (tma ? 2 : 1); k++)
-        asyncrt_sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%d)\n"
+        asyncrt_sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%s)\n"
                               "asyncrt_tile_kernel%s(const __grid_constant__ asyncrt_tile_params p)\n{\n    %s(p);\n}\n",
-                          op->threads, k ? "_fallback" : "", bodies[k]);
+                          bounds, k ? "_fallback" : "", bodies[k]);
     if (b.failed) {
         free(b.data);
         return NULL;

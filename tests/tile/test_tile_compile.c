@@ -144,7 +144,8 @@ static void every_tuning_compiles(void **state)
     static const char *const archs[] = {"sm_90", "sm_80", "compute_80"};
     static const char *const variants[] = {"variant=blocks", "variant=rows", "variant=staged",
                                            "variant=staged,threads=64", "variant=rows,threads=128",
-                                           "variant=staged,threads=192,ctas=4,stages=3"};
+                                           "variant=staged,threads=192,ctas=4,stages=3", "variant=staged,minctas=0",
+                                           "variant=staged,minctas=8", "variant=rows,minctas=6"};
     static const char *const stencils[] = {"opt=8", "opt=32", "threads=128", "threads=512", "threads=512,opt=32",
                                            "ctas=2,stages=2"};
     for (size_t a = 0; a < 3; a++) {
@@ -174,7 +175,7 @@ static void bad_tunings_are_refused(void **state)
 {
     asyncrt_context *ctx = *state;
     static const char *const bad[] = {"variant=fast", "threads=96", "threads=512", "opt=12", "stages=0", "stages=5",
-                                      "ctas=33", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
+                                      "ctas=33", "minctas=17", "minctas=16", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
                                       "speed=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("ASYNCRT_TILE_TUNE", bad[i], 1);

@@ -191,7 +191,8 @@ static void tuned_variants(void **state)
         {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, false}, {ASYNCRT_TILE_STENCIL, ASYNCRT_BF16, 4, false},
         {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 2, true},
     };
-    static const char *const transpose_tunes[] = {"variant=blocks", "variant=rows", "variant=staged,threads=64",
+    static const char *const transpose_tunes[] = {"variant=blocks,minctas=0", "variant=rows",
+                                                  "variant=staged,threads=64", "variant=staged,minctas=0",
                                                   "variant=rows,threads=192", "variant=staged,ctas=1,stages=3",
                                                   "variant=blocks,ctas=1,stages=2"};
     static const char *const stencil_tunes[] = {"opt=8", "opt=32", "threads=128", "threads=512,opt=32",

@@ -21,16 +21,19 @@ typedef struct sweep_config {
     const char *tune;      /* ASYNCRT_TILE_TUNE */
 } sweep_config;
 
-#define SWEEP_MAX 80
+#define SWEEP_MAX 96
 
 /* The configurations, in the table's order. */
 static size_t sweep_configs(const asyncrt_device_info *dev, sweep_config *c)
 {
-    static const char *const transpose_tunes[] = {"variant=blocks",          "variant=rows",
-                                                  "variant=staged",          "variant=rows,threads=128",
-                                                  "variant=staged,threads=128", "variant=staged,threads=64"};
+    /* blocks,minctas=0 is the kernel before issue 16; staged is the default (minctas=6). */
+    static const char *const transpose_tunes[] = {"variant=blocks,minctas=0", "variant=blocks",
+                                                  "variant=rows",             "variant=staged",
+                                                  "variant=staged,minctas=0", "variant=staged,minctas=8",
+                                                  "variant=rows,threads=128", "variant=staged,threads=128",
+                                                  "variant=staged,threads=64"};
     static const char *const stencil_tunes[] = {"opt=16", "opt=8", "opt=32", "threads=128", "threads=512",
-                                                "threads=512,opt=32"};
+                                                "threads=512,opt=32", "opt=16,minctas=6", "opt=32,minctas=4"};
     static const char *const builds[] = {NULL, "compute_80"};
     size_t n = 0;
     for (int kind = ASYNCRT_TILE_TRANSPOSE; kind <= ASYNCRT_TILE_STENCIL; kind++) {
