@@ -6,17 +6,19 @@
 // The runtime generates a struct Op with
 //   T, C                 storage type (2 or 4 bytes), compute type
 //   threads, stages, radius (R), weights (bool), box_w (see the TMA path)
-//   opt                  output rows per thread (OPT)
+//   opt, tw              output rows per thread (OPT), tile width (TW)
 //   eval(in, y, x, rows, cols)   the expression (when weights is false)
 //
-// Geometry. A tile is TW = 128 columns x TH rows of the output; thread t
-// owns column t % TW and OPT consecutive rows of it (TH = OPT * threads /
-// TW; by default OPT = 16 and 256 threads, TH = 32). The staged input is
-// (TH + 2R) x (TW + 2V): the halo costs 2R/TH + 2V/TW more reads (from L2,
-// as neighbouring tiles read the same rows), 13% at TH = 32, R = 1, f32,
-// 10% at TH = 64 (ASYNCRT_TILE_TUNE=opt=32 or threads=512), which is the
-// lever the tuning sweep measures. Its inputs are staged with a halo of R rows above and
-// below; a thread walks the OPT + 2R input rows of its column once, reading
+// Geometry. A tile is TW columns x TH rows of the output; thread t owns
+// column t % TW and OPT consecutive rows of it (TH = OPT * threads / TW; by
+// default TW = 128, OPT = 16 and 256 threads, TH = 32). The staged input
+// is (TH + 2R) x (TW + 2V): the halo costs 2R/TH + 2V/TW more reads (from
+// L2, as neighbouring tiles read the same rows): 13% at TH = 32, TW = 128,
+// R = 1, f32; 10% at TH = 64 (ASYNCRT_TILE_TUNE=opt=32 or threads=512); 6%
+// at TH = 64, TW = 256 (tw=256,threads=512,opt=32: staged rows of 1 KiB,
+// off the TMA path, whose boxes are at most 256 wide). These are the
+// levers the tuning sweep measures. Its inputs are staged with a halo of R rows above
+// and below; a thread walks the OPT + 2R input rows of its column once, reading
 // 2R + 1 values per row and adding them to every output they touch, so each
 // output sums its terms in row-major (dy, dx) order with fmaf: the CPU
 // reference can match that bit for bit.
@@ -27,11 +29,12 @@
 template <class Op>
 struct asyncrt_stencil_geom {
     typedef typename Op::T T;
-    static constexpr int E = sizeof(T), V = 16 / E, R = Op::radius, TW = 128, OPT = Op::opt;
+    static constexpr int E = sizeof(T), V = 16 / E, R = Op::radius, TW = Op::tw, OPT = Op::opt;
     static constexpr int TH = OPT * (Op::threads / TW), BH = TH + 2 * R; // rows staged per tile
     static_assert(E == 2 || E == 4, "asyncrt stencils move 2- or 4-byte elements");
     static_assert(R >= 1 && R <= 4 && R <= V, "asyncrt stencils: radius 1..4");
-    static_assert(Op::threads % TW == 0 && Op::threads <= 512, "asyncrt stencils: threads must be 128, 256 or 512");
+    static_assert((TW == 128 || TW == 256) && Op::threads % TW == 0 && Op::threads <= 512,
+                  "asyncrt stencils: tw 128 or 256, threads a multiple of it up to 512");
     static_assert(OPT == 8 || OPT == 16 || OPT == 32, "asyncrt stencils: opt must be 8, 16 or 32");
 
     static __device__ __forceinline__ int y0(const asyncrt_tile_params &p, int t) { return (t / p.tiles_x) * TH; }

@@ -17,7 +17,6 @@
 
 #define TILE_MAX_STAGES 4
 #define TILE_ALIGN_SLACK 1024           /* the kernels round the shared memory base up to 1 KiB */
-#define STENCIL_TW 128
 
 /* Variants of the plain and LDGSTS transpose/tile map (tile_transpose.cuh). */
 enum { VARIANT_BLOCKS, VARIANT_ROWS, VARIANT_STAGED };
@@ -28,6 +27,7 @@ typedef struct tile_tune {
     unsigned variant;  /* plain and LDGSTS transpose / tile map */
     unsigned threads;  /* per CTA: 0 = the op's default */
     unsigned opt;      /* stencil: output rows per thread */
+    unsigned tw;       /* stencil: tile width in elements (128, or 256 off the TMA path) */
     unsigned stages;   /* per CTA, used with a persistent grid */
     unsigned ctas;     /* CTAs per SM of a persistent grid; 0 = one CTA per tile */
     unsigned minctas;  /* __launch_bounds__' minimum CTAs per SM (caps registers); 0 = none */
@@ -91,7 +91,7 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 /* Tile width and height in elements. */
 static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
 {
-    *tw = op->kind == ASYNCRT_TILE_STENCIL ? STENCIL_TW : 128 / op->esize; /* stencil TW; else S */
+    *tw = op->kind == ASYNCRT_TILE_STENCIL ? op->tune.tw : 128 / op->esize; /* stencil TW; else S */
     *th = op->th;
 }
 
@@ -102,7 +102,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
      * directions whole-sector and coalesced; tile_transpose.cuh says why),
      * its registers capped for 6 CTAs per SM (40 instead of 54, no spills:
      * 6 x 16 KiB of loads in flight per SM instead of 4). */
-    *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .stages = 1, .ctas = 0,
+    *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
                      .minctas = stencil ? 0 : 6};
     const char *env = getenv("ASYNCRT_TILE_TUNE");
     if (!env || !*env) return ASYNCRT_SUCCESS;
@@ -121,6 +121,8 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
             t->threads = (unsigned)v;
         } else if (!strcmp(key, "opt") && number && (v == 8 || v == 16 || v == 32)) {
             t->opt = (unsigned)v;
+        } else if (!strcmp(key, "tw") && number && (v == 128 || v == 256)) {
+            t->tw = (unsigned)v;
         } else if (!strcmp(key, "stages") && number && v >= 1 && v <= TILE_MAX_STAGES) {
             t->stages = (unsigned)v;
         } else if (!strcmp(key, "ctas") && number && v <= 32) {
@@ -130,13 +132,14 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
         } else goto bad;
     }
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
-    if (stencil ? t->threads % 128 != 0 : t->threads > 256) goto bad;
+    if (stencil ? t->threads % t->tw != 0 : t->threads > 256) goto bad;
     if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */
     return ASYNCRT_SUCCESS;
 bad:
     return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "ASYNCRT_TILE_TUNE='%s' is not a list of variant=blocks|rows|staged, threads=64|128|192|256 "
-                        "(transpose, map) or 128|256|512 (stencil), opt=8|16|32 (stencil rows per thread), "
+                        "(transpose, map) or 128|256|512 (stencil; a multiple of tw), opt=8|16|32 (stencil rows per thread), "
+                        "tw=128|256 (stencil tile width), "
                         "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile), minctas=0..16 (launch bounds; x threads <= 2048)", env,
                         TILE_MAX_STAGES);
 }
@@ -150,9 +153,9 @@ static void stage_sizes(const asyncrt_tile_op *op, bool tma, size_t *stage, size
         *fixed = tma ? 2 * *stage + 8 * TILE_MAX_STAGES : 0;
     } else if (tma) {
         *stage = round_up(op->box_w * (th + 2 * op->radius) * e, 1024);
-        *fixed = 2 * STENCIL_TW * th * e + 8 * TILE_MAX_STAGES;
+        *fixed = 2 * op->tune.tw * th * e + 8 * TILE_MAX_STAGES;
     } else {
-        *stage = round_up((th + 2 * op->radius) * (STENCIL_TW + 2 * v) * e, 128);
+        *stage = round_up((th + 2 * op->radius) * (op->tune.tw + 2 * v) * e, 128);
         *fixed = 0;
     }
     *fixed += TILE_ALIGN_SLACK;
@@ -232,8 +235,9 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     asyncrt_sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u;\n", op->threads,
                       op->stages, op->tune.variant, op->tune.opt);
     if (stencil) {
-        asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u;\n    static constexpr bool weights = %s;\n",
-                          op->radius, op->box_w, d->weights ? "true" : "false");
+        asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u, tw = %u;\n"
+                              "    static constexpr bool weights = %s;\n",
+                          op->radius, op->box_w, op->tune.tw, d->weights ? "true" : "false");
         if (d->expression)
             asyncrt_sb_printf(&b, "    static __device__ __forceinline__ C eval(const asyncrt_stencil_in<T> &in, int y, "
                                   "int x, int rows, int cols)\n    {\n        C out = 0;\n"
@@ -310,15 +314,22 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     op->kind = d->kind;
     op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
+    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, &op->tune))) goto fail;
+    if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
+        s = asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                         "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "
+                         "map's box is at most 256 wide; use tw=128 or the plain or LDGSTS path",
+                         op->tune.tw, 16 / op->esize);
+        goto fail;
+    }
     if (d->kind == ASYNCRT_TILE_STENCIL) {
         op->radius = d->radius;
-        op->box_w = (unsigned)(STENCIL_TW + 2 * (16 / op->esize)); /* a 16-byte vector of halo each side */
+        op->box_w = (unsigned)(op->tune.tw + 2 * (16 / op->esize)); /* a 16-byte vector of halo each side */
         if (d->weights) memcpy(op->weights, d->weights, sizeof(float) * (size_t)(2 * d->radius + 1) * (2 * d->radius + 1));
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
-    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, &op->tune))) goto fail;
     op->threads = op->tune.threads;
-    op->th = d->kind == ASYNCRT_TILE_STENCIL ? op->tune.opt * op->threads / STENCIL_TW
+    op->th = d->kind == ASYNCRT_TILE_STENCIL ? op->tune.opt * op->threads / op->tune.tw
                                              : op->threads / 64 * (unsigned)(128 / op->esize); /* H = K * S */
     /* One CTA per tile, each with a single stage. On the H100 (16384 x 16384
      * f32, asyncrt-bench, same-run D2D ceiling) that beat a persistent grid with
@@ -398,7 +409,7 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
         if (op->kind == ASYNCRT_TILE_STENCIL) {
             if ((s = encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
                             ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map)) ||
-                (s = encode(op, out, rows, cols, op->th, STENCIL_TW, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
+                (s = encode(op, out, rows, cols, op->th, op->tune.tw, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
                 return s;
         } else {
             size_t tw, th;

@@ -147,7 +147,7 @@ static void every_tuning_compiles(void **state)
                                            "variant=staged,threads=192,ctas=4,stages=3", "variant=staged,minctas=0",
                                            "variant=staged,minctas=8", "variant=rows,minctas=6"};
     static const char *const stencils[] = {"opt=8", "opt=32", "threads=128", "threads=512", "threads=512,opt=32",
-                                           "ctas=2,stages=2"};
+                                           "ctas=2,stages=2", "tw=256", "tw=256,threads=512,opt=32"};
     for (size_t a = 0; a < 3; a++) {
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             setenv("ASYNCRT_TILE_TUNE", variants[v], 1);
@@ -160,7 +160,9 @@ static void every_tuning_compiles(void **state)
         }
         for (size_t v = 0; v < sizeof stencils / sizeof stencils[0]; v++) {
             setenv("ASYNCRT_TILE_TUNE", stencils[v], 1);
-            for (asyncrt_map_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+            bool wide = strstr(stencils[v], "tw=256") != NULL; /* TMA boxes are at most 256 wide */
+            for (asyncrt_map_path path = a || wide ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN;
+                 path++) {
                 asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, path, archs[a]);
                 d.radius = 1 + (int)v % ASYNCRT_TILE_MAX_RADIUS;
                 build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
@@ -187,11 +189,18 @@ static void bad_tunings_are_refused(void **state)
             !strstr(asyncrt_context_last_error(ctx), bad[i]))
             fail_msg("'%s': %s", bad[i], asyncrt_context_last_error(ctx));
     }
-    /* threads=64 is fine for a transpose, not for a stencil (rows of 128 columns) */
-    setenv("ASYNCRT_TILE_TUNE", "threads=64", 1);
-    asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, ASYNCRT_PATH_PLAIN, "sm_80");
-    asyncrt_tile_op *op = NULL;
-    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
+    /* threads=64 is fine for a transpose, not for a stencil (rows of 128 columns); nor
+     * 128 threads for 256 columns; nor tw=256 on the TMA path (boxes up to 256 wide) */
+    static const char *const bad_stencil[] = {"threads=64", "tw=256,threads=128", "tw=256"};
+    for (size_t i = 0; i < 3; i++) {
+        setenv("ASYNCRT_TILE_TUNE", bad_stencil[i], 1);
+        asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, i == 2 ? ASYNCRT_PATH_TMA : ASYNCRT_PATH_PLAIN,
+                                   i == 2 ? "sm_90" : "sm_80");
+        asyncrt_tile_op *op = NULL;
+        assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
+        if (!strstr(asyncrt_context_last_error(ctx), i == 2 ? "at most 256 wide" : "tw=128|256"))
+            fail_msg("'%s': %s", bad_stencil[i], asyncrt_context_last_error(ctx));
+    }
     unsetenv("ASYNCRT_TILE_TUNE");
 }
 
