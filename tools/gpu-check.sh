@@ -81,7 +81,10 @@ for stage in $stages; do
     # The tile variants x paths x builds, the dispatcher's pick, the peers (issue 16).
     { "$build/tools/bench/asyncrt-bench" --tile-sweep; echo "exit $?"
       if python3 -c 'import torch' 2>/dev/null; then python3 tools/bench/peer_torch.py; echo "exit $?"
-      else echo "peer_torch: no torch here"; fi; } >"$OUT/sweep.log" 2>&1
+      else echo "peer_torch: no torch here"; fi
+      # A calibration of this device, in a directory of its own (it would steer later stages' AUTO paths).
+      ASYNCRT_CACHE_DIR="$OUT/calibration" "$build/tools/bench/asyncrt-bench" --calibrate; echo "exit $?"
+    } >"$OUT/sweep.log" 2>&1
     grep -q '^exit [1-9]' "$OUT/sweep.log" && rc=1
     note "sweep: $(grep -c ' ok$' "$OUT/sweep.log") rows ok, $(grep -c 'WRONG\|failed' "$OUT/sweep.log") wrong or failed"
     cat "$OUT/sweep.log"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
@@ -160,6 +161,8 @@ asyncrt_status asyncrt_calibration_save(asyncrt_context *ctx, const asyncrt_cali
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "calibration: the disk cache is off, so there is nowhere to keep the result; set "
                             "ASYNCRT_CACHE_DIR");
+    /* Compiling the measured ops has normally made the directory already. */
+    (void)mkdir(asyncrt_context_cache_dir(ctx), 0700);
     char *text = asyncrt_calibration_format(cal), *tmp = asyncrt_format("%s.%ld.tmp", path, (long)getpid());
     asyncrt_status s = ASYNCRT_SUCCESS;
     FILE *f = text && tmp ? fopen(tmp, "wb") : NULL;

@@ -109,10 +109,21 @@ int main(void)
     g_ctx = test_open_device_or_skip("test_dispatch_gpu");
     if (!g_ctx) return ASYNCRT_TEST_SKIP;
     unsetenv("ASYNCRT_PATH");
+    unsetenv("ASYNCRT_TILE_TUNE");
+    /* A cache directory of its own: the calibration files it writes and
+     * removes must not meet another process's (gpu-check.sh sanitize runs
+     * the tools in parallel on one cache directory). */
+    char *dir = test_make_temp_dir("asyncrt-dispatch-gpu");
+    if (asyncrt_context_set_cache_dir(g_ctx, dir) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "cannot use %s: %s\n", dir, asyncrt_context_last_error(g_ctx));
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(calibration_produces_a_valid_table),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     asyncrt_context_destroy(g_ctx);
+    test_remove_tree(dir);
+    free(dir);
     return failed;
 }
