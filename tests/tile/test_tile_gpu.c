@@ -13,6 +13,11 @@
 
 #define GUARD 64
 
+/* test_tile_variants_gpu builds this file with 1: the tuned variants only. */
+#ifndef TILE_TEST_VARIANTS
+#define TILE_TEST_VARIANTS 0
+#endif
+
 static asyncrt_context *g_ctx;
 
 typedef struct op_case {
@@ -269,9 +274,10 @@ static void bad_launches_are_refused(void **state)
 
 int main(void)
 {
-    g_ctx = test_open_device_or_skip("test_tile_gpu");
+    const char *name = TILE_TEST_VARIANTS ? "test_tile_variants_gpu" : "test_tile_gpu";
+    g_ctx = test_open_device_or_skip(name);
     if (!g_ctx) return ASYNCRT_TEST_SKIP;
-    test_seed_random("test_tile_gpu");
+    test_seed_random(name);
     /* e.g. ASYNCRT_TEST_FILTER=tma_path: one path under a slow sanitizer */
     const char *filter = getenv("ASYNCRT_TEST_FILTER");
     if (filter && *filter) cmocka_set_test_filter(filter);
@@ -282,9 +288,12 @@ int main(void)
         cmocka_unit_test(ldgsts_path),
         cmocka_unit_test(ldgsts_path_through_compute_80),
         cmocka_unit_test(tma_path),
+    };
+    const struct CMUnitTest variants[] = {
         cmocka_unit_test(tuned_variants),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = TILE_TEST_VARIANTS ? cmocka_run_group_tests(variants, NULL, NULL)
+                                    : cmocka_run_group_tests(tests, NULL, NULL);
     asyncrt_context_destroy(g_ctx);
     return failed;
 }
