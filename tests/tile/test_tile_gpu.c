@@ -3,7 +3,9 @@
  * prime shapes, 1 x N and N x 1, partial tiles, unaligned base pointers, every
  * stencil radius, weights and expressions. Outputs are poisoned with 0xFF
  * bytes first (no expected value here is all ones), every element is
- * compared bit for bit, and 64 bytes past the end must stay poisoned. */
+ * compared bit for bit, and 64 bytes past the end must stay poisoned.
+ * Built a second time as test_tile_variants_gpu (TILE_TEST_VARIANTS=1):
+ * every ASYNCRT_TILE_TUNE variant on a few ops and shapes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
