@@ -7,6 +7,7 @@
 //   T, C                 storage type (2 or 4 bytes), compute type
 //   threads, stages, radius (R), weights (bool), box_w (see the TMA path)
 //   opt, tw              output rows per thread (OPT), tile width (TW)
+//   l2                   L2 prefetch hint of the loads (tile_common.cuh)
 //   eval(in, y, x, rows, cols)   the expression (when weights is false)
 //
 // Geometry. A tile is TW columns x TH rows of the output; thread t owns
@@ -104,7 +105,8 @@ __device__ __forceinline__ void asyncrt_stencil_fill(const asyncrt_tile_params &
         const int t = asyncrt_tile_index(j), y0 = G::y0(p, t) - G::R, x0 = G::x0(p, t) - G::V;
         for (int c = static_cast<int>(threadIdx.x); c < G::BH * per_row; c += Op::threads) {
             const int r = c / per_row, v = c % per_row;
-            asyncrt_tile_fill_vec<G::E, Async>(stage + (r * pitch + v * G::V) * G::E, p, y0 + r, x0 + v * G::V);
+            asyncrt_tile_fill_vec<G::E, Async, Op::l2>(stage + (r * pitch + v * G::V) * G::E, p, y0 + r,
+                                                       x0 + v * G::V);
         }
     }
     if constexpr (Async) asyncrt_cp_async_commit_group();

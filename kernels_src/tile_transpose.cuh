@@ -6,6 +6,7 @@
 //   T, C             storage type (2 or 4 bytes) and the type f computes in
 //   threads, stages  (threads a multiple of 64)
 //   variant          plain and LDGSTS paths: 0 blocks, 1 rows, 2 staged (below)
+//   l2               L2 prefetch hint of their loads (tile_common.cuh)
 //   transpose        whether out is the transpose
 //   apply(v, y, x, rows, cols)   f of element (y, x) whose value is v
 //
@@ -166,7 +167,7 @@ __device__ __forceinline__ void asyncrt_tile_transpose_plain(const asyncrt_tile_
         const int y = g.y(p, t), x = g.x(p, t);
         uint4 in[G::V], out[G::V];
 #pragma unroll
-        for (int i = 0; i < G::V; i++) in[i] = asyncrt_tile_load_vec<G::E>(p, y + i, x);
+        for (int i = 0; i < G::V; i++) in[i] = asyncrt_tile_load_vec<G::E, Op::l2>(p, y + i, x);
         asyncrt_tile_block<Op>(in, out, y, x, p.rows, p.cols);
         asyncrt_tile_block_store<Op>(p, out, y, x);
     }
@@ -185,7 +186,7 @@ __device__ __forceinline__ void asyncrt_tile_transpose_fill(const asyncrt_tile_p
         const int t = asyncrt_tile_index(j), y = g.y(p, t), x = g.x(p, t);
 #pragma unroll
         for (int i = 0; i < G::V; i++)
-            asyncrt_tile_fill_vec<G::E, true>(stage + (i * Op::threads + threadIdx.x) * 16, p, y + i, x);
+            asyncrt_tile_fill_vec<G::E, true, Op::l2>(stage + (i * Op::threads + threadIdx.x) * 16, p, y + i, x);
     }
     asyncrt_cp_async_commit_group(); // empty past the end, so the count of groups stays uniform
 }
@@ -229,7 +230,7 @@ __device__ __forceinline__ void asyncrt_tile_rows_fill(const asyncrt_tile_params
 #pragma unroll
         for (int i = 0; i < G::V; i++) {
             const int u = i * Op::threads + static_cast<int>(threadIdx.x), r = u >> 3, c = u & 7;
-            asyncrt_tile_fill_vec<G::E, Async>(stage + asyncrt_tile_swizzle128(r, c), p, y0 + r, x0 + c * G::V);
+            asyncrt_tile_fill_vec<G::E, Async, Op::l2>(stage + asyncrt_tile_swizzle128(r, c), p, y0 + r, x0 + c * G::V);
         }
     }
     if constexpr (Async) asyncrt_cp_async_commit_group(); // empty past the end: the count stays uniform

@@ -31,6 +31,7 @@ typedef struct tile_tune {
     unsigned stages;   /* per CTA, used with a persistent grid */
     unsigned ctas;     /* CTAs per SM of a persistent grid; 0 = one CTA per tile */
     unsigned minctas;  /* __launch_bounds__' minimum CTAs per SM (caps registers); 0 = none */
+    unsigned l2;       /* L2 prefetch hint of the plain/LDGSTS loads: 0, 128 or 256 bytes */
 } tile_tune;
 
 /* The kernels' one parameter, byte for byte (tile_common.cuh). */
@@ -129,6 +130,8 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *
             t->ctas = (unsigned)v;
         } else if (!strcmp(key, "minctas") && number && v <= 16) {
             t->minctas = (unsigned)v;
+        } else if (!strcmp(key, "l2") && number && (v == 0 || v == 128 || v == 256)) {
+            t->l2 = (unsigned)v;
         } else goto bad;
     }
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
@@ -140,7 +143,8 @@ bad:
                         "ASYNCRT_TILE_TUNE='%s' is not a list of variant=blocks|rows|staged, threads=64|128|192|256 "
                         "(transpose, map) or 128|256|512 (stencil; a multiple of tw), opt=8|16|32 (stencil rows per thread), "
                         "tw=128|256 (stencil tile width), "
-                        "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile), minctas=0..16 (launch bounds; x threads <= 2048)", env,
+                        "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile), minctas=0..16 (launch bounds; x threads <= 2048), "
+                        "l2=0|128|256 (L2 prefetch bytes)", env,
                         TILE_MAX_STAGES);
 }
 
@@ -232,8 +236,8 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     }
 
     asyncrt_sb_printf(&b, "struct asyncrt_tile_op {\n    typedef %s T;\n    typedef %s C;\n", t->storage, t->compute);
-    asyncrt_sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u;\n", op->threads,
-                      op->stages, op->tune.variant, op->tune.opt);
+    asyncrt_sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u, l2 = %u;\n",
+                      op->threads, op->stages, op->tune.variant, op->tune.opt, op->tune.l2);
     if (stencil) {
         asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u, tw = %u;\n"
                               "    static constexpr bool weights = %s;\n",

@@ -92,7 +92,7 @@ int asyncrt_tune_next(const char **cursor, char key[16], char value[16], unsigne
     const char *c = *cursor;
     if (!*c) return 0;
     int used = 0;
-    if (sscanf(c, "%15[a-z]=%15[a-z0-9]%n", key, value, &used) != 2) return -1;
+    if (sscanf(c, "%15[a-z0-9]=%15[a-z0-9]%n", key, value, &used) != 2) return -1;
     c += used;
     if (*c == ',' && c[1]) c++;
     else if (*c) return -1;

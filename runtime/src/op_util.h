@@ -26,7 +26,7 @@ asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_m
                                  size_t arch_name_size, asyncrt_map_path *out);
 
 /* The next key=value of a tuning knob's "k1=v1,k2=v2" text at *cursor
- * (keys [a-z], values [a-z0-9], up to 15 characters each; no trailing
+ * (keys and values [a-z0-9], up to 15 characters each; no trailing
  * comma): 1 and the pair (and the value as a number, if it is one), 0 at
  * the end, -1 if malformed. */
 int asyncrt_tune_next(const char **cursor, char key[16], char value[16], unsigned long *number, bool *is_number);

@@ -145,9 +145,10 @@ static void every_tuning_compiles(void **state)
     static const char *const variants[] = {"variant=blocks", "variant=rows", "variant=staged",
                                            "variant=staged,threads=64", "variant=rows,threads=128",
                                            "variant=staged,threads=192,ctas=4,stages=3", "variant=staged,minctas=0",
-                                           "variant=staged,minctas=8", "variant=rows,minctas=6"};
+                                           "variant=staged,minctas=8", "variant=rows,minctas=6",
+                                           "variant=staged,l2=128", "variant=blocks,l2=256"};
     static const char *const stencils[] = {"opt=8", "opt=32", "threads=128", "threads=512", "threads=512,opt=32",
-                                           "ctas=2,stages=2", "tw=256", "tw=256,threads=512,opt=32"};
+                                           "ctas=2,stages=2", "tw=256", "tw=256,threads=512,opt=32", "l2=256"};
     for (size_t a = 0; a < 3; a++) {
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             setenv("ASYNCRT_TILE_TUNE", variants[v], 1);
@@ -172,12 +173,32 @@ static void every_tuning_compiles(void **state)
     unsetenv("ASYNCRT_TILE_TUNE");
 }
 
+/* The L2 prefetch hint reaches the PTX of both loads; sm_75 gets 128 for 256. */
+static void l2_hints_reach_the_ptx(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const cp256[] = {"cp.async.cg.shared.global.L2::256B", NULL};
+    static const char *const ld128[] = {"ld.global.nc.L2::128B.v4.u32", NULL};
+    static const char *const ld256[] = {"ld.global.nc.L2::256B.v4.u32", NULL};
+    setenv("ASYNCRT_TILE_TUNE", "l2=256", 1);
+    asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "compute_80");
+    build(ctx, &d, cp256, NULL);
+    d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, ASYNCRT_PATH_PLAIN, "compute_80");
+    build(ctx, &d, ld256, NULL);
+    d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F16, ASYNCRT_PATH_PLAIN, "compute_75");
+    build(ctx, &d, ld128, "L2::256B");
+    setenv("ASYNCRT_TILE_TUNE", "l2=0", 1);
+    d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "compute_80");
+    build(ctx, &d, NULL, "L2::");
+    unsetenv("ASYNCRT_TILE_TUNE");
+}
+
 /* A bad ASYNCRT_TILE_TUNE is refused with the rule, never half-applied. */
 static void bad_tunings_are_refused(void **state)
 {
     asyncrt_context *ctx = *state;
     static const char *const bad[] = {"variant=fast", "threads=96", "threads=512", "opt=12", "stages=0", "stages=5",
-                                      "ctas=33", "minctas=17", "minctas=16", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
+                                      "ctas=33", "minctas=17", "minctas=16", "l2=64", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
                                       "speed=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("ASYNCRT_TILE_TUNE", bad[i], 1);
@@ -226,6 +247,7 @@ int main(void)
         cmocka_unit_test(every_template_compiles),
         cmocka_unit_test(every_tuning_compiles),
         cmocka_unit_test(bad_tunings_are_refused),
+        cmocka_unit_test(l2_hints_reach_the_ptx),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

@@ -201,9 +201,10 @@ static void tuned_variants(void **state)
     static const char *const transpose_tunes[] = {"variant=blocks,minctas=0", "variant=rows",
                                                   "variant=staged,threads=64", "variant=staged,minctas=0",
                                                   "variant=rows,threads=192", "variant=staged,ctas=1,stages=3",
-                                                  "variant=blocks,ctas=1,stages=2"};
+                                                  "variant=blocks,ctas=1,stages=2", "variant=staged,l2=256"};
     static const char *const stencil_tunes[] = {"opt=8", "opt=32", "threads=128", "threads=512,opt=32",
-                                                "ctas=1,stages=3", "tw=256,opt=8", "tw=256,threads=512,opt=32"};
+                                                "ctas=1,stages=3", "tw=256,opt=8", "tw=256,threads=512,opt=32",
+                                                "l2=128"};
     int device_cc = cc();
     for (int pass = 0; pass < 2; pass++) {
         const char *const *tunes = pass ? stencil_tunes : transpose_tunes;

@@ -31,10 +31,11 @@ static size_t sweep_configs(const asyncrt_device_info *dev, sweep_config *c)
                                                   "variant=rows",             "variant=staged",
                                                   "variant=staged,minctas=0", "variant=staged,minctas=8",
                                                   "variant=rows,threads=128", "variant=staged,threads=128",
-                                                  "variant=staged,threads=64"};
+                                                  "variant=staged,threads=64", "variant=staged,l2=256",
+                                                  "variant=blocks,l2=256"};
     static const char *const stencil_tunes[] = {"opt=16", "opt=8", "opt=32", "threads=128", "threads=512",
                                                 "threads=512,opt=32", "opt=16,minctas=6", "opt=32,minctas=4",
-                                                "tw=256,opt=32",      "tw=256,threads=512,opt=32"};
+                                                "tw=256,opt=32",      "tw=256,threads=512,opt=32", "opt=32,l2=256"};
     static const char *const builds[] = {NULL, "compute_80"};
     size_t n = 0;
     for (int kind = ASYNCRT_TILE_TRANSPOSE; kind <= ASYNCRT_TILE_STENCIL; kind++) {
