@@ -21,11 +21,12 @@ typedef struct sweep_config {
     const char *tune;      /* ASYNCRT_TILE_TUNE */
 } sweep_config;
 
-#define SWEEP_MAX 96
+#define SWEEP_MAX 128
 
-/* The configurations, in the table's order. */
+/* The configurations, in the table's order (at most SWEEP_MAX). */
 static size_t sweep_configs(const asyncrt_device_info *dev, sweep_config *c)
 {
+    _Static_assert(2 * (1 + 3 + 2 * 2 * 12 + 1) <= SWEEP_MAX, "SWEEP_MAX: up to 12 tunings per op");
     /* blocks,minctas=0 is the kernel before issue 16; staged is the default (minctas=6). */
     static const char *const transpose_tunes[] = {"variant=blocks,minctas=0", "variant=blocks",
                                                   "variant=rows",             "variant=staged",
@@ -37,6 +38,9 @@ static size_t sweep_configs(const asyncrt_device_info *dev, sweep_config *c)
                                                 "threads=512,opt=32", "opt=16,minctas=6", "opt=32,minctas=4",
                                                 "tw=256,opt=32",      "tw=256,threads=512,opt=32", "opt=32,l2=256"};
     static const char *const builds[] = {NULL, "compute_80"};
+    _Static_assert(sizeof transpose_tunes / sizeof *transpose_tunes <= 12 &&
+                       sizeof stencil_tunes / sizeof *stencil_tunes <= 12,
+                   "raise SWEEP_MAX with the tunings");
     size_t n = 0;
     for (int kind = ASYNCRT_TILE_TRANSPOSE; kind <= ASYNCRT_TILE_STENCIL; kind++) {
         bool stencil = kind == ASYNCRT_TILE_STENCIL;
