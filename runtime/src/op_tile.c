@@ -25,7 +25,7 @@ static const char *const k_variants[] = {"blocks", "rows", "staged"};
 /* How the kernels are shaped; ASYNCRT_TILE_TUNE overrides (for measuring). */
 typedef struct tile_tune {
     unsigned variant;  /* plain and LDGSTS transpose / tile map */
-    unsigned threads;  /* per CTA: 0 = the op's default */
+    unsigned threads;  /* per CTA */
     unsigned opt;      /* stencil: output rows per thread */
     unsigned tw;       /* stencil: tile width in elements (128, or 256 off the TMA path) */
     unsigned stages;   /* per CTA, used with a persistent grid */
