@@ -7,6 +7,7 @@
 #include "measure.h"
 #include "tile_bench.h"
 #include "tool.h"
+#include "tile_sweep.h"
 
 #define EXIT_USAGE TOOL_EXIT_USAGE
 #define EXIT_NO_GPU TOOL_EXIT_NO_DEVICE
@@ -26,6 +27,12 @@ static const char *k_usage =
     "  --no-jit        skip the JIT and launch timings\n"
     "  --json | --csv  machine-readable output instead of the table\n"
     "  --version       asyncrt-bench, libasyncrt and NVRTC versions\n"
+    "  --tile-sweep    only the tile ops: every variant x path x build (native and\n"
+    "                  compute_80 PTX), the dispatcher's pick and a peer transpose,\n"
+    "                  each checked against a CPU reference (16384 x 16384 f32)\n"
+    "  --sweep-filter TEXT  only sweep rows whose op/path/build/tune label has TEXT\n"
+    "  --calibrate     measure each op's paths on this device and write the\n"
+    "                  calibration file the dispatcher reads (in the cache dir)\n"
     "  --help          this text\n"
     "--json prints one document: the map rows, \"jit\", \"launch_us\" and \"tile_ops\"\n"
     "(transpose and stencil5 per path).\n"
@@ -43,6 +50,8 @@ typedef struct options {
     int device;
     bool jit;
     out_format format;
+    bool tile_sweep, calibrate;
+    const char *sweep_filter;
 } options;
 
 static bool parse_int(const char *text, long lo, long hi, long *out)
@@ -74,6 +83,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--json")) o->format = OUT_JSON;
         else if (!strcmp(a, "--csv")) o->format = OUT_CSV;
         else if (!strcmp(a, "--no-jit")) o->jit = false;
+        else if (!strcmp(a, "--tile-sweep")) o->tile_sweep = true;
+        else if (!strcmp(a, "--calibrate")) o->calibrate = true;
+        else if (!strcmp(a, "--sweep-filter") && v) o->sweep_filter = v, o->tile_sweep = true, i++;
         else if (!strcmp(a, "--repeats") && v && parse_int(v, 1, 100000, &n)) o->settings.repeats = (int)n, i++;
         else if (!strcmp(a, "--warmup") && v && parse_int(v, 0, 100000, &n)) o->settings.warmup = (int)n, i++;
         else if (!strcmp(a, "--device") && v && parse_int(v, 0, 1024, &n)) o->device = (int)n, i++;
@@ -206,6 +218,12 @@ int main(int argc, char **argv)
         return EXIT_FAILED;
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    if (o.tile_sweep || o.calibrate) { /* these modes only */
+        rc = o.calibrate ? bench_calibrate(ctx, &o.settings) : 0;
+        if (o.tile_sweep && !rc) rc = tile_sweep_run(ctx, &o.settings, 16384, 16384, o.sweep_filter, o.format == OUT_CSV);
+        asyncrt_context_destroy(ctx);
+        return rc ? EXIT_FAILED : 0;
+    }
     if (!o.paths_given) {
         o.paths[ASYNCRT_PATH_TMA] = dev->features.bulk_copy;
         o.paths[ASYNCRT_PATH_LDGSTS] = dev->features.ldgsts;

@@ -4,36 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int compare_double(const void *a, const void *b)
+typedef struct tile_arg {
+    asyncrt_tile_op *op;
+    size_t rows, cols;
+    asyncrt_deviceptr in, out;
+} tile_arg;
+
+static asyncrt_status run_tile(void *arg)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    tile_arg *a = arg;
+    return asyncrt_tile_launch(a->op, a->rows, a->cols, a->in, a->out, NULL);
 }
 
-/* Median device milliseconds of one launch, after warm-up. */
-static asyncrt_status time_op(asyncrt_context *ctx, const bench_settings *s, asyncrt_tile_op *op, size_t rows,
-                              size_t cols, asyncrt_deviceptr in, asyncrt_deviceptr out, double *ms)
+asyncrt_status bench_tile(asyncrt_context *ctx, const bench_settings *s, asyncrt_tile_op *op, size_t rows,
+                          size_t cols, asyncrt_deviceptr in, asyncrt_deviceptr out, double *ms)
 {
-    asyncrt_timer *t = NULL;
-    double *samples = calloc((size_t)s->repeats, sizeof *samples);
-    asyncrt_status st = samples ? asyncrt_timer_create(ctx, &t) : ASYNCRT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; !st && i < s->warmup; i++) st = asyncrt_tile_launch(op, rows, cols, in, out, NULL);
-    if (!st) st = asyncrt_synchronize(ctx);
-    for (int i = 0; !st && i < s->repeats; i++) {
-        float elapsed = 0;
-        if ((st = asyncrt_timer_start(t, NULL)) || (st = asyncrt_tile_launch(op, rows, cols, in, out, NULL)) ||
-            (st = asyncrt_timer_stop(t, NULL)) || (st = asyncrt_timer_elapsed_ms(t, &elapsed)))
-            break;
-        samples[i] = elapsed;
-    }
-    if (!st) {
-        qsort(samples, (size_t)s->repeats, sizeof *samples, compare_double);
-        int r = s->repeats;
-        *ms = r % 2 ? samples[r / 2] : (samples[r / 2 - 1] + samples[r / 2]) / 2;
-    }
-    asyncrt_timer_destroy(t);
-    free(samples);
-    return st;
+    tile_arg a = {op, rows, cols, in, out};
+    return bench_timed(ctx, s, run_tile, &a, ms);
 }
 
 int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *paths, size_t rows, size_t cols,
@@ -68,7 +55,7 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
                 d.weights = five_point;
             }
             asyncrt_tile_op *op = NULL;
-            if ((st = asyncrt_tile_create(ctx, &d, &op)) || (st = time_op(ctx, s, op, rows, cols, in, out, &ms))) {
+            if ((st = asyncrt_tile_create(ctx, &d, &op)) || (st = bench_tile(ctx, s, op, rows, cols, in, out, &ms))) {
                 asyncrt_tile_destroy(op);
                 break;
             }
