@@ -96,15 +96,22 @@ static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
     *th = op->th;
 }
 
-static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *t)
+static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map_path path, tile_tune *t)
 {
     /* The defaults: one CTA per tile (measured fastest on the H100 on every
      * path, see asyncrt_tile_create), 256 threads, the staged variant (both
      * directions whole-sector and coalesced; tile_transpose.cuh says why),
      * its registers capped for 6 CTAs per SM (40 instead of 54, no spills:
-     * 6 x 16 KiB of loads in flight per SM instead of 4). */
+     * 6 x 16 KiB of loads in flight per SM instead of 4). Off the TMA path,
+     * loads ask for a 256-byte L2 prefetch, and the stencil takes 32 rows per
+     * thread on LDGSTS and 128 threads on the plain path: the best of
+     * `asyncrt-bench --tile-sweep` on the H100, native and compute_80 builds
+     * alike (16384^2 f32, same-run D2D: transpose LDGSTS 94.1%, plain 93.6%;
+     * stencil LDGSTS 95.5%, plain 94.4%; against 93.3/92.1/91.2/90.1% without). */
     *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
-                     .minctas = stencil ? 0 : 6};
+                     .minctas = stencil ? 0 : 6, .l2 = path == ASYNCRT_PATH_TMA ? 0 : 256};
+    if (stencil && path == ASYNCRT_PATH_LDGSTS) t->opt = 32;
+    if (stencil && path == ASYNCRT_PATH_PLAIN) t->threads = 128;
     const char *env = getenv("ASYNCRT_TILE_TUNE");
     if (!env || !*env) return ASYNCRT_SUCCESS;
     char key[16], value[16];
@@ -318,7 +325,7 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     op->kind = d->kind;
     op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
-    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, &op->tune))) goto fail;
+    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, &op->tune))) goto fail;
     if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
         s = asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                          "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "

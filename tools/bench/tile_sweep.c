@@ -27,16 +27,16 @@ typedef struct sweep_config {
 static size_t sweep_configs(const asyncrt_device_info *dev, sweep_config *c)
 {
     _Static_assert(2 * (1 + 3 + 2 * 2 * 12 + 1) <= SWEEP_MAX, "SWEEP_MAX: up to 12 tunings per op");
-    /* blocks,minctas=0 is the kernel before issue 16; staged is the default (minctas=6). */
-    static const char *const transpose_tunes[] = {"variant=blocks,minctas=0", "variant=blocks",
+    /* "" is the path's default; blocks,minctas=0,l2=0 is the kernel before issue 16. */
+    static const char *const transpose_tunes[] = {"", "variant=blocks,minctas=0,l2=0",
                                                   "variant=rows",             "variant=staged",
                                                   "variant=staged,minctas=0", "variant=staged,minctas=8",
                                                   "variant=rows,threads=128", "variant=staged,threads=128",
-                                                  "variant=staged,threads=64", "variant=staged,l2=256",
-                                                  "variant=blocks,l2=256"};
-    static const char *const stencil_tunes[] = {"opt=16", "opt=8", "opt=32", "threads=128", "threads=512",
+                                                  "variant=staged,threads=64", "variant=staged,l2=0",
+                                                  "variant=staged,l2=256"};
+    static const char *const stencil_tunes[] = {"", "opt=16", "opt=8", "opt=32", "threads=128", "threads=512",
                                                 "threads=512,opt=32", "opt=16,minctas=6", "opt=32,minctas=4",
-                                                "tw=256,opt=32",      "tw=256,threads=512,opt=32", "opt=32,l2=256"};
+                                                "tw=256,opt=32",      "opt=32,l2=0", "threads=128,l2=0"};
     static const char *const builds[] = {NULL, "compute_80"};
     _Static_assert(sizeof transpose_tunes / sizeof *transpose_tunes <= 12 &&
                        sizeof stencil_tunes / sizeof *stencil_tunes <= 12,
