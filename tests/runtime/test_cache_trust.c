@@ -195,6 +195,22 @@ static void created_directories_are_private(void **state)
     free(deep);
 }
 
+static void a_directory_removed_under_a_context_is_made_again(void **state)
+{
+    fixture *f = *state;
+    capture_begin();
+    asyncrt_context *ctx = new_context(f->dir);
+    assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
+    test_remove_tree(f->dir);
+    assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_COMPILED); /* cannot store: warned */
+    assert_int_equal(compile_value(ctx, 3), ASYNCRT_ORIGIN_COMPILED); /* checked, created, stored */
+    asyncrt_context_destroy(ctx);
+    char *log = capture_end();
+    assert_logged(log, "not caching in");
+    free(log);
+    assert_int_equal(fresh_compile(f->dir, 3, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+}
+
 /* ---- the shared team cache ---------------------------------------------- */
 
 static char *only_file(const char *dir, const char *suffix)
@@ -541,6 +557,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_directory_of_another_user_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(a_symlinked_directory_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(created_directories_are_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_directory_removed_under_a_context_is_made_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(odd_files_are_refused_without_hanging, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_manifest_is_discarded, setup, teardown),
