@@ -206,12 +206,9 @@ bool asyncrt_manifest_decode(const void *data, size_t size, const uint8_t key1[3
     *out = (asyncrt_manifest){0};
     const unsigned char *payload;
     size_t payload_size;
-    char reason[192];
-    if (!asyncrt_seal_open(data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload, &payload_size,
-                           NULL, reason, sizeof reason)) {
-        snprintf(why, why_size, "manifest: %s", reason);
+    if (!asyncrt_seal_open("manifest", data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload,
+                           &payload_size, NULL, why, why_size))
         return false;
-    }
     asyncrt_reader r = {payload, payload_size, false};
     uint64_t sets = asyncrt_take_u64(&r);
     if (sets == 0 || sets > ASYNCRT_MANIFEST_MAX_SETS) r.bad = true;

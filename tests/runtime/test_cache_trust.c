@@ -102,7 +102,7 @@ static asyncrt_context *new_context(const char *dir)
     return ctx;
 }
 
-static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
+static asyncrt_program *compile_program(asyncrt_context *ctx, int value)
 {
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
@@ -110,6 +110,12 @@ static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
     asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
+    return p;
+}
+
+static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
+{
+    asyncrt_program *p = compile_program(ctx, value);
     asyncrt_program_origin origin = asyncrt_program_origin_of(p);
     asyncrt_program_destroy(p);
     return origin;
@@ -517,12 +523,7 @@ static void one_context_many_threads(void **state)
     fixture *f = *state;
     asyncrt_context *ctx = new_context(NULL); /* the references: no cache at all */
     for (int v = 0; v < 4; v++) {
-        char define[32];
-        snprintf(define, sizeof define, "VALUE=%d", v);
-        const char *defines[] = {define};
-        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
-        asyncrt_program *prog = NULL;
-        assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &prog));
+        asyncrt_program *prog = compile_program(ctx, v);
         const void *image = asyncrt_program_image(prog, &g_reference_size[v]);
         g_reference[v] = malloc(g_reference_size[v]);
         memcpy(g_reference[v], image, g_reference_size[v]);
