@@ -148,7 +148,7 @@ static char *usable_dir(asyncrt_context *ctx, uint8_t mac_key[32], bool *shared)
         char why[512];
         c->dir_ok = c->checked_dir && asyncrt_cache_trust_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why);
         if (!c->dir_ok && c->checked_dir)
-            asyncrt_log(ctx, 1, "warning: no disk cache: %s", why);
+            asyncrt_log(ctx, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir, why);
     }
     char *dir = c->dir_ok ? strdup(c->checked_dir) : NULL;
     memcpy(mac_key, c->mac_key, 32);

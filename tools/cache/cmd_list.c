@@ -33,7 +33,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         fprintf(stderr, "asyncrt-cache list: cannot read %s\n", tool->dir);
         return TOOL_NO_CACHE;
     }
-    qsort(l.files, l.count, sizeof *l.files, newest_first);
+    if (l.count) qsort(l.files, l.count, sizeof *l.files, newest_first);
     printf("%-8s %12s %10s  %s\n", "kind", "size", "used", "name");
     for (size_t i = 0; i < l.count; i++) {
         const asyncrt_cache_file *f = &l.files[i];
