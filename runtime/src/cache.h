@@ -10,7 +10,8 @@
  * and asyncrt_context_cache_stats may be called concurrently on one context.
  * A mutex guards the in-memory list and the directory check; it is never
  * held while validating dependencies (stat, hashing) or reading and writing
- * files. Counters are atomics. Other processes are coordinated through the
+ * files. Counters are atomics. asyncrt_context_set_cache_dir must not run
+ * concurrently with them. Other processes are coordinated through the
  * filesystem only (rename into place, no locks). */
 #ifndef ASYNCRT_CACHE_H
 #define ASYNCRT_CACHE_H

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 #include "cache_manifest.h"
 
 #include <errno.h>
@@ -26,21 +27,30 @@ static void take_stat(asyncrt_dep *d, const struct stat *st)
     d->ctime_ns = st->st_ctim.tv_nsec;
 }
 
-/* SHA-256 of a regular file and the fstat of the descriptor hashed. */
-static bool hash_file(const char *path, uint8_t sha[32], struct stat *st)
+#define PROBE "__has_include"
+#define PROBE_LEN (sizeof PROBE - 1)
+
+/* SHA-256 of a regular file and the fstat of the descriptor hashed; when
+ * probe is not NULL, whether the text holds "__has_include". */
+static bool hash_file(const char *path, uint8_t sha[32], struct stat *st, bool *probe)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return false;
     bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
     asyncrt_sha256 h;
     asyncrt_sha256_init(&h);
-    unsigned char buf[65536];
+    unsigned char buf[PROBE_LEN + 65536]; /* the last chunk's tail, then the next chunk */
+    size_t kept = 0;
     while (ok) {
-        ssize_t n = read(fd, buf, sizeof buf);
+        ssize_t n = read(fd, buf + kept, sizeof buf - PROBE_LEN);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) ok = false;
         if (n <= 0) break;
-        asyncrt_sha256_update(&h, buf, (size_t)n);
+        asyncrt_sha256_update(&h, buf + kept, (size_t)n);
+        size_t have = kept + (size_t)n;
+        if (probe && memmem(buf, have, PROBE, PROBE_LEN)) *probe = true;
+        kept = have < PROBE_LEN - 1 ? have : PROBE_LEN - 1;
+        memmove(buf, buf + have - kept, kept);
     }
     close(fd);
     asyncrt_sha256_final(&h, sha);
@@ -70,9 +80,16 @@ static void result_key(asyncrt_dep_set *set, const uint8_t key1[32])
     asyncrt_sha256_final(&h, set->result_key);
 }
 
+/* Under dir/ (the toolkit's headers, whose own probes change only with the toolkit). */
+static bool inside(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    return n && strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
 bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
-                            size_t memory_count, const struct timespec *start, const uint8_t key1[32],
-                            asyncrt_dep_set *out, char *why, size_t why_size)
+                            size_t memory_count, const char *toolkit_dir, const struct timespec *start,
+                            const uint8_t key1[32], asyncrt_dep_set *out, char *why, size_t why_size)
 {
     *out = (asyncrt_dep_set){0};
     out->deps = calloc(headers->count + 1, sizeof *out->deps);
@@ -84,14 +101,18 @@ bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *co
         const char *path = headers->paths[i];
         asyncrt_dep *d = &out->deps[out->count];
         struct stat st;
+        bool probe = false;
         if (lstat(path, &st) != 0 && errno == ENOENT) {
             bool in_memory = false;
             for (size_t m = 0; m < memory_count; m++) in_memory |= strcmp(memory_names[m], path) == 0;
             if (in_memory) continue;
             snprintf(why, why_size, "%s was read by NVRTC but is gone", path);
             ok = false;
-        } else if (!hash_file(path, d->sha, &st)) {
+        } else if (!hash_file(path, d->sha, &st, inside(path, toolkit_dir) ? NULL : &probe)) {
             snprintf(why, why_size, "cannot hash %s (not a readable regular file)", path);
+            ok = false;
+        } else if (probe) {
+            snprintf(why, why_size, "%s uses __has_include, which the trace cannot see", path);
             ok = false;
         } else if (at_or_after(st.st_mtim.tv_sec, st.st_mtim.tv_nsec, start) ||
                    at_or_after(st.st_ctim.tv_sec, st.st_ctim.tv_nsec, start)) {
@@ -139,7 +160,7 @@ bool asyncrt_dep_set_valid(const asyncrt_dep_set *set)
             now.ctime_s == d->ctime_s && now.ctime_ns == d->ctime_ns)
             continue;
         uint8_t sha[32];
-        if (!hash_file(d->path, sha, &st) || memcmp(sha, d->sha, 32) != 0) return false;
+        if (!hash_file(d->path, sha, &st, NULL) || memcmp(sha, d->sha, 32) != 0) return false;
     }
     return true;
 }

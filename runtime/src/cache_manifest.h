@@ -47,10 +47,12 @@ typedef struct asyncrt_manifest {
  * stat'ed and hashed; a name that is not on disk must be one of the
  * in-memory headers (they win over disk files of the same name). Refused
  * (false, why) when a file changed at or after `start` (the compile may have
- * seen another version), vanished, or is not a regular file. */
+ * seen another version), vanished, is not a regular file, or, outside
+ * toolkit_dir, uses __has_include (a probe that failed leaves no trace, so a
+ * file created later would go unnoticed). */
 bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
-                            size_t memory_count, const struct timespec *start, const uint8_t key1[32],
-                            asyncrt_dep_set *out, char *why, size_t why_size);
+                            size_t memory_count, const char *toolkit_dir, const struct timespec *start,
+                            const uint8_t key1[32], asyncrt_dep_set *out, char *why, size_t why_size);
 
 /* True when every file still holds its recorded content (see above). */
 bool asyncrt_dep_set_valid(const asyncrt_dep_set *set);

@@ -260,8 +260,8 @@ static void store_with_dependencies(compile_job *job, asyncrt_program *p, const 
     asyncrt_trace_headers headers = {0};
     asyncrt_dep_set deps = {0};
     if (json && !memory.failed && asyncrt_trace_parse((const char *)json, size, &headers, why, sizeof why) &&
-        asyncrt_dep_set_record(&headers, (const char *const *)memory.items, memory.count, start, job->key, &deps,
-                               why, sizeof why)) {
+        asyncrt_dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit, start,
+                               job->key, &deps, why, sizeof why)) {
         memcpy(p->key, deps.result_key, sizeof p->key);
         asyncrt_cache_store(job->ctx, job->key, &deps, p);
     } else {

@@ -228,6 +228,35 @@ static void another_working_directory_is_another_dependency(void **state)
     free(other);
 }
 
+/* __has_include probes leave no trace: a probe that failed would not notice
+ * the file appearing later. So a compile whose source, in-memory header or
+ * (non-toolkit) disk header uses one is never cached. */
+static void has_include_is_never_cached(void **state)
+{
+    (void)state;
+    char *cache = test_make_temp_dir("asyncrt-keys-cache");
+    write_text("probe/probe.h", "#if __has_include(\"optional.h\")\n#include \"optional.h\"\n#endif\n#define VALUE 9\n");
+    settle();
+    const include_case disk = {"disk header probing", "k.cu", "#include <probe.h>\n", "%s/probe", NULL, {NULL}, NULL,
+                               false};
+    const include_case source = {"source probing", "k.cu", "#if __has_include(<nothing.h>)\n#endif\n#define VALUE 1\n",
+                                 NULL, NULL, {NULL}, NULL, false};
+    const include_case *cases[] = {&disk, &source};
+    for (int i = 0; i < 2; i++) {
+        asyncrt_context *ctx;
+        assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+        assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
+        assert_int_equal(compile_case(ctx, cases[i], cache), ASYNCRT_ORIGIN_COMPILED);
+        assert_int_equal(compile_case(ctx, cases[i], cache), ASYNCRT_ORIGIN_COMPILED);
+        asyncrt_cache_stats s;
+        asyncrt_context_cache_stats(ctx, &s);
+        assert_int_equal(s.stores, 0);
+        asyncrt_context_destroy(ctx);
+    }
+    test_remove_tree(cache);
+    free(cache);
+}
+
 int main(void)
 {
     g_root = test_make_temp_dir("asyncrt-keys");
@@ -236,6 +265,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_include_form_is_in_the_key),
         cmocka_unit_test(another_working_directory_is_another_dependency),
+        cmocka_unit_test(has_include_is_never_cached),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     test_remove_tree(g_root);
