@@ -89,9 +89,47 @@ __device__ __forceinline__ void asyncrt_tile_store_elem(unsigned long long base,
     else reinterpret_cast<unsigned short *>(base)[i] = static_cast<unsigned short>(b);
 }
 
+// 16 bytes from global memory, into registers (ld.global.nc) or into shared
+// memory (cp.async.cg), with an L2 prefetch hint of L2 bytes (the tuning
+// knob l2=: 0 none; 128 or 256: the L2 fetches the whole aligned block the
+// access lies in, so a tile's neighbour in the same DRAM page comes along).
+// The 256-byte hint needs sm_80; below that it is 128.
+template <int L2>
+__device__ __forceinline__ uint4 asyncrt_tile_ld16(const void *g)
+{
+    static_assert(L2 == 0 || L2 == 128 || L2 == 256, "asyncrt tile ops: l2 is 0, 128 or 256");
+    if constexpr (L2 == 0) {
+        return asyncrt_map_load_nc(g);
+    } else {
+        uint4 v;
+#if __CUDA_ARCH__ >= 800
+        if constexpr (L2 == 256)
+            asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(g));
+        else
+#endif
+            asm volatile("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                         : "l"(g));
+        return v;
+    }
+}
+template <int L2>
+__device__ __forceinline__ void asyncrt_tile_cp16(void *smem, const void *g)
+{
+    if constexpr (L2 == 0) asyncrt_cp_async_cg(smem, g);
+    else if constexpr (L2 == 128)
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(asyncrt_smem_addr(smem)), "l"(g)
+                     : "memory");
+    else
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(asyncrt_smem_addr(smem)), "l"(g)
+                     : "memory");
+}
+
 // Elements [x, x + V) of input row y, zero outside the matrix (y and x may
 // be negative).
-template <int E>
+template <int E, int L2 = 0>
 __device__ __forceinline__ uint4 asyncrt_tile_load_vec(const asyncrt_tile_params &p, int y, int x)
 {
     constexpr int V = 16 / E;
@@ -99,7 +137,7 @@ __device__ __forceinline__ uint4 asyncrt_tile_load_vec(const asyncrt_tile_params
     const unsigned long long row = static_cast<unsigned long long>(y) * static_cast<unsigned>(p.cols);
     if (p.vec_in) { // rows hold whole vectors and x is a multiple of V: all in or all out
         if (x < 0 || x >= p.cols) return make_uint4(0, 0, 0, 0);
-        return asyncrt_map_load_nc(reinterpret_cast<const unsigned char *>(p.in) + (row + x) * E);
+        return asyncrt_tile_ld16<L2>(reinterpret_cast<const unsigned char *>(p.in) + (row + x) * E);
     }
     unsigned b[V];
 #pragma unroll
@@ -111,17 +149,17 @@ __device__ __forceinline__ uint4 asyncrt_tile_load_vec(const asyncrt_tile_params
 // The same into shared memory: with Async, a 16-byte cp.async where the
 // vector lies inside the matrix; zeros and unaligned rows are stored by the
 // thread itself (visible to it at once, to others after a barrier).
-template <int E, bool Async>
+template <int E, bool Async, int L2 = 0>
 __device__ __forceinline__ void asyncrt_tile_fill_vec(void *smem, const asyncrt_tile_params &p, int y, int x)
 {
     if constexpr (Async) {
         if (p.vec_in && y >= 0 && y < p.rows && x >= 0 && x < p.cols) {
             const unsigned long long row = static_cast<unsigned long long>(y) * static_cast<unsigned>(p.cols);
-            asyncrt_cp_async_cg(smem, reinterpret_cast<const unsigned char *>(p.in) + (row + x) * E);
+            asyncrt_tile_cp16<L2>(smem, reinterpret_cast<const unsigned char *>(p.in) + (row + x) * E);
             return;
         }
     }
-    *reinterpret_cast<uint4 *>(smem) = asyncrt_tile_load_vec<E>(p, y, x);
+    *reinterpret_cast<uint4 *>(smem) = asyncrt_tile_load_vec<E, L2>(p, y, x);
 }
 
 // Elements [x, x + V) of row y of the output (out_rows x out_cols), clipped.

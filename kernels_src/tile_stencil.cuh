@@ -6,12 +6,20 @@
 // The runtime generates a struct Op with
 //   T, C                 storage type (2 or 4 bytes), compute type
 //   threads, stages, radius (R), weights (bool), box_w (see the TMA path)
+//   opt, tw              output rows per thread (OPT), tile width (TW)
+//   l2                   L2 prefetch hint of the loads (tile_common.cuh)
 //   eval(in, y, x, rows, cols)   the expression (when weights is false)
 //
-// Geometry. A tile is TW = 128 columns x TH rows of the output; thread t
-// owns column t % TW and OPT = 16 consecutive rows of it (TH = OPT *
-// threads / TW). Its inputs are staged with a halo of R rows above and
-// below; a thread walks the OPT + 2R input rows of its column once, reading
+// Geometry. A tile is TW columns x TH rows of the output; thread t owns
+// column t % TW and OPT consecutive rows of it (TH = OPT * threads / TW; by
+// default TW = 128, OPT = 16 and 256 threads, TH = 32). The staged input
+// is (TH + 2R) x (TW + 2V): the halo costs 2R/TH + 2V/TW more reads (from
+// L2, as neighbouring tiles read the same rows): 13% at TH = 32, TW = 128,
+// R = 1, f32; 10% at TH = 64 (ASYNCRT_TILE_TUNE=opt=32 or threads=512); 6%
+// at TH = 64, TW = 256 (tw=256,threads=512,opt=32: staged rows of 1 KiB,
+// off the TMA path, whose boxes are at most 256 wide). These are the
+// levers the tuning sweep measures. Its inputs are staged with a halo of R rows above
+// and below; a thread walks the OPT + 2R input rows of its column once, reading
 // 2R + 1 values per row and adding them to every output they touch, so each
 // output sums its terms in row-major (dy, dx) order with fmaf: the CPU
 // reference can match that bit for bit.
@@ -22,11 +30,13 @@
 template <class Op>
 struct asyncrt_stencil_geom {
     typedef typename Op::T T;
-    static constexpr int E = sizeof(T), V = 16 / E, R = Op::radius, TW = 128, OPT = 16;
+    static constexpr int E = sizeof(T), V = 16 / E, R = Op::radius, TW = Op::tw, OPT = Op::opt;
     static constexpr int TH = OPT * (Op::threads / TW), BH = TH + 2 * R; // rows staged per tile
     static_assert(E == 2 || E == 4, "asyncrt stencils move 2- or 4-byte elements");
     static_assert(R >= 1 && R <= 4 && R <= V, "asyncrt stencils: radius 1..4");
-    static_assert(Op::threads % TW == 0, "asyncrt stencils: threads must be a multiple of 128");
+    static_assert((TW == 128 || TW == 256) && Op::threads % TW == 0 && Op::threads <= 512,
+                  "asyncrt stencils: tw 128 or 256, threads a multiple of it up to 512");
+    static_assert(OPT == 8 || OPT == 16 || OPT == 32, "asyncrt stencils: opt must be 8, 16 or 32");
 
     static __device__ __forceinline__ int y0(const asyncrt_tile_params &p, int t) { return (t / p.tiles_x) * TH; }
     static __device__ __forceinline__ int x0(const asyncrt_tile_params &p, int t) { return (t % p.tiles_x) * TW; }
@@ -95,7 +105,8 @@ __device__ __forceinline__ void asyncrt_stencil_fill(const asyncrt_tile_params &
         const int t = asyncrt_tile_index(j), y0 = G::y0(p, t) - G::R, x0 = G::x0(p, t) - G::V;
         for (int c = static_cast<int>(threadIdx.x); c < G::BH * per_row; c += Op::threads) {
             const int r = c / per_row, v = c % per_row;
-            asyncrt_tile_fill_vec<G::E, Async>(stage + (r * pitch + v * G::V) * G::E, p, y0 + r, x0 + v * G::V);
+            asyncrt_tile_fill_vec<G::E, Async, Op::l2>(stage + (r * pitch + v * G::V) * G::E, p, y0 + r,
+                                                       x0 + v * G::V);
         }
     }
     if constexpr (Async) asyncrt_cp_async_commit_group();

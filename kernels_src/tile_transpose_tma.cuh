@@ -32,12 +32,6 @@ struct asyncrt_tile_tma_layout {
     static constexpr int bar_offset = out_offset + 2 * tile_bytes;
 };
 
-// Byte offset of vector c of row r in a 1024-byte-aligned swizzled region.
-__device__ __forceinline__ int asyncrt_tile_swizzle128(int r, int c)
-{
-    return r * 128 + ((c ^ (r & 7)) << 4);
-}
-
 template <class Op>
 __device__ __forceinline__ void asyncrt_tile_transpose_tma_load(const asyncrt_tile_params &p, unsigned char *stage,
                                                                 unsigned long long *full, int t)
@@ -72,12 +66,9 @@ __device__ __forceinline__ void asyncrt_tile_transpose_tma(const asyncrt_tile_pa
     for (int j = 0; j < mine; j++) {
         const int s = j % Op::stages, t = asyncrt_tile_index(j);
         const int y = g.y(p, t), x = g.x(p, t);
-        const unsigned char *stage = smem + s * L::tile_bytes + g.k * G::S * 128; // this thread's sub-tile
         asyncrt_mbarrier_wait_parity(&full[s], static_cast<unsigned>(j / Op::stages) & 1u);
         uint4 in[G::V], out[G::V];
-#pragma unroll
-        for (int i = 0; i < G::V; i++)
-            in[i] = *reinterpret_cast<const uint4 *>(stage + asyncrt_tile_swizzle128(g.bi * G::V + i, g.bj));
+        asyncrt_tile_read_block<Op>(smem + s * L::tile_bytes, g, in);
         asyncrt_tile_block<Op>(in, out, y, x, p.rows, p.cols);
 
         unsigned char *obuf = smem + L::out_offset + (j & 1) * L::tile_bytes;
@@ -86,14 +77,7 @@ __device__ __forceinline__ void asyncrt_tile_transpose_tma(const asyncrt_tile_pa
         if (threadIdx.x == 0 && j + Op::stages < mine)
             asyncrt_tile_transpose_tma_load<Op>(p, smem + s * L::tile_bytes, &full[s], asyncrt_tile_index(j + Op::stages));
 
-        unsigned char *osub = obuf + g.k * G::S * 128;
-#pragma unroll
-        for (int i = 0; i < G::V; i++) {
-            // Transposed: result row i is row bj*V + i of the output sub-tile, at vector bi.
-            const int off = Op::transpose ? asyncrt_tile_swizzle128(g.bj * G::V + i, g.bi)
-                                          : asyncrt_tile_swizzle128(g.bi * G::V + i, g.bj);
-            *reinterpret_cast<uint4 *>(osub + off) = out[i];
-        }
+        asyncrt_tile_write_block<Op>(obuf, g, out);
         asyncrt_fence_proxy_async_shared_cta();
         __syncthreads(); // B
         if (threadIdx.x == 0) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
-#   tools/gpu-check.sh [test] [sanitize] [bench] [fuzz-free]   (default: test)
-# Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, summary.txt.
+#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [fuzz-free]   (default: test)
+# Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
+# summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access).
 set -u
 cd "$(dirname "$0")/.."
@@ -75,6 +76,41 @@ for stage in $stages; do
       { echo "== $tool $args"; "$tool" $args; echo "exit $?"; } >>"$OUT/bench.log" 2>&1
     done
     tail -60 "$OUT/bench.log"
+    ;;
+  sweep)
+    # The tile variants x paths x builds, the dispatcher's pick, the peers (issue 16).
+    { "$build/tools/bench/asyncrt-bench" --tile-sweep; echo "exit $?"
+      if python3 -c 'import torch' 2>/dev/null; then python3 tools/bench/peer_torch.py; echo "exit $?"
+      else echo "peer_torch: no torch here"; fi
+      # A calibration of this device, in a directory of its own (it would steer later stages' AUTO paths).
+      ASYNCRT_CACHE_DIR="$OUT/calibration" "$build/tools/bench/asyncrt-bench" --calibrate; echo "exit $?"
+    } >"$OUT/sweep.log" 2>&1
+    grep -q '^exit [1-9]' "$OUT/sweep.log" && rc=1
+    note "sweep: $(grep -c ' ok$' "$OUT/sweep.log") rows ok, $(grep -c 'WRONG\|failed' "$OUT/sweep.log") wrong or failed"
+    cat "$OUT/sweep.log"
+    ;;
+  profile)
+    # ncu on one instance each of the tile kernels issue 16 is about: small text in $OUT/ncu.txt.
+    # Bank conflicts (shared ld/st), bytes used per 32-byte sector (global ld/st), achieved
+    # occupancy and its limiters, L2 and DRAM traffic. If the metric list is refused, sections.
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+    metrics=$metrics,smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct,smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct
+    metrics=$metrics,sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem
+    metrics=$metrics,launch__registers_per_thread,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum
+    metrics=$metrics,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,gpu__time_duration.sum
+    : >"$OUT/ncu.txt"
+    for f in transpose/ldgsts/native/variant=blocks transpose/ldgsts/native/variant=staged \
+             transpose/plain/native/variant=blocks transpose/ldgsts/sm80-ptx/variant=staged \
+             transpose/tma/native/threads=256 stencil/ldgsts/native/opt=16 stencil/ldgsts/native/opt=32; do
+      run=("$build/tools/bench/asyncrt-bench" --sweep-filter "$f" --repeats 1 --warmup 0)
+      echo "=== $f" >>"$OUT/ncu.txt"
+      "$ncu" -k regex:asyncrt_tile_kernel -c 1 --metrics "$metrics" "${run[@]}" >/tmp/asyncrt-ncu.txt 2>&1 ||
+        "$ncu" -k regex:asyncrt_tile_kernel -c 1 --section SpeedOfLight --section Occupancy \
+          --section MemoryWorkloadAnalysis_Tables "${run[@]}" >/tmp/asyncrt-ncu.txt 2>&1 || rc=1
+      grep -vE '^(transpose|stencil5) |^Tile sweep|^op |^cuMemcpy|^peer' /tmp/asyncrt-ncu.txt >>"$OUT/ncu.txt"
+    done
+    note "profile: $(grep -c '^===' "$OUT/ncu.txt") kernels in ncu.txt"
     ;;
   *) note "unknown stage $stage"; rc=2 ;;
   esac

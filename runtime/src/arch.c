@@ -115,6 +115,51 @@ asyncrt_status asyncrt_arch_check(const asyncrt_arch *arch, const int *supported
     return ASYNCRT_SUCCESS;
 }
 
+/* ptxas's words when a target lacks an instruction or feature:
+ * "Instruction 'setmaxnreg.inc' not supported on .target 'sm_90'" or
+ * "Feature '.cta_group::1' not supported on .target 'sm_100'". */
+static bool lacks_instruction(const char *log, const char *arch_name)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "not supported on .target '%s'", arch_name);
+    return log && strstr(log, needle) != NULL;
+}
+
+bool asyncrt_arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
+                                size_t count, const char *log, asyncrt_arch *retry, char *hint,
+                                size_t hint_size)
+{
+    char name[32];
+    asyncrt_arch_format(tried, name, sizeof name);
+    hint[0] = '\0';
+    if (tried->ptx || !lacks_instruction(log, name)) return false;
+    if (tried->suffix == 'a') {
+        snprintf(hint, hint_size,
+                 "hint: ptxas says %s lacks instructions the kernel uses even in its arch-specific "
+                 "form; the kernel was written for another GPU architecture (wgmma exists only on "
+                 "sm_90a, tcgen05 only on sm_100a and its relatives)", name);
+        return false;
+    }
+    bool has_variant = tried->number >= 90 && contains(supported, count, tried->number);
+    if (!has_variant) {
+        snprintf(hint, hint_size,
+                 "hint: ptxas says %s lacks instructions the kernel uses; it needs a newer GPU "
+                 "architecture", name);
+        return false;
+    }
+    if (from_auto) {
+        *retry = *tried;
+        retry->suffix = 'a';
+        return true;
+    }
+    snprintf(hint, hint_size,
+             "hint: ptxas says %s lacks instructions the kernel uses; arch-specific instructions "
+             "(wgmma and setmaxnreg on sm_90a, tcgen05 on sm_100a) need the 'a' target: compile "
+             "for %sa (its CUBIN runs only on compute capability %d.%d), or with arch auto on "
+             "that device, which retries with it", name, name, tried->number / 10, tried->number % 10);
+    return false;
+}
+
 size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity)
 {
     int n = 0;

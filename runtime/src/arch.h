@@ -32,6 +32,17 @@ asyncrt_status asyncrt_arch_select_auto(int cc_major, int cc_minor, int driver_v
 asyncrt_status asyncrt_arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
                                   char *why, size_t why_size);
 
+/* After a compile for `tried` failed with NVRTC log `log`: when ptxas said
+ * the target lacks an instruction the source uses ("Instruction 'wgmma.fence'
+ * not supported on .target 'sm_90'"), either returns true with *retry set to
+ * the arch-specific sm_XYa (only when the target came from `auto`, so the
+ * device is exactly XY, and NVRTC supports XY >= 90), or returns false with a
+ * hint in `hint` saying what to do. Returns false with hint "" for any other
+ * failure. Pure, so it is tested on tables. */
+bool asyncrt_arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
+                                size_t count, const char *log, asyncrt_arch *retry, char *hint,
+                                size_t hint_size);
+
 /* NVRTC's supported arch numbers, ascending; returns the count (0 on error). */
 size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity);
 

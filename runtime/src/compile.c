@@ -105,6 +105,19 @@ static bool caller_has_cuda_h(const asyncrt_compile_options *o)
     return false;
 }
 
+/* Built-in standard headers (kernels_src/std/): offered unless the caller
+ * turned them off or provides its own of that name, in memory or as a file
+ * in one of its -I directories (NVRTC would let the in-memory one win). */
+static bool std_header_offered(const asyncrt_compile_options *o, const char *name)
+{
+    if (o->no_std_headers) return false;
+    for (size_t i = 0; i < o->header_count; i++)
+        if (strcmp(o->headers[i].name, name) == 0) return false;
+    for (size_t i = 0; i < o->include_dir_count; i++)
+        if (has_file(o->include_dirs[i], name)) return false;
+    return true;
+}
+
 static const char *nvrtc_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
 
 typedef struct compile_job {
@@ -117,6 +130,8 @@ typedef struct compile_job {
     char toolkit[4096];        /* the toolkit's include directory, "" if none */
     bool cacheable;
     uint8_t key[32];           /* key1: what is known before compiling */
+    bool prepared;             /* options and key are those of `arch` */
+    bool looked_up;            /* the cache already missed for this key (a cache_only call) */
     char trace_dir[64];        /* this compile's -fdevice-time-trace directory, "" if none */
 } compile_job;
 
@@ -126,6 +141,9 @@ static void build_options(compile_job *job)
     string_list *l = &job->options;
     list_push_owned(l, asyncrt_format("-arch=%s", job->arch_name));
     list_push_owned(l, asyncrt_format("-std=%s", o->std ? o->std : "c++17"));
+    /* unannotated functions and variables are device ones, as jitify does
+     * (README: "Headers kernels see" has the measurements) */
+    if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
     char *toolkit = job->toolkit;
     if (find_toolkit_include(toolkit, sizeof job->toolkit)) {
         list_push_owned(l, asyncrt_format("-I%s", toolkit));
@@ -188,6 +206,11 @@ static void compute_key(compile_job *job)
         asyncrt_key_str(&h, asyncrt_embedded_files[i].content);
     }
     asyncrt_key_str(&h, k_cuda_h.content);
+    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
+            asyncrt_key_str(&h, asyncrt_std_header_files[i].name);
+            asyncrt_key_str(&h, asyncrt_std_header_files[i].content);
+        }
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt_key_str(&h, o->name_expressions[i]);
     asyncrt_sha256_final(&h, job->key);
     const char *why = job->ctx->memory_cache ? uncacheable_reason(job) : "";
@@ -210,6 +233,19 @@ static void add_trace_option(compile_job *job)
         return;
     }
     list_push_owned(&job->options, asyncrt_format("-fdevice-time-trace=%s/trace", job->trace_dir));
+}
+
+/* Removes the trace option (the job's options serve a retry too) and the
+ * trace's directory. */
+static void remove_trace(compile_job *job)
+{
+    if (!job->trace_dir[0]) return;
+    if (!job->options.failed && job->options.count) free(job->options.items[--job->options.count]);
+    char *trace = asyncrt_format("%s/trace.json", job->trace_dir);
+    if (trace) unlink(trace); /* a failed compile may still have written it */
+    free(trace);
+    rmdir(job->trace_dir);
+    job->trace_dir[0] = '\0';
 }
 
 /* The file names of `#line N "name"` (and `# N "name"`) directives: NVRTC's
@@ -256,6 +292,9 @@ static void store_with_dependencies(compile_job *job, asyncrt_program *p, const 
         list_push_owned(&memory, strdup(asyncrt_embedded_files[i].name));
         add_line_names(&memory, asyncrt_embedded_files[i].content);
     }
+    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt_std_header_files[i].name))
+            list_push_owned(&memory, strdup(asyncrt_std_header_files[i].name));
     if (memory.failed) snprintf(why, sizeof why, "out of memory");
     asyncrt_trace_headers headers = {0};
     asyncrt_dep_set deps = {0};
@@ -280,7 +319,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     const asyncrt_compile_options *o = job->opts;
-    size_t header_count = o->header_count + asyncrt_embedded_file_count + 1;
+    size_t header_count = o->header_count + asyncrt_embedded_file_count + asyncrt_std_header_file_count + 1;
     const char **contents = calloc(header_count + 1, sizeof(char *));
     const char **names = calloc(header_count + 1, sizeof(char *));
     asyncrt_program *p = calloc(1, sizeof *p);
@@ -296,10 +335,15 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         names[o->header_count + i] = asyncrt_embedded_files[i].name;
         contents[o->header_count + i] = asyncrt_embedded_files[i].content;
     }
-    if (caller_has_cuda_h(o)) header_count--;
-    else {
-        names[header_count - 1] = k_cuda_h.name;
-        contents[header_count - 1] = k_cuda_h.content;
+    header_count = o->header_count + asyncrt_embedded_file_count;
+    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
+            names[header_count] = asyncrt_std_header_files[i].name;
+            contents[header_count++] = asyncrt_std_header_files[i].content;
+        }
+    if (!caller_has_cuda_h(o)) {
+        names[header_count] = k_cuda_h.name;
+        contents[header_count++] = k_cuda_h.content;
     }
     nvrtcResult r = nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
                                        contents, names);
@@ -382,6 +426,107 @@ done:
     return status;
 }
 
+/* Compiles for job->arch: from the cache, else with NVRTC (then cached).
+ * With cache_only a miss leaves *out NULL and returns success. */
+static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_program **out)
+{
+    asyncrt_context *ctx = job->ctx;
+    *out = NULL;
+    double start = asyncrt_now_ms();
+    if (!job->prepared) {
+        asyncrt_arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
+        list_free(&job->options);
+        memset(&job->options, 0, sizeof job->options);
+        build_options(job);
+        if (job->options.failed)
+            return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
+        compute_key(job);
+        job->prepared = true;
+        job->looked_up = false;
+    }
+    /* A cache_only call that missed has looked already: one lookup, one count. */
+    asyncrt_program *p = job->cacheable && !job->looked_up ? asyncrt_cache_find(ctx, job->key) : NULL;
+    job->looked_up = !p && job->cacheable;
+    if (p) {
+        asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
+                    p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
+                    asyncrt_now_ms() - start);
+        *out = p;
+        return ASYNCRT_SUCCESS;
+    }
+    if (cache_only) return ASYNCRT_SUCCESS;
+    if (job->cacheable) add_trace_option(job);
+    /* The coarse clock is the one file timestamps come from: a header
+     * written after this instant has an mtime at or after it. */
+    struct timespec began;
+    clock_gettime(CLOCK_REALTIME_COARSE, &began);
+    asyncrt_status s = job->options.failed ? asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
+                                                          "out of memory compiling %s", job->source_name)
+                                           : run_nvrtc(job, &p);
+    if (s == ASYNCRT_SUCCESS) {
+        asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
+                    p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
+        if (job->cacheable) store_with_dependencies(job, p, &began);
+    }
+    remove_trace(job);
+    *out = p;
+    return s;
+}
+
+/* `auto` builds sm_XY for the exact device; a kernel using arch-specific
+ * instructions (wgmma, setmaxnreg) fails there in ptxas and is retried once
+ * with sm_XYa. An explicit target gets a hint instead. A retry that
+ * succeeded is found in the cache under sm_XYa's key next time, so the
+ * failing compile is not repeated. */
+static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, asyncrt_program **out)
+{
+    asyncrt_context *ctx = job->ctx;
+    int supported[64];
+    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    asyncrt_arch first = job->arch, retry = first;
+    retry.suffix = 'a';
+    bool may_retry = from_auto && !first.ptx && !first.suffix && first.number >= 90;
+    asyncrt_status s = compile_target(job, true, out);
+    if (s == ASYNCRT_SUCCESS && !*out && may_retry) { /* a retry of an earlier run, cached? */
+        compile_job alt = *job;
+        memset(&alt.options, 0, sizeof alt.options);
+        alt.arch = retry;
+        alt.prepared = false;
+        s = compile_target(&alt, true, out);
+        list_free(&alt.options);
+        if (*out) asyncrt_log(ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
+    }
+    if (s != ASYNCRT_SUCCESS || *out) return s;
+    s = compile_target(job, false, out); /* first's options and key are still prepared */
+    if (s != ASYNCRT_ERROR_COMPILE) return s;
+    char hint[512];
+    char *first_error = strdup(asyncrt_context_last_error(ctx));
+    if (!first_error) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (asyncrt_arch_after_failure(&first, from_auto, supported, count, first_error, &retry, hint,
+                                   sizeof hint)) {
+        char name[32], first_name[32];
+        asyncrt_arch_format(&retry, name, sizeof name);
+        asyncrt_arch_format(&first, first_name, sizeof first_name);
+        asyncrt_log(ctx, 1, "target %s: ptxas says %s lacks instructions %s uses; retrying with %s",
+                    name, job->arch_name, job->source_name, name);
+        job->arch = retry;
+        job->prepared = false;
+        s = compile_target(job, false, out);
+        if (s == ASYNCRT_ERROR_COMPILE) {
+            char *second = strdup(asyncrt_context_last_error(ctx));
+            asyncrt_arch_after_failure(&retry, true, supported, count, second, &retry, hint, sizeof hint);
+            s = asyncrt_fail(ctx, s, "%s\n(arch auto: %s was tried after ptxas said %s lacks "
+                             "instructions the kernel uses)%s%s", second ? second : "", name,
+                             first_name, *hint ? "\n" : "", hint);
+            free(second);
+        }
+    } else if (*hint) {
+        s = asyncrt_fail(ctx, s, "%s\n%s", first_error, hint);
+    }
+    free(first_error);
+    return s;
+}
+
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
@@ -396,42 +541,8 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                        .opts = opts ? opts : &no_options};
     asyncrt_status s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
     if (s != ASYNCRT_SUCCESS) return s;
-    asyncrt_arch_format(&job.arch, job.arch_name, sizeof job.arch_name);
-
-    double start = asyncrt_now_ms();
-    build_options(&job);
-    if (job.options.failed) {
-        list_free(&job.options);
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job.source_name);
-    }
-    compute_key(&job);
-    asyncrt_program *p = job.cacheable ? asyncrt_cache_find(ctx, job.key) : NULL;
-    if (p) {
-        asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job.source_name,
-                    p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
-                    asyncrt_now_ms() - start);
-    } else {
-        if (job.cacheable) add_trace_option(&job);
-        /* The coarse clock is the one file timestamps come from: a header
-         * written after this instant has an mtime at or after it. */
-        struct timespec began;
-        clock_gettime(CLOCK_REALTIME_COARSE, &began);
-        s = job.options.failed ? asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s",
-                                              job.source_name)
-                               : run_nvrtc(&job, &p);
-        if (s == ASYNCRT_SUCCESS) {
-            asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job.source_name,
-                        p->arch, p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
-            if (job.cacheable) store_with_dependencies(&job, p, &began);
-        }
-        if (job.trace_dir[0]) {
-            char *trace = asyncrt_format("%s/trace.json", job.trace_dir);
-            if (trace) unlink(trace); /* a failed compile may still have written it */
-            free(trace);
-            rmdir(job.trace_dir);
-        }
-    }
+    bool from_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
+    s = compile_auto_aware(&job, from_auto, out);
     list_free(&job.options);
-    *out = p;
     return s;
 }

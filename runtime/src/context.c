@@ -97,8 +97,11 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     asyncrt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
     ctx->error = strdup("");
+    /* Exactly one digit 0..2; anything else ("2junk", "-1", "") leaves logging
+     * off, silently: the library prints nothing unless asked, and a value it
+     * cannot read is no request. */
     const char *log = getenv("ASYNCRT_LOG");
-    ctx->log_level = log ? atoi(log) : 0;
+    ctx->log_level = log && log[0] >= '0' && log[0] <= '2' && !log[1] ? log[0] - '0' : 0;
     const char *cache = getenv("ASYNCRT_CACHE");
     ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();

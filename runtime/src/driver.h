@@ -48,7 +48,11 @@
     X(cuEventElapsedTime, 2000)                       \
     X(cuTensorMapEncodeTiled, 12000)                  \
     X(cuTensorMapEncodeIm2col, 12000)                 \
-    X(cuTensorMapReplaceAddress, 12000)
+    X(cuTensorMapReplaceAddress, 12000)              \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000) \
+    X(cuOccupancyMaxActiveClusters, 11070)            \
+    X(cuCtxGetStreamPriorityRange, 5050)              \
+    X(cuStreamCreateWithPriority, 5050)
 
 /* Present only on newer drivers; NULL when missing, and callers cope. */
 #define ASYNCRT_DRIVER_OPTIONAL_FUNCTIONS(X)          \

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "launch_preflight.h"
 #include "program.h"
 
 #define JIT_LOG_SIZE 16384
@@ -44,11 +45,16 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
     void *values[] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE};
     CUresult r = ctx->drv->cuModuleLoadDataEx(&m->handle, program->image, 4, keys, values);
     if (r != CUDA_SUCCESS) {
+        /* PTX for compute_XY meets ptxas only here: say what the fix is */
+        bool specific = program->ptx && strstr(error, "not supported on .target");
         s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx",
-                            "%s image for %s on device %d (compute capability %d.%d)%s%s%s%s",
+                            "%s image for %s on device %d (compute capability %d.%d)%s%s%s%s%s",
                             program->ptx ? "PTX" : "CUBIN", program->arch, ctx->info.ordinal,
                             ctx->info.cc_major, ctx->info.cc_minor, *error ? "\nJIT error log:\n" : "",
-                            error, *info ? "\nJIT info log:\n" : "", info);
+                            error, *info ? "\nJIT info log:\n" : "", info,
+                            specific ? "\nhint: the kernel uses instructions the target lacks; "
+                                       "arch-specific ones (wgmma, setmaxnreg, tcgen05) need an 'a' "
+                                       "target such as compute_90a or sm_90a" : "");
         goto done;
     }
     if (*info) asyncrt_log(ctx, 2, "JIT info log: %s", info);
@@ -247,28 +253,21 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "launch of '%s': grid.x (%u) and block.x (%u) must be at least 1",
                             k->name, c->grid[0], c->block[0]);
-    unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
-    if (threads > (unsigned long long)ctx->info.max_threads_per_block)
+    unsigned long long threads = asyncrt_product3(block[0], block[1], block[2]);
+    if (threads > (unsigned long long)ctx->info.max_threads_per_block) {
+        char count[32] = "more than 2^64"; /* the product of three 32-bit sizes can overflow */
+        if (threads != ~0ull) snprintf(count, sizeof count, "%llu", threads);
         return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
-                            "launch of '%s': block %ux%ux%u = %llu threads, above the device's %d",
-                            k->name, block[0], block[1], block[2], threads, ctx->info.max_threads_per_block);
+                            "launch of '%s': block %ux%ux%u = %s threads, above the device's %d",
+                            k->name, block[0], block[1], block[2], count, ctx->info.max_threads_per_block);
+    }
     if (arg_sizes && (s = check_arguments(k, arg_sizes, arg_count)) != ASYNCRT_SUCCESS) return s;
     if ((s = prepare_shared(k, c->shared_bytes)) != ASYNCRT_SUCCESS) return s;
 
-    CUlaunchAttribute attr;
-    CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
-                          .blockDimX = block[0], .blockDimY = block[1], .blockDimZ = block[2],
-                          .sharedMemBytes = (unsigned)c->shared_bytes,
-                          .hStream = (CUstream)c->stream};
-    if (c->cluster[0] || c->cluster[1] || c->cluster[2]) {
-        memset(&attr, 0, sizeof attr);
-        attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = c->cluster[0] ? c->cluster[0] : 1;
-        attr.value.clusterDim.y = c->cluster[1] ? c->cluster[1] : 1;
-        attr.value.clusterDim.z = c->cluster[2] ? c->cluster[2] : 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-    }
+    CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
+    CUlaunchConfig cfg;
+    s = asyncrt_launch_prepare(ctx, k->function, k->name, c, grid, block, &cfg, attrs);
+    if (s != ASYNCRT_SUCCESS) return s;
     CUresult r = ctx->drv->cuLaunchKernelEx(&cfg, k->function, args, NULL);
     if (r != CUDA_SUCCESS)
         return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx",

@@ -4,6 +4,7 @@
  * geometry constants below mirror those of the templates. */
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,13 +12,27 @@
 #include "asyncrt/tile_ops.h"
 #include "arch.h"
 #include "context.h"
+#include "dispatch.h"
 #include "op_util.h"
 
-#define TILE_THREADS 256
 #define TILE_MAX_STAGES 4
 #define TILE_ALIGN_SLACK 1024           /* the kernels round the shared memory base up to 1 KiB */
-#define STENCIL_TW 128
-#define STENCIL_TH 32                   /* 16 rows per thread x TILE_THREADS / STENCIL_TW */
+
+/* Variants of the plain and LDGSTS transpose/tile map (tile_transpose.cuh). */
+enum { VARIANT_BLOCKS, VARIANT_ROWS, VARIANT_STAGED };
+static const char *const k_variants[] = {"blocks", "rows", "staged"};
+
+/* How the kernels are shaped; ASYNCRT_TILE_TUNE overrides (for measuring). */
+typedef struct tile_tune {
+    unsigned variant;  /* plain and LDGSTS transpose / tile map */
+    unsigned threads;  /* per CTA */
+    unsigned opt;      /* stencil: output rows per thread */
+    unsigned tw;       /* stencil: tile width in elements (128, or 256 off the TMA path) */
+    unsigned stages;   /* per CTA, used with a persistent grid */
+    unsigned ctas;     /* CTAs per SM of a persistent grid; 0 = one CTA per tile */
+    unsigned minctas;  /* __launch_bounds__' minimum CTAs per SM (caps registers); 0 = none */
+    unsigned l2;       /* L2 prefetch hint of the plain/LDGSTS loads: 0, 128 or 256 bytes */
+} tile_tune;
 
 /* The kernels' one parameter, byte for byte (tile_common.cuh). */
 typedef struct tile_params {
@@ -51,6 +66,8 @@ struct asyncrt_tile_op {
     asyncrt_map_path path;
     size_t esize;
     int radius, stages;
+    tile_tune tune;
+    unsigned threads, th;  /* CTA size; tile height in elements */
     unsigned box_w;     /* stencil, TMA: staged columns per row (tile_stencil_tma.cuh) */
     float weights[81];
     char *source;
@@ -75,27 +92,74 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 /* Tile width and height in elements. */
 static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
 {
-    if (op->kind == ASYNCRT_TILE_STENCIL) {
-        *tw = STENCIL_TW;
-        *th = STENCIL_TH;
-    } else {
-        *tw = 128 / op->esize;               /* S */
-        *th = TILE_THREADS / 64 * *tw;       /* H = K * S */
+    *tw = op->kind == ASYNCRT_TILE_STENCIL ? op->tune.tw : 128 / op->esize; /* stencil TW; else S */
+    *th = op->th;
+}
+
+static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, tile_tune *t)
+{
+    /* The defaults: one CTA per tile (measured fastest on the H100 on every
+     * path, see asyncrt_tile_create), 256 threads, the staged variant (both
+     * directions whole-sector and coalesced; tile_transpose.cuh says why),
+     * its registers capped for 6 CTAs per SM (40 instead of 54, no spills:
+     * 6 x 16 KiB of loads in flight per SM instead of 4). */
+    *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
+                     .minctas = stencil ? 0 : 6};
+    const char *env = getenv("ASYNCRT_TILE_TUNE");
+    if (!env || !*env) return ASYNCRT_SUCCESS;
+    char key[16], value[16];
+    unsigned long v;
+    bool number;
+    int more;
+    for (const char *c = env; (more = asyncrt_tune_next(&c, key, value, &v, &number)) != 0;) {
+        if (more < 0) goto bad;
+        if (!strcmp(key, "variant")) {
+            unsigned k = 0;
+            while (k < 3 && strcmp(value, k_variants[k])) k++;
+            if (k == 3) goto bad;
+            t->variant = k;
+        } else if (!strcmp(key, "threads") && number && (v == 64 || v == 128 || v == 192 || v == 256 || v == 512)) {
+            t->threads = (unsigned)v;
+        } else if (!strcmp(key, "opt") && number && (v == 8 || v == 16 || v == 32)) {
+            t->opt = (unsigned)v;
+        } else if (!strcmp(key, "tw") && number && (v == 128 || v == 256)) {
+            t->tw = (unsigned)v;
+        } else if (!strcmp(key, "stages") && number && v >= 1 && v <= TILE_MAX_STAGES) {
+            t->stages = (unsigned)v;
+        } else if (!strcmp(key, "ctas") && number && v <= 32) {
+            t->ctas = (unsigned)v;
+        } else if (!strcmp(key, "minctas") && number && v <= 16) {
+            t->minctas = (unsigned)v;
+        } else if (!strcmp(key, "l2") && number && (v == 0 || v == 128 || v == 256)) {
+            t->l2 = (unsigned)v;
+        } else goto bad;
     }
+    /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
+    if (stencil ? t->threads % t->tw != 0 : t->threads > 256) goto bad;
+    if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */
+    return ASYNCRT_SUCCESS;
+bad:
+    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                        "ASYNCRT_TILE_TUNE='%s' is not a list of variant=blocks|rows|staged, threads=64|128|192|256 "
+                        "(transpose, map) or 128|256|512 (stencil; a multiple of tw), opt=8|16|32 (stencil rows per thread), "
+                        "tw=128|256 (stencil tile width), "
+                        "stages=1..%d, ctas=0..32 (CTAs per SM; 0: one per tile), minctas=0..16 (launch bounds; x threads <= 2048), "
+                        "l2=0|128|256 (L2 prefetch bytes)", env,
+                        TILE_MAX_STAGES);
 }
 
 /* Bytes of one stage, and of what the kernel needs besides its stages. */
 static void stage_sizes(const asyncrt_tile_op *op, bool tma, size_t *stage, size_t *fixed)
 {
-    size_t e = op->esize, v = 16 / e;
+    size_t e = op->esize, v = 16 / e, th = op->th;
     if (op->kind != ASYNCRT_TILE_STENCIL) {
-        *stage = 65536 / e;                  /* TMA: H rows x 128 B; LDGSTS: V x threads x 16 B */
+        *stage = th * 128;                   /* H rows x 128 B (= V x threads x 16 B) */
         *fixed = tma ? 2 * *stage + 8 * TILE_MAX_STAGES : 0;
     } else if (tma) {
-        *stage = round_up(op->box_w * (STENCIL_TH + 2 * op->radius) * e, 1024);
-        *fixed = 2 * STENCIL_TW * STENCIL_TH * e + 8 * TILE_MAX_STAGES;
+        *stage = round_up(op->box_w * (th + 2 * op->radius) * e, 1024);
+        *fixed = 2 * op->tune.tw * th * e + 8 * TILE_MAX_STAGES;
     } else {
-        *stage = round_up((STENCIL_TH + 2 * op->radius) * (STENCIL_TW + 2 * v) * e, 128);
+        *stage = round_up((th + 2 * op->radius) * (op->tune.tw + 2 * v) * e, 128);
         *fixed = 0;
     }
     *fixed += TILE_ALIGN_SLACK;
@@ -105,7 +169,8 @@ static void plan_kernel(const asyncrt_tile_op *op, asyncrt_map_path path, tile_k
 {
     size_t stage, fixed;
     stage_sizes(op, path == ASYNCRT_PATH_TMA, &stage, &fixed);
-    k->shared_bytes = path == ASYNCRT_PATH_PLAIN && op->kind != ASYNCRT_TILE_STENCIL
+    k->shared_bytes = path == ASYNCRT_PATH_PLAIN && op->kind != ASYNCRT_TILE_STENCIL &&
+                              op->tune.variant == VARIANT_BLOCKS
                           ? 0
                           : (size_t)(path == ASYNCRT_PATH_PLAIN ? 1 : op->stages) * stage + fixed;
 }
@@ -171,10 +236,12 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     }
 
     asyncrt_sb_printf(&b, "struct asyncrt_tile_op {\n    typedef %s T;\n    typedef %s C;\n", t->storage, t->compute);
-    asyncrt_sb_printf(&b, "    static constexpr int threads = %d, stages = %d;\n", TILE_THREADS, op->stages);
+    asyncrt_sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u, l2 = %u;\n",
+                      op->threads, op->stages, op->tune.variant, op->tune.opt, op->tune.l2);
     if (stencil) {
-        asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u;\n    static constexpr bool weights = %s;\n",
-                          op->radius, op->box_w, d->weights ? "true" : "false");
+        asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u, tw = %u;\n"
+                              "    static constexpr bool weights = %s;\n",
+                          op->radius, op->box_w, op->tune.tw, d->weights ? "true" : "false");
         if (d->expression)
             asyncrt_sb_printf(&b, "    static __device__ __forceinline__ C eval(const asyncrt_stencil_in<T> &in, int y, "
                                   "int x, int rows, int cols)\n    {\n        C out = 0;\n"
@@ -196,15 +263,21 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
                                                      : "asyncrt_stencil_staged<asyncrt_tile_op, false>";
         bodies[1] = "asyncrt_stencil_staged<asyncrt_tile_op, true>";
     } else {
+        bool blocks = op->tune.variant == VARIANT_BLOCKS;
+        const char *ldgsts = blocks ? "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>"
+                                    : "asyncrt_tile_transpose_rows<asyncrt_tile_op, true>";
         bodies[0] = tma ? "asyncrt_tile_transpose_tma<asyncrt_tile_op>"
-                  : op->path == ASYNCRT_PATH_LDGSTS ? "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>"
-                                                     : "asyncrt_tile_transpose_plain<asyncrt_tile_op>";
-        bodies[1] = "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>";
+                  : op->path == ASYNCRT_PATH_LDGSTS ? ldgsts
+                  : blocks ? "asyncrt_tile_transpose_plain<asyncrt_tile_op>"
+                           : "asyncrt_tile_transpose_rows<asyncrt_tile_op, false>";
+        bodies[1] = ldgsts;
     }
+    char bounds[32];
+    snprintf(bounds, sizeof bounds, op->tune.minctas ? "%u, %u" : "%u", op->threads, op->tune.minctas);
     for (int k = 0; k < (tma ? 2 : 1); k++)
-        asyncrt_sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%d)\n"
+        asyncrt_sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%s)\n"
                               "asyncrt_tile_kernel%s(const __grid_constant__ asyncrt_tile_params p)\n{\n    %s(p);\n}\n",
-                          TILE_THREADS, k ? "_fallback" : "", bodies[k]);
+                          bounds, k ? "_fallback" : "", bodies[k]);
     if (b.failed) {
         free(b.data);
         return NULL;
@@ -233,7 +306,11 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
-    if ((s = asyncrt_op_select(ctx, "tile", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path))) return s;
+    int dop = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
+              : d->kind == ASYNCRT_TILE_MAP  ? ASYNCRT_DISPATCH_TILE_MAP
+                                             : ASYNCRT_DISPATCH_TRANSPOSE;
+    if ((s = asyncrt_op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
+        return s;
 
     asyncrt_tile_op *op = calloc(1, sizeof *op);
     if (!op) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
@@ -241,18 +318,30 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     op->kind = d->kind;
     op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
+    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, &op->tune))) goto fail;
+    if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
+        s = asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                         "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "
+                         "map's box is at most 256 wide; use tw=128 or the plain or LDGSTS path",
+                         op->tune.tw, 16 / op->esize);
+        goto fail;
+    }
     if (d->kind == ASYNCRT_TILE_STENCIL) {
         op->radius = d->radius;
-        op->box_w = (unsigned)(STENCIL_TW + 2 * (16 / op->esize)); /* a 16-byte vector of halo each side */
+        op->box_w = (unsigned)(op->tune.tw + 2 * (16 / op->esize)); /* a 16-byte vector of halo each side */
         if (d->weights) memcpy(op->weights, d->weights, sizeof(float) * (size_t)(2 * d->radius + 1) * (2 * d->radius + 1));
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    op->threads = op->tune.threads;
+    op->th = d->kind == ASYNCRT_TILE_STENCIL ? op->tune.opt * op->threads / op->tune.tw
+                                             : op->threads / 64 * (unsigned)(128 / op->esize); /* H = K * S */
     /* One CTA per tile, each with a single stage. On the H100 (16384 x 16384
      * f32, asyncrt-bench, same-run D2D ceiling) that beat a persistent grid with
      * a ring of 2-4 stages on every path: transpose TMA 93.7% against 90.1%,
      * 5-point stencil TMA 93.6% against 86.2%, LDGSTS and plain gaining as much
-     * (the block scheduler balances the tail better than a grid-stride loop). */
-    op->stages = 1;
+     * (the block scheduler balances the tail better than a grid-stride loop).
+     * ASYNCRT_TILE_TUNE=ctas=N,stages=M brings the persistent ring back. */
+    op->stages = op->tune.ctas ? (int)op->tune.stages : 1;
     plan_kernel(op, path, &op->main);
     if (path == ASYNCRT_PATH_TMA) plan_kernel(op, ASYNCRT_PATH_LDGSTS, &op->fallback);
 
@@ -269,8 +358,9 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
              (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel))))
             goto fail;
     }
-    asyncrt_log(ctx, 1, "tile: %s path for %s, one CTA per tile, %zu bytes of shared memory",
-                asyncrt_map_path_name(path), arch_name, op->main.shared_bytes);
+    asyncrt_log(ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
+                "shared memory", asyncrt_map_path_name(path), arch_name, k_variants[op->tune.variant], op->threads,
+                op->th, op->tune.ctas ? "persistent grid" : "one CTA per tile", op->stages, op->main.shared_bytes);
     *out = op;
     return ASYNCRT_SUCCESS;
 fail:
@@ -321,9 +411,9 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
         op->maps_valid = false;
         asyncrt_status s;
         if (op->kind == ASYNCRT_TILE_STENCIL) {
-            if ((s = encode(op, in, rows, cols, STENCIL_TH + 2 * (uint32_t)op->radius, op->box_w,
+            if ((s = encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
                             ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map)) ||
-                (s = encode(op, out, rows, cols, STENCIL_TH, STENCIL_TW, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
+                (s = encode(op, out, rows, cols, op->th, op->tune.tw, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
                 return s;
         } else {
             size_t tw, th;
@@ -390,8 +480,11 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
             k = &op->fallback;
         }
     }
-    asyncrt_launch_config cfg = {.grid = {(unsigned)tiles, 1, 1},
-                                 .block = {TILE_THREADS, 1, 1},
+    size_t grid = tiles;
+    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    if (op->tune.ctas && dev && (size_t)dev->sm_count * op->tune.ctas < grid) grid = (size_t)dev->sm_count * op->tune.ctas;
+    asyncrt_launch_config cfg = {.grid = {(unsigned)grid, 1, 1},
+                                 .block = {op->threads, 1, 1},
                                  .shared_bytes = k->shared_bytes,
                                  .stream = stream};
     void *args[] = {&p};

@@ -1,10 +1,12 @@
 /* Shared by the built-in ops: path selection and source generation. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "op_util.h"
 #include "context.h"
+#include "dispatch.h"
 
 static asyncrt_status parse_path(asyncrt_context *ctx, const char *op, const char *text, asyncrt_map_path *out)
 {
@@ -17,24 +19,61 @@ static asyncrt_status parse_path(asyncrt_context *ctx, const char *op, const cha
                         "ASYNCRT_PATH='%s' is not a %s path; use tma, ldgsts, plain or auto", text, op);
 }
 
+/* This device's calibration file, if there is one and it holds up. */
+static bool load_calibration(asyncrt_context *ctx, const asyncrt_device_info *dev, asyncrt_calibration *cal)
+{
+    char *path = asyncrt_calibration_path(asyncrt_context_cache_dir(ctx), dev->uuid);
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    bool ok = false;
+    if (f) {
+        char text[4097], why[160];
+        size_t n = fread(text, 1, sizeof text, f);
+        ok = asyncrt_calibration_parse(text, n, dev->uuid, dev->driver_version, cal, why, sizeof why);
+        if (!ok) asyncrt_log(ctx, 1, "ignoring calibration file %s: %s", path, why);
+        fclose(f);
+    }
+    free(path);
+    return ok;
+}
+
 asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_map_path wanted,
                                  const char *arch_text, asyncrt_arch *arch, char *arch_name,
                                  size_t arch_name_size, asyncrt_map_path *out)
+{
+    asyncrt_dispatch_op dop = strcmp(op, "map") == 0 ? ASYNCRT_DISPATCH_MAP : ASYNCRT_DISPATCH_TRANSPOSE;
+    return asyncrt_op_select_for(ctx, op, dop, wanted, arch_text, arch, arch_name, arch_name_size, out);
+}
+
+asyncrt_status asyncrt_op_select_for(asyncrt_context *ctx, const char *op, int dispatch_op, asyncrt_map_path wanted,
+                                     const char *arch_text, asyncrt_arch *arch, char *arch_name,
+                                     size_t arch_name_size, asyncrt_map_path *out)
 {
     asyncrt_status s;
     if ((unsigned)wanted > ASYNCRT_PATH_PLAIN)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: path %d is not an asyncrt_map_path", op,
                             (int)wanted);
     const char *env = getenv("ASYNCRT_PATH");
-    if (wanted == ASYNCRT_PATH_AUTO && env && *env && (s = parse_path(ctx, op, env, &wanted))) return s;
+    const char *forced = wanted != ASYNCRT_PATH_AUTO ? "the description" : NULL;
+    if (wanted == ASYNCRT_PATH_AUTO && env && *env) {
+        if ((s = parse_path(ctx, op, env, &wanted))) return s;
+        if (wanted != ASYNCRT_PATH_AUTO) forced = "ASYNCRT_PATH";
+    }
     if ((s = asyncrt_arch_resolve(ctx, arch_text, arch))) return s;
     asyncrt_arch_format(arch, arch_name, arch_name_size);
 
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
     int cc = dev ? dev->cc_major * 10 + dev->cc_minor : arch->number;
     int target = arch->number < cc ? arch->number : cc;
-    if (wanted == ASYNCRT_PATH_AUTO)
-        wanted = target >= 90 ? ASYNCRT_PATH_TMA : target >= 80 ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_PLAIN;
+    if (wanted == ASYNCRT_PATH_AUTO) {
+        asyncrt_calibration cal;
+        bool calibrated = dev && load_calibration(ctx, dev, &cal);
+        char why[256];
+        wanted = asyncrt_dispatch_choose((asyncrt_dispatch_op)dispatch_op, cc, target, calibrated ? &cal : NULL, why,
+                                         sizeof why);
+        asyncrt_log(ctx, 1, "%s path for %s: %s", asyncrt_map_path_name(wanted), arch_name, why);
+    } else {
+        asyncrt_log(ctx, 1, "%s: %s path for %s: forced by %s", op, asyncrt_map_path_name(wanted), arch_name, forced);
+    }
     const char *name = asyncrt_map_path_name(wanted);
     int need = wanted == ASYNCRT_PATH_TMA ? 90 : wanted == ASYNCRT_PATH_LDGSTS ? 80 : 0;
     if (arch->number < need)
@@ -46,6 +85,22 @@ asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_m
                             dev->ordinal, dev->name, cc);
     *out = wanted;
     return ASYNCRT_SUCCESS;
+}
+
+int asyncrt_tune_next(const char **cursor, char key[16], char value[16], unsigned long *number, bool *is_number)
+{
+    const char *c = *cursor;
+    if (!*c) return 0;
+    int used = 0;
+    if (sscanf(c, "%15[a-z0-9]=%15[a-z0-9]%n", key, value, &used) != 2) return -1;
+    c += used;
+    if (*c == ',' && c[1]) c++;
+    else if (*c) return -1;
+    char *end;
+    *number = strtoul(value, &end, 10);
+    *is_number = *end == 0 && end != value;
+    *cursor = c;
+    return 1;
 }
 
 void asyncrt_sb_printf(asyncrt_strbuf *b, const char *fmt, ...)

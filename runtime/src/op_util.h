@@ -11,12 +11,25 @@
 #include "arch.h"
 
 /* Resolves the target (`arch_text`: NULL/"auto" or explicit) and the path:
- * AUTO defers to $ASYNCRT_PATH, then to the target (TMA on sm_90+, LDGSTS on
- * sm_80+, else plain). A path the target or the open device cannot run gives
- * ASYNCRT_ERROR_UNSUPPORTED; `op` names the op in messages. */
+ * AUTO defers to $ASYNCRT_PATH, then to the dispatcher (dispatch.h: this
+ * device's calibration, the built-in table of measured winners, the
+ * target's newest path) for `dispatch_op` (an asyncrt_dispatch_op). A path
+ * the target or the open device cannot run gives ASYNCRT_ERROR_UNSUPPORTED;
+ * `op` names the op in messages. The choice and its reason are logged at
+ * ASYNCRT_LOG=1. */
+asyncrt_status asyncrt_op_select_for(asyncrt_context *ctx, const char *op, int dispatch_op, asyncrt_map_path wanted,
+                                     const char *arch_text, asyncrt_arch *arch, char *arch_name,
+                                     size_t arch_name_size, asyncrt_map_path *out);
+/* The same, "map" being asyncrt_map and anything else the transpose. */
 asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_map_path wanted,
                                  const char *arch_text, asyncrt_arch *arch, char *arch_name,
                                  size_t arch_name_size, asyncrt_map_path *out);
+
+/* The next key=value of a tuning knob's "k1=v1,k2=v2" text at *cursor
+ * (keys and values [a-z0-9], up to 15 characters each; no trailing
+ * comma): 1 and the pair (and the value as a number, if it is one), 0 at
+ * the end, -1 if malformed. */
+int asyncrt_tune_next(const char **cursor, char key[16], char value[16], unsigned long *number, bool *is_number);
 
 typedef struct asyncrt_strbuf {
     char *data;

@@ -48,7 +48,8 @@ _Static_assert(SAME(ASYNCRT_TENSORMAP_OOB_FILL_ZERO, CU_TENSOR_MAP_FLOAT_OOB_FIL
                "CUtensorMapFloatOOBfill values");
 
 /* The driver is needed; a device is not. When one is open its context is
- * made current (the driver may want one) and its architecture's rules apply. */
+ * made current (the driver may want one) and *sm is its architecture (0
+ * without), for the small-tensor fix. */
 static asyncrt_status prepare(asyncrt_context *ctx, int *sm)
 {
     asyncrt_status s = asyncrt_require_driver(ctx);
@@ -70,6 +71,44 @@ static asyncrt_status driver_rejected(asyncrt_context *ctx, CUresult r, const ch
                            "the descriptor passed asyncrt's validation, so this is a rule asyncrt "
                            "does not know yet (please report it); the parameters were:\n%s",
                            dump ? dump : "(out of memory)");
+}
+
+/* Every rule before the driver is needed, so that a machine without one
+ * still explains them; with a device open, its architecture's. Then the
+ * warnings (device limits included) to the log: they never fail an encode. */
+static asyncrt_status rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *d,
+                            const asyncrt_tensormap_im2col_desc *im2col, const char *what)
+{
+    const asyncrt_device_info *info = asyncrt_context_device(ctx);
+    asyncrt_tensormap_check_options opts = {0, 0, false};
+    if (info) {
+        opts.sm = info->cc_major * 10 + info->cc_minor;
+        opts.smem_per_block = info->shared_memory_per_block_optin > 0
+                                  ? (uint64_t)info->shared_memory_per_block_optin : 0;
+    }
+    asyncrt_tensormap_report *r = calloc(1, sizeof *r);
+    if (!r) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    asyncrt_status s = asyncrt_tensormap_analyze_im2col_or_tiled(d, im2col, &opts, r);
+    if (s != ASYNCRT_SUCCESS) {
+        s = asyncrt_fail(ctx, s, "%s: %s", what, r->error.message);
+    } else {
+        for (unsigned i = 0; i < r->warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
+            asyncrt_log(ctx, 1, "%s: warning [%s]: %s", what, r->warnings[i].rule, r->warnings[i].message);
+    }
+    free(r);
+    return s;
+}
+
+/* NVIDIA's workaround for small tensors on Blackwell (small_tensor_fix.c). */
+static void small_tensor_fix(asyncrt_context *ctx, const asyncrt_tensormap_desc *d, int sm,
+                             asyncrt_tensor_map *out)
+{
+    uint64_t span = asyncrt_tensormap_span_bytes(d);
+    if (!asyncrt_tensormap_needs_small_tensor_fix(sm, ctx->drv->version, span)) return;
+    asyncrt_tensormap_apply_small_tensor_fix(out);
+    asyncrt_log(ctx, 1, "tensor map: %llu-byte tensor on sm_%d with driver %d: bit 85 cleared "
+                "(NVIDIA's workaround for small tensors on Blackwell)", (unsigned long long)span, sm,
+                ctx->drv->version);
 }
 
 static char *dump_tiled(const asyncrt_tensormap_desc *d)
@@ -95,15 +134,11 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
     if (!desc || !out)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode: desc and out must not be NULL");
-    /* The rules first, so that a machine without a driver still explains them. */
-    char msg[512];
-    asyncrt_status s = asyncrt_tensormap_check(desc, NULL, 0, NULL, msg, sizeof msg);
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "tensor map: %s", msg);
+    asyncrt_status s = rules(ctx, desc, NULL, "tensor map");
+    if (s != ASYNCRT_SUCCESS) return s;
     int sm;
     s = prepare(ctx, &sm);
     if (s != ASYNCRT_SUCCESS) return s;
-    if (sm && asyncrt_tensormap_check(desc, NULL, sm, NULL, msg, sizeof msg) != ASYNCRT_SUCCESS)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, "tensor map: %s", msg);
 
     CUresult r = ctx->drv->cuTensorMapEncodeTiled(
         (CUtensorMap *)out, (CUtensorMapDataType)desc->dtype, desc->rank,
@@ -111,7 +146,10 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
         desc->element_stride, (CUtensorMapInterleave)desc->interleave,
         (CUtensorMapSwizzle)desc->swizzle, (CUtensorMapL2promotion)desc->l2_promotion,
         (CUtensorMapFloatOOBfill)desc->oob_fill);
-    if (r == CUDA_SUCCESS) return ASYNCRT_SUCCESS;
+    if (r == CUDA_SUCCESS) {
+        small_tensor_fix(ctx, desc, sm, out);
+        return ASYNCRT_SUCCESS;
+    }
     char *dump = dump_tiled(desc);
     s = driver_rejected(ctx, r, "cuTensorMapEncodeTiled", dump);
     free(dump);
@@ -126,15 +164,11 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
     if (!desc || !out)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode_im2col: desc and out must not be NULL");
-    /* The rules first, so that a machine without a driver still explains them. */
-    char msg[512];
-    asyncrt_status s = asyncrt_tensormap_check(&desc->tiled, desc, 0, NULL, msg, sizeof msg);
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "im2col tensor map: %s", msg);
+    asyncrt_status s = rules(ctx, &desc->tiled, desc, "im2col tensor map");
+    if (s != ASYNCRT_SUCCESS) return s;
     int sm;
     s = prepare(ctx, &sm);
     if (s != ASYNCRT_SUCCESS) return s;
-    if (sm && asyncrt_tensormap_check(&desc->tiled, desc, sm, NULL, msg, sizeof msg) != ASYNCRT_SUCCESS)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID, "im2col tensor map: %s", msg);
 
     const asyncrt_tensormap_desc *d = &desc->tiled;
     CUresult r = ctx->drv->cuTensorMapEncodeIm2col(
@@ -143,7 +177,10 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
         desc->channels_per_pixel, desc->pixels_per_column, d->element_stride,
         (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
         (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    if (r == CUDA_SUCCESS) return ASYNCRT_SUCCESS;
+    if (r == CUDA_SUCCESS) {
+        small_tensor_fix(ctx, d, sm, out);
+        return ASYNCRT_SUCCESS;
+    }
     char *dump = dump_im2col(desc);
     s = driver_rejected(ctx, r, "cuTensorMapEncodeIm2col", dump);
     free(dump);
@@ -163,7 +200,12 @@ asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_t
     int sm;
     asyncrt_status s = prepare(ctx, &sm);
     if (s != ASYNCRT_SUCCESS) return s;
+    /* Where the small-tensor fix applies, a bit 85 that was clear stays clear
+     * (the tensor, and so the decision, is the same; the driver may redo it). */
+    bool keep_clear = asyncrt_tensormap_needs_small_tensor_fix(sm, ctx->drv->version, 0) &&
+                      !asyncrt_tensormap_bit85(map);
     CUresult r = ctx->drv->cuTensorMapReplaceAddress((CUtensorMap *)map, (void *)(uintptr_t)address);
+    if (r == CUDA_SUCCESS && keep_clear) asyncrt_tensormap_apply_small_tensor_fix(map);
     if (r != CUDA_SUCCESS)
         return asyncrt_fail_cu(ctx, r == CUDA_ERROR_INVALID_VALUE ? ASYNCRT_ERROR_TENSORMAP_INVALID
                                                                   : ASYNCRT_ERROR_DRIVER,

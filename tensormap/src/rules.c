@@ -5,9 +5,15 @@
  * that comment so the first broken rule is the one reported. Each failure
  * names the parameter, its value and the rule.
  * tests/tensormap/tensormap_differential.c holds these against the real
- * driver (its --explore mode probes each undocumented boundary). */
+ * driver (its --explore mode probes each undocumented boundary).
+ *
+ * Two more levels sit on top (see RULES.md): errors the driver does not
+ * enforce (documented-only; skipped when predicting the driver's verdict)
+ * and warnings (documented constraints and hazards the driver accepts),
+ * collected only for descriptors without errors. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tensormap_rules.h"
 
@@ -17,6 +23,13 @@
  * shared memory of an sm_90 SM (observed on H100: 233472 passes, 234624
  * fails). */
 #define BOX_SMEM_MAX UINT64_C(233472)
+
+/* cuda.h: "When interleave is CU_TENSOR_MAP_INTERLEAVE_32B, swizzle must be
+ * CU_TENSOR_MAP_SWIZZLE_32B". Driver 580 encodes any swizzle with it, so
+ * this is a warning until test_tensormap_swizzle_gpu shows on the H100 what
+ * TMA writes then. Set to 1 to make rule il32_swizzle an error (asyncrt-only:
+ * the driver prediction of the differential test still skips it). */
+#define IL32_SWIZZLE_IS_ERROR 0
 
 static bool is_align16b(asyncrt_tensormap_dtype t)
 {
@@ -157,17 +170,19 @@ static asyncrt_status check_global(const asyncrt_tensormap_desc *d, const char *
 
 /* The rules on the box's inner row: box_dim[0] (tiled) or channels_per_pixel
  * (im2col), named `what`. */
-static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, const char *what, uint32_t inner,
+static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, bool im2col, const char *what, uint32_t inner,
                                   const char **rule_out, char *msg, size_t msg_size)
 {
     const char *tname = asyncrt_tensormap_dtype_name(d->dtype);
     uint64_t bits = (uint64_t)inner * asyncrt_tensormap_dtype_bits(d->dtype);
     char sz[64];
     size_text(sz, sizeof sz, d->dtype, inner);
-    /* cuda.h says so for interleave NONE; the driver also demands it with interleave. */
+    /* cuda.h says so for tiled maps with interleave NONE; the driver also
+     * demands it with interleave, and of im2col's channels (observed). */
     if (bits % 128 != 0)
         FAIL("box_inner_multiple16", "%s (%u) %s: must be a multiple of 16%s", what, inner, sz,
-             d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE
+             im2col ? " (enforced by the driver; cuda.h states it for tiled maps only)"
+             : d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE
                  ? " when interleave is NONE"
                  : " (with interleave too: enforced by the driver, not documented)");
     if (is_align16b(d->dtype) && inner != 128)
@@ -175,8 +190,18 @@ static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, const char *w
     return ASYNCRT_SUCCESS;
 }
 
+static bool il32_swizzle_broken(const asyncrt_tensormap_desc *d)
+{
+    return d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B && d->swizzle != ASYNCRT_TENSORMAP_SWIZZLE_32B;
+}
+
+#define IL32_SWIZZLE_TEXT                                                                           \
+    "swizzle (%s) with interleave 32B: cuda.h requires swizzle 32b there; driver 580 encodes it, "  \
+    "but what TMA then writes to shared memory is not documented (documented, not enforced by the " \
+    "driver)"
+
 static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *what, uint32_t inner,
-                                   const char **rule_out, char *msg, size_t msg_size)
+                                   bool driver_only, const char **rule_out, char *msg, size_t msg_size)
 {
     const char *tname = asyncrt_tensormap_dtype_name(d->dtype);
     const char *sname = asyncrt_tensormap_swizzle_name(d->swizzle);
@@ -190,7 +215,9 @@ static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *
                                   "the driver, not documented)" : "");
 
     /* cuda.h: 32B interleave needs SWIZZLE_32B. The driver accepts NONE, 32B,
-     * 64B and 128B with it, so no rule here. */
+     * 64B and 128B with it: a warning, or an asyncrt-only error when switched. */
+    if (IL32_SWIZZLE_IS_ERROR && !driver_only && il32_swizzle_broken(d))
+        FAIL("il32_swizzle", IL32_SWIZZLE_TEXT, sname);
     if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B && !none)
         FAIL("packed_interleave", "interleave (%s): must be none when dtype is %s",
              asyncrt_tensormap_interleave_name(d->interleave), tname);
@@ -313,9 +340,8 @@ static asyncrt_status check_im2col(const asyncrt_tensormap_im2col_desc *c, const
 
 #define TRY(call) do { asyncrt_status s_ = (call); if (s_ != ASYNCRT_SUCCESS) return s_; } while (0)
 
-asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
-                                       const asyncrt_tensormap_im2col_desc *im2col, int sm,
-                                       const char **rule_out, char *msg, size_t msg_size)
+static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
+                                   int sm, bool driver_only, const char **rule_out, char *msg, size_t msg_size)
 {
     if (rule_out) *rule_out = NULL;
     if (msg && msg_size > 0) msg[0] = '\0';
@@ -324,6 +350,11 @@ asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
         if (msg && msg_size > 0) snprintf(msg, msg_size, "the descriptor is NULL");
         return ASYNCRT_ERROR_INVALID_ARGUMENT;
     }
+    /* Documented (cuda.h: "Tensor map objects are only supported on devices
+     * of compute capability 9.0 or higher"); whether the driver refuses to
+     * encode for such a device is not known, so the prediction skips it. */
+    if (!driver_only && sm != 0 && sm < 90)
+        FAIL("sm_tma", "target sm_%d: tensor maps (TMA) need compute capability 9.0 or newer", sm);
     TRY(check_enums(d, rule_out, msg, msg_size));
     if (im2col && (d->rank < 3 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK))
         FAIL("rank", "rank (%u): must be 3..5 for im2col", d->rank);
@@ -345,10 +376,73 @@ asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
             if (d->box_dim[i] == 0 || d->box_dim[i] > 256)
                 FAIL("box_dim_range", "box_dim[%u] (%u): must be 1..256", i, d->box_dim[i]);
     }
-    TRY(check_inner(d, what, inner, rule_out, msg, msg_size));
-    TRY(check_layout(d, what, inner, rule_out, msg, msg_size));
+    TRY(check_inner(d, im2col != NULL, what, inner, rule_out, msg, msg_size));
+    TRY(check_layout(d, what, inner, driver_only, rule_out, msg, msg_size));
     TRY(check_smem(d, im2col, rule_out, msg, msg_size));
     return check_sm(d, sm, rule_out, msg, msg_size);
+}
+
+asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
+                                       const asyncrt_tensormap_im2col_desc *im2col, int sm,
+                                       const char **rule_out, char *msg, size_t msg_size)
+{
+    return check_errors(d, im2col, sm, false, rule_out, msg, msg_size);
+}
+
+asyncrt_status asyncrt_tensormap_predict_driver(const asyncrt_tensormap_desc *d,
+                                                const asyncrt_tensormap_im2col_desc *im2col, int sm,
+                                                const char **rule_out, char *msg, size_t msg_size)
+{
+    return check_errors(d, im2col, sm, true, rule_out, msg, msg_size);
+}
+
+/* ---- warnings: only for descriptors without errors ---------------------- */
+
+static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt, ...)
+{
+    if (r->warning_count < ASYNCRT_TENSORMAP_MAX_WARNINGS) {
+        asyncrt_tensormap_finding *f = &r->warnings[r->warning_count];
+        f->rule = rule;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(f->message, sizeof f->message, fmt, ap);
+        va_end(ap);
+    }
+    r->warning_count++;
+}
+
+/* Shared-memory bytes of one box as a kernel receives it (element strides
+ * rounded up, element_stride[0] ignored without interleave). */
+static uint64_t box_smem_bytes(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col)
+{
+    if (im2col)
+        return asyncrt_tensormap_bytes_of(d->dtype, im2col->channels_per_pixel) * im2col->pixels_per_column;
+    return asyncrt_tensormap_box_bytes(d);
+}
+
+void asyncrt_tensormap_collect_warnings(const asyncrt_tensormap_desc *d,
+                                        const asyncrt_tensormap_im2col_desc *im2col,
+                                        uint64_t smem_per_block, asyncrt_tensormap_report *r)
+{
+    if (!IL32_SWIZZLE_IS_ERROR && il32_swizzle_broken(d))
+        warn(r, "il32_swizzle", IL32_SWIZZLE_TEXT, asyncrt_tensormap_swizzle_name(d->swizzle));
+    /* TMA stores clip dimension 0 to the row's 16-byte granules, not to elements. */
+    uint64_t row = asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]);
+    if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && row % 16 != 0) {
+        char sz[64];
+        size_text(sz, sizeof sz, d->dtype, d->global_dim[0]);
+        warn(r, "row_bytes16", "global_dim[0] (%llu) %s per row: not a multiple of 16, so a TMA store "
+             "that reaches the end of a row also writes the bytes up to the row's next 16-byte boundary "
+             "(observed on the H100; PyTorch and CUTLASS refuse such tensors for TMA)",
+             (unsigned long long)d->global_dim[0], sz);
+    }
+    uint64_t box = box_smem_bytes(d, im2col);
+    if (smem_per_block > 0 && box > smem_per_block)
+        warn(r, "box_smem_device", "the box takes %llu bytes of shared memory: the driver accepts up to "
+             "%llu, but this device gives a block at most %llu, so no kernel on it can receive the box",
+             (unsigned long long)box, (unsigned long long)BOX_SMEM_MAX, (unsigned long long)smem_per_block);
 }
 
 asyncrt_status asyncrt_tensormap_validate(const asyncrt_tensormap_desc *desc, char *msg, size_t msg_size)
@@ -366,4 +460,38 @@ asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_
                                                  size_t msg_size)
 {
     return asyncrt_tensormap_check(desc ? &desc->tiled : NULL, desc, 0, NULL, msg, msg_size);
+}
+
+asyncrt_status asyncrt_tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap_desc *d,
+                                                        const asyncrt_tensormap_im2col_desc *im2col,
+                                                        const asyncrt_tensormap_check_options *opts,
+                                                        asyncrt_tensormap_report *r)
+{
+    static const asyncrt_tensormap_check_options defaults = {0, 0, false};
+    if (!r) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    memset(r, 0, sizeof *r);
+    if (!opts) opts = &defaults;
+    asyncrt_status s = asyncrt_tensormap_check(d, im2col, opts->sm, &r->error.rule, r->error.message,
+                                               sizeof r->error.message);
+    if (s != ASYNCRT_SUCCESS) return s;
+    asyncrt_tensormap_collect_warnings(d, im2col, opts->smem_per_block, r);
+    if (opts->warnings_as_errors && r->warning_count > 0) {
+        r->error = r->warnings[0];
+        return ASYNCRT_ERROR_TENSORMAP_INVALID;
+    }
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
+                                         const asyncrt_tensormap_check_options *opts,
+                                         asyncrt_tensormap_report *report)
+{
+    return asyncrt_tensormap_analyze_im2col_or_tiled(desc, NULL, opts, report);
+}
+
+asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
+                                                const asyncrt_tensormap_check_options *opts,
+                                                asyncrt_tensormap_report *report)
+{
+    return asyncrt_tensormap_analyze_im2col_or_tiled(desc ? &desc->tiled : NULL, desc, opts, report);
 }

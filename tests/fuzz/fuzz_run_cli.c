@@ -31,14 +31,29 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (rc == RUN_EXIT_USAGE && (err[0] == '\0' || !memchr(err, '\0', sizeof err))) abort();
     /* What main.c indexes with must be in range once the parser said yes. */
     if (rc == RUN_EXIT_OK) {
-        if (cli.buffer_count > RUN_MAX_ITEMS || cli.arg_count > RUN_MAX_ITEMS || cli.tmap_count > RUN_MAX_ITEMS ||
-            cli.out_count > RUN_MAX_ITEMS || cli.expect_count > RUN_MAX_ITEMS)
+        if (cli.buffer_count > RUN_MAX_ITEMS || cli.tmap_count > RUN_MAX_ITEMS || cli.out_count > RUN_MAX_ITEMS ||
+            cli.expect_count > RUN_MAX_ITEMS || cli.launch_count < 1 || cli.launch_count > RUN_MAX_LAUNCHES)
             abort();
-        for (size_t i = 0; i < cli.arg_count; i++) {
-            const run_arg_spec *a = &cli.args[i];
-            if (a->kind == RUN_ARG_BUFFER && (a->ref < 0 || (size_t)a->ref >= cli.buffer_count)) abort();
-            if (a->kind == RUN_ARG_TMAP && (a->ref < 0 || (size_t)a->ref >= cli.tmap_count)) abort();
-            if (a->kind == RUN_ARG_SCALAR && a->dtype >= RUN_DTYPE_COUNT) abort();
+        for (size_t l = 0; l < cli.launch_count; l++) {
+            if (cli.launches[l].arg_count > RUN_MAX_ITEMS) abort();
+            if (l == 0 && cli.launches[l].pdl) abort();
+            for (size_t i = 0; i < cli.launches[l].arg_count; i++) {
+                const run_arg_spec *a = &cli.launches[l].args[i];
+                if (a->kind == RUN_ARG_BUFFER && (a->ref < 0 || (size_t)a->ref >= cli.buffer_count)) abort();
+                if ((a->kind == RUN_ARG_TMAP || a->kind == RUN_ARG_TMAP_PTR) &&
+                    (a->ref < 0 || (size_t)a->ref >= cli.tmap_count))
+                    abort();
+                if (a->kind == RUN_ARG_SCALAR && a->dtype >= RUN_DTYPE_COUNT) abort();
+                /* bytes:/struct: values are encoded into a->size bytes: it must be bounded. */
+                if (a->size == 0 || a->size > RUN_MAX_ARG_BYTES) abort();
+                if (a->kind == RUN_ARG_BYTES || a->kind == RUN_ARG_STRUCT) {
+                    unsigned char buf[RUN_MAX_ARG_BYTES + 64];
+                    memset(buf, 0xa5, sizeof buf);
+                    run_arg_encode(a, buf);
+                    for (size_t k = a->size; k < sizeof buf; k++)
+                        if (buf[k] != 0xa5) abort(); /* wrote past its size */
+                }
+            }
         }
         for (size_t i = 0; i < cli.tmap_count; i++) {
             const run_tmap_spec *t = &cli.tmaps[i];

@@ -1,6 +1,7 @@
 /* libFuzzer target: the tensor-map validator. The input's bytes become the
  * descriptor (any enum or count a C caller could pass); validation, the
- * per-architecture rules, the helpers and dump must cope with all of them. */
+ * per-architecture rules, the warnings (analyze), the helpers and dump must
+ * cope with all of them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,45 @@ static void check_msg(asyncrt_status st, const char *msg)
 {
     if (st != ASYNCRT_SUCCESS && st != ASYNCRT_ERROR_TENSORMAP_INVALID) abort();
     if (st != ASYNCRT_SUCCESS && msg[0] == '\0') abort(); /* every rejection names a rule */
+}
+
+static void check_finding(const asyncrt_tensormap_finding *f)
+{
+    if (!f->rule || f->message[0] == '\0' || !memchr(f->message, '\0', sizeof f->message)) abort();
+}
+
+/* analyze agrees with validate on errors; warnings only without errors, each
+ * named; warnings_as_errors fails exactly when there is a warning. */
+static void check_analyze(const asyncrt_tensormap_im2col_desc *im, int sm, const unsigned char *data, size_t size)
+{
+    static asyncrt_tensormap_report r, strict;
+    asyncrt_tensormap_check_options opts = {sm, 0, false};
+    if (size > sizeof *im) opts.smem_per_block = (uint64_t)data[sizeof *im] << 10; /* 0..255 KiB */
+    for (int kind = 0; kind < 2; kind++) {
+        char msg[1024];
+        asyncrt_status v = kind ? asyncrt_tensormap_validate_im2col(im, msg, sizeof msg)
+                                : asyncrt_tensormap_validate_for_sm(&im->tiled, sm, msg, sizeof msg);
+        if (kind) opts.sm = 0; /* validate_im2col has no sm */
+        asyncrt_status a = kind ? asyncrt_tensormap_analyze_im2col(im, &opts, &r)
+                                : asyncrt_tensormap_analyze(&im->tiled, &opts, &r);
+        if (a != v) abort();
+        if (a != ASYNCRT_SUCCESS) {
+            check_finding(&r.error);
+            if (strcmp(r.error.message, msg) != 0 || r.warning_count != 0) abort();
+        } else if (r.error.rule) {
+            abort();
+        }
+        for (unsigned i = 0; i < r.warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
+            check_finding(&r.warnings[i]);
+        opts.warnings_as_errors = true;
+        asyncrt_status s = kind ? asyncrt_tensormap_analyze_im2col(im, &opts, &strict)
+                                : asyncrt_tensormap_analyze(&im->tiled, &opts, &strict);
+        opts.warnings_as_errors = false;
+        bool want_fail = a != ASYNCRT_SUCCESS || r.warning_count > 0;
+        if ((s != ASYNCRT_SUCCESS) != want_fail || strict.warning_count != r.warning_count) abort();
+        if (want_fail) check_finding(&strict.error);
+    }
+    if (asyncrt_tensormap_analyze(NULL, &opts, &r) != ASYNCRT_ERROR_INVALID_ARGUMENT) abort();
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -33,6 +73,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     check_msg(asyncrt_tensormap_validate_for_sm(d, sm, msg, sizeof msg), msg);
     msg[0] = '\0';
     check_msg(asyncrt_tensormap_validate_im2col(&im, msg, sizeof msg), msg);
+    check_analyze(&im, sm, data, size);
     /* Small buffers must still be NUL-terminated. */
     char tiny[7];
     asyncrt_tensormap_validate(d, tiny, sizeof tiny);

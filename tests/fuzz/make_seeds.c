@@ -94,6 +94,13 @@ int main(int argc, char **argv)
     asyncrt_tensormap_describe_dense(&im.tiled, ASYNCRT_TENSORMAP_DTYPE_F16, 0x20000, 5, shape5, box5);
     im.tiled.interleave = ASYNCRT_TENSORMAP_INTERLEAVE_32B;
     failed |= tmap_seed(dir, "f16_5d_interleave32", 100, &im);
+    /* Rows of 100 bytes: valid, with warning row_bytes16. */
+    uint64_t rows100[2] = {16, 50};
+    uint32_t box100[2] = {4, 8};
+    memset(&im, 0, sizeof im);
+    asyncrt_tensormap_describe_dense(&im.tiled, ASYNCRT_TENSORMAP_DTYPE_U16, 0x10000, 2, rows100, box100);
+    im.tiled.global_stride[0] = 112;
+    failed |= tmap_seed(dir, "u16_rows100_warning", 90, &im);
     /* im2col NHWC: C=64, W=16, H=16, N=2 */
     uint64_t nhwc[4] = {2, 16, 16, 64};
     uint32_t boxn[4] = {1, 1, 1, 64};

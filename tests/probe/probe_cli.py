@@ -4,6 +4,7 @@
 usage: probe_cli.py TOOL arch-matrix | no-driver | no-device | usage | gpu
 """
 import json
+import re
 import subprocess
 import sys
 
@@ -63,21 +64,28 @@ def no_device_like(tool, expected_rc, what):
     q = run(tool, "--json", "--check")
     if q.returncode != expected_rc:
         fail(f"--json --check: expected exit {expected_rc}", q)
+    # --json still prints a document on stdout, saying why it has no devices
+    doc = json.loads(q.stdout)
+    if doc["exit_code"] != expected_rc or doc["devices"] != [] or what not in doc["error"]:
+        fail(f"--json: expected a document with exit_code {expected_rc} and an error about '{what}'", q)
 
 
 def usage(tool):
     p = run(tool, "--help")
-    if p.returncode != 0 or "exit codes" not in p.stdout or "--arch-matrix" not in p.stdout:
+    if p.returncode != 0 or "Exit codes" not in p.stdout or "--arch-matrix" not in p.stdout:
         fail("--help", p)
+    v = run(tool, "--version")
+    if v.returncode != 0 or not re.match(r"asyncrt-probe \S+ \(libasyncrt \S+, NVRTC (\d+\.\d|none)\)\n$", v.stdout):
+        fail("--version: expected 'asyncrt-probe X (libasyncrt X, NVRTC M.m)'", v)
     for bad in (["--bogus"], ["--device"], ["--device", "x"], ["--device", "-1"]):
         q = run(tool, *bad)
-        if q.returncode != 2 or not q.stderr.strip():
-            fail(f"{bad} should be a usage error (exit 2)", q)
+        if q.returncode != 2 or q.stderr.count("see asyncrt-probe --help") != 1:
+            fail(f"{bad} should be a usage error (exit 2) saying 'see --help' once", q)
 
 
 def gpu(tool):
     p = run(tool, "--check", "--bench", "--json")
-    if p.returncode in (3, 4):
+    if p.returncode == 4:  # no driver or no device (the exit-code table shared by the tools)
         print(p.stderr.strip())
         sys.exit(SKIP)
     doc = json.loads(p.stdout)
@@ -102,7 +110,7 @@ def main():
     if mode == "arch-matrix":
         arch_matrix(tool)
     elif mode == "no-driver":
-        no_device_like(tool, 3, "driver")
+        no_device_like(tool, 4, "driver")  # the same code as no device, in every tool
     elif mode == "no-device":
         no_device_like(tool, 4, "device")
     elif mode == "usage":

@@ -7,11 +7,11 @@
 # invocation; BAD_INPUT_TIMEOUT (s, default 120) bounds each.
 # The cases are chosen to fail before a driver is needed, so they mean the same
 # on machines with and without a GPU; the few that reach for the driver accept
-# its absence (exit 4/3) or its presence only where stated.
-# Exit codes (from each tool's --help):
-#   asyncrt-run   0 ok, 1 internal, 2 usage, 3 compile, 4 no driver/device, 5 CUDA, 6 mismatch, 7 I/O
-#   asyncrt-probe 0 ok, 1 check failed, 2 usage, 3 no driver, 4 no device, 5 other
-#   asyncrt-bench 0 ok, 1 measurement failed, 2 usage, 3 no GPU
+# its absence (exit 4) or its presence only where stated.
+# Exit codes: one table for the three tools (tools/common/exit_codes.h, in
+# each --help): 0 ok, 1 internal, 2 usage, 3 compile, 4 no driver/device,
+# 5 CUDA (driver call, load, launch, fault; bench: a measurement failed),
+# 6 a checked result is wrong (run --expect, probe --check), 7 I/O.
 set -u
 RUN=${1:?usage: bad-input.sh RUN PROBE BENCH}
 PROBE=${2:?}
@@ -28,6 +28,8 @@ export ASYNCRT_CACHE_DIR=$T/cache
 
 head -c 4096 /dev/urandom >"$T/garbage.cu"
 printf '\x00\x01\x02__global__\xff\xfe' >>"$T/garbage.cu"
+# The same without NUL bytes, so that NVRTC sees all of it (real errors).
+tr -d '\000' <"$T/garbage.cu" >"$T/garbage2.cu"
 : >"$T/empty.cu"
 echo '__global__ void k(int *p) { p[0] = undefined_thing; }' >"$T/error.cu"
 echo 'not a directory' >"$T/file"
@@ -42,6 +44,14 @@ npy_f32_4 >"$T/four.npy"
 head -c 100 "$T/four.npy" >"$T/truncated.npy"
 printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<c8', 'fortran_order': False, 'shape': (4,), }" >"$T/complex.npy"
 printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<f4', 'fortran_order': True, 'shape': (2,2), }" >"$T/fortran.npy"
+printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), } junk" >"$T/junk.npy"
+head -c 16 /dev/zero >>"$T/junk.npy"
+{ npy_f32_4; printf 'trailing'; } >"$T/trailing.npy"
+# f32 [1, NaN, 2, 3] (little-endian)
+{ printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"
+  printf '\x00\x00\x80\x3f\x00\x00\xc0\x7f\x00\x00\x00\x40\x00\x00\x40\x40'; } >"$T/nan.npy"
+cp "$T/four.npy" "$T/ref.npy"
+echo 'template <typename T, int N> __global__ void tk(T *d) { d[0] = N; }' >"$T/tmpl.cu"
 
 passed=0 failed=0
 rows=()
@@ -94,11 +104,30 @@ check 2 "DTYPE one of" "$RUN" "$SAXPY" --buf x=f99:4
 check 2 "'abc' is not a f32 number" "$RUN" "$SAXPY" --arg f32:abc
 check 2 "no --buf named 'nope'" "$RUN" "$SAXPY" --arg buf:nope
 check 2 "no --buf named 'nobuf'" "$RUN" "$SAXPY" --tmap t=nobuf:box=4
+check 2 "--grid '08x'" "$RUN" "$SAXPY" --grid 08x
+check 2 "--grid '0x'" "$RUN" "$SAXPY" --grid 0x
+check 2 "not a i32 integer" "$RUN" "$SAXPY" --arg i32:0o17
+check 2 "out of range for i8" "$RUN" "$SAXPY" --arg i8:300
+check 2 "overflows f16 (largest finite value 65504)" "$RUN" "$SAXPY" --arg f16:1e6
+check 2 "iota would produce 299 is out of range for u8" "$RUN" "$SAXPY" --buf x=u8:300:iota
+check 2 "rand would produce" "$RUN" "$SAXPY" --buf x=f16:4:rand=1,0,1e9
+check 2 "even, non-zero count of hex digits" "$RUN" "$SAXPY" --arg bytes:abc
+check 2 "field 'x:1'" "$RUN" "$SAXPY" --arg struct:f32:1,x:1
+check 2 "offset 'q'" "$RUN" "$SAXPY" --buf x=f32:4 --arg buf:x+q
+check 2 "no --tmap named 'm'" "$RUN" "$SAXPY" --arg tmapptr:m
+check 2 "the first launch has no launch before it" "$RUN" "$SAXPY" --pdl
+check 2 "no cooperative cluster launch" "$RUN" "$SAXPY" --cooperative --cluster 2
+check 2 "--priority 'high'" "$RUN" "$SAXPY" --priority high
+check 2 "more than 16 launches" "$RUN" "$SAXPY" --then --then --then --then --then --then --then --then --then --then --then --then --then --then --then --then
+check 2 "expected rtol=R and/or atol=A" "$RUN" "$SAXPY" --buf y=f32:4 --expect y=r.npy:rtol=lots
+check 2 "would overwrite the --expect reference" "$RUN" "$SAXPY" --buf y=f32:4 --out y="$T/ref.npy" --expect y="$T/ref.npy"
+check 2 "are the same file" "$RUN" "$SAXPY" --buf y=f32:4 --out y="$T/./ref.npy" --expect y="$T/ref.npy"
 # ---- asyncrt-run: impossible tensor maps (validated before the driver) -------
 check 2 "box_dim[0] (300): must be 1..256" "$RUN" "$SAXPY" --buf x=f32:64 --tmap t=x:box=300
 check 2 "must be a multiple of 16" "$RUN" "$SAXPY" --buf x=f32:64 --tmap t=x:box=3
 check 2 "the span of swizzle 32b" "$RUN" "$TMA" --buf x=f32:64x64 --tmap t=x:box=16,16:swizzle=32b
 check 2 "but buffer x holds 256" "$RUN" "$TMA" --buf x=f32:64 --tmap t=x:box=16:dims=1000
+check 2 "reach 576 bytes but buffer x holds 512" "$RUN" "$TMA" --buf x=f32:8x4x4 --tmap t=x:box=4,4,4:dims=4,4,9:interleave=16b
 check 2 "element_stride[1] (9)" "$RUN" "$TMA" --buf x=f32:64x64 --tmap t=x:box=16,16:estrides=1,9
 # ---- asyncrt-run: sizes and files -------------------------------------------
 check 1 "cannot allocate 4398046511104 bytes of host memory (more than this machine has)" "$RUN" "$SAXPY" --buf x=f32:1099511627776
@@ -110,19 +139,35 @@ check 7 "truncated header: 118 bytes announced" "$RUN" "$SAXPY" --buf x=npy:"$T/
 check 7 "'<c8' is not supported" "$RUN" "$SAXPY" --buf x=npy:"$T/complex.npy"
 check 7 "Fortran (column-major) order" "$RUN" "$SAXPY" --buf x=npy:"$T/fortran.npy"
 check 2 "four.npy holds 4 elements but the buffer has 16" "$RUN" "$SAXPY" --buf x=f32:16:npy="$T/four.npy"
+check 7 "not a regular file" "$RUN" "$SAXPY" --buf x=npy:/dev/zero
+check 7 "not a regular file" "$RUN" "$SAXPY" --buf x=f32:4:npy=/dev/stdin
+check 7 "junk after the header dict" "$RUN" "$SAXPY" --buf x=npy:"$T/junk.npy"
+check 7 "8 bytes follow the data the shape describes" "$RUN" "$SAXPY" --buf x=npy:"$T/trailing.npy"
+check 2 "element 1: nan cannot be stored in i32" "$RUN" "$SAXPY" --buf x=i32:4:npy="$T/nan.npy"
 check 7 "cannot write $T/file/x.ptx" "$RUN" "$SAXPY" --arch sm_90 --compile-only --emit-ptx "$T/file/x.ptx"
 # ---- asyncrt-run: sources NVRTC or the scanner refuse ------------------------
 check 2 "no __global__ function found" "$RUN" "$T/garbage.cu" --arch sm_90 --compile-only
 check 2 "no __global__ function found" "$RUN" "$T/empty.cu" --arch sm_90 --compile-only
 check 2 "no __global__ function found in -" sh -c '"$0" - --arch sm_90 --compile-only <"$1"' "$RUN" "$T/garbage.cu"
 check 3 "identifier \"undefined_thing\" is undefined" "$RUN" "$T/error.cu" --arch sm_90 --compile-only
-check 3 "identifier \"nosuch\" is undefined" "$RUN" "$SAXPY" --arch sm_90 --compile-only --kernel nosuch
-check 3 "garbage.cu" "$RUN" "$T/garbage.cu" --arch sm_90 --compile-only --kernel k
+check 2 "identifier \"nosuch\" is undefined" "$RUN" "$SAXPY" --arch sm_90 --compile-only --kernel nosuch
+check 3 "garbage2.cu" "$RUN" "$T/garbage2.cu" --arch sm_90 --compile-only --kernel k
+check 2 "is a template <typename T, int N>; --kernel tk: name an instantiation, e.g. --kernel 'tk<float, 1>'" "$RUN" "$T/tmpl.cu" --arch sm_90 --compile-only --kernel tk
 check 2 "unrecognized option --no-such-flag" "$RUN" "$SAXPY" --arch sm_90 --compile-only -Xnvrtc --no-such-flag
 check 2 "invalid value for --std" "$RUN" "$SAXPY" --arch sm_90 --compile-only --std c++99
 # ---- asyncrt-run: an unusable cache directory is no failure (README: the cache)
 check 0 "not caching in $T/file/cache" env ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR="$T/file/cache" "$RUN" "$SAXPY" --arch sm_90 --compile-only
 check 0 "not caching in /proc/self/asyncrt-cache" env ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR=/proc/self/asyncrt-cache "$RUN" "$SAXPY" --arch compute_80 --compile-only
+# ---- versions: library and NVRTC (as major.minor) ------------------------------
+check 0 "(libasyncrt " "$RUN" --version
+check 0 "(libasyncrt " "$PROBE" --version
+check 0 "(libasyncrt " "$BENCH" --version
+# ---- no driver: the same exit code (4) and the library's own words in every tool
+check 4 "asyncrt-run: error: no CUDA driver: cannot open /nonexistent/libcuda.so.1" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$RUN" "$SAXPY"
+check 4 "--compile-only --arch sm_XY" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$RUN" "$SAXPY"
+check 4 "asyncrt-probe: no CUDA driver: cannot open" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$PROBE"
+check 4 "\"exit_code\": 4" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$PROBE" --json
+check 4 "asyncrt-bench: error: no CUDA driver: cannot open" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$BENCH"
 # ---- asyncrt-probe -----------------------------------------------------------
 check 2 "unknown option '--bogus'" "$PROBE" --bogus
 check 2 "unknown option 'extra'" "$PROBE" extra

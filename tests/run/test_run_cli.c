@@ -6,14 +6,18 @@
 #include <string.h>
 
 #include "buffers.h"
+#include "launch.h"
+#include "npy.h"
 #include "check.h"
 #include "cli.h"
 #include "scan.h"
 #include "test_support.h"
 #include "tmap.h"
+#include "tool.h"
 
 static run_cli cli;
 static char err[2048];
+#define L0 cli.launches[0]
 
 /* Parses a NULL-terminated list after "asyncrt-run". */
 static int parse_list(const char *const *words)
@@ -42,11 +46,11 @@ static void test_defaults(void **state)
     assert_string_equal(cli.source, "k.cu");
     assert_string_equal(cli.arch, "auto");
     assert_int_equal(cli.device, 0);
-    assert_null(cli.kernel);
+    assert_null(L0.kernel);
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(cli.grid[i], 1);
-        assert_int_equal(cli.block[i], 1);
-        assert_int_equal(cli.cluster[i], 0);
+        assert_int_equal(L0.grid[i], 1);
+        assert_int_equal(L0.block[i], 1);
+        assert_int_equal(L0.cluster[i], 0);
     }
     assert_true(cli.rtol < 0 && cli.atol < 0);
     assert_int_equal(cli.repeat, 0);
@@ -79,7 +83,7 @@ static void test_compile_options(void **state)
     assert_int_equal(cli.nvrtc_option_count, 3);
     assert_string_equal(cli.nvrtc_options[0], "-lineinfo");
     assert_string_equal(cli.nvrtc_options[2], "-G");
-    assert_string_equal(cli.kernel, "scale<float>");
+    assert_string_equal(L0.kernel, "scale<float>");
     assert_string_equal(cli.emit_ptx, "a.ptx");
     assert_string_equal(cli.emit_cubin, "a.cubin");
     assert_int_equal(cli.verbose, 1);
@@ -96,20 +100,20 @@ static void test_launch_shape(void **state)
 {
     (void)state;
     assert_int_equal(PARSE("k.cu", "--grid", "7,9", "--block=128", "--cluster", "2,1,1", "--smem", "3K"), RUN_EXIT_OK);
-    assert_int_equal(cli.grid[0], 7);
-    assert_int_equal(cli.grid[1], 9);
-    assert_int_equal(cli.grid[2], 1);
-    assert_int_equal(cli.block[0], 128);
-    assert_int_equal(cli.cluster[0], 2);
-    assert_int_equal(cli.smem, 3072);
+    assert_int_equal(L0.grid[0], 7);
+    assert_int_equal(L0.grid[1], 9);
+    assert_int_equal(L0.grid[2], 1);
+    assert_int_equal(L0.block[0], 128);
+    assert_int_equal(L0.cluster[0], 2);
+    assert_int_equal(L0.smem, 3072);
     assert_int_equal(PARSE("k.cu", "--smem", "100KiB"), RUN_EXIT_OK);
-    assert_int_equal(cli.smem, 102400);
+    assert_int_equal(L0.smem, 102400);
     assert_int_equal(PARSE("k.cu", "--smem", "227k"), RUN_EXIT_OK);
-    assert_int_equal(cli.smem, 227 * 1024);
+    assert_int_equal(L0.smem, 227 * 1024);
     assert_int_equal(PARSE("k.cu", "--smem", "1000"), RUN_EXIT_OK);
-    assert_int_equal(cli.smem, 1000);
+    assert_int_equal(L0.smem, 1000);
     assert_int_equal(PARSE("k.cu", "--grid", "0x10"), RUN_EXIT_OK);
-    assert_int_equal(cli.grid[0], 16);
+    assert_int_equal(L0.grid[0], 16);
 }
 
 static void test_buffers(void **state)
@@ -162,19 +166,19 @@ static void test_args_and_tmaps(void **state)
                            "--tmap", "u=x:box=8:dims=4096:estrides=2:dtype=tf32", "--tmap",
                            "v=x:box=16,16:dims=64,64:strides=256"),
                      RUN_EXIT_OK);
-    assert_int_equal(cli.arg_count, 8);
-    assert_int_equal(cli.args[0].kind, RUN_ARG_TMAP);
-    assert_int_equal(cli.args[0].ref, 0);
-    assert_int_equal(cli.args[1].kind, RUN_ARG_BUFFER);
-    assert_int_equal(cli.args[1].ref, 0);
-    assert_int_equal(cli.args[2].kind, RUN_ARG_SCALAR);
-    assert_int_equal(cli.args[2].dtype, RUN_I8);
-    assert_true(cli.args[2].value == -128);
-    assert_true(cli.args[3].value == 18446744073709551615.0L);
-    assert_int_equal(cli.args[4].dtype, RUN_F16);
-    assert_int_equal(cli.args[5].dtype, RUN_BF16);
-    assert_true(isnan(cli.args[6].value));
-    assert_int_equal(cli.args[7].dtype, RUN_F32);
+    assert_int_equal(L0.arg_count, 8);
+    assert_int_equal(L0.args[0].kind, RUN_ARG_TMAP);
+    assert_int_equal(L0.args[0].ref, 0);
+    assert_int_equal(L0.args[1].kind, RUN_ARG_BUFFER);
+    assert_int_equal(L0.args[1].ref, 0);
+    assert_int_equal(L0.args[2].kind, RUN_ARG_SCALAR);
+    assert_int_equal(L0.args[2].dtype, RUN_I8);
+    assert_true(L0.args[2].value == -128);
+    assert_true(L0.args[3].value == 18446744073709551615.0L);
+    assert_int_equal(L0.args[4].dtype, RUN_F16);
+    assert_int_equal(L0.args[5].dtype, RUN_BF16);
+    assert_true(isnan(L0.args[6].value));
+    assert_int_equal(L0.args[7].dtype, RUN_F32);
     assert_int_equal(cli.tmap_count, 3);
     run_tmap_spec *t = cli.tmaps;
     assert_int_equal(t[0].rank, 2);
@@ -301,7 +305,9 @@ static void test_fuzz(void **state)
     (void)state;
     static const char *pieces[] = {"--buf", "--arg", "--tmap", "x=f32:4", "buf:x", "tmap:t", "t=x:box=4", "=",
                                    ":", ",", "--grid", "1,2,3", "--smem", "K", "-I", "-D", "--", "-", "k.cu",
-                                   "x=npy:", "f32:", "rand=1,2,3", "box=", "--expect", "x=e.npy", "--out"};
+                                   "x=npy:", "f32:", "rand=1,2,3", "box=", "--expect", "x=e.npy", "--out",
+                                   "--then", "--pdl", "--cooperative", "--priority", "null", "struct:f32:1,i8:2",
+                                   "bytes:0a", "tmapptr:t", "buf:x+4", "buf:x+8B", "x=e.npy:rtol=1", ":exact"};
     char storage[16][64];
     char *argv[17];
     test_seed_random("test_run_cli fuzz");
@@ -504,6 +510,332 @@ static void test_compare(void **state)
     assert_true(rtol == 0 && atol == 0);
 }
 
+/* Numbers are decimal or 0x hex everywhere: a leading zero never means octal. */
+static void test_decimal_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--grid", "010", "--block", "08,09", "--device", "010", "--repeat", "010",
+                           "--warmup", "007", "--buf", "x=f32:010", "--arg", "i32:010", "--arg", "i32:-010", "--arg",
+                           "u8:0x0a", "--smem", "010K"),
+                     RUN_EXIT_OK);
+    assert_int_equal(L0.grid[0], 10);
+    assert_int_equal(L0.block[0], 8);
+    assert_int_equal(L0.block[1], 9);
+    assert_int_equal(cli.device, 10);
+    assert_int_equal(cli.repeat, 10);
+    assert_int_equal(cli.warmup, 7);
+    assert_int_equal(cli.buffers[0].count, 10);
+    assert_true(L0.args[0].value == 10 && L0.args[1].value == -10 && L0.args[2].value == 10);
+    assert_int_equal(L0.smem, 10 * 1024);
+    uint64_t v;
+    assert_true(run_parse_u64("0x1F", 4, &v) && v == 31);
+    assert_true(run_parse_u64("18446744073709551615", 20, &v) && v == UINT64_MAX);
+    assert_false(run_parse_u64("18446744073709551616", 20, &v));
+    assert_false(run_parse_u64("0x", 2, &v));
+    assert_false(run_parse_u64("0b1", 3, &v));
+    assert_false(run_parse_u64("1e3", 3, &v));
+    assert_usage_error("--grid '0x'", "k.cu", "--grid", "0x");
+    assert_usage_error("not a i32 integer", "k.cu", "--arg", "i32:0o10");
+}
+
+static void test_new_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:1024", "--tmap", "t=x:box=32", "--arg", "null", "--arg", "buf:x+256",
+                           "--arg", "buf:x+16B", "--arg", "buf:x+0x10", "--arg", "tmapptr:t", "--arg", "tmap:t", "--arg",
+                           "bytes:0102_0304", "--arg", "struct:f32:1.5,i32:3", "--arg", "struct:i8:1,f64:2", "--arg",
+                           "struct:i8:1,i16:-2,i8:3", "--arg", "bytes:0xff"),
+                     RUN_EXIT_OK);
+    const run_arg_spec *a = L0.args;
+    assert_int_equal(L0.arg_count, 11);
+    assert_int_equal(a[0].kind, RUN_ARG_NULL);
+    assert_int_equal(a[0].size, 8);
+    assert_int_equal(a[1].kind, RUN_ARG_BUFFER);
+    assert_int_equal(a[1].offset, 256);
+    assert_false(a[1].offset_in_bytes);
+    assert_int_equal(a[2].offset, 16);
+    assert_true(a[2].offset_in_bytes);
+    assert_int_equal(a[3].offset, 16);
+    assert_false(a[3].offset_in_bytes);
+    assert_int_equal(a[4].kind, RUN_ARG_TMAP_PTR);
+    assert_int_equal(a[4].size, 8);
+    assert_int_equal(a[4].ref, 0);
+    assert_int_equal(a[5].size, 128);
+    unsigned char buf[64];
+    assert_int_equal(a[6].kind, RUN_ARG_BYTES);
+    assert_int_equal(a[6].size, 4);
+    run_arg_encode(&a[6], buf);
+    assert_memory_equal(buf, "\x01\x02\x03\x04", 4);
+    /* struct {float; int;}: 8 bytes, no padding */
+    assert_int_equal(a[7].kind, RUN_ARG_STRUCT);
+    assert_int_equal(a[7].size, 8);
+    memset(buf, 0xee, sizeof buf);
+    run_arg_encode(&a[7], buf);
+    float f = 1.5f;
+    int32_t i = 3;
+    assert_memory_equal(buf, &f, 4);
+    assert_memory_equal(buf + 4, &i, 4);
+    assert_int_equal(buf[8], 0xee); /* nothing written past the size */
+    /* struct {int8_t; double;}: the double at 8, 16 bytes, zeroed padding */
+    assert_int_equal(a[8].size, 16);
+    assert_int_equal(a[8].align, 8);
+    memset(buf, 0xee, sizeof buf);
+    run_arg_encode(&a[8], buf);
+    double d = 2;
+    assert_int_equal(buf[0], 1);
+    for (int k = 1; k < 8; k++) assert_int_equal(buf[k], 0);
+    assert_memory_equal(buf + 8, &d, 8);
+    /* struct {int8_t; int16_t; int8_t;}: 0, 2, 4; 6 bytes */
+    assert_int_equal(a[9].size, 6);
+    run_arg_encode(&a[9], buf);
+    int16_t s = -2;
+    assert_int_equal(buf[0], 1);
+    assert_memory_equal(buf + 2, &s, 2);
+    assert_int_equal(buf[4], 3);
+    assert_int_equal(a[10].size, 1);
+    /* malformed */
+    assert_usage_error("even, non-zero count of hex digits", "k.cu", "--arg", "bytes:123");
+    assert_usage_error("even, non-zero count of hex digits", "k.cu", "--arg", "bytes:");
+    assert_usage_error("'z' is not a hex digit", "k.cu", "--arg", "bytes:zz");
+    assert_usage_error("field 'q:1'", "k.cu", "--arg", "struct:q:1");
+    assert_usage_error("field ''", "k.cu", "--arg", "struct:");
+    assert_usage_error("field '5'", "k.cu", "--arg", "struct:i32:1,5");
+    assert_usage_error("out of range for i8", "k.cu", "--arg", "struct:i8:300");
+    static char big[8 + 513 * 6 + 1] = "struct:"; /* 513 doubles: 4104 bytes */
+    for (int k = 0; k < 513; k++) strcat(big, k ? ",f64:1" : "f64:1");
+    assert_usage_error("more than 4096 bytes", "k.cu", "--arg", big);
+    static char hex[8 + 2 * 4097 + 1] = "bytes:";
+    for (int k = 0; k < 4097; k++) strcat(hex, "ab");
+    assert_usage_error("more than 4096 bytes", "k.cu", "--arg", hex);
+    assert_usage_error("offset 'abc'", "k.cu", "--buf", "x=f32:4", "--arg", "buf:x+abc");
+    assert_usage_error("offset ''", "k.cu", "--buf", "x=f32:4", "--arg", "buf:x+");
+    assert_usage_error("offset 'B'", "k.cu", "--buf", "x=f32:4", "--arg", "buf:x+B");
+    assert_usage_error("no --tmap named 'm'", "k.cu", "--arg", "tmapptr:m");
+    assert_usage_error("expected TYPE:VALUE", "k.cu", "--arg", "NULL");
+    /* Scalars the type cannot hold. */
+    assert_usage_error("out of range for i8", "k.cu", "--arg", "i8:300");
+    assert_usage_error("overflows f16 (largest finite value 65504)", "k.cu", "--arg", "f16:1e6");
+    assert_usage_error("overflows f16", "k.cu", "--arg", "f16:65520");
+    assert_usage_error("overflows bf16", "k.cu", "--arg", "bf16:1e39");
+    assert_usage_error("overflows f32", "k.cu", "--arg", "f32:1e39");
+    assert_usage_error("overflows f64", "k.cu", "--arg", "f64:1e309");
+    assert_int_equal(PARSE("k.cu", "--arg", "f16:65519", "--arg", "f16:inf", "--arg", "f32:-inf", "--arg", "f64:nan"),
+                     RUN_EXIT_OK);
+    /* Generated values too. */
+    assert_usage_error("iota would produce 199 is out of range for i8", "k.cu", "--buf", "x=i8:200:iota");
+    assert_usage_error("iota would produce", "k.cu", "--buf", "x=f16:4:iota=0,1e5");
+    assert_usage_error("rand would produce 299 is out of range for u8", "k.cu", "--buf", "x=u8:4:rand=1,0,300");
+    assert_int_equal(PARSE("k.cu", "--buf", "x=i8:4:rand=1,-128,128", "--buf", "y=i8:128:iota=-1,-1"), RUN_EXIT_OK);
+}
+
+static void test_value_fits(void **state)
+{
+    (void)state;
+    char why[200];
+    assert_true(run_value_fits(RUN_I8, -128, why, sizeof why));
+    assert_false(run_value_fits(RUN_I8, -129, why, sizeof why));
+    assert_false(run_value_fits(RUN_U32, NAN, why, sizeof why));
+    assert_non_null(strstr(why, "cannot be stored in u32"));
+    assert_false(run_value_fits(RUN_I64, INFINITY, why, sizeof why));
+    assert_true(run_value_fits(RUN_U64, 18446744073709551615.0L, why, sizeof why));
+    assert_true(run_value_fits(RUN_F16, NAN, why, sizeof why));
+    assert_true(run_value_fits(RUN_BF16, -INFINITY, why, sizeof why));
+    assert_false(run_value_fits(RUN_F16, -70000, why, sizeof why));
+    assert_true(run_value_fits(RUN_F32, 3.4e38L, why, sizeof why));
+}
+
+static void test_launch_sequences(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:64", "--buf", "p=f32:4", "--kernel", "block_sum", "--grid", "4",
+                           "--block", "16", "--arg", "buf:x", "--arg", "buf:p", "--arg", "i32:64", "--priority", "-2",
+                           "--then", "--kernel", "block_sum", "--block", "4", "--arg", "buf:p", "--arg", "buf:p+0",
+                           "--arg", "i32:4", "--pdl", "--priority", "-2", "--then", "--cooperative", "--grid", "8",
+                           "--kernel", "k<float>", "--out", "p=p.npy"),
+                     RUN_EXIT_OK);
+    assert_int_equal(cli.launch_count, 3);
+    const run_launch_spec *l = cli.launches;
+    assert_string_equal(l[0].kernel, "block_sum");
+    assert_int_equal(l[0].grid[0], 4);
+    assert_int_equal(l[0].block[0], 16);
+    assert_int_equal(l[0].arg_count, 3);
+    assert_true(l[0].has_priority && l[0].priority == -2);
+    assert_false(l[0].pdl);
+    assert_int_equal(l[1].grid[0], 1); /* each launch starts from the defaults */
+    assert_int_equal(l[1].block[0], 4);
+    assert_int_equal(l[1].arg_count, 3);
+    assert_int_equal(l[1].args[0].ref, 1);
+    assert_true(l[1].pdl);
+    assert_true(l[2].cooperative);
+    assert_int_equal(l[2].grid[0], 8);
+    assert_int_equal(l[2].arg_count, 0);
+    assert_string_equal(l[2].kernel, "k<float>");
+    assert_usage_error("the first launch has no launch before it", "k.cu", "--pdl");
+    assert_usage_error("give both the same --priority", "k.cu", "--then", "--pdl", "--priority", "1");
+    assert_usage_error("no cooperative cluster launch", "k.cu", "--cooperative", "--cluster", "2");
+    assert_usage_error("--priority 'x'", "k.cu", "--priority", "x");
+    assert_usage_error("--priority '2000'", "k.cu", "--priority", "2000");
+    assert_usage_error("no --buf named 'q'", "k.cu", "--then", "--arg", "buf:q");
+    const char *many[40] = {"k.cu"};
+    for (int i = 1; i <= 16; i++) many[i] = "--then";
+    assert_int_equal(parse_list(many), RUN_EXIT_USAGE);
+    assert_non_null(strstr(err, "more than 16 launches"));
+}
+
+static void test_expect_tolerances_and_files(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("k.cu", "--buf", "y=f32:4", "--buf", "n=i32:4", "--expect", "y=e.npy:rtol=1e-3,atol=0.5",
+                           "--expect", "n=n.npy:exact", "--expect", "y=a:b.npy", "--expect", "y=f.npy:atol=2",
+                           "--out", "y=out.npy"),
+                     RUN_EXIT_OK);
+    assert_string_equal(cli.expects[0].path, "e.npy");
+    assert_true(cli.expects[0].rtol == 1e-3 && cli.expects[0].atol == 0.5);
+    assert_string_equal(cli.expects[1].path, "n.npy");
+    assert_true(cli.expects[1].rtol == 0 && cli.expects[1].atol == 0);
+    assert_string_equal(cli.expects[2].path, "a:b.npy");
+    assert_true(cli.expects[2].rtol < 0 && cli.expects[2].atol < 0);
+    assert_true(cli.expects[3].rtol < 0 && cli.expects[3].atol == 2);
+    assert_usage_error("expected rtol=R and/or atol=A", "k.cu", "--buf", "y=f32:4", "--expect", "y=e.npy:rtol=x");
+    assert_usage_error("expected rtol=R and/or atol=A", "k.cu", "--buf", "y=f32:4", "--expect", "y=e.npy:atol=-1");
+    assert_usage_error("expected rtol=R and/or atol=A", "k.cu", "--buf", "y=f32:4", "--expect", "y=e.npy:rtol=1,exact");
+    assert_usage_error("expected BUFFER=FILE.npy", "k.cu", "--buf", "y=f32:4", "--expect", "y=:exact");
+    /* --out over an --expect reference: refused before anything runs. */
+    assert_usage_error("would overwrite the --expect reference", "k.cu", "--buf", "y=f32:4", "--out", "y=r.npy",
+                       "--expect", "y=r.npy");
+    assert_usage_error("would overwrite the --expect reference", "k.cu", "--buf", "y=f32:4", "--buf", "z=f32:4",
+                       "--out", "z=r.npy", "--expect", "y=r.npy:exact");
+    assert_usage_error("two buffers are written to o.npy", "k.cu", "--buf", "y=f32:4", "--buf", "z=f32:4", "--out",
+                       "y=o.npy", "--out", "z=o.npy");
+}
+
+static void test_scan_signatures(void **state)
+{
+    (void)state;
+    run_found_kernel k[8];
+    const char *src = "template <typename T, int N, template <class> class W>\n"
+                      "__global__ void __launch_bounds__(128) t(T *d, W<int> w, int n) {}\n"
+                      "template __global__ void t<float, 4, Box>(float *, Box<int>, int);\n"
+                      "__global__ void none() {}\n__global__ void only_void(void) {}\n"
+                      "__global__ void defaults(const float *a = nullptr, int (*f)(int, int) = 0, "
+                      "Pair<int, long> p = {1, 2}) {}\n"
+                      "template <typename... Ts> __global__ void pack(Ts... args) {}\n"
+                      "__global__ void over(int a); __global__ void over(int a, int b);\n";
+    size_t n = run_scan_kernels(src, k, 8);
+    assert_int_equal(n, 6);
+    assert_string_equal(k[0].name, "t"); /* the explicit instantiation is no kernel named 'float' */
+    assert_true(k[0].is_template);
+    assert_int_equal(k[0].param_count, 3);
+    assert_string_equal(k[0].template_params, "typename T, int N, template <class> class W");
+    assert_string_equal(k[0].instantiation, "float, 4, Box");
+    assert_int_equal(k[1].param_count, 0);
+    assert_int_equal(k[2].param_count, 0);
+    assert_string_equal(k[3].name, "defaults");
+    assert_int_equal(k[3].param_count, 3);
+    assert_int_equal(k[4].param_count, -1); /* a pack */
+    assert_int_equal(k[5].param_count, -1); /* overloads disagree */
+    char example[300];
+    run_scan_example(&k[0], example, sizeof example);
+    assert_string_equal(example, "t<float, 4, Box>");
+    run_found_kernel no_inst = k[0];
+    no_inst.instantiation[0] = '\0';
+    run_scan_example(&no_inst, example, sizeof example);
+    assert_string_equal(example, "t<float, 1, float>");
+    assert_ptr_equal(run_scan_find(k, n, "t<float, 4, Box>"), &k[0]);
+    assert_ptr_equal(run_scan_find(k, n, "::defaults"), &k[3]);
+    assert_null(run_scan_find(k, n, "nosuch"));
+    /* Only explicit instantiation in a file with the template elsewhere: never named by its type. */
+    assert_int_equal(run_scan_kernels("template __global__ void scale<float>(float *, int);", k, 8), 1);
+    assert_string_equal(k[0].name, "scale");
+}
+
+static void test_declared_count_fallback(void **state)
+{
+    (void)state;
+    static run_result r;
+    size_t sizes[2] = {8, 4};
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:4", "--arg", "buf:x", "--arg", "i32:4"), RUN_EXIT_OK);
+    memset(&r, 0, sizeof r);
+    snprintf(r.launches[0].kernel, sizeof r.launches[0].kernel, "k");
+    r.launches[0].declared_params = 3;
+    assert_int_equal(run_check_declared(&cli, 0, sizes, &r), RUN_EXIT_USAGE);
+    assert_non_null(strstr(r.error, "declares 3 parameters in the source, but the command line gives 2"));
+    free(r.error);
+    memset(&r, 0, sizeof r);
+    r.launches[0].declared_params = 2;
+    assert_int_equal(run_check_declared(&cli, 0, sizes, &r), RUN_EXIT_OK);
+    r.launches[0].declared_params = -1; /* unknown: nothing to check */
+    assert_int_equal(run_check_declared(&cli, 0, sizes, &r), RUN_EXIT_OK);
+}
+
+static void test_tmap_interleave_bounds(void **state)
+{
+    (void)state;
+    run_buffer b = {.name = "x", .dtype = RUN_F32, .rank = 3, .shape = {8, 4, 4}, .count = 128, .bytes = 512,
+                    .dev = 0x10000};
+    asyncrt_tensormap_desc d;
+    /* Interleaved maps used to skip the bounds check: 9 planes of 64 bytes reach 576. */
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:8x4x4", "--tmap", "t=x:box=4,4,4:dims=4,4,9:interleave=16b"),
+                     RUN_EXIT_OK);
+    assert_false(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+    assert_non_null(strstr(err, "reach 576 bytes but buffer x holds 512"));
+    assert_int_equal(PARSE("k.cu", "--buf", "x=f32:8x4x4", "--tmap", "t=x:box=4,4,4:dims=4,4,8:interleave=16b"),
+                     RUN_EXIT_OK);
+    assert_true(run_tmap_describe(&cli.tmaps[0], &b, &d, err, sizeof err));
+}
+
+static void test_json_strings(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"q\"b\\n\nt\t", "\"q\\\"b\\\\n\\nt\\u0009\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""}, /* valid UTF-8 kept */
+        {"a\xff" "b", "\"a\\ufffdb\""},                 /* a byte that starts nothing */
+        {"\x80", "\"\\ufffd\""},                        /* a stray continuation byte */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},             /* overlong '/' */
+        {"\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""},  /* overlong, 3 bytes */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},  /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* above U+10FFFF */
+        {"x\xe2\x82", "\"x\\ufffd\\ufffd\""},           /* truncated at the end */
+        {"\x7f\x01", "\"\\u007f\\u0001\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        tool_json_string(f, cases[i].in);
+        fclose(f);
+        if (strcmp(text, cases[i].out)) fail_msg("case %zu: got %s, want %s", i, text, cases[i].out);
+        free(text);
+    }
+}
+
+static void test_npy_inputs_hardened(void **state)
+{
+    (void)state;
+    run_npy npy;
+    void *storage;
+    assert_false(run_npy_read("/dev/zero", &npy, &storage, err, sizeof err));
+    assert_non_null(strstr(err, "not a regular file"));
+    assert_false(run_npy_read("/dev/null", &npy, &storage, err, sizeof err));
+    assert_non_null(strstr(err, "not a regular file"));
+    assert_true(run_npy_max_bytes() > 0 && run_npy_max_bytes() <= RUN_NPY_MAX_BYTES);
+    /* Junk between the header dict and the padding. */
+    char bytes[128 + 16];
+    memcpy(bytes, "\x93NUMPY\x01\x00\x76\x00", 10);
+    snprintf(bytes + 10, 119, "%-117s", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), } junk");
+    bytes[127] = '\n';
+    memset(bytes + 128, 0, 16);
+    assert_false(run_npy_parse(bytes, sizeof bytes, &npy, err, sizeof err));
+    assert_non_null(strstr(err, "junk after the header dict"));
+    snprintf(bytes + 10, 119, "%-117s", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }");
+    bytes[127] = '\n';
+    assert_true(run_npy_parse(bytes, sizeof bytes, &npy, err, sizeof err));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -514,6 +846,11 @@ int main(void)
         cmocka_unit_test(test_scan),           cmocka_unit_test(test_values),
         cmocka_unit_test(test_buffer_init),    cmocka_unit_test(test_tmap_describe),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_decimal_numbers),  cmocka_unit_test(test_new_arguments),
+        cmocka_unit_test(test_value_fits),       cmocka_unit_test(test_launch_sequences),
+        cmocka_unit_test(test_expect_tolerances_and_files), cmocka_unit_test(test_scan_signatures),
+        cmocka_unit_test(test_declared_count_fallback),     cmocka_unit_test(test_tmap_interleave_bounds),
+        cmocka_unit_test(test_json_strings),     cmocka_unit_test(test_npy_inputs_hardened),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,197 @@ static void test_signature_check_json_and_timing(void **state)
                 kernel_path("saxpy.cu"));
 }
 
+/* Two passes in one run (--then): per-block sums, then their sum, checked
+ * with per-output tolerances; each launch timed on its own. */
+static void test_two_pass_reduce(void **state)
+{
+    (void)state;
+    enum { N = 65536 + 123, B = 64, T = 256 };
+    static float x[N], part[B], total[1];
+    int chunk = (N + B - 1) / B;
+    double sum_all = 0;
+    for (int i = 0; i < N; i++) x[i] = test_random_float(-1, 1);
+    for (int b = 0; b < B; b++) {
+        double s = 0;
+        for (int i = b * chunk; i < (b + 1) * chunk && i < N; i++) s += x[i];
+        part[b] = (float)s;
+        sum_all += s;
+    }
+    total[0] = (float)sum_all;
+    unsigned long long shape_x[1] = {N}, shape_p[1] = {B}, shape_t[1] = {1};
+    write_npy_or_fail(tmp_path("rx.npy"), RUN_F32, shape_x, 1, x);
+    write_npy_or_fail(tmp_path("rpart.npy"), RUN_F32, shape_p, 1, part);
+    write_npy_or_fail(tmp_path("rtotal.npy"), RUN_F32, shape_t, 1, total);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --buf x=npy:%s --buf part=f32:%d:poison --buf total=f32:1:poison "
+             "--kernel block_sum --grid %d --block %d --arg buf:x --arg buf:part --arg i32:%d "
+             "--then --kernel block_sum --grid 1 --block %d --arg buf:part --arg buf:total --arg i32:%d "
+             "--rtol 1e-4 --atol 1e-4",
+             kernel_path("reduce.cu"), tmp_path("rx.npy"), B, B, T, N, T, B);
+    assert_tool(0, "%s --expect part=%s --expect total=%s:rtol=1e-4,atol=2e-3 --repeat 3 --json", args,
+                tmp_path("rpart.npy"), tmp_path("rtotal.npy"));
+    const char *out = run_tool_output();
+    assert_non_null(strstr(out, "\"launches\":[{\"kernel\":\"block_sum\""));
+    assert_non_null(strstr(out, "\"grid\":[1,1,1],\"block\":[256,1,1]")); /* the second launch's own shape */
+    const char *second = strstr(out, "},{\"kernel\":\"block_sum\"");
+    assert_non_null(second);
+    assert_non_null(strstr(second, "\"timing\":{\"repeat\":3")); /* timed separately */
+    assert_non_null(strstr(out, "\"atol\":0.002"));              /* total's own tolerance */
+    assert_detects_mismatch(args, "part", RUN_F32, shape_p, 1, part, B);
+    assert_detects_mismatch(args, "total", RUN_F32, shape_t, 1, total, 1);
+}
+
+/* cooperative_groups::this_grid().sync() with --cooperative. */
+static void test_cooperative_grid_sync(void **state)
+{
+    (void)state;
+    enum { GRID = 8, BLOCK = 128, N = GRID * BLOCK * 4 };
+    static int32_t in[N], want[N];
+    for (int i = 0; i < N; i++) in[i] = (int32_t)(test_random_u32() % 1000000) - 500000;
+    for (int i = 0; i < N; i++) want[i] = 3 * in[(i + 1 + N / 2) % N] + 1;
+    unsigned long long shape[1] = {N};
+    write_npy_or_fail(tmp_path("gin.npy"), RUN_I32, shape, 1, in);
+    write_npy_or_fail(tmp_path("gwant.npy"), RUN_I32, shape, 1, want);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --cooperative --grid %d --block %d --buf in=npy:%s --buf tmp=i32:%d:poison --buf out=i32:%d:poison "
+             "--arg buf:in --arg buf:tmp --arg buf:out --arg i32:%d",
+             kernel_path("grid_sync.cu"), GRID, BLOCK, tmp_path("gin.npy"), N, N, N);
+    assert_tool(0, "%s --expect out=%s", args, tmp_path("gwant.npy"));
+    assert_non_null(strstr(run_tool_output(), "cooperative"));
+    assert_detects_mismatch(args, "out", RUN_I32, shape, 1, want, N);
+    /* A grid that cannot be co-resident is refused by the library, not hung. */
+    if (getenv("ASYNCRT_UNDER_SANITIZER")) return;
+    int rc = run_tool("%s --cooperative --grid 100000 --block 1024 --buf in=i32:4 --buf tmp=i32:4 --buf out=i32:4 "
+                      "--arg buf:in --arg buf:tmp --arg buf:out --arg i32:4",
+                      kernel_path("grid_sync.cu"));
+    if (rc == 0) fail_msg("a 100000-block cooperative grid was launched:\n%s", run_tool_output());
+}
+
+/* const CUtensorMap* parameters: --arg tmapptr:NAME. */
+static void test_tensor_map_by_pointer(void **state)
+{
+    (void)state;
+    enum { H = 130, W = 200 };
+    static float in[H * W], want[H * W];
+    for (int i = 0; i < H * W; i++) {
+        in[i] = test_random_float(-10, 10);
+        want[i] = 2.0f * in[i] + 1.0f;
+    }
+    unsigned long long shape[2] = {H, W};
+    write_npy_or_fail(tmp_path("pin.npy"), RUN_F32, shape, 2, in);
+    write_npy_or_fail(tmp_path("pwant.npy"), RUN_F32, shape, 2, want);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --grid 7,9 --block 128 --buf in=npy:%s --buf out=f32:%dx%d:poison --tmap tin=in:box=32,16 "
+             "--arg tmapptr:tin --arg buf:out --arg i32:%d --arg i32:%d",
+             kernel_path("tma_ptr.cu"), tmp_path("pin.npy"), H, W, W, H);
+    assert_tool(0, "%s --expect out=%s", args, tmp_path("pwant.npy"));
+    assert_detects_mismatch(args, "out", RUN_F32, shape, 2, want, H * W);
+}
+
+/* struct affine_params { float; int; double; } by value. */
+static void test_struct_by_value(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static float x[N];
+    static double want[N];
+    float a = test_random_float(-3, 3);
+    double bias = test_random_float(-100, 100);
+    for (int i = 0; i < N; i++) {
+        x[i] = test_random_float(-1, 1);
+        want[i] = (double)a * x[i] + bias;
+    }
+    unsigned long long shape[1] = {N};
+    write_npy_or_fail(tmp_path("sx.npy"), RUN_F32, shape, 1, x);
+    write_npy_or_fail(tmp_path("swant.npy"), RUN_F64, shape, 1, want);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --grid %d --block 256 --buf x=npy:%s --buf y=f64:%d:poison --arg struct:f32:%.9g,i32:%d,f64:%.17g "
+             "--arg buf:x --arg buf:y",
+             kernel_path("struct_arg.cu"), (N + 255) / 256, tmp_path("sx.npy"), N, (double)a, N, bias);
+    assert_tool(0, "%s --expect y=%s:rtol=1e-15,atol=0 --json", args, tmp_path("swant.npy"));
+    assert_non_null(strstr(run_tool_output(), "\"param_sizes\":[16,8,8]"));
+    assert_detects_mismatch(args, "y", RUN_F64, shape, 1, want, N);
+}
+
+/* buf:NAME+N (elements) and +NB (bytes): d + 256 in C. */
+static void test_pointer_offset(void **state)
+{
+    (void)state;
+    enum { N = 1024, OFF = 256 };
+    static float x[N], y[N], want[N];
+    float a = test_random_float(-2, 2);
+    for (int i = 0; i < N; i++) {
+        x[i] = test_random_float(-1, 1);
+        y[i] = test_random_float(-1, 1);
+        want[i] = i < OFF ? y[i] : a * x[i] + y[i];
+    }
+    unsigned long long shape[1] = {N};
+    write_npy_or_fail(tmp_path("ox.npy"), RUN_F32, shape, 1, x);
+    write_npy_or_fail(tmp_path("oy.npy"), RUN_F32, shape, 1, y);
+    write_npy_or_fail(tmp_path("owant.npy"), RUN_F32, shape, 1, want);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --grid 4 --block 256 --buf x=npy:%s --buf y=npy:%s --arg f32:%.9g --arg buf:x+%d --arg buf:y+%dB "
+             "--arg i32:%d",
+             kernel_path("saxpy.cu"), tmp_path("ox.npy"), tmp_path("oy.npy"), (double)a, OFF, OFF * 4, N - OFF);
+    assert_tool(0, "%s --expect y=%s", args, tmp_path("owant.npy"));
+    assert_detects_mismatch(args, "y", RUN_F32, shape, 1, want, N);
+    /* Past the end is refused; the end itself (a zero-length view) is not. */
+    assert_tool(2, "%s --buf x=f32:4 --arg f32:1 --arg buf:x+5 --arg buf:x --arg i32:0", kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "past the end of buffer x"));
+    assert_tool(0, "%s --buf x=f32:4 --arg f32:1 --arg buf:x+4 --arg buf:x+16B --arg i32:0", kernel_path("saxpy.cu"));
+    /* null: a kernel that gets n = 0 never dereferences it. */
+    assert_tool(0, "%s --arg f32:1 --arg null --arg null --arg i32:0", kernel_path("saxpy.cu"));
+}
+
+/* Programmatic dependent launch: consume (--pdl) waits for produce's writes. */
+static void test_pdl_pair(void **state)
+{
+    (void)state;
+    enum { N = 1 << 16 };
+    static int32_t want_a[N], want_b[N];
+    for (int i = 0; i < N; i++) want_a[i] = 2 * i + 7;
+    for (int i = 0; i < N; i++) want_b[i] = want_a[N - 1 - i] + 1;
+    unsigned long long shape[1] = {N};
+    write_npy_or_fail(tmp_path("pa.npy"), RUN_I32, shape, 1, want_a);
+    write_npy_or_fail(tmp_path("pb.npy"), RUN_I32, shape, 1, want_b);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --buf a=i32:%d:poison --buf b=i32:%d:poison --kernel produce --grid %d --block 256 --arg buf:a "
+             "--arg i32:%d --then --pdl --kernel consume --grid %d --block 256 --arg buf:a --arg buf:b --arg i32:%d",
+             kernel_path("pdl.cu"), N, N, N / 256, N, N / 256, N);
+    assert_tool(0, "%s --expect a=%s --expect b=%s --repeat 5", args, tmp_path("pa.npy"), tmp_path("pb.npy"));
+    assert_non_null(strstr(run_tool_output(), "PDL"));
+    assert_detects_mismatch(args, "b", RUN_I32, shape, 1, want_b, N);
+}
+
+/* <cmath> and <cstdint> in a kernel written for nvcc, compiled unchanged
+ * (needs the runtime's built-in standard headers). */
+static void test_standard_headers_kernel(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    static float r[N], want[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = test_random_float(0, 4);
+        want[i] = (float)((double)r[i] * r[i] * 3.14159265358979323846) + (float)(i % 8);
+    }
+    unsigned long long shape[1] = {N};
+    write_npy_or_fail(tmp_path("hr.npy"), RUN_F32, shape, 1, r);
+    write_npy_or_fail(tmp_path("hwant.npy"), RUN_F32, shape, 1, want);
+    char args[4096];
+    snprintf(args, sizeof args,
+             "%s --grid %d --block 256 --buf r=npy:%s --buf out=f32:%d:poison --arg buf:r --arg buf:out --arg u32:%d "
+             "--rtol 1e-5 --atol 1e-5",
+             kernel_path("std_headers.cu"), (N + 255) / 256, tmp_path("hr.npy"), N, N);
+    assert_tool(0, "%s --expect out=%s", args, tmp_path("hwant.npy"));
+    assert_detects_mismatch(args, "out", RUN_F32, shape, 1, want, N);
+}
+
 int main(void)
 {
     asyncrt_context *ctx = test_open_device_or_skip("test_run_gpu");
@@ -206,6 +397,13 @@ int main(void)
         cmocka_unit_test(test_tma_2d_tensor_maps),
         cmocka_unit_test(test_warp_specialised_mbarrier),
         cmocka_unit_test(test_signature_check_json_and_timing),
+        cmocka_unit_test(test_two_pass_reduce),
+        cmocka_unit_test(test_cooperative_grid_sync),
+        cmocka_unit_test(test_tensor_map_by_pointer),
+        cmocka_unit_test(test_struct_by_value),
+        cmocka_unit_test(test_pointer_offset),
+        cmocka_unit_test(test_pdl_pair),
+        cmocka_unit_test(test_standard_headers_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

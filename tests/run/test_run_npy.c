@@ -1,8 +1,10 @@
 /* .npy reading and writing: every dtype, shapes, version 2 headers, and
  * rejection of Fortran order, big-endian data, truncation and junk. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npy.h"
 #include "test_support.h"
@@ -185,13 +187,48 @@ static void test_file_errors(void **state)
     assert_false(run_npy_write("/tmp/x.npy", RUN_BF16, shape, 1, &v, err, sizeof err));
 }
 
+/* Outputs are written to a temporary file and renamed: the target is either
+ * the old file or the whole new one, and no temporary is left behind. */
+static void test_atomic_write(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("npy-atomic");
+    char path[4096], sub[4096];
+    snprintf(path, sizeof path, "%s/out.npy", dir);
+    uint64_t shape[1] = {3};
+    float a[3] = {1, 2, 3}, b[3] = {4, 5, 6};
+    assert_true(run_npy_write(path, RUN_F32, shape, 1, a, err, sizeof err));
+    assert_true(run_npy_write(path, RUN_F32, shape, 1, b, err, sizeof err));
+    run_npy npy;
+    void *storage;
+    assert_true(run_npy_read(path, &npy, &storage, err, sizeof err));
+    assert_memory_equal(npy.data, b, sizeof b);
+    free(storage);
+    /* A target that cannot be replaced (a directory) fails and leaves only itself. */
+    snprintf(sub, sizeof sub, "%s/adir", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_false(run_npy_write(sub, RUN_F32, shape, 1, a, err, sizeof err));
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (strstr(e->d_name, ".tmp.")) fail_msg("temporary file %s left behind", e->d_name);
+        entries++;
+    }
+    closedir(d);
+    assert_int_equal(entries, 2);
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     test_seed_random("test_run_npy");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_dtype), cmocka_unit_test(test_headers_numpy_writes),
         cmocka_unit_test(test_rejections),             cmocka_unit_test(test_fuzz),
-        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_file_errors),            cmocka_unit_test(test_atomic_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,11 @@
 /* asyncrt-run end to end without a GPU: help, compile-only for every test
  * kernel, PTX/CUBIN emission, stdin, and the exit codes of failures. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "npy.h"
 #include "run_tool.h"
 #include "test_support.h"
 
@@ -13,18 +15,41 @@ static void test_help(void **state)
     assert_tool(0, "--help");
     assert_non_null(strstr(run_tool_output(), "Exit codes"));
     assert_non_null(strstr(run_tool_output(), "--tmap NAME=BUFFER:box="));
+    assert_non_null(strstr(run_tool_output(), "--then"));
+    assert_non_null(strstr(run_tool_output(), "tmapptr:NAME"));
+    assert_non_null(strstr(run_tool_output(), "struct:T:V"));
+    assert_non_null(strstr(run_tool_output(), "the same for asyncrt-run, asyncrt-probe and asyncrt-bench"));
     assert_tool(0, "--version");
+    /* "asyncrt-run X (libasyncrt X, NVRTC 13.0)": NVRTC as major.minor, never 13000. */
+    const char *v = strstr(run_tool_output(), "NVRTC ");
+    assert_non_null(strstr(run_tool_output(), "(libasyncrt "));
+    assert_non_null(v);
+    int major = 0, minor = -1;
+    char close = 0;
+    assert_int_equal(sscanf(v, "NVRTC %d.%d%c", &major, &minor, &close), 3);
+    assert_true(major >= 11 && major < 100 && minor >= 0 && minor < 10 && close == ')');
+    /* A usage error says "see --help" once. */
+    assert_tool(2, "--bogus");
+    const char *first = strstr(run_tool_output(), "--help");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "--help"));
 }
 
 static void test_every_kernel_compiles_for_sm90(void **state)
 {
     (void)state;
-    static const char *kernels[] = {"saxpy.cu", "pipeline.cu", "tma_bulk_1d.cu", "tma_2d.cu", "ws_mbarrier.cu"};
+    static const char *kernels[] = {"saxpy.cu",  "pipeline.cu",   "tma_bulk_1d.cu", "tma_2d.cu", "ws_mbarrier.cu",
+                                    "reduce.cu", "grid_sync.cu",  "tma_ptr.cu",     "struct_arg.cu"};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
         assert_tool(0, "%s --compile-only --arch sm_90", kernel_path(kernels[i]));
         assert_non_null(strstr(run_tool_output(), "for sm_90 (CUBIN"));
     }
     assert_tool(0, "%s --compile-only --arch sm_90 --kernel 'scale<double>'", kernel_path("scale.cu"));
+    /* Several kernels of one file, one per launch. */
+    assert_tool(0, "%s --compile-only --arch sm_90 --kernel produce --then --kernel consume --pdl", kernel_path("pdl.cu"));
+    assert_non_null(strstr(run_tool_output(), "compiled produce"));
+    assert_non_null(strstr(run_tool_output(), "compiled consume"));
+    assert_tool(0, "%s --compile-only --arch sm_90 --kernel 'scale_n<float, 4>'", kernel_path("template_params.cu"));
     /* The sm_80 kernels also build for sm_80 and as PTX. */
     assert_tool(0, "%s --compile-only --arch sm_80", kernel_path("pipeline.cu"));
     assert_tool(0, "%s --compile-only --arch compute_80", kernel_path("saxpy.cu"));
@@ -99,8 +124,118 @@ static void test_failures_exit_codes(void **state)
     assert_non_null(strstr(run_tool_output(), "--grid '0'"));
     assert_tool(7, "/nonexistent/k.cu --compile-only --arch sm_90");
     assert_tool(7, "%s --buf x=npy:/nonexistent/x.npy", kernel_path("saxpy.cu"));
-    /* No driver: forced with a libcuda that does not exist. */
+    /* No driver: forced with a libcuda that does not exist; the hint says how to compile anyway. */
     assert_tool(4, "%s --buf x=f32:4 --arg buf:x", kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "--compile-only --arch sm_XY"));
+    assert_tool(4, "%s --json", kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "\"status\":\"no-device\",\"exit_code\":4"));
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) fail_msg("cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Templates: the same hint with or without --kernel, with the real parameter
+ * list; no raw "__nv_name_map" errors; an explicit instantiation is no kernel
+ * named after its type. */
+static void test_template_messages(void **state)
+{
+    (void)state;
+    const char *k = kernel_path("template_params.cu");
+    assert_tool(2, "%s --compile-only --arch sm_90", k);
+    assert_non_null(strstr(run_tool_output(), "is a template <typename T, int N>"));
+    assert_non_null(strstr(run_tool_output(), "--kernel 'scale_n<float, 4>'"));
+    assert_null(strstr(run_tool_output(), "'float'"));
+    assert_tool(2, "%s --compile-only --arch sm_90 --kernel scale_n", k);
+    assert_non_null(strstr(run_tool_output(), "is a template <typename T, int N>"));
+    assert_null(strstr(run_tool_output(), "__nv_name_map"));
+    /* A real error in a template file: only that error, no __nv_name_map ones after it. */
+    const char *bad = tmp_path("bad_template.cu");
+    write_text(bad, "template <typename T>\n__global__ void scale(T *d, undefined_type n) { d[0] = 1; }\n");
+    assert_tool(3, "%s --compile-only --arch sm_90 --kernel 'scale<float>'", bad);
+    assert_non_null(strstr(run_tool_output(), "undefined_type"));
+    assert_null(strstr(run_tool_output(), "__nv_name_map"));
+    /* A name NVRTC cannot resolve: a usage error with NVRTC's reason and the file's kernels. */
+    assert_tool(2, "%s --compile-only --arch sm_90 --kernel nosuch", kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "identifier \"nosuch\" is undefined"));
+    assert_non_null(strstr(run_tool_output(), "has: saxpy"));
+    assert_null(strstr(run_tool_output(), "__nv_name_map"));
+}
+
+/* --json stays valid UTF-8 when a path holds raw bytes. */
+static void test_json_escapes_raw_bytes(void **state)
+{
+    (void)state;
+    const char *odd = tmp_path("k\xff\xfe.cu");
+    write_text(odd, "extern \"C\" __global__ void k(int *p) { p[0] = 1; }\n");
+    assert_tool(0, "'%s' --compile-only --arch sm_90 --json", odd);
+    const char *out = run_tool_output();
+    assert_non_null(strstr(out, "k\\ufffd\\ufffd.cu\""));
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+        if (*p >= 0x80) fail_msg("raw byte 0x%02x in the JSON output:\n%s", *p, out);
+}
+
+static void test_warnings_shown(void **state)
+{
+    (void)state;
+    const char *w = tmp_path("warn.cu");
+    write_text(w, "__global__ void k(int *p) { int unused_variable = 3; p[0] = 1; }\n");
+    assert_tool(0, "%s --compile-only --arch sm_90", w);
+    assert_non_null(strstr(run_tool_output(), "warning"));
+    assert_non_null(strstr(run_tool_output(), "unused_variable"));
+}
+
+/* ASYNCRT_LOG must be exactly 0, 1 or 2: "2junk" is no request, and the
+ * library then prints nothing. */
+static void test_log_variable(void **state)
+{
+    (void)state;
+    assert_tool(0, "%s --compile-only --arch sm_90 --emit-ptx /dev/null", kernel_path("saxpy.cu"));
+    setenv("ASYNCRT_LOG", "2", 1);
+    assert_tool(0, "%s --compile-only --arch sm_90", kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "asyncrt: "));
+    static const char *junk[] = {"2junk", "-1", "", "22", " 2", "3"};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        setenv("ASYNCRT_LOG", junk[i], 1);
+        assert_tool(0, "%s --compile-only --arch sm_90", kernel_path("saxpy.cu"));
+        if (strstr(run_tool_output(), "asyncrt: ")) fail_msg("ASYNCRT_LOG='%s' turned logging on", junk[i]);
+    }
+    unsetenv("ASYNCRT_LOG");
+}
+
+/* Inputs that cannot fool the tool, before any GPU is needed. */
+static void test_inputs_refused(void **state)
+{
+    (void)state;
+    const char *saxpy = kernel_path("saxpy.cu");
+    assert_tool(7, "%s --buf x=npy:/dev/zero", saxpy);
+    assert_non_null(strstr(run_tool_output(), "not a regular file"));
+    /* An f32 file holding NaN, 1e10 and 1.5 cannot fill an i32 buffer. */
+    float values[3] = {1.5f, NAN, 1e10f};
+    unsigned long long shape[1] = {3};
+    write_npy_or_fail(tmp_path("nan.npy"), RUN_F32, shape, 1, values);
+    assert_tool(2, "%s --buf x=i32:3:npy=%s", saxpy, tmp_path("nan.npy"));
+    assert_non_null(strstr(run_tool_output(), "element 1: nan cannot be stored in i32"));
+    values[1] = 0;
+    write_npy_or_fail(tmp_path("big.npy"), RUN_F32, shape, 1, values);
+    assert_tool(2, "%s --buf x=i32:3:npy=%s", saxpy, tmp_path("big.npy"));
+    assert_non_null(strstr(run_tool_output(), "element 2: 10000000000 is out of range for i32"));
+    /* --out over the --expect file under another spelling. */
+    write_npy_or_fail(tmp_path("ref.npy"), RUN_F32, shape, 1, values);
+    assert_tool(2, "%s --buf y=f32:3 --out y=%s/%s --expect y=%s", saxpy, tmp_path("."),
+                strrchr(tmp_path("ref.npy"), '/') + 1, tmp_path("ref.npy"));
+    assert_non_null(strstr(run_tool_output(), "are the same file"));
+    /* The reference is untouched. */
+    run_npy npy;
+    void *storage;
+    char err[512];
+    if (!run_npy_read(tmp_path("ref.npy"), &npy, &storage, err, sizeof err)) fail_msg("%s", err);
+    assert_memory_equal(npy.data, values, sizeof values);
+    free(storage);
 }
 
 int main(void)
@@ -111,6 +246,9 @@ int main(void)
         cmocka_unit_test(test_help),        cmocka_unit_test(test_every_kernel_compiles_for_sm90),
         cmocka_unit_test(test_emit),        cmocka_unit_test(test_stdin_and_json),
         cmocka_unit_test(test_failures_exit_codes),
+        cmocka_unit_test(test_template_messages), cmocka_unit_test(test_warnings_shown),
+        cmocka_unit_test(test_log_variable),      cmocka_unit_test(test_inputs_refused),
+        cmocka_unit_test(test_json_escapes_raw_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

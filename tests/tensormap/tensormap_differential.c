@@ -7,9 +7,11 @@
  * every dtype, rank, swizzle and interleave, tiled and (15%) im2col. Each one
  * starts from a valid descriptor and usually gets one "mutation" that puts
  * one parameter just inside or just outside one rule's limit, so both sides
- * of every rule are exercised. Each set goes to asyncrt_tensormap_check (with
- * the device's sm) and to cuTensorMapEncodeTiled/Im2col; the verdicts must
- * agree. Every disagreement is printed with the rule that fired, the mutation
+ * of every rule are exercised. Each set goes to asyncrt_tensormap_predict_driver
+ * (with the device's sm: the errors the driver enforces, not asyncrt's
+ * documented-only ones) and to cuTensorMapEncodeTiled/Im2col; the verdicts
+ * must agree. Warnings never count: a table shows, per warning rule, how
+ * often the driver accepted such a case (it should be every time). Every disagreement is printed with the rule that fired, the mutation
  * and all parameters; then a table per mutation and per rule, and the totals.
  * Exits 1 on any disagreement, 77 (skipped) without a device.
  *
@@ -545,7 +547,7 @@ static void probe(const asyncrt_driver *drv, const char *name, const kase *k)
     const char *rule = NULL;
     char msg[512];
     CUtensorMap map;
-    asyncrt_status s = asyncrt_tensormap_check(&k->c.tiled, k->im2col ? &k->c : NULL, 90, &rule, msg, sizeof msg);
+    asyncrt_status s = asyncrt_tensormap_predict_driver(&k->c.tiled, k->im2col ? &k->c : NULL, 90, &rule, msg, sizeof msg);
     CUresult r = drv ? call_driver(drv, k, &map) : (s ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
     bool mismatch = (s != ASYNCRT_SUCCESS) != (r != CUDA_SUCCESS);
     g_probe_mismatch += mismatch;
@@ -741,8 +743,9 @@ int main(int argc, char **argv)
     g_rng = seed ? seed : 1;
     printf("tensormap_differential: %lu cases, seed %llu\n", cases, seed);
 
-    static tally by_mutation[64], by_rule[64], by_kind[4];
-    size_t n_mut = 0, n_rule = 0, n_kind = 0;
+    static tally by_mutation[64], by_rule[64], by_kind[4], by_warning[16];
+    static asyncrt_tensormap_report report;
+    size_t n_mut = 0, n_rule = 0, n_kind = 0, n_warn = 0;
     unsigned long agree = 0, disagree = 0, other_errors = 0;
     static char dump[4096], msg[512];
     CUtensorMap map;
@@ -762,7 +765,7 @@ int main(int argc, char **argv)
             }
         }
         const char *rule = NULL;
-        asyncrt_status s = asyncrt_tensormap_check(&k.c.tiled, k.im2col ? &k.c : NULL, sm, &rule, msg, sizeof msg);
+        asyncrt_status s = asyncrt_tensormap_predict_driver(&k.c.tiled, k.im2col ? &k.c : NULL, sm, &rule, msg, sizeof msg);
         CUresult r = dry_run ? (s != ASYNCRT_SUCCESS ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS)
                              : call_driver(ctx->drv, &k, &map);
         bool vrej = s != ASYNCRT_SUCCESS, drej = r != CUDA_SUCCESS;
@@ -771,6 +774,12 @@ int main(int argc, char **argv)
         count(by_mutation, 64, &n_mut, k.mutation, vrej, drej);
         count(by_rule, 64, &n_rule, rule ? rule : "(validate accepts)", vrej, drej);
         count(by_kind, 4, &n_kind, k.im2col ? "im2col" : "tiled", vrej, drej);
+        if (!vrej) { /* warnings are looked for only without errors; they predict nothing */
+            memset(&report, 0, sizeof report);
+            asyncrt_tensormap_collect_warnings(&k.c.tiled, k.im2col ? &k.c : NULL, 0, &report);
+            for (unsigned w = 0; w < report.warning_count && w < ASYNCRT_TENSORMAP_MAX_WARNINGS; w++)
+                count(by_warning, 16, &n_warn, report.warnings[w].rule, false, drej);
+        }
         if (vrej == drej) {
             agree++;
             continue;
@@ -789,6 +798,7 @@ int main(int argc, char **argv)
     print_tallies("by kind", by_kind, n_kind);
     print_tallies("by mutation", by_mutation, n_mut);
     print_tallies("by first rule validate broke", by_rule, n_rule);
+    print_tallies("warnings (validate accepts)", by_warning, n_warn);
     printf("\ndriver errors other than CUDA_ERROR_INVALID_VALUE: %lu\n", other_errors);
     printf("cases: %lu\nagreements: %lu\ndisagreements: %lu\n", cases, agree, disagree);
     if (ctx) {

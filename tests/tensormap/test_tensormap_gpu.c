@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "test_support.h"
+#include "tma_test_open.h"
 #include "tma_tile_kernel.h"
 
 static asyncrt_context *g_ctx;
@@ -226,25 +227,10 @@ static void test_encode_reports_the_rule(void **state)
 
 int main(void)
 {
-    g_ctx = test_open_device_or_skip("test_tensormap_gpu");
-    if (!g_ctx) return ASYNCRT_TEST_SKIP;
-    const asyncrt_device_info *info = asyncrt_context_device(g_ctx);
-    if (!info->features.tma) {
-        printf("test_tensormap_gpu: skipped, %s (sm_%d%d) has no TMA\n", info->name, info->cc_major,
-               info->cc_minor);
-        asyncrt_context_destroy(g_ctx);
-        return ASYNCRT_TEST_SKIP;
-    }
-    test_seed_random("test_tensormap_gpu");
-    asyncrt_compile_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.defines = tma_tile_kernel_defines;
-    opts.define_count = sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines;
-    if (asyncrt_module_build(g_ctx, "tma_tile_kernel.cu", tma_tile_kernel_source, &opts, &g_module) !=
-        ASYNCRT_SUCCESS) {
-        fprintf(stderr, "test_tensormap_gpu: %s\n", asyncrt_context_last_error(g_ctx));
-        return 1;
-    }
+    int rc = tma_test_open("test_tensormap_gpu", "tma_tile_kernel.cu", tma_tile_kernel_source,
+                           tma_tile_kernel_defines,
+                           sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines, &g_ctx, &g_module);
+    if (rc != 0) return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tma_2d_f32_partial_tiles),
         cmocka_unit_test(test_tma_3d_u16_partial_tiles_replaced_address),

@@ -2,12 +2,15 @@
  * one just outside its limit, the messages (the offending value must appear),
  * the helpers, and an sm_90 compile of the GPU test's TMA kernel. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
 #include "test_support.h"
 #include "tensormap_rules.h"
+#include "tma_swizzle_kernel.h"
 #include "tma_tile_kernel.h"
 
 #define T(name) ASYNCRT_TENSORMAP_DTYPE_##name
@@ -335,12 +338,15 @@ static void test_swizzle(void **state)
     asyncrt_tensormap_desc d = base(3);
     d.interleave = IL(32B);
     d.box_dim[0] = 8;
-    /* cuda.h: interleave 32B needs SWIZZLE_32B; the driver accepts any of these. */
+    /* cuda.h: interleave 32B needs SWIZZLE_32B; the driver accepts any of
+     * these (asyncrt's verdict: test_il32_swizzle). */
     static const asyncrt_tensormap_swizzle with32[] = {SW(NONE), SW(32B), SW(64B), SW(128B)};
     for (size_t i = 0; i < 4; i++) {
         d.swizzle = with32[i];
-        OK(d);
+        assert_int_equal(asyncrt_tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
     }
+    d.swizzle = SW(32B);
+    OK(d);
     d = base(3);
     d.interleave = IL(16B);
     d.box_dim[0] = 64; /* no span rule with interleave */
@@ -351,15 +357,22 @@ static void test_swizzle(void **state)
 /* The box must fit in 233472 bytes of shared memory (driver, not documented),
  * counting box_dim[i] / element_stride[i] rounded down, element_stride[0]
  * included. */
-static void test_box_smem(void **state)
+/* u8, box 64 x 16 x planes: planes KiB of shared memory. */
+static asyncrt_tensormap_desc smem_box(uint32_t planes)
 {
-    (void)state;
     asyncrt_tensormap_desc d = base(3);
     d.dtype = T(U8);
     d.global_dim[0] = 4096;
     d.box_dim[0] = 64;
     d.box_dim[1] = 16;
-    d.box_dim[2] = 228; /* 233472 bytes */
+    d.box_dim[2] = planes;
+    return d;
+}
+
+static void test_box_smem(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = smem_box(228); /* 233472 bytes */
     OK(d);
     d.box_dim[0] = 80; /* 291840 */
     BAD(d, "box_smem", "291840 bytes", "233472 bytes of shared memory");
@@ -437,6 +450,281 @@ static void test_sm_rules(void **state)
     d = base(2);
     d.swizzle = SW(128B);
     expect_ok_sm(&d, 90, __LINE__);
+}
+
+/* ---- architecture, warnings, analyze ----------------------------------- */
+
+/* Tensor maps need sm_90 (cuda.h); an error the driver prediction skips. */
+static void test_sm_tma(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2);
+    static const int bad[] = {80, 89, 75, 1, -1};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char needle[32];
+        snprintf(needle, sizeof needle, "target sm_%d", bad[i]);
+        expect_rule_sm(&d, bad[i], "sm_tma", needle, "compute capability 9.0", __LINE__);
+        const char *rule = "x";
+        assert_int_equal(asyncrt_tensormap_predict_driver(&d, NULL, bad[i], &rule, NULL, 0), ASYNCRT_SUCCESS);
+        assert_null(rule);
+    }
+    expect_ok_sm(&d, 90, __LINE__);
+    expect_ok_sm(&d, 0, __LINE__);
+    asyncrt_tensormap_im2col_desc c;
+    memset(&c, 0, sizeof c);
+    c.tiled = base(3);
+    c.channels_per_pixel = 32;
+    c.pixels_per_column = 64;
+    const char *rule = NULL;
+    assert_int_equal(asyncrt_tensormap_check(&c.tiled, &c, 86, &rule, NULL, 0), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_string_equal(rule, "sm_tma");
+}
+
+/* Runs analyze (tiled or im2col) and checks the rule ids of the warnings, in
+ * order (NULL-terminated), and that validate and the prediction still accept. */
+static void expect_warnings(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
+                            uint64_t smem, const char *const *rules, const char *needle, int line)
+{
+    asyncrt_tensormap_check_options opts = {0, smem, false};
+    asyncrt_tensormap_report r;
+    asyncrt_status s = im2col ? asyncrt_tensormap_analyze_im2col(im2col, &opts, &r)
+                              : asyncrt_tensormap_analyze(d, &opts, &r);
+    if (s != ASYNCRT_SUCCESS) fail_msg("line %d: analyze failed: %s: %s", line, r.error.rule, r.error.message);
+    assert_null(r.error.rule);
+    unsigned n = 0;
+    while (rules[n]) n++;
+    if (r.warning_count != n)
+        fail_msg("line %d: %u warnings, expected %u (first: %s)", line, r.warning_count, n,
+                 r.warning_count ? r.warnings[0].message : "none");
+    for (unsigned i = 0; i < n; i++) {
+        if (strcmp(r.warnings[i].rule, rules[i]) != 0)
+            fail_msg("line %d: warning %u is %s, expected %s", line, i, r.warnings[i].rule, rules[i]);
+        assert_true(strlen(r.warnings[i].message) > 0);
+    }
+    if (needle && (n == 0 || !strstr(r.warnings[0].message, needle)))
+        fail_msg("line %d: \"%s\" lacks \"%s\"", line, n ? r.warnings[0].message : "", needle);
+    /* Warnings never change the verdict, nor the driver prediction. */
+    assert_int_equal(asyncrt_tensormap_check(d, im2col, 0, NULL, NULL, 0), ASYNCRT_SUCCESS);
+    assert_int_equal(asyncrt_tensormap_predict_driver(d, im2col, 0, NULL, NULL, 0), ASYNCRT_SUCCESS);
+    /* With warnings_as_errors they fail the check, the first one as the error. */
+    opts.warnings_as_errors = true;
+    s = im2col ? asyncrt_tensormap_analyze_im2col(im2col, &opts, &r) : asyncrt_tensormap_analyze(d, &opts, &r);
+    assert_int_equal(s, n ? ASYNCRT_ERROR_TENSORMAP_INVALID : ASYNCRT_SUCCESS);
+    if (n) {
+        assert_string_equal(r.error.rule, rules[0]);
+        assert_string_equal(r.error.message, r.warnings[0].message);
+    } else {
+        assert_null(r.error.rule);
+    }
+}
+
+#define NONE_W ((const char *const[]){NULL})
+#define W(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_warning_row_bytes16(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(2); /* 64 floats = 256 bytes per row */
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+    d.dtype = T(U16);
+    d.box_dim[0] = 8;
+    d.global_dim[0] = 56; /* 112 bytes */
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+    d.global_dim[0] = 50; /* 100 bytes: a store writes up to byte 112 */
+    expect_warnings(&d, NULL, 0, W("row_bytes16"), "global_dim[0] (50) x 2 bytes = 100 bytes per row", __LINE__);
+    d = base(1); /* rank 1 too: there the store writes past the tensor */
+    d.global_dim[0] = 3;
+    expect_warnings(&d, NULL, 0, W("row_bytes16"), "12 bytes", __LINE__);
+    d = packed(T(16U4_ALIGN8B)); /* 66 x 4 bits = 33 bytes */
+    d.global_dim[0] = 66;
+    expect_warnings(&d, NULL, 0, W("row_bytes16"), "x 4 bits = 33 bytes", __LINE__);
+    d.global_dim[0] = 64;
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+    d = base(3); /* interleaved layouts are not rows of elements: no warning */
+    d.interleave = IL(16B);
+    d.global_dim[0] = 3;
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+}
+
+/* cuda.h: 32B interleave requires the 32B swizzle; the driver accepts any.
+ * A warning unless rules.c's IL32_SWIZZLE_IS_ERROR makes it an error; the
+ * driver prediction accepts either way. */
+static void test_il32_swizzle(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(3);
+    d.interleave = IL(32B);
+    d.box_dim[0] = 8;
+    d.swizzle = SW(32B);
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+    static const asyncrt_tensormap_swizzle other[] = {SW(NONE), SW(64B), SW(128B)};
+    for (size_t i = 0; i < 3; i++) {
+        d.swizzle = other[i];
+        assert_int_equal(asyncrt_tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
+        const char *rule = NULL;
+        char msg[512];
+        if (asyncrt_tensormap_check(&d, NULL, 90, &rule, msg, sizeof msg) != ASYNCRT_SUCCESS) {
+            assert_string_equal(rule, "il32_swizzle"); /* switched to an error */
+            assert_non_null(strstr(msg, "requires swizzle 32b"));
+        } else {
+            expect_warnings(&d, NULL, 0, W("il32_swizzle"), "with interleave 32B: cuda.h requires swizzle 32b",
+                            __LINE__);
+        }
+    }
+    d.interleave = IL(16B); /* other interleaves take any swizzle */
+    d.swizzle = SW(128B);
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+}
+
+/* The driver's limit (233472 bytes) stays an error; a device's smaller
+ * per-block opt-in maximum (232448 on the H100) gives a warning. */
+static void test_box_smem_device(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = smem_box(227); /* 232448 bytes */
+    expect_warnings(&d, NULL, 232448, NONE_W, NULL, __LINE__);
+    d.box_dim[2] = 228; /* 233472: the driver's limit, one KiB over the H100's */
+    expect_warnings(&d, NULL, 0, NONE_W, NULL, __LINE__);
+    expect_warnings(&d, NULL, 233472, NONE_W, NULL, __LINE__);
+    expect_warnings(&d, NULL, 232448, W("box_smem_device"), "233472 bytes of shared memory", __LINE__);
+    d.element_stride[2] = 2; /* a kernel receives ceil(228 / 2) = 114 planes */
+    expect_warnings(&d, NULL, 232448, NONE_W, NULL, __LINE__);
+    d.element_stride[2] = 1;
+    d.box_dim[2] = 229; /* over the driver's limit: an error whatever the device */
+    asyncrt_tensormap_check_options opts = {90, 1 << 20, false};
+    asyncrt_tensormap_report r;
+    assert_int_equal(asyncrt_tensormap_analyze(&d, &opts, &r), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_string_equal(r.error.rule, "box_smem");
+    assert_int_equal(r.warning_count, 0);
+
+    asyncrt_tensormap_im2col_desc c;
+    memset(&c, 0, sizeof c);
+    c.tiled = base(3);
+    c.channels_per_pixel = 256; /* f32: 1 KiB per pixel */
+    c.pixels_per_column = 227;
+    expect_warnings(&c.tiled, &c, 232448, NONE_W, NULL, __LINE__);
+    c.pixels_per_column = 228;
+    expect_warnings(&c.tiled, &c, 232448, W("box_smem_device"), "233472 bytes", __LINE__);
+}
+
+static void test_analyze(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_report r;
+    asyncrt_tensormap_desc d = base(3);
+    d.box_dim[0] = 10; /* an error: no warnings looked for */
+    d.global_dim[0] = 3;
+    assert_int_equal(asyncrt_tensormap_analyze(&d, NULL, &r), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_string_equal(r.error.rule, "box_inner_multiple16");
+    char msg[512];
+    asyncrt_tensormap_validate(&d, msg, sizeof msg);
+    assert_string_equal(r.error.message, msg);
+    assert_int_equal(r.warning_count, 0);
+    /* Two warnings at once, in a fixed order. */
+    d = base(3);
+    d.interleave = IL(32B);
+    d.swizzle = SW(128B);
+    d.box_dim[0] = 8;
+    asyncrt_tensormap_check_options opts = {90, 64, false}; /* the box takes 128 bytes */
+    asyncrt_status s = asyncrt_tensormap_analyze(&d, &opts, &r);
+    const char *rule = NULL;
+    if (asyncrt_tensormap_check(&d, NULL, 90, &rule, NULL, 0) == ASYNCRT_SUCCESS) {
+        assert_int_equal(s, ASYNCRT_SUCCESS);
+        assert_int_equal(r.warning_count, 2);
+        assert_string_equal(r.warnings[0].rule, "il32_swizzle");
+        assert_string_equal(r.warnings[1].rule, "box_smem_device");
+    } else {
+        assert_int_equal(s, ASYNCRT_ERROR_TENSORMAP_INVALID);
+        assert_string_equal(r.error.rule, "il32_swizzle");
+    }
+    /* sm through the options. */
+    d = base(2);
+    opts.sm = 80;
+    assert_int_equal(asyncrt_tensormap_analyze(&d, &opts, &r), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_string_equal(r.error.rule, "sm_tma");
+    assert_int_equal(asyncrt_tensormap_analyze(NULL, NULL, &r), ASYNCRT_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(r.error.rule, "null");
+    assert_int_equal(asyncrt_tensormap_analyze(&d, NULL, NULL), ASYNCRT_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(asyncrt_tensormap_analyze_im2col(NULL, NULL, &r), ASYNCRT_ERROR_INVALID_ARGUMENT);
+}
+
+/* NVIDIA's bit-85 workaround: when it applies, and what it changes. */
+static void test_small_tensor_fix(void **state)
+{
+    (void)state;
+    asyncrt_tensormap_desc d = base(3); /* 64 x 8 x 4 floats, dense: 8192 bytes */
+    assert_int_equal(asyncrt_tensormap_span_bytes(&d), 8192);
+    d.global_stride[1] = 4096; /* planes 4096 apart: 3 x 4096 + 7 x 256 + 256 */
+    assert_int_equal(asyncrt_tensormap_span_bytes(&d), 3 * 4096 + 8 * 256);
+    d = packed(T(16U4_ALIGN8B)); /* 8 rows of 256 values = 128 bytes, 256 apart */
+    assert_int_equal(asyncrt_tensormap_span_bytes(&d), 7 * 256 + 128);
+    d = base(2);
+    d.global_dim[1] = TWO_POW_32;
+    d.global_stride[0] = TWO_POW_40 - 16;
+    assert_true(asyncrt_tensormap_span_bytes(&d) == UINT64_MAX); /* saturates */
+    d.rank = 0;
+    assert_true(asyncrt_tensormap_span_bytes(&d) == UINT64_MAX);
+    assert_true(asyncrt_tensormap_span_bytes(NULL) == UINT64_MAX);
+
+    const uint64_t small = 128 * 1024 - 1, large = 128 * 1024;
+    assert_true(asyncrt_tensormap_needs_small_tensor_fix(100, 13000, small));
+    assert_true(asyncrt_tensormap_needs_small_tensor_fix(103, 13010, 1));
+    assert_true(asyncrt_tensormap_needs_small_tensor_fix(120, 13030, small));
+    assert_true(asyncrt_tensormap_needs_small_tensor_fix(110, 12080, small));
+    assert_false(asyncrt_tensormap_needs_small_tensor_fix(100, 13010, large));
+    assert_false(asyncrt_tensormap_needs_small_tensor_fix(90, 13000, small)); /* the H100: unchanged */
+    assert_false(asyncrt_tensormap_needs_small_tensor_fix(0, 13000, small));  /* no device known */
+    assert_false(asyncrt_tensormap_needs_small_tensor_fix(130, 13000, small));
+    assert_false(asyncrt_tensormap_needs_small_tensor_fix(100, 13040, small));
+    assert_false(asyncrt_tensormap_needs_small_tensor_fix(100, 0, small));
+
+    asyncrt_tensor_map map;
+    for (int i = 0; i < 16; i++) map.opaque[i] = ~UINT64_C(0) - (uint64_t)i;
+    asyncrt_tensor_map before = map;
+    asyncrt_tensormap_apply_small_tensor_fix(&map);
+    for (int i = 0; i < 16; i++)
+        assert_true(map.opaque[i] == (i == 1 ? before.opaque[1] & ~(UINT64_C(1) << 21) : before.opaque[i]));
+    assert_false(asyncrt_tensormap_bit85(&map));
+    assert_true(asyncrt_tensormap_bit85(&before));
+    asyncrt_tensormap_apply_small_tensor_fix(&map); /* idempotent */
+    assert_true(map.opaque[1] == (before.opaque[1] & ~(UINT64_C(1) << 21)));
+    assert_true(((const unsigned char *)&map)[8 + 2] == (unsigned char)(((const unsigned char *)&before)[8 + 2] & ~0x20));
+}
+
+/* encode logs warnings at ASYNCRT_LOG=1 before it needs the driver. */
+static void test_encode_logs_warnings(void **state)
+{
+    (void)state;
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    asyncrt_context_set_log_level(ctx, 1);
+    asyncrt_tensormap_desc d = base(2);
+    d.dtype = T(U16);
+    d.box_dim[0] = 8;
+    d.global_dim[0] = 50;
+    char path[] = "/tmp/asyncrt_tmap_logXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0 && dup2(fd, 2) == 2);
+    asyncrt_tensor_map map;
+    (void)asyncrt_tensormap_encode(ctx, &d, &map); /* fails later where there is no driver */
+    asyncrt_context_set_log_level(ctx, 0);
+    d.global_dim[0] = 51;
+    (void)asyncrt_tensormap_encode(ctx, &d, &map); /* level 0: silent */
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char text[4096] = "";
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(path);
+    assert_true(n > 0);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "tensor map: warning [row_bytes16]: global_dim[0] (50)"));
+    assert_null(strstr(text, "global_dim[0] (51)"));
+    asyncrt_context_destroy(ctx);
 }
 
 /* ---- im2col ------------------------------------------------------------ */
@@ -766,25 +1054,32 @@ static void test_layout_matches_cutensormap(void **state)
     assert_int_equal(_Alignof(asyncrt_tensor_map), _Alignof(CUtensorMap));
 }
 
-/* The GPU test's kernel compiles for sm_90 here, so syntax errors show up without a GPU. */
-static void test_tma_kernel_compiles_for_sm90(void **state)
+/* The GPU tests' kernels compile for sm_90 here, so syntax errors show up without a GPU. */
+static void compile_for_sm90(const char *name, const char *source, const char *const *defines, size_t count)
 {
-    (void)state;
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     asyncrt_compile_options opts;
     memset(&opts, 0, sizeof opts);
     opts.arch = "sm_90";
-    opts.defines = tma_tile_kernel_defines;
-    opts.define_count = sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines;
+    opts.defines = defines;
+    opts.define_count = count;
     asyncrt_program *program = NULL;
-    assert_ok(ctx, asyncrt_program_compile(ctx, "tma_tile_kernel.cu", tma_tile_kernel_source, &opts,
-                                           &program));
+    assert_ok(ctx, asyncrt_program_compile(ctx, name, source, &opts, &program));
     size_t size = 0;
     assert_non_null(asyncrt_program_image(program, &size));
     assert_true(size > 0);
     asyncrt_program_destroy(program);
     asyncrt_context_destroy(ctx);
+}
+
+static void test_tma_kernel_compiles_for_sm90(void **state)
+{
+    (void)state;
+    compile_for_sm90("tma_tile_kernel.cu", tma_tile_kernel_source, tma_tile_kernel_defines,
+                     sizeof tma_tile_kernel_defines / sizeof *tma_tile_kernel_defines);
+    compile_for_sm90("tma_swizzle_kernel.cu", tma_swizzle_kernel_source, tma_swizzle_kernel_defines,
+                     sizeof tma_swizzle_kernel_defines / sizeof *tma_swizzle_kernel_defines);
 }
 
 int main(void)
@@ -804,6 +1099,13 @@ int main(void)
         cmocka_unit_test(test_packed_types),
         cmocka_unit_test(test_oob_fill),
         cmocka_unit_test(test_sm_rules),
+        cmocka_unit_test(test_sm_tma),
+        cmocka_unit_test(test_warning_row_bytes16),
+        cmocka_unit_test(test_il32_swizzle),
+        cmocka_unit_test(test_box_smem_device),
+        cmocka_unit_test(test_analyze),
+        cmocka_unit_test(test_small_tensor_fix),
+        cmocka_unit_test(test_encode_logs_warnings),
         cmocka_unit_test(test_im2col),
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_describe_dense),

@@ -2,6 +2,7 @@
  * (LDGSTS, plain) and sm_90 (all paths), the PTX holds the instructions each
  * path is about, and bad descriptions get their distinct statuses. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_support.h"
@@ -133,6 +134,96 @@ static void bad_descriptions_are_rejected(void **state)
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, NULL, &op));
 }
 
+/* Every variant and shape ASYNCRT_TILE_TUNE offers compiles for sm_90,
+ * sm_80 and compute_80 PTX (what an A100 build ships and what the H100 runs
+ * JIT-compiled in the benchmark), with each path's instructions. */
+static void every_tuning_compiles(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const ldgsts[] = {"cp.async.cg.shared.global", "cp.async.wait_group", NULL};
+    static const char *const archs[] = {"sm_90", "sm_80", "compute_80"};
+    /* Each knob's values at least once (the default is every_template_compiles'), few builds: CI time. */
+    static const char *const variants[] = {"variant=blocks,l2=256", "variant=rows,threads=128,minctas=0",
+                                           "variant=staged,threads=64,l2=128",
+                                           "variant=staged,threads=192,ctas=4,stages=3,minctas=8"};
+    static const char *const stencils[] = {"opt=8,l2=256", "threads=512,opt=32", "tw=256,opt=32",
+                                           "threads=128,ctas=2,stages=2,minctas=4"};
+    for (size_t a = 0; a < 3; a++) {
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            setenv("ASYNCRT_TILE_TUNE", variants[v], 1);
+            for (asyncrt_map_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+                asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, path, archs[a]);
+                build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
+                d = desc(ASYNCRT_TILE_MAP, ASYNCRT_F16, path, archs[a]);
+                build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
+            }
+        }
+        for (size_t v = 0; v < sizeof stencils / sizeof stencils[0]; v++) {
+            setenv("ASYNCRT_TILE_TUNE", stencils[v], 1);
+            bool wide = strstr(stencils[v], "tw=256") != NULL; /* TMA boxes are at most 256 wide */
+            for (asyncrt_map_path path = a || wide ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN;
+                 path++) {
+                asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, path, archs[a]);
+                d.radius = 1 + (int)v % ASYNCRT_TILE_MAX_RADIUS;
+                build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
+            }
+        }
+    }
+    unsetenv("ASYNCRT_TILE_TUNE");
+}
+
+/* The L2 prefetch hint reaches the PTX of both loads; sm_75 gets 128 for 256. */
+static void l2_hints_reach_the_ptx(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const cp256[] = {"cp.async.cg.shared.global.L2::256B", NULL};
+    static const char *const ld128[] = {"ld.global.nc.L2::128B.v4.u32", NULL};
+    static const char *const ld256[] = {"ld.global.nc.L2::256B.v4.u32", NULL};
+    setenv("ASYNCRT_TILE_TUNE", "l2=256", 1);
+    asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "compute_80");
+    build(ctx, &d, cp256, NULL);
+    d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, ASYNCRT_PATH_PLAIN, "compute_80");
+    build(ctx, &d, ld256, NULL);
+    d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F16, ASYNCRT_PATH_PLAIN, "compute_75");
+    build(ctx, &d, ld128, "L2::256B");
+    setenv("ASYNCRT_TILE_TUNE", "l2=0", 1);
+    d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "compute_80");
+    build(ctx, &d, NULL, "L2::");
+    unsetenv("ASYNCRT_TILE_TUNE");
+}
+
+/* A bad ASYNCRT_TILE_TUNE is refused with the rule, never half-applied. */
+static void bad_tunings_are_refused(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const char *const bad[] = {"variant=fast", "threads=96", "threads=512", "opt=12", "stages=0", "stages=5",
+                                      "ctas=33", "minctas=17", "minctas=16", "l2=64", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
+                                      "speed=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("ASYNCRT_TILE_TUNE", bad[i], 1);
+        asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "sm_80");
+        asyncrt_tile_op *op = NULL;
+        assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
+        assert_null(op);
+        if (!strstr(asyncrt_context_last_error(ctx), "ASYNCRT_TILE_TUNE") ||
+            !strstr(asyncrt_context_last_error(ctx), bad[i]))
+            fail_msg("'%s': %s", bad[i], asyncrt_context_last_error(ctx));
+    }
+    /* threads=64 is fine for a transpose, not for a stencil (rows of 128 columns); nor
+     * 128 threads for 256 columns; nor tw=256 on the TMA path (boxes up to 256 wide) */
+    static const char *const bad_stencil[] = {"threads=64", "tw=256,threads=128", "tw=256"};
+    for (size_t i = 0; i < 3; i++) {
+        setenv("ASYNCRT_TILE_TUNE", bad_stencil[i], 1);
+        asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, i == 2 ? ASYNCRT_PATH_TMA : ASYNCRT_PATH_PLAIN,
+                                   i == 2 ? "sm_90" : "sm_80");
+        asyncrt_tile_op *op = NULL;
+        assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
+        if (!strstr(asyncrt_context_last_error(ctx), i == 2 ? "at most 256 wide" : "tw=128|256"))
+            fail_msg("'%s': %s", bad_stencil[i], asyncrt_context_last_error(ctx));
+    }
+    unsetenv("ASYNCRT_TILE_TUNE");
+}
+
 /* Without a device an op compiles but refuses to launch. */
 static void launch_without_a_device_is_refused(void **state)
 {
@@ -153,6 +244,9 @@ int main(void)
         cmocka_unit_test(launch_without_a_device_is_refused),
         cmocka_unit_test(ptx_has_each_paths_instructions),
         cmocka_unit_test(every_template_compiles),
+        cmocka_unit_test(every_tuning_compiles),
+        cmocka_unit_test(bad_tunings_are_refused),
+        cmocka_unit_test(l2_hints_reach_the_ptx),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);
 }

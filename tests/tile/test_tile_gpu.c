@@ -3,7 +3,9 @@
  * prime shapes, 1 x N and N x 1, partial tiles, unaligned base pointers, every
  * stencil radius, weights and expressions. Outputs are poisoned with 0xFF
  * bytes first (no expected value here is all ones), every element is
- * compared bit for bit, and 64 bytes past the end must stay poisoned. */
+ * compared bit for bit, and 64 bytes past the end must stay poisoned.
+ * Built a second time as test_tile_variants_gpu (TILE_TEST_VARIANTS=1):
+ * every ASYNCRT_TILE_TUNE variant on a few ops and shapes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,11 @@
 #include "tile_reference.h"
 
 #define GUARD 64
+
+/* test_tile_variants_gpu builds this file with 1: the tuned variants only. */
+#ifndef TILE_TEST_VARIANTS
+#define TILE_TEST_VARIANTS 0
+#endif
 
 static asyncrt_context *g_ctx;
 
@@ -56,10 +63,12 @@ static void random_matrix(asyncrt_dtype t, void *m, size_t n)
 
 static char *describe(const op_case *c, asyncrt_map_path path, const char *arch)
 {
-    static char text[160];
+    static char text[224];
     static const char *const kinds[] = {"map", "transpose", "stencil"};
-    snprintf(text, sizeof text, "%s %s%s radius %d, %s path (%s)", kinds[c->kind], asyncrt_dtype_name(c->dtype),
-             c->expression ? " expression" : "", c->radius, asyncrt_map_path_name(path), arch ? arch : "auto");
+    const char *tune = getenv("ASYNCRT_TILE_TUNE");
+    snprintf(text, sizeof text, "%s %s%s radius %d, %s path (%s), ASYNCRT_TILE_TUNE='%.60s'", kinds[c->kind],
+             asyncrt_dtype_name(c->dtype), c->expression ? " expression" : "", c->radius, asyncrt_map_path_name(path),
+             arch ? arch : "auto", tune ? tune : "");
     return text;
 }
 
@@ -107,10 +116,13 @@ static void run_shape(asyncrt_tile_op *op, const op_case *c, const float *w, siz
     free(got);
 }
 
-static void run_path(asyncrt_map_path path, const char *arch)
+/* The shapes the tuned variants run on: edges, partial tiles, unaligned rows. */
+static const size_t k_few_shapes[] = {1, 2, 3, 6, 7, 9, 11};
+
+static void run_ops(asyncrt_map_path path, const char *arch, const op_case *ops, size_t count, bool few)
 {
-    for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++) {
-        const op_case *c = &k_ops[k];
+    for (size_t k = 0; k < count; k++) {
+        const op_case *c = &ops[k];
         const char *what = describe(c, path, arch);
         float w[81];
         for (int i = 0; i < 81; i++) w[i] = test_random_float(-1.0f, 1.0f);
@@ -127,9 +139,15 @@ static void run_path(asyncrt_map_path path, const char *arch)
         asyncrt_tile_op *op = NULL;
         asyncrt_status st = asyncrt_tile_create(g_ctx, &d, &op);
         if (st != ASYNCRT_SUCCESS) fail_msg("%s: %s", what, asyncrt_context_last_error(g_ctx));
-        for (size_t s = 0; s < sizeof k_shapes / sizeof k_shapes[0]; s++) run_shape(op, c, w, s, what);
+        size_t shapes = few ? sizeof k_few_shapes / sizeof k_few_shapes[0] : sizeof k_shapes / sizeof k_shapes[0];
+        for (size_t s = 0; s < shapes; s++) run_shape(op, c, w, few ? k_few_shapes[s] : s, what);
         asyncrt_tile_destroy(op);
     }
+}
+
+static void run_path(asyncrt_map_path path, const char *arch)
+{
+    run_ops(path, arch, k_ops, sizeof k_ops / sizeof k_ops[0], false);
 }
 
 static int cc(void)
@@ -163,6 +181,46 @@ static void plain_path(void **state)
 {
     (void)state;
     run_path(ASYNCRT_PATH_PLAIN, NULL);
+}
+
+/* Every ASYNCRT_TILE_TUNE variant and shape (the default is covered above)
+ * on a few ops that exercise it: both element sizes, transposed or not,
+ * radii 1 and 4, persistent grids with rings of stages (ctas=1: one CTA per
+ * SM, so the 1029 x 520 shape gives some CTAs two tiles or more). */
+static void tuned_variants(void **state)
+{
+    (void)state;
+    static const op_case transposes[] = {
+        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false}, {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_BF16, 0, true},
+        {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, true},        {ASYNCRT_TILE_MAP, ASYNCRT_F16, 0, true},
+    };
+    static const op_case stencils[] = {
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, false}, {ASYNCRT_TILE_STENCIL, ASYNCRT_BF16, 4, false},
+        {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 2, true},
+    };
+    static const char *const transpose_tunes[] = {"variant=blocks,minctas=0", "variant=rows",
+                                                  "variant=staged,threads=64", "variant=staged,minctas=0",
+                                                  "variant=rows,threads=192", "variant=staged,ctas=1,stages=3",
+                                                  "variant=blocks,ctas=1,stages=2", "variant=staged,l2=256"};
+    static const char *const stencil_tunes[] = {"opt=8", "opt=32", "threads=128", "threads=512,opt=32",
+                                                "ctas=1,stages=3", "tw=256,opt=8", "tw=256,threads=512,opt=32",
+                                                "l2=128"};
+    int device_cc = cc();
+    for (int pass = 0; pass < 2; pass++) {
+        const char *const *tunes = pass ? stencil_tunes : transpose_tunes;
+        size_t n = pass ? sizeof stencil_tunes / sizeof *tunes : sizeof transpose_tunes / sizeof *tunes;
+        for (size_t t = 0; t < n; t++) {
+            setenv("ASYNCRT_TILE_TUNE", tunes[t], 1);
+            const op_case *ops = pass ? stencils : transposes;
+            size_t count = pass ? sizeof stencils / sizeof *ops : sizeof transposes / sizeof *ops;
+            run_ops(ASYNCRT_PATH_PLAIN, NULL, ops, count, true);
+            if (device_cc >= 80) run_ops(ASYNCRT_PATH_LDGSTS, NULL, ops, count, true);
+            if (device_cc >= 80) run_ops(ASYNCRT_PATH_LDGSTS, "compute_80", ops, count, true);
+            if (device_cc >= 90 && !strstr(tunes[t], "variant") && !strstr(tunes[t], "tw=256")) /* TMA: tw=128 */
+                run_ops(ASYNCRT_PATH_TMA, NULL, ops, count, true);
+        }
+    }
+    unsetenv("ASYNCRT_TILE_TUNE");
 }
 
 /* A launch repeated on other buffers gets maps for them (the op caches the
@@ -219,9 +277,10 @@ static void bad_launches_are_refused(void **state)
 
 int main(void)
 {
-    g_ctx = test_open_device_or_skip("test_tile_gpu");
+    const char *name = TILE_TEST_VARIANTS ? "test_tile_variants_gpu" : "test_tile_gpu";
+    g_ctx = test_open_device_or_skip(name);
     if (!g_ctx) return ASYNCRT_TEST_SKIP;
-    test_seed_random("test_tile_gpu");
+    test_seed_random(name);
     /* e.g. ASYNCRT_TEST_FILTER=tma_path: one path under a slow sanitizer */
     const char *filter = getenv("ASYNCRT_TEST_FILTER");
     if (filter && *filter) cmocka_set_test_filter(filter);
@@ -233,7 +292,11 @@ int main(void)
         cmocka_unit_test(ldgsts_path_through_compute_80),
         cmocka_unit_test(tma_path),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest variants[] = {
+        cmocka_unit_test(tuned_variants),
+    };
+    int failed = TILE_TEST_VARIANTS ? cmocka_run_group_tests(variants, NULL, NULL)
+                                    : cmocka_run_group_tests(tests, NULL, NULL);
     asyncrt_context_destroy(g_ctx);
     return failed;
 }

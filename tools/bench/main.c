@@ -6,10 +6,12 @@
 
 #include "measure.h"
 #include "tile_bench.h"
+#include "tool.h"
+#include "tile_sweep.h"
 
-#define EXIT_USAGE 2
-#define EXIT_NO_GPU 3
-#define EXIT_FAILED 1
+#define EXIT_USAGE TOOL_EXIT_USAGE
+#define EXIT_NO_GPU TOOL_EXIT_NO_DEVICE
+#define EXIT_FAILED TOOL_EXIT_CUDA
 #define MAX_SIZES 32
 
 static const char *k_usage =
@@ -24,8 +26,18 @@ static const char *k_usage =
     "  --device N      device ordinal (default 0)\n"
     "  --no-jit        skip the JIT and launch timings\n"
     "  --json | --csv  machine-readable output instead of the table\n"
+    "  --version       asyncrt-bench, libasyncrt and NVRTC versions\n"
+    "  --tile-sweep    only the tile ops: every variant x path x build (native and\n"
+    "                  compute_80 PTX), the dispatcher's pick and a peer transpose,\n"
+    "                  each checked against a CPU reference (16384 x 16384 f32)\n"
+    "  --sweep-filter TEXT  only sweep rows whose op/path/build/tune label has TEXT\n"
+    "  --calibrate     measure each op's paths on this device and write the\n"
+    "                  calibration file the dispatcher reads (in the cache dir)\n"
     "  --help          this text\n"
-    "Exit status: 0 ok, 1 a measurement failed, 2 bad usage, 3 no CUDA device.\n";
+    "--json prints one document: the map rows, \"jit\", \"launch_us\" and \"tile_ops\"\n"
+    "(transpose and stencil5 per path).\n"
+    TOOL_EXIT_CODES_HELP
+    "  asyncrt-bench: 5 = a measurement failed (its reason is printed on stderr).\n";
 
 typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
 
@@ -38,6 +50,8 @@ typedef struct options {
     int device;
     bool jit;
     out_format format;
+    bool tile_sweep, calibrate;
+    const char *sweep_filter;
 } options;
 
 static bool parse_int(const char *text, long lo, long hi, long *out)
@@ -60,12 +74,18 @@ static int parse_args(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(k_usage, stdout);
+        if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "--version")) {
+            char version[160];
+            tool_version_line("asyncrt-bench", version, sizeof version);
+            printf("%s\n", version);
+            if (a[2] != 'v') fputs(k_usage, stdout);
             exit(0);
         } else if (!strcmp(a, "--json")) o->format = OUT_JSON;
         else if (!strcmp(a, "--csv")) o->format = OUT_CSV;
         else if (!strcmp(a, "--no-jit")) o->jit = false;
+        else if (!strcmp(a, "--tile-sweep")) o->tile_sweep = true;
+        else if (!strcmp(a, "--calibrate")) o->calibrate = true;
+        else if (!strcmp(a, "--sweep-filter") && v) o->sweep_filter = v, o->tile_sweep = true, i++;
         else if (!strcmp(a, "--repeats") && v && parse_int(v, 1, 100000, &n)) o->settings.repeats = (int)n, i++;
         else if (!strcmp(a, "--warmup") && v && parse_int(v, 0, 100000, &n)) o->settings.warmup = (int)n, i++;
         else if (!strcmp(a, "--device") && v && parse_int(v, 0, 1024, &n)) o->device = (int)n, i++;
@@ -74,15 +94,14 @@ static int parse_args(int argc, char **argv, options *o)
             o->size_count = 0;
             for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
                 if (o->size_count == MAX_SIZES || !parse_int(t, 1, 1 << 20, &n)) {
-                    fprintf(stderr, "asyncrt-bench: bad --sizes '%s': up to %d sizes in MiB, each 1..1048576\n",
-                            v, MAX_SIZES);
                     free(copy);
-                    return EXIT_USAGE;
+                    return tool_usage_error("asyncrt-bench", "bad --sizes '%s': up to %d sizes in MiB, each 1..1048576",
+                                            v, MAX_SIZES);
                 }
                 o->sizes_mib[o->size_count++] = (size_t)n;
             }
             free(copy);
-            if (!o->size_count) return fprintf(stderr, "asyncrt-bench: --sizes is empty\n"), EXIT_USAGE;
+            if (!o->size_count) return tool_usage_error("asyncrt-bench", "--sizes is empty");
             i++;
         } else if (!strcmp(a, "--paths") && v) {
             char *copy = strdup(v), *save = NULL;
@@ -91,18 +110,16 @@ static int parse_args(int argc, char **argv, options *o)
                 int p = !strcmp(t, "tma") ? ASYNCRT_PATH_TMA : !strcmp(t, "ldgsts") ? ASYNCRT_PATH_LDGSTS
                         : !strcmp(t, "plain") ? ASYNCRT_PATH_PLAIN : -1;
                 if (p < 0) {
-                    fprintf(stderr, "asyncrt-bench: unknown path '%s' in --paths; use tma, ldgsts, plain\n", t);
+                    int rc = tool_usage_error("asyncrt-bench", "unknown path '%s' in --paths; use tma, ldgsts, plain", t);
                     free(copy);
-                    return EXIT_USAGE;
+                    return rc;
                 }
                 o->paths[p] = true;
             }
             free(copy);
             i++;
         } else {
-            fprintf(stderr, "asyncrt-bench: bad option '%s'%s\n%s", a, v ? "" : " (or its value is missing)",
-                    k_usage);
-            return EXIT_USAGE;
+            return tool_usage_error("asyncrt-bench", "bad option '%s'%s", a, v ? "" : " (or its value is missing)");
         }
     }
     return 0;
@@ -148,8 +165,7 @@ static void print_rows(const options *o, const asyncrt_device_info *dev, const r
                    "  \"launch_us\": {\"bare\": %.3f, \"asyncrt\": %.3f, \"map\": %.3f}",
                    jit->cold_ms, jit->disk_ms, jit->memory_ms, jit->barrier_cold_ms, jit->barrier_disk_ms,
                    jit->bare_launch_us, jit->launch_us, jit->map_launch_us);
-        printf("\n}\n");
-        return;
+        return; /* main adds "tile_ops" and closes the document */
     }
     printf("%s (sm_%d%d, %d SMs), DRAM peak %.0f GB/s; median of %d runs after %d warm-up\n", dev->name,
            dev->cc_major, dev->cc_minor, dev->sm_count, peak, o->settings.repeats, o->settings.warmup);
@@ -195,7 +211,8 @@ int main(int argc, char **argv)
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return fprintf(stderr, "asyncrt-bench: out of memory\n"), 1;
     asyncrt_status s = asyncrt_context_open_device(ctx, o.device);
     if (s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE) {
-        fprintf(stderr, "asyncrt-bench: no CUDA device: %s\n", asyncrt_context_last_error(ctx));
+        /* The library's message already says "no CUDA driver" or "no device N". */
+        fprintf(stderr, "asyncrt-bench: error: %s\n", asyncrt_context_last_error(ctx));
         asyncrt_context_destroy(ctx);
         return EXIT_NO_GPU;
     }
@@ -205,6 +222,12 @@ int main(int argc, char **argv)
         return EXIT_FAILED;
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    if (o.tile_sweep || o.calibrate) { /* these modes only */
+        rc = o.calibrate ? bench_calibrate(ctx, &o.settings) : 0;
+        if (o.tile_sweep && !rc) rc = tile_sweep_run(ctx, &o.settings, 16384, 16384, o.sweep_filter, o.format == OUT_CSV);
+        asyncrt_context_destroy(ctx);
+        return rc ? EXIT_FAILED : 0;
+    }
     if (!o.paths_given) {
         o.paths[ASYNCRT_PATH_TMA] = dev->features.bulk_copy;
         o.paths[ASYNCRT_PATH_LDGSTS] = dev->features.ldgsts;
@@ -261,8 +284,11 @@ int main(int argc, char **argv)
         }
     }
     if (!rc) print_rows(&o, dev, rows, count, have_jit ? &jit : NULL, asyncrt_device_peak_bandwidth_gbs(dev));
-    if (!rc && o.format != OUT_JSON) /* the tile ops: transpose and 5-point stencil, 16384 x 16384 f32 */
-        rc = tile_bench_run(ctx, &o.settings, o.paths, 16384, 16384, o.format == OUT_CSV);
+    if (!rc) { /* the tile ops: transpose and 5-point stencil, 16384 x 16384 f32 */
+        tile_bench_format f = o.format == OUT_JSON ? TILE_BENCH_JSON : o.format == OUT_CSV ? TILE_BENCH_CSV : TILE_BENCH_TABLE;
+        rc = tile_bench_run(ctx, &o.settings, o.paths, 16384, 16384, f) ? EXIT_FAILED : 0;
+        if (o.format == OUT_JSON) printf("\n}\n");
+    }
 
     asyncrt_memory_free(ctx, x);
     asyncrt_memory_free(ctx, z);

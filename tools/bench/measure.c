@@ -21,10 +21,7 @@ static double median(double *samples, int n)
     return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
 }
 
-typedef asyncrt_status (*run_fn)(void *arg);
-
-/* Warm-up runs, then `repeats` timed ones; the median. */
-static asyncrt_status timed(asyncrt_context *ctx, const bench_settings *s, run_fn run, void *arg, double *ms)
+asyncrt_status bench_timed(asyncrt_context *ctx, const bench_settings *s, bench_run_fn run, void *arg, double *ms)
 {
     asyncrt_timer *t = NULL;
     double *samples = calloc((size_t)s->repeats, sizeof *samples);
@@ -60,7 +57,7 @@ asyncrt_status bench_copy(asyncrt_context *ctx, const bench_settings *s, asyncrt
                           asyncrt_deviceptr src, size_t bytes, double *ms)
 {
     copy_arg a = {ctx, dst, src, bytes};
-    return timed(ctx, s, run_copy, &a, ms);
+    return bench_timed(ctx, s, run_copy, &a, ms);
 }
 
 typedef struct map_arg {
@@ -81,7 +78,7 @@ asyncrt_status bench_map(asyncrt_context *ctx, const bench_settings *s, asyncrt_
                          const void *const *scalars, double *ms)
 {
     map_arg a = {map, n, inputs, outputs, scalars};
-    return timed(ctx, s, run_map, &a, ms);
+    return bench_timed(ctx, s, run_map, &a, ms);
 }
 
 /* ---- JIT and launch costs ------------------------------------------------ */

@@ -10,6 +10,11 @@ typedef struct bench_settings {
     int warmup, repeats;
 } bench_settings;
 
+/* Median milliseconds of run(arg), timed with CUDA events, after
+ * s->warmup untimed runs and a synchronisation. */
+typedef asyncrt_status (*bench_run_fn)(void *arg);
+asyncrt_status bench_timed(asyncrt_context *ctx, const bench_settings *s, bench_run_fn run, void *arg, double *ms);
+
 /* Median milliseconds of cuMemcpyDtoD over `bytes`. */
 asyncrt_status bench_copy(asyncrt_context *ctx, const bench_settings *s, asyncrt_deviceptr dst,
                           asyncrt_deviceptr src, size_t bytes, double *ms);

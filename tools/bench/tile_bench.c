@@ -4,41 +4,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int compare_double(const void *a, const void *b)
+typedef struct tile_arg {
+    asyncrt_tile_op *op;
+    size_t rows, cols;
+    asyncrt_deviceptr in, out;
+} tile_arg;
+
+static asyncrt_status run_tile(void *arg)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    tile_arg *a = arg;
+    return asyncrt_tile_launch(a->op, a->rows, a->cols, a->in, a->out, NULL);
 }
 
-/* Median device milliseconds of one launch, after warm-up. */
-static asyncrt_status time_op(asyncrt_context *ctx, const bench_settings *s, asyncrt_tile_op *op, size_t rows,
-                              size_t cols, asyncrt_deviceptr in, asyncrt_deviceptr out, double *ms)
+asyncrt_status bench_tile(asyncrt_context *ctx, const bench_settings *s, asyncrt_tile_op *op, size_t rows,
+                          size_t cols, asyncrt_deviceptr in, asyncrt_deviceptr out, double *ms)
 {
-    asyncrt_timer *t = NULL;
-    double *samples = calloc((size_t)s->repeats, sizeof *samples);
-    asyncrt_status st = samples ? asyncrt_timer_create(ctx, &t) : ASYNCRT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; !st && i < s->warmup; i++) st = asyncrt_tile_launch(op, rows, cols, in, out, NULL);
-    if (!st) st = asyncrt_synchronize(ctx);
-    for (int i = 0; !st && i < s->repeats; i++) {
-        float elapsed = 0;
-        if ((st = asyncrt_timer_start(t, NULL)) || (st = asyncrt_tile_launch(op, rows, cols, in, out, NULL)) ||
-            (st = asyncrt_timer_stop(t, NULL)) || (st = asyncrt_timer_elapsed_ms(t, &elapsed)))
-            break;
-        samples[i] = elapsed;
-    }
-    if (!st) {
-        qsort(samples, (size_t)s->repeats, sizeof *samples, compare_double);
-        int r = s->repeats;
-        *ms = r % 2 ? samples[r / 2] : (samples[r / 2 - 1] + samples[r / 2]) / 2;
-    }
-    asyncrt_timer_destroy(t);
-    free(samples);
-    return st;
+    tile_arg a = {op, rows, cols, in, out};
+    return bench_timed(ctx, s, run_tile, &a, ms);
 }
 
 int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *paths, size_t rows, size_t cols,
-                   bool csv)
+                   tile_bench_format format)
 {
+    bool csv = format == TILE_BENCH_CSV, json = format == TILE_BENCH_JSON;
+    int results = 0;
     static const float five_point[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
     size_t bytes = rows * cols * 4;
     asyncrt_deviceptr in = 0, out = 0;
@@ -48,7 +37,11 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
         (st = asyncrt_memory_fill(ctx, in, 0x3c, bytes, NULL)) || (st = bench_copy(ctx, s, out, in, bytes, &ms)))
         goto done;
     ceiling = 2.0 * bytes / (ms * 1e6);
-    if (csv) printf("tile-copy,d2d,%zu,%.6f,%.2f,100.00\n", bytes >> 20, ms, ceiling);
+    if (json)
+        printf(",\n  \"tile_ops\": {\"rows\": %zu, \"cols\": %zu, \"size_mib\": %zu, \"d2d_ms\": %.6f, "
+               "\"d2d_gb_per_s\": %.2f, \"results\": [",
+               rows, cols, bytes >> 20, ms, ceiling);
+    else if (csv) printf("tile-copy,d2d,%zu,%.6f,%.2f,100.00\n", bytes >> 20, ms, ceiling);
     else
         printf("\n2D tile ops, %zu x %zu f32 (%zu MiB); cuMemcpyDtoD of the same bytes: %.4f ms, %.1f GB/s\n"
                "%-10s %-7s %-7s %11s %9s %8s\n",
@@ -62,7 +55,7 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
                 d.weights = five_point;
             }
             asyncrt_tile_op *op = NULL;
-            if ((st = asyncrt_tile_create(ctx, &d, &op)) || (st = time_op(ctx, s, op, rows, cols, in, out, &ms))) {
+            if ((st = asyncrt_tile_create(ctx, &d, &op)) || (st = bench_tile(ctx, s, op, rows, cols, in, out, &ms))) {
                 asyncrt_tile_destroy(op);
                 break;
             }
@@ -70,11 +63,16 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
             const char *path = asyncrt_map_path_name((asyncrt_map_path)p);
             const char *ran = asyncrt_map_path_name(asyncrt_tile_launch_path(op, rows, cols, in, out));
             double gbs = 2.0 * bytes / (ms * 1e6);
-            if (csv) printf("%s,%s,%zu,%.6f,%.2f,%.2f\n", name, path, bytes >> 20, ms, gbs, 100.0 * gbs / ceiling);
+            if (json)
+                printf("%s\n    {\"op\": \"%s\", \"path\": \"%s\", \"ran\": \"%s\", \"ms\": %.6f, \"gb_per_s\": %.2f, "
+                       "\"pct_of_d2d\": %.2f}",
+                       results++ ? "," : "", name, path, ran, ms, gbs, 100.0 * gbs / ceiling);
+            else if (csv) printf("%s,%s,%zu,%.6f,%.2f,%.2f\n", name, path, bytes >> 20, ms, gbs, 100.0 * gbs / ceiling);
             else printf("%-10s %-7s %-7s %11.4f %9.1f %7.1f%%\n", name, path, ran, ms, gbs, 100.0 * gbs / ceiling);
             asyncrt_tile_destroy(op);
         }
 done:
+    if (json && ceiling > 0) printf("\n  ]}");
     if (st) fprintf(stderr, "asyncrt-bench: tile ops: %s\n", asyncrt_context_last_error(ctx));
     asyncrt_memory_free(ctx, in);
     asyncrt_memory_free(ctx, out);

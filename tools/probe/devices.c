@@ -8,9 +8,15 @@
 #include "bench.h"
 #include "check.h"
 
+/* The last failure's message, for --json (which reports it on stdout too). */
+static char last_message[512];
+
+const char *probe_last_error(void) { return last_message[0] ? last_message : NULL; }
+
 static int fail(asyncrt_context *ctx, int code, const char *what)
 {
     const char *msg = asyncrt_context_last_error(ctx);
+    snprintf(last_message, sizeof last_message, "%s%s%.*s", what ? what : "", what ? ": " : "", (int)strcspn(msg, "\n"), msg);
     /* The runtime's message already says what is missing where `what` is NULL. */
     fprintf(stderr, "asyncrt-probe: %s%s%.*s\n", what ? what : "", what ? ": " : "", (int)strcspn(msg, "\n"), msg);
     return code;
@@ -29,7 +35,7 @@ static int run_on_device(probe_device_report *d, bool check, bool bench)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-probe: out of memory\n");
-        return PROBE_EXIT_ERROR;
+        return PROBE_EXIT_INTERNAL;
     }
     asyncrt_status s = asyncrt_context_open_device(ctx, d->info.ordinal);
     if (s != ASYNCRT_SUCCESS) {
@@ -50,19 +56,21 @@ int probe_collect_devices(asyncrt_context *ctx, int only, bool check, bool bench
     if (s == ASYNCRT_ERROR_NO_DRIVER) return fail(ctx, PROBE_EXIT_NO_DRIVER, NULL);
     if (s != ASYNCRT_SUCCESS) return fail(ctx, exit_code_for(s), "cannot count the devices");
     if (count == 0) {
-        fprintf(stderr, "asyncrt-probe: no CUDA device: the driver reports none\n");
+        snprintf(last_message, sizeof last_message, "no CUDA device: the driver reports none");
+        fprintf(stderr, "asyncrt-probe: %s\n", last_message);
         return PROBE_EXIT_NO_DEVICE;
     }
     if (only >= count) {
-        fprintf(stderr, "asyncrt-probe: no device %d: the driver reports %d (valid: 0..%d)\n", only, count,
-                count - 1);
+        snprintf(last_message, sizeof last_message, "no device %d: the driver reports %d (valid: 0..%d)", only, count,
+                 count - 1);
+        fprintf(stderr, "asyncrt-probe: %s\n", last_message);
         return PROBE_EXIT_NO_DEVICE;
     }
     int first = only >= 0 ? only : 0, n = only >= 0 ? 1 : count;
     r->devices = calloc((size_t)n, sizeof *r->devices);
     if (!r->devices) {
         fprintf(stderr, "asyncrt-probe: out of memory\n");
-        return PROBE_EXIT_ERROR;
+        return PROBE_EXIT_INTERNAL;
     }
     for (int i = 0; i < n; i++) {
         probe_device_report *d = &r->devices[r->device_count];

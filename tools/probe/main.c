@@ -8,6 +8,7 @@
 #include "arch_matrix.h"
 #include "devices.h"
 #include "output.h"
+#include "tool.h"
 
 static const char usage[] =
     "usage: asyncrt-probe [--check] [--bench] [--arch-matrix] [--json] [--device N]\n"
@@ -25,15 +26,14 @@ static const char usage[] =
     "                 needs no driver or GPU, and alone it probes no device\n"
     "  --json         one JSON document instead of tables (keys: tools/probe/README.md)\n"
     "  --device N     only device N\n"
+    "  --version      asyncrt-probe, libasyncrt and NVRTC versions\n"
     "  -h, --help     this text\n"
     "\n"
-    "exit codes:\n"
-    "  0  success\n"
-    "  1  a --check feature FAILED or a --bench path failed\n"
-    "  2  bad usage\n"
-    "  3  no CUDA driver (the reason is printed on stderr)\n"
-    "  4  no CUDA device, or no device N\n"
-    "  5  another error (a driver call, NVRTC, memory)\n";
+    "With --json a JSON document is printed also when the probe fails (no driver:\n"
+    "\"devices\" is empty, \"error\" says why, \"exit_code\" is the exit code).\n"
+    "\n" TOOL_EXIT_CODES_HELP
+    "  asyncrt-probe: 6 = a --check feature FAILED or a --bench path failed;\n"
+    "  the reason for 4 (no driver or no device) is printed on stderr.\n";
 
 typedef struct options {
     bool check, bench, arch_matrix, json;
@@ -56,18 +56,18 @@ static int parse(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--device")) {
             char *end = NULL;
             long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
-            if (i + 1 >= argc || *argv[i + 1] == '\0' || *end != '\0' || n < 0 || n > 1 << 20) {
-                fprintf(stderr, "asyncrt-probe: --device needs a device ordinal (0, 1, ...)\n");
-                return PROBE_EXIT_USAGE;
-            }
+            if (i + 1 >= argc || *argv[i + 1] == '\0' || *end != '\0' || n < 0 || n > 1 << 20)
+                return tool_usage_error("asyncrt-probe", "--device needs a device ordinal (0, 1, ...)");
             o->device = (int)n;
             i++;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "--version")) {
+            char version[160];
+            tool_version_line("asyncrt-probe", version, sizeof version);
+            printf("%s\n", version);
+            if (a[2] != 'v') fputs(usage, stdout);
             exit(PROBE_EXIT_OK);
         } else {
-            fprintf(stderr, "asyncrt-probe: unknown option '%s' (see --help)\n", a);
-            return PROBE_EXIT_USAGE;
+            return tool_usage_error("asyncrt-probe", "unknown option '%s'", a);
         }
     }
     return PROBE_EXIT_OK;
@@ -81,14 +81,14 @@ int main(int argc, char **argv)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-probe: out of memory\n");
-        return PROBE_EXIT_ERROR;
+        return PROBE_EXIT_INTERNAL;
     }
     probe_report r = {.nvrtc_version = asyncrt_nvrtc_version(), .checked = o.check, .benched = o.bench};
     probe_arch_matrix *matrix = NULL;
     if (o.arch_matrix) {
         if (!(matrix = malloc(sizeof *matrix))) {
             fprintf(stderr, "asyncrt-probe: out of memory\n");
-            code = PROBE_EXIT_ERROR;
+            code = PROBE_EXIT_INTERNAL;
         } else if (probe_arch_matrix_build(ctx, matrix) != ASYNCRT_SUCCESS) {
             fprintf(stderr, "asyncrt-probe: arch matrix: %s\n", asyncrt_context_last_error(ctx));
             code = PROBE_EXIT_ERROR;
@@ -98,6 +98,12 @@ int main(int argc, char **argv)
     /* --arch-matrix alone needs no driver, so it probes no device. */
     bool devices = !o.arch_matrix || o.check || o.bench || o.device >= 0;
     if (code == PROBE_EXIT_OK && devices) code = probe_collect_devices(ctx, o.device, o.check, o.bench, &r);
+    if (code != PROBE_EXIT_OK && o.json) {
+        r.exit_code = code;
+        r.error = probe_last_error() ? probe_last_error() : "see the message on stderr";
+        r.device_count = 0;
+        probe_write_json(stdout, &r);
+    }
     if (code == PROBE_EXIT_OK) {
         if (o.json)
             probe_write_json(stdout, &r);

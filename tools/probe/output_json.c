@@ -3,27 +3,13 @@
 
 #include <math.h>
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+#include "tool.h"
 
 /* A string, or null when empty. */
 static void json_string_or_null(FILE *f, const char *s)
 {
     if (s[0])
-        json_string(f, s);
+        tool_json_string(f, s);
     else
         fputs("null", f);
 }
@@ -43,7 +29,7 @@ static void write_features(FILE *f, const probe_device_report *d)
         const probe_feature_desc *desc = probe_feature_get(i);
         const probe_feature_result *r = &d->features[i];
         fprintf(f, "        \"%s\": {\"label\": ", desc->key);
-        json_string(f, desc->label);
+        tool_json_string(f, desc->label);
         fprintf(f, ", \"needs\": \"%s\", \"status\": \"%s\", \"reason\": ", desc->needs, probe_status_key(r->status));
         json_string_or_null(f, r->status == PROBE_STATUS_FAILED ? r->reason : "");
         fprintf(f, "}%s\n", i + 1 < PROBE_FEATURE_COUNT ? "," : "");
@@ -77,7 +63,7 @@ static void write_bench(FILE *f, const probe_report *r, const probe_bench *b)
             fputs(", \"error\": null}", f);
         } else if (pr->error[0]) {
             fputs("{\"gbs\": null, \"percent_of_d2d\": null, \"error\": ", f);
-            json_string(f, pr->error);
+            tool_json_string(f, pr->error);
             fputc('}', f);
         } else {
             fputs("null", f);
@@ -91,9 +77,9 @@ static void write_device(FILE *f, const probe_report *r, const probe_device_repo
 {
     const asyncrt_device_info *i = &d->info;
     fprintf(f, "    {\n      \"ordinal\": %d,\n      \"name\": ", i->ordinal);
-    json_string(f, i->name);
+    tool_json_string(f, i->name);
     fputs(",\n      \"uuid\": ", f);
-    json_string(f, i->uuid);
+    tool_json_string(f, i->uuid);
     fprintf(f,
             ",\n      \"compute_capability\": {\"major\": %d, \"minor\": %d},\n"
             "      \"sm_count\": %d,\n"
@@ -143,8 +129,13 @@ void probe_write_json(FILE *f, const probe_report *r)
 {
     fprintf(f,
             "{\n  \"schema\": \"asyncrt-probe/1\",\n  \"asyncrt_version\": \"%s\",\n  \"nvrtc_version\": %d,\n"
-            "  \"checked\": %s,\n  \"benched\": %s,\n  \"devices\": [\n",
+            "  \"checked\": %s,\n  \"benched\": %s,\n",
             ASYNCRT_VERSION_STRING, r->nvrtc_version, r->checked ? "true" : "false", r->benched ? "true" : "false");
+    /* Also without a driver the document is printed, saying why it is empty. */
+    fprintf(f, "  \"exit_code\": %d,\n  \"error\": ", r->exit_code);
+    if (r->error) tool_json_string(f, r->error);
+    else fputs("null", f);
+    fputs(",\n  \"devices\": [\n", f);
     for (size_t i = 0; i < r->device_count; i++) write_device(f, r, &r->devices[i], i + 1 == r->device_count);
     fputs("  ],\n  \"arch_matrix\": ", f);
     if (r->arch_matrix)

@@ -60,6 +60,8 @@ typedef struct probe_report {
     size_t device_count;
     probe_device_report *devices;
     const probe_arch_matrix *arch_matrix; /* NULL unless --arch-matrix */
+    int exit_code;              /* the tool's exit code; not 0: error says why */
+    const char *error;          /* NULL when there is none */
 } probe_report;
 
 const char *probe_bench_path_key(probe_bench_path path);   /* "plain", "ldgsts", "tma" */

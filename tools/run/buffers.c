@@ -46,9 +46,17 @@ static int fill_from_npy(const run_buffer_spec *s, run_buffer *b, char *err, siz
     if (rc == RUN_EXIT_OK && npy.dtype == b->dtype) {
         memcpy(b->host, npy.data, b->bytes);
     } else if (rc == RUN_EXIT_OK) {
+        /* Converted values must fit: no silent clamping, NaN-to-0 or overflow to infinity. */
         size_t in = run_dtype_size(npy.dtype), o = run_dtype_size(b->dtype);
-        for (uint64_t i = 0; i < b->count; i++)
-            run_value_store(b->dtype, run_value_load(npy.dtype, (const char *)npy.data + i * in), (char *)b->host + i * o);
+        for (uint64_t i = 0; rc == RUN_EXIT_OK && i < b->count; i++) {
+            long double v = run_value_load(npy.dtype, (const char *)npy.data + i * in);
+            if (!run_value_fits(b->dtype, v, why, sizeof why)) {
+                snprintf(err, err_size, "--buf %s: %s element %llu: %s", s->name, s->path, (unsigned long long)i, why);
+                rc = RUN_EXIT_USAGE;
+            } else {
+                run_value_store(b->dtype, v, (char *)b->host + i * o);
+            }
+        }
     }
     if (rc == RUN_EXIT_INTERNAL) snprintf(err, err_size, "--buf %s: out of memory", s->name);
     free(storage);

@@ -16,13 +16,14 @@ typedef struct parser {
     char *err;
     size_t err_size;
     /* Names referenced before their definitions; resolved at the end. */
-    char arg_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
+    char arg_ref[RUN_MAX_LAUNCHES][RUN_MAX_ITEMS][RUN_NAME_MAX];
     char tmap_buffer[RUN_MAX_ITEMS][RUN_NAME_MAX];
     char out_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
     char expect_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
     bool warmup_given;
 } parser;
 
+static bool fail(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(parser *p, const char *fmt, ...)
 {
     va_list ap;
@@ -34,16 +35,21 @@ static bool fail(parser *p, const char *fmt, ...)
 
 /* ---- small value parsers ------------------------------------------------ */
 
-static bool parse_u64(const char *text, size_t len, uint64_t *out)
+/* Never strtoull(..., 0): "010" must be ten, not eight. */
+bool run_parse_u64(const char *text, size_t len, uint64_t *out)
 {
-    char buf[32];
-    if (len == 0 || len >= sizeof buf || text[0] < '0' || text[0] > '9') return false;
-    memcpy(buf, text, len);
-    buf[len] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 0);
-    if (*end || errno) return false;
+    int base = 10;
+    if (len > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16, text += 2, len -= 2;
+    if (len == 0) return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                     : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 99u;
+        if (d >= (unsigned)base || v > (UINT64_MAX - d) / (uint64_t)base) return false;
+        v = v * (uint64_t)base + d;
+    }
     *out = v;
     return true;
 }
@@ -68,7 +74,7 @@ static bool parse_list(const char *text, size_t len, const char *seps, uint64_t 
         size_t j = i;
         while (j < len && !strchr(seps, text[j])) j++;
         uint64_t v;
-        if (*count == max || !parse_u64(text + i, j - i, &v) || v < lo || v > hi) return false;
+        if (*count == max || !run_parse_u64(text + i, j - i, &v) || v < lo || v > hi) return false;
         out[(*count)++] = v;
         if (j == len) return true;
         i = j + 1;
@@ -96,7 +102,7 @@ static bool parse_bytes(const char *text, uint64_t *out, uint64_t max)
     else if (!strcmp(suffix, "K") || !strcmp(suffix, "k") || !strcmp(suffix, "KiB") || !strcmp(suffix, "KB")) scale = 1024;
     else if (!strcmp(suffix, "M") || !strcmp(suffix, "MiB") || !strcmp(suffix, "MB")) scale = 1024 * 1024;
     else return false;
-    if (!parse_u64(text, digits, &v) || v > max / scale) return false;
+    if (!run_parse_u64(text, digits, &v) || v > max / scale) return false;
     *out = v * scale;
     return true;
 }
@@ -165,7 +171,7 @@ static bool parse_init(parser *p, run_buffer_spec *b, const char *spec, const ch
             }
             *s++ = '\0';
         }
-        if ((n != 1 && n != 3) || !parse_u64(parts[0], strlen(parts[0]), &b->seed) ||
+        if ((n != 1 && n != 3) || !run_parse_u64(parts[0], strlen(parts[0]), &b->seed) ||
             (n == 3 && (!run_value_parse(RUN_F64, parts[1], &b->a, why, sizeof why) ||
                         !run_value_parse(RUN_F64, parts[2], &b->b, why, sizeof why))))
             return fail(p, "--buf %s: expected rand=SEED or rand=SEED,LO,HI (SEED an unsigned integer)", spec);
@@ -177,6 +183,21 @@ static bool parse_init(parser *p, run_buffer_spec *b, const char *spec, const ch
         return fail(p, "--buf %s: unknown initialiser '%s': use zeros, fill=V, iota[=START[,STEP]], "
                        "rand=SEED[,LO,HI], poison or npy=FILE", spec, init);
     }
+    return true;
+}
+
+/* iota and rand must not produce values the dtype cannot hold (they would
+ * be clamped or become infinities silently). The extremes are enough. */
+static bool generated_values_fit(parser *p, const run_buffer_spec *b, const char *spec)
+{
+    char why[200];
+    long double ends[2];
+    if (b->init == RUN_INIT_IOTA) ends[0] = b->a, ends[1] = b->a + (long double)(b->count - 1) * b->b;
+    else if (b->init == RUN_INIT_RAND) ends[0] = b->a, ends[1] = run_dtype_is_float(b->dtype) ? b->b : ceill(b->b) - 1;
+    else return true;
+    for (int i = 0; i < 2; i++)
+        if (!run_value_fits(b->dtype, ends[i], why, sizeof why))
+            return fail(p, "--buf %s: %s would produce %s", spec, b->init == RUN_INIT_IOTA ? "iota" : "rand", why);
     return true;
 }
 
@@ -216,36 +237,161 @@ static bool parse_buffer(parser *p, const char *spec)
         b->count *= b->shape[i];
     }
     if (init && !parse_init(p, b, spec, init + 1)) return false;
+    if (!generated_values_fit(p, b, spec)) return false;
     c->buffer_count++;
     return true;
 }
 
-/* ---- --arg TYPE:VALUE | buf:NAME | tmap:NAME ---------------------------- */
+/* ---- --arg ------------------------------------------------------------ */
+
+static run_launch_spec *current(parser *p) { return &p->cli->launches[p->cli->launch_count - 1]; }
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* bytes:HEX: pairs of hex digits, memory order; "0x" and '_' separators allowed. */
+static bool parse_bytes_arg(parser *p, run_arg_spec *a, const char *spec, const char *hex)
+{
+    size_t digits = 0;
+    if (hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex += 2;
+    for (const char *h = hex; *h; h++) {
+        if (*h == '_') continue;
+        if (hex_digit(*h) < 0)
+            return fail(p, "--arg %.60s%s: '%c' is not a hex digit: bytes:HEX takes pairs of hex digits in memory "
+                           "order (e.g. bytes:0100000002000000 for two little-endian i32 1 and 2)", spec, strlen(spec) > 60 ? "..." : "", *h);
+        digits++;
+    }
+    if (!digits || digits % 2) return fail(p, "--arg %.60s%s: bytes:HEX needs a whole number of bytes (an even, non-zero count of hex digits)", spec, strlen(spec) > 60 ? "..." : "");
+    if (digits / 2 > RUN_MAX_ARG_BYTES) return fail(p, "--arg %.60s%s: more than %d bytes", spec, strlen(spec) > 60 ? "..." : "", RUN_MAX_ARG_BYTES);
+    a->kind = RUN_ARG_BYTES;
+    a->payload = hex;
+    a->size = digits / 2;
+    a->align = 1;
+    return true;
+}
+
+/* struct:T:V,T:V,...: fields at natural C alignment (each at a multiple of
+ * its size), the whole padded to the largest field's alignment, as a C
+ * compiler lays out struct { T a; T b; ... }. */
+static bool parse_struct_arg(parser *p, run_arg_spec *a, const char *spec, const char *fields)
+{
+    size_t offset = 0, align = 1;
+    char why[200];
+    for (const char *f = fields;;) {
+        const char *comma = strchr(f, ','), *colon = strchr(f, ':');
+        size_t len = comma ? (size_t)(comma - f) : strlen(f);
+        run_dtype t;
+        if (!colon || colon > f + len || !run_dtype_parse(f, (size_t)(colon - f), &t))
+            return fail(p, "--arg %.60s%s: field '%.*s': expected TYPE:VALUE with TYPE one of %s", spec, strlen(spec) > 60 ? "..." : "",
+                        (int)(len < 60 ? len : 60), f, run_dtype_names());
+        char value[128];
+        size_t vlen = len - (size_t)(colon + 1 - f);
+        if (vlen >= sizeof value) return fail(p, "--arg %.60s%s: field value too long", spec, strlen(spec) > 60 ? "..." : "");
+        memcpy(value, colon + 1, vlen);
+        value[vlen] = '\0';
+        long double v;
+        if (!run_value_parse(t, value, &v, why, sizeof why)) return fail(p, "--arg %.60s%s: %s", spec, strlen(spec) > 60 ? "..." : "", why);
+        size_t size = run_dtype_size(t);
+        offset = (offset + size - 1) / size * size;
+        offset += size;
+        if (size > align) align = size;
+        if (offset > RUN_MAX_ARG_BYTES) return fail(p, "--arg %.60s%s: more than %d bytes", spec, strlen(spec) > 60 ? "..." : "", RUN_MAX_ARG_BYTES);
+        if (!comma) break;
+        f = comma + 1;
+    }
+    a->kind = RUN_ARG_STRUCT;
+    a->payload = fields;
+    a->size = (offset + align - 1) / align * align;
+    a->align = align;
+    return true;
+}
+
+void run_arg_encode(const run_arg_spec *a, void *dst)
+{
+    unsigned char *out = dst;
+    if (a->kind == RUN_ARG_BYTES) {
+        size_t n = 0;
+        for (const char *h = a->payload; *h && n < a->size; h++) {
+            if (*h == '_') continue;
+            int hi = hex_digit(*h++), lo = *h ? hex_digit(*h) : 0;
+            out[n++] = (unsigned char)(hi << 4 | lo);
+        }
+        return;
+    }
+    memset(out, 0, a->size); /* padding */
+    size_t offset = 0;
+    char why[200];
+    for (const char *f = a->payload; f;) {
+        const char *comma = strchr(f, ','), *colon = strchr(f, ':');
+        size_t len = comma ? (size_t)(comma - f) : strlen(f);
+        run_dtype t = RUN_U8;
+        char value[128] = "";
+        long double v = 0;
+        run_dtype_parse(f, (size_t)(colon - f), &t);
+        size_t vlen = len - (size_t)(colon + 1 - f);
+        memcpy(value, colon + 1, vlen < sizeof value ? vlen : sizeof value - 1);
+        run_value_parse(t, value, &v, why, sizeof why);
+        size_t size = run_dtype_size(t);
+        offset = (offset + size - 1) / size * size;
+        if (offset + size <= a->size) run_value_store(t, v, out + offset);
+        offset += size;
+        f = comma ? comma + 1 : NULL;
+    }
+}
 
 static bool parse_arg(parser *p, const char *spec)
 {
     run_cli *c = p->cli;
-    if (c->arg_count == RUN_MAX_ITEMS) return fail(p, "more than %d --arg options", RUN_MAX_ITEMS);
-    run_arg_spec *a = &c->args[c->arg_count];
+    run_launch_spec *l = current(p);
+    if (l->arg_count == RUN_MAX_ITEMS) return fail(p, "more than %d --arg options in one launch", RUN_MAX_ITEMS);
+    run_arg_spec *a = &l->args[l->arg_count];
+    char *ref = p->arg_ref[c->launch_count - 1][l->arg_count];
     memset(a, 0, sizeof *a);
     a->text = spec;
+    a->size = a->align = 8;
+    if (!strcmp(spec, "null")) {
+        a->kind = RUN_ARG_NULL;
+        l->arg_count++;
+        return true;
+    }
     const char *colon = strchr(spec, ':');
     if (!colon)
-        return fail(p, "--arg '%s': expected TYPE:VALUE (e.g. f32:2.5), buf:NAME or tmap:NAME", spec);
+        return fail(p, "--arg '%s': expected TYPE:VALUE (e.g. f32:2.5), buf:NAME[+N[B]], tmap:NAME, tmapptr:NAME, "
+                       "bytes:HEX, struct:T:V,... or null", spec);
     size_t head = (size_t)(colon - spec);
     const char *val = colon + 1;
-    if ((head == 3 && !strncmp(spec, "buf", 3)) || (head == 4 && !strncmp(spec, "tmap", 4))) {
-        a->kind = head == 3 ? RUN_ARG_BUFFER : RUN_ARG_TMAP;
-        if (!take_name(p, "--arg", val, strlen(val), p->arg_ref[c->arg_count])) return false;
+    if (head == 3 && !strncmp(spec, "buf", 3)) {
+        a->kind = RUN_ARG_BUFFER;
+        const char *plus = strchr(val, '+');
+        size_t name_len = plus ? (size_t)(plus - val) : strlen(val);
+        if (!take_name(p, "--arg", val, name_len, ref)) return false;
+        if (plus) {
+            size_t n = strlen(plus + 1);
+            a->offset_in_bytes = n && plus[n] == 'B';
+            if (!run_parse_u64(plus + 1, n - a->offset_in_bytes, &a->offset))
+                return fail(p, "--arg %s: offset '%s': expected buf:NAME+N (N elements of the buffer's dtype) or "
+                               "buf:NAME+NB (N bytes), N decimal or 0x hex", spec, plus + 1);
+        }
+    } else if ((head == 4 && !strncmp(spec, "tmap", 4)) || (head == 7 && !strncmp(spec, "tmapptr", 7))) {
+        a->kind = head == 4 ? RUN_ARG_TMAP : RUN_ARG_TMAP_PTR;
+        if (head == 4) a->size = sizeof(asyncrt_tensor_map), a->align = 64;
+        if (!take_name(p, "--arg", val, strlen(val), ref)) return false;
+    } else if (head == 5 && !strncmp(spec, "bytes", 5)) {
+        if (!parse_bytes_arg(p, a, spec, val)) return false;
+    } else if (head == 6 && !strncmp(spec, "struct", 6)) {
+        if (!parse_struct_arg(p, a, spec, val)) return false;
     } else {
         char why[200];
         a->kind = RUN_ARG_SCALAR;
         if (!run_dtype_parse(spec, head, &a->dtype))
-            return fail(p, "--arg %s: unknown type '%.*s': use buf:NAME, tmap:NAME or one of %s", spec,
-                        (int)(head < 40 ? head : 40), spec, run_dtype_names());
+            return fail(p, "--arg %s: unknown type '%.*s': use buf:, tmap:, tmapptr:, bytes:, struct:, null or one of %s",
+                        spec, (int)(head < 40 ? head : 40), spec, run_dtype_names());
         if (!run_value_parse(a->dtype, val, &a->value, why, sizeof why)) return fail(p, "--arg %s: %s", spec, why);
+        a->size = a->align = run_dtype_size(a->dtype);
     }
-    c->arg_count++;
+    l->arg_count++;
     return true;
 }
 
@@ -369,7 +515,33 @@ static bool parse_tmap(parser *p, const char *spec)
     return true;
 }
 
-/* ---- --out / --expect NAME=FILE ----------------------------------------- */
+/* ---- --out / --expect NAME=FILE[:TOLERANCES] --------------------------- */
+
+/* --expect's own tolerances: FILE:rtol=R,atol=A (either or both) or FILE:exact.
+ * Only a suffix that parses as one is taken from the name, so files with ':'
+ * in their names still work. */
+static bool parse_tolerance_suffix(parser *p, const char *spec, const char *suffix, run_file_ref *ref)
+{
+    if (!strcmp(suffix, "exact")) return ref->rtol = ref->atol = 0, true;
+    char text[128];
+    if (strlen(suffix) >= sizeof text) return fail(p, "--expect %s: tolerance list too long", spec);
+    snprintf(text, sizeof text, "%s", suffix);
+    for (char *f = text, *next; f; f = next) {
+        if ((next = strchr(f, ','))) *next++ = '\0';
+        double d;
+        bool r = !strncmp(f, "rtol=", 5), a = !strncmp(f, "atol=", 5);
+        if ((!r && !a) || !parse_double(f + 5, &d) || d < 0)
+            return fail(p, "--expect %s: '%s': expected rtol=R and/or atol=A (non-negative numbers, comma-separated) "
+                           "or exact", spec, f);
+        *(r ? &ref->rtol : &ref->atol) = d;
+    }
+    return true;
+}
+
+static bool looks_like_tolerance(const char *suffix)
+{
+    return !strcmp(suffix, "exact") || !strncmp(suffix, "rtol=", 5) || !strncmp(suffix, "atol=", 5);
+}
 
 static bool parse_file_ref(parser *p, const char *opt, const char *spec, run_file_ref *list, size_t *count,
                            char names[][RUN_NAME_MAX])
@@ -378,7 +550,20 @@ static bool parse_file_ref(parser *p, const char *opt, const char *spec, run_fil
     const char *eq = strchr(spec, '=');
     if (!eq || !eq[1]) return fail(p, "%s '%s': expected BUFFER=FILE.npy", opt, spec);
     if (!take_name(p, opt, spec, (size_t)(eq - spec), names[*count])) return false;
-    list[*count].path = eq + 1;
+    run_file_ref *ref = &list[*count];
+    ref->path = eq + 1;
+    ref->rtol = ref->atol = -1;
+    const char *colon = strrchr(eq + 1, ':');
+    if (colon && !strcmp(opt, "--expect") && looks_like_tolerance(colon + 1)) {
+        size_t len = (size_t)(colon - eq - 1);
+        char *path = p->cli->expect_path_storage[*count];
+        if (!len || len >= sizeof p->cli->expect_path_storage[0])
+            return fail(p, "--expect '%s': expected BUFFER=FILE.npy[:rtol=R,atol=A|:exact]", spec);
+        memcpy(path, eq + 1, len);
+        path[len] = '\0';
+        ref->path = path;
+        if (!parse_tolerance_suffix(p, spec, colon + 1, ref)) return false;
+    }
     (*count)++;
     return true;
 }
@@ -392,23 +577,33 @@ static int find_buffer(const run_cli *c, const char *name)
     return -1;
 }
 
+static bool resolve_args(parser *p, size_t launch)
+{
+    run_cli *c = p->cli;
+    run_launch_spec *l = &c->launches[launch];
+    for (size_t i = 0; i < l->arg_count; i++) {
+        run_arg_spec *a = &l->args[i];
+        const char *name = p->arg_ref[launch][i];
+        if (a->kind == RUN_ARG_BUFFER && (a->ref = find_buffer(c, name)) < 0)
+            return fail(p, "--arg %s: no --buf named '%s'", a->text, name);
+        if (a->kind == RUN_ARG_TMAP || a->kind == RUN_ARG_TMAP_PTR) {
+            a->ref = -1;
+            for (size_t t = 0; t < c->tmap_count; t++)
+                if (!strcmp(c->tmaps[t].name, name)) a->ref = (int)t;
+            if (a->ref < 0) return fail(p, "--arg %s: no --tmap named '%s'", a->text, name);
+        }
+    }
+    return true;
+}
+
 static bool resolve(parser *p)
 {
     run_cli *c = p->cli;
     for (size_t i = 0; i < c->tmap_count; i++)
         if ((c->tmaps[i].buffer = find_buffer(c, p->tmap_buffer[i])) < 0)
             return fail(p, "--tmap %s: no --buf named '%s'", c->tmaps[i].name, p->tmap_buffer[i]);
-    for (size_t i = 0; i < c->arg_count; i++) {
-        run_arg_spec *a = &c->args[i];
-        if (a->kind == RUN_ARG_BUFFER && (a->ref = find_buffer(c, p->arg_ref[i])) < 0)
-            return fail(p, "--arg %s: no --buf named '%s'", a->text, p->arg_ref[i]);
-        if (a->kind == RUN_ARG_TMAP) {
-            a->ref = -1;
-            for (size_t t = 0; t < c->tmap_count; t++)
-                if (!strcmp(c->tmaps[t].name, p->arg_ref[i])) a->ref = (int)t;
-            if (a->ref < 0) return fail(p, "--arg %s: no --tmap named '%s'", a->text, p->arg_ref[i]);
-        }
-    }
+    for (size_t l = 0; l < c->launch_count; l++)
+        if (!resolve_args(p, l)) return false;
     for (size_t i = 0; i < c->out_count; i++)
         if ((c->outs[i].buffer = find_buffer(c, p->out_ref[i])) < 0)
             return fail(p, "--out %s: no --buf named '%s'", c->outs[i].path, p->out_ref[i]);
@@ -418,11 +613,30 @@ static bool resolve(parser *p)
     return true;
 }
 
+/* An --out that names a reference file would overwrite the reference with the
+ * result and then compare the result with itself. Same spelling here; main
+ * also compares the files' identities (links, ./x vs x). */
+static bool check_files(parser *p)
+{
+    run_cli *c = p->cli;
+    for (size_t i = 0; i < c->out_count; i++) {
+        for (size_t j = 0; j < c->expect_count; j++)
+            if (!strcmp(c->outs[i].path, c->expects[j].path))
+                return fail(p, "--out %s=%s would overwrite the --expect reference %s=%s: write the result elsewhere",
+                            c->buffers[c->outs[i].buffer].name, c->outs[i].path, c->buffers[c->expects[j].buffer].name,
+                            c->expects[j].path);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(c->outs[i].path, c->outs[j].path))
+                return fail(p, "--out: two buffers are written to %s", c->outs[i].path);
+    }
+    return true;
+}
+
 static bool check_combination(parser *p)
 {
     run_cli *c = p->cli;
     if (c->help || c->version) return true;
-    if (!c->source) return fail(p, "no source file given (use - for stdin); see --help");
+    if (!c->source) return fail(p, "no source file given (use - for stdin)");
     if (strcmp(c->arch, "auto")) {
         asyncrt_arch arch;
         if (!asyncrt_arch_parse(c->arch, &arch))
@@ -435,7 +649,18 @@ static bool check_combination(parser *p)
         if (run_only) return fail(p, "%s needs a run; it cannot be combined with --compile-only", run_only);
     }
     if (p->warmup_given && !c->repeat) return fail(p, "--warmup only applies with --repeat N");
-    return true;
+    for (size_t i = 0; i < c->launch_count; i++) {
+        const run_launch_spec *l = &c->launches[i];
+        if (l->pdl && i == 0)
+            return fail(p, "--pdl: the first launch has no launch before it to overlap with; give --pdl after --then");
+        if (l->pdl && (l->has_priority != c->launches[i - 1].has_priority ||
+                       (l->has_priority && l->priority != c->launches[i - 1].priority)))
+            return fail(p, "--pdl on launch %zu: it must run on the same stream as launch %zu, so give both the same "
+                           "--priority (or none)", i + 1, i);
+        if (l->cooperative && (l->cluster[0] | l->cluster[1] | l->cluster[2]))
+            return fail(p, "--cooperative with --cluster on launch %zu: CUDA has no cooperative cluster launch", i + 1);
+    }
+    return check_files(p);
 }
 
 /* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
@@ -444,7 +669,7 @@ static bool option_value(parser *p, int argc, char *const *argv, int *i, const c
     const char *arg = argv[*i];
     size_t n = strlen(name);
     if (arg[n] == '=') return *out = arg + n + 1, true;
-    if (*i + 1 >= argc) return fail(p, "%s needs a value; see --help", name);
+    if (*i + 1 >= argc) return fail(p, "%s needs a value", name);
     *out = argv[++*i];
     return true;
 }
@@ -464,6 +689,12 @@ static bool is_opt(const char *arg, const char *name)
     return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
 }
 
+static void init_launch(run_launch_spec *l)
+{
+    memset(l, 0, sizeof *l);
+    for (int i = 0; i < 3; i++) l->grid[i] = l->block[i] = 1;
+}
+
 static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *options_done)
 {
     run_cli *c = p->cli;
@@ -481,10 +712,18 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
     if (!strcmp(a, "-vv")) return c->verbose += 2, true;
     if (!strcmp(a, "--json")) return c->json = true, true;
     if (!strcmp(a, "--compile-only")) return c->compile_only = true, true;
+    if (!strcmp(a, "--cooperative")) return current(p)->cooperative = true, true;
+    if (!strcmp(a, "--pdl")) return current(p)->pdl = true, true;
+    if (!strcmp(a, "--then")) {
+        if (c->launch_count == RUN_MAX_LAUNCHES) return fail(p, "more than %d launches (--then)", RUN_MAX_LAUNCHES);
+        run_launch_spec *next = &c->launches[c->launch_count++];
+        init_launch(next);
+        return true;
+    }
     if (!strncmp(a, "-I", 2) || !strncmp(a, "-D", 2)) {
         bool inc = a[1] == 'I';
         v = a[2] ? a + 2 : NULL;
-        if (!v && *i + 1 >= argc) return fail(p, "%s needs a value; see --help", a);
+        if (!v && *i + 1 >= argc) return fail(p, "%s needs a value", a);
         if (!v) v = argv[++*i];
         return inc ? push(p, "-I", c->includes, &c->include_count, v) : push(p, "-D", c->defines, &c->define_count, v);
     }
@@ -494,26 +733,26 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
     }
     static const char *valued[] = {"--arch", "--device", "--std", "--kernel", "--grid", "--block", "--cluster",
                                    "--smem", "--buf", "--arg", "--tmap", "--out", "--expect", "--rtol", "--atol",
-                                   "--repeat", "--warmup", "--bytes", "--emit-ptx", "--emit-cubin"};
+                                   "--repeat", "--warmup", "--bytes", "--emit-ptx", "--emit-cubin", "--priority"};
     int k = -1;
     for (int j = 0; j < (int)(sizeof valued / sizeof valued[0]); j++)
         if (is_opt(a, valued[j])) k = j;
-    if (k < 0) return fail(p, "unknown option '%s'; see --help", a);
+    if (k < 0) return fail(p, "unknown option '%s'", a);
     const char *name = valued[k];
     if (!option_value(p, argc, argv, i, name, &v)) return false;
     switch (k) {
     case 0: return *v ? (c->arch = v, true) : fail(p, "--arch needs a value");
     case 1:
-        if (!parse_u64(v, strlen(v), &n) || n > 1024) return fail(p, "--device '%s': expected a device ordinal", v);
+        if (!run_parse_u64(v, strlen(v), &n) || n > 1024) return fail(p, "--device '%s': expected a device ordinal", v);
         c->device = (int)n;
         return true;
     case 2: return *v ? (c->std = v, true) : fail(p, "--std needs a value such as c++17");
-    case 3: return *v ? (c->kernel = v, true) : fail(p, "--kernel needs a name");
-    case 4: return parse_dim3(p, name, v, c->grid);
-    case 5: return parse_dim3(p, name, v, c->block);
-    case 6: return parse_dim3(p, name, v, c->cluster);
+    case 3: return *v ? (current(p)->kernel = v, true) : fail(p, "--kernel needs a name");
+    case 4: return parse_dim3(p, name, v, current(p)->grid);
+    case 5: return parse_dim3(p, name, v, current(p)->block);
+    case 6: return parse_dim3(p, name, v, current(p)->cluster);
     case 7:
-        if (!parse_bytes(v, &c->smem, UINT32_MAX))
+        if (!parse_bytes(v, &current(p)->smem, UINT32_MAX))
             return fail(p, "--smem '%s': expected bytes, optionally with a K/KiB or M/MiB suffix (1024-based)", v);
         return true;
     case 8: return parse_buffer(p, v);
@@ -530,7 +769,7 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
     }
     case 15:
     case 16:
-        if (!parse_u64(v, strlen(v), &n) || n > 1000000 || (k == 15 && n == 0))
+        if (!run_parse_u64(v, strlen(v), &n) || n > 1000000 || (k == 15 && n == 0))
             return fail(p, "%s '%s': expected an integer in %d..1000000", name, v, k == 15 ? 1 : 0);
         *(k == 15 ? &c->repeat : &c->warmup) = (unsigned)n;
         p->warmup_given |= k == 16;
@@ -540,7 +779,15 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
             return fail(p, "--bytes '%s': expected a positive byte count (K/M suffixes allowed)", v);
         return true;
     case 18: return *v ? (c->emit_ptx = v, true) : fail(p, "--emit-ptx needs a file name");
-    default: return *v ? (c->emit_cubin = v, true) : fail(p, "--emit-cubin needs a file name");
+    case 19: return *v ? (c->emit_cubin = v, true) : fail(p, "--emit-cubin needs a file name");
+    default: {
+        bool negative = v[0] == '-';
+        if (!run_parse_u64(v + negative, strlen(v + negative), &n) || n > 1000)
+            return fail(p, "--priority '%s': expected an integer in -1000..1000 (lower is higher priority, as in CUDA)", v);
+        current(p)->has_priority = true;
+        current(p)->priority = negative ? -(int)n : (int)n;
+        return true;
+    }
     }
 }
 
@@ -557,7 +804,8 @@ int run_cli_parse(int argc, char *const *argv, run_cli *out, char *err, size_t e
     p->err = err;
     p->err_size = err_size;
     out->arch = "auto";
-    for (int i = 0; i < 3; i++) out->grid[i] = out->block[i] = 1;
+    out->launch_count = 1;
+    init_launch(&out->launches[0]);
     out->rtol = out->atol = -1;
     out->warmup = 1;
     bool ok = true, options_done = false;

@@ -10,23 +10,28 @@
 
 #include "asyncrt/tensormap.h"
 #include "dtype.h"
+#include "exit_codes.h"
 
-/* Exit codes, documented in --help and the README. */
+/* Exit codes: one table shared by asyncrt-run, asyncrt-probe and
+ * asyncrt-bench (tools/common/exit_codes.h), documented in --help and the
+ * README. */
 enum {
-    RUN_EXIT_OK = 0,
-    RUN_EXIT_INTERNAL = 1,   /* out of memory, a bug */
-    RUN_EXIT_USAGE = 2,      /* the command line is wrong or does not fit the kernel */
-    RUN_EXIT_COMPILE = 3,    /* NVRTC rejected the source or the target */
-    RUN_EXIT_NO_DEVICE = 4,  /* no CUDA driver or no such device */
-    RUN_EXIT_CUDA = 5,       /* module load, launch, or a fault in the kernel */
-    RUN_EXIT_MISMATCH = 6,   /* --expect found differences */
-    RUN_EXIT_IO = 7,         /* a file could not be read or written */
+    RUN_EXIT_OK = TOOL_EXIT_OK,
+    RUN_EXIT_INTERNAL = TOOL_EXIT_INTERNAL,   /* out of memory, a bug */
+    RUN_EXIT_USAGE = TOOL_EXIT_USAGE,         /* the command line is wrong or does not fit the kernel */
+    RUN_EXIT_COMPILE = TOOL_EXIT_COMPILE,     /* NVRTC rejected the source or the target */
+    RUN_EXIT_NO_DEVICE = TOOL_EXIT_NO_DEVICE, /* no CUDA driver or no such device */
+    RUN_EXIT_CUDA = TOOL_EXIT_CUDA,           /* module load, launch, or a fault in the kernel */
+    RUN_EXIT_MISMATCH = TOOL_EXIT_CHECK,      /* --expect found differences */
+    RUN_EXIT_IO = TOOL_EXIT_IO,               /* a file could not be read or written */
 };
 
 #define RUN_MAX_ITEMS 64   /* per kind: buffers, args, includes, ... */
 #define RUN_MAX_RANK 8     /* buffer shapes */
 #define RUN_MAX_TMAP_RANK 5
 #define RUN_NAME_MAX 64
+#define RUN_MAX_LAUNCHES 16 /* --then groups */
+#define RUN_MAX_ARG_BYTES 4096 /* bytes:/struct: arguments (the kernel parameter limit before CUDA 12.1) */
 
 typedef enum run_init { RUN_INIT_ZEROS, RUN_INIT_FILL, RUN_INIT_IOTA, RUN_INIT_RAND, RUN_INIT_POISON, RUN_INIT_NPY } run_init;
 
@@ -43,15 +48,41 @@ typedef struct run_buffer_spec {
     const char *path;         /* npy */
 } run_buffer_spec;
 
-typedef enum run_arg_kind { RUN_ARG_SCALAR, RUN_ARG_BUFFER, RUN_ARG_TMAP } run_arg_kind;
+typedef enum run_arg_kind {
+    RUN_ARG_SCALAR,   /* TYPE:VALUE */
+    RUN_ARG_BUFFER,   /* buf:NAME[+N[B]] */
+    RUN_ARG_TMAP,     /* tmap:NAME, the 128-byte map by value */
+    RUN_ARG_TMAP_PTR, /* tmapptr:NAME, a device pointer to a copy of the map */
+    RUN_ARG_NULL,     /* null: an 8-byte zero pointer */
+    RUN_ARG_BYTES,    /* bytes:HEX, raw bytes in memory order */
+    RUN_ARG_STRUCT,   /* struct:T:V,T:V,... with natural C alignment */
+} run_arg_kind;
 
 typedef struct run_arg_spec {
     run_arg_kind kind;
     run_dtype dtype;          /* scalar */
     long double value;
     int ref;                  /* index into buffers or tmaps */
+    uint64_t offset;          /* buf:NAME+N: N elements, or N bytes with a B suffix */
+    bool offset_in_bytes;
+    size_t size;              /* bytes of the value passed (all kinds) */
+    size_t align;             /* its alignment (struct: the largest field's) */
+    const char *payload;      /* bytes: the hex digits; struct: the field list */
     const char *text;         /* as given, for messages */
 } run_arg_spec;
+
+/* One launch: --then starts the next. Buffers, tensor maps, --out and
+ * --expect are shared by all launches of a run. */
+typedef struct run_launch_spec {
+    const char *kernel;       /* NULL: the file's only kernel */
+    unsigned grid[3], block[3], cluster[3];
+    uint64_t smem;
+    run_arg_spec args[RUN_MAX_ITEMS]; size_t arg_count;
+    bool cooperative;         /* grid-wide sync: cooperative launch */
+    bool pdl;                 /* programmatic dependent launch after the previous launch */
+    bool has_priority;
+    int priority;             /* stream priority (lower is higher priority, as in CUDA) */
+} run_launch_spec;
 
 /* Tensor-map lists are in the driver's order: innermost dimension first.
  * Enumerated settings use the tensormap module's names and parsers. Limits
@@ -77,6 +108,8 @@ typedef struct run_tmap_spec {
 typedef struct run_file_ref {
     int buffer;
     const char *path;
+    /* --expect X=F.npy:rtol=R,atol=A or :exact; negative: not given here */
+    double rtol, atol;
 } run_file_ref;
 
 typedef struct run_cli {
@@ -88,15 +121,13 @@ typedef struct run_cli {
     const char *includes[RUN_MAX_ITEMS]; size_t include_count;
     const char *defines[RUN_MAX_ITEMS]; size_t define_count;
     const char *nvrtc_options[RUN_MAX_ITEMS]; size_t nvrtc_option_count;
-    const char *kernel;       /* NULL: the file's only kernel */
-    unsigned grid[3], block[3], cluster[3];
-    uint64_t smem;
+    run_launch_spec launches[RUN_MAX_LAUNCHES]; size_t launch_count; /* at least 1 */
     run_buffer_spec buffers[RUN_MAX_ITEMS]; size_t buffer_count;
-    run_arg_spec args[RUN_MAX_ITEMS]; size_t arg_count;
     run_tmap_spec tmaps[RUN_MAX_ITEMS]; size_t tmap_count;
     run_file_ref outs[RUN_MAX_ITEMS]; size_t out_count;
     run_file_ref expects[RUN_MAX_ITEMS]; size_t expect_count;
-    double rtol, atol;        /* negative: per-dtype defaults */
+    char expect_path_storage[RUN_MAX_ITEMS][1024]; /* FILE of FILE:rtol=... */
+    double rtol, atol;        /* negative: per-dtype defaults; --expect's own win */
     unsigned repeat, warmup;
     uint64_t bytes;           /* 0: derived from the buffers */
     bool compile_only, json;
@@ -107,6 +138,14 @@ typedef struct run_cli {
 /* Returns RUN_EXIT_OK or RUN_EXIT_USAGE (with a message naming the offending
  * argument and the rule). argv[0] is the program name. */
 int run_cli_parse(int argc, char *const *argv, run_cli *out, char *err, size_t err_size);
+
+/* Decimal (leading zeros allowed, never octal) or 0x hex digits of
+ * text[0..len); false on anything else or overflow. */
+bool run_parse_u64(const char *text, size_t len, uint64_t *out);
+
+/* Writes the value of a bytes: or struct: argument (a->size bytes) to dst.
+ * The text was validated by the parser. */
+void run_arg_encode(const run_arg_spec *a, void *dst);
 
 /* The --help text. */
 const char *run_cli_usage(void);

@@ -63,6 +63,42 @@ static void int_range(run_dtype t, long double *lo, long double *hi)
     *hi = run_dtype_is_signed(t) ? span / 2 - 1 : span - 1;
 }
 
+/* The largest finite value of a float type. */
+static long double float_max(run_dtype t)
+{
+    switch (t) {
+    case RUN_F16: return 65504.0L;
+    case RUN_BF16: return 0x1.fep127L;
+    case RUN_F32: return 0x1.fffffep127L;
+    default: return 0x1.fffffffffffffp1023L;
+    }
+}
+
+bool run_value_fits(run_dtype t, long double v, char *err, size_t err_size)
+{
+    if (run_dtype_is_float(t)) {
+        if (isnan(v) || isinf(v)) return true; /* every float type holds NaN and infinities */
+        /* Values that round to infinity do not fit; rounding to nearest keeps
+         * up to half an ulp above the maximum, which is allowed. */
+        char probe[8];
+        run_value_store(t, v, probe);
+        if (!isinf(run_value_load(t, probe))) return true;
+        snprintf(err, err_size, "%.9Lg overflows %s (largest finite value %.9Lg)", v, run_dtype_name(t), float_max(t));
+        return false;
+    }
+    long double lo, hi;
+    int_range(t, &lo, &hi);
+    if (isnan(v) || isinf(v)) {
+        snprintf(err, err_size, "%Lg cannot be stored in %s", v, run_dtype_name(t));
+        return false;
+    }
+    if (truncl(v) < lo || truncl(v) > hi) {
+        snprintf(err, err_size, "%.0Lf is out of range for %s (%.0Lf..%.0Lf)", v, run_dtype_name(t), lo, hi);
+        return false;
+    }
+    return true;
+}
+
 bool run_value_parse(run_dtype t, const char *text, long double *out, char *err, size_t err_size)
 {
     char *end = NULL;
@@ -73,22 +109,22 @@ bool run_value_parse(run_dtype t, const char *text, long double *out, char *err,
     }
     if (run_dtype_is_float(t)) {
         long double v = strtold(text, &end);
-        if (*end || end == text) {
+        if (*end || end == text || isspace((unsigned char)text[0])) {
             snprintf(err, err_size, "'%s' is not a %s number", text, run_dtype_name(t));
             return false;
         }
+        if (!run_value_fits(t, v, err, err_size)) return false;
         *out = v;
         return true;
     }
-    long double lo, hi, v;
-    if (text[0] == '-') {
-        long long s = strtoll(text, &end, 0);
-        v = (long double)s;
-    } else {
-        unsigned long long u = strtoull(text, &end, 0);
-        v = (long double)u;
-    }
-    if (*end || end == text || !(isdigit((unsigned char)text[0]) || text[0] == '-')) {
+    /* Decimal (leading zeros do not make it octal) or 0x hex. */
+    const char *digits = text + (text[0] == '-');
+    int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+    long double lo, hi, v = 0;
+    if (!(isdigit((unsigned char)digits[0]))) end = (char *)text;
+    else if (text[0] == '-') v = (long double)strtoll(text, &end, base);
+    else v = (long double)strtoull(text, &end, base);
+    if (*end || end == text || !isdigit((unsigned char)digits[0])) {
         snprintf(err, err_size, "'%s' is not a %s integer (decimal or 0x hex)", text, run_dtype_name(t));
         return false;
     }

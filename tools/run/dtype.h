@@ -25,8 +25,15 @@ bool run_dtype_is_signed(run_dtype t);
 const char *run_dtype_names(void);
 
 /* Parses `text` as a value of type t (integers: decimal, 0x hex, range
- * checked; floats: strtod syntax, inf, nan) into *out (exact for integers). */
+ * checked; floats: strtod syntax, inf, nan, refused when a finite value
+ * would overflow the type) into *out (exact for integers). */
 bool run_value_parse(run_dtype t, const char *text, long double *out, char *err, size_t err_size);
+
+/* Whether t holds v: integers need a finite value whose integer part is in
+ * range; floats need a value that does not round to infinity (NaN and
+ * infinities themselves fit). False with a message naming the value and the
+ * limit. */
+bool run_value_fits(run_dtype t, long double v, char *err, size_t err_size);
 
 /* Converts to/from the element's bytes (host order). Floats round to
  * nearest even; integers truncate toward zero and saturate (NaN gives 0). */

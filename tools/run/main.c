@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "asyncrt/asyncrt.h"
 #include "asyncrt/tensormap.h"
@@ -15,6 +16,7 @@
 #include "report.h"
 #include "scan.h"
 #include "tmap.h"
+#include "tool.h"
 
 /* The whole of a file or of stdin, NUL-terminated. */
 static char *read_all(FILE *f)
@@ -55,29 +57,56 @@ static int read_source(const run_cli *cli, char **source, char **dir, run_result
     return *dir ? RUN_EXIT_OK : run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
 }
 
-static int choose_kernel(const run_cli *cli, const char *source, run_result *r)
+/* Why a template kernel needs its arguments, with its real parameter list. */
+static int template_hint(run_result *r, const run_found_kernel *k, const char *given)
 {
-    if (cli->kernel) {
-        snprintf(r->kernel, sizeof r->kernel, "%s", cli->kernel);
-        return RUN_EXIT_OK;
+    char example[RUN_SCAN_NAME_MAX + 64];
+    run_scan_example(k, example, sizeof example);
+    char params[RUN_SCAN_NAME_MAX + 16] = "";
+    if (k->template_params[0]) snprintf(params, sizeof params, " <%s>", k->template_params);
+    return run_fail(r, RUN_EXIT_USAGE, "kernel '%s' is a template%s%s%s: name an instantiation, e.g. --kernel '%s'",
+                    k->name, params, given ? "; --kernel " : "", given ? given : "", example);
+}
+
+/* Fills each launch's kernel name (the file's only kernel where --kernel is
+ * not given) and the parameter count the source declares. */
+static int choose_kernels(const run_cli *cli, const char *source, run_result *r)
+{
+    run_found_kernel *found = calloc(64, sizeof *found);
+    if (!found) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    size_t n = run_scan_kernels(source, found, 64);
+    int rc = RUN_EXIT_OK;
+    r->launch_count = cli->launch_count;
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
+        run_launch_result *l = &r->launches[i];
+        const char *given = cli->launches[i].kernel;
+        const run_found_kernel *k = given ? run_scan_find(found, n < 64 ? n : 64, given) : n == 1 ? &found[0] : NULL;
+        l->declared_params = k ? k->param_count : -1;
+        if (given) {
+            /* A template named without its arguments: NVRTC would say only
+             * "cannot determine which instance". */
+            if (k && k->is_template && !strchr(given, '<')) rc = template_hint(r, k, given);
+            snprintf(l->kernel, sizeof l->kernel, "%s", given);
+        } else if (n == 1 && !found[0].is_template) {
+            snprintf(l->kernel, sizeof l->kernel, "%s", found[0].name);
+        } else if (n == 0) {
+            rc = run_fail(r, RUN_EXIT_USAGE, "no __global__ function found in %s; name one with --kernel", cli->source);
+        } else if (n == 1) {
+            rc = template_hint(r, &found[0], NULL);
+        } else {
+            char list[2048] = "";
+            size_t used = 0;
+            for (size_t j = 0; j < n && j < 64 && used < sizeof list; j++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s%s", j ? ", " : "", found[j].name,
+                                         found[j].is_template ? "<...>" : "");
+            rc = run_fail(r, RUN_EXIT_USAGE, "%s has %zu kernels (%s%s); choose one with --kernel%s", cli->source, n,
+                          list, n > 64 ? ", ..." : "", cli->launch_count > 1 ? " in every launch" : "");
+        }
     }
-    run_found_kernel found[16];
-    size_t n = run_scan_kernels(source, found, 16);
-    if (n == 1 && !found[0].is_template) {
-        snprintf(r->kernel, sizeof r->kernel, "%s", found[0].name);
-        return RUN_EXIT_OK;
-    }
-    if (n == 0) return run_fail(r, RUN_EXIT_USAGE, "no __global__ function found in %s; name one with --kernel", cli->source);
-    if (n == 1)
-        return run_fail(r, RUN_EXIT_USAGE, "kernel '%s' is a template: name an instantiation, e.g. --kernel '%s<float>'",
-                        found[0].name, found[0].name);
-    char list[2048] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < n && i < 16 && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s%s", i ? ", " : "", found[i].name,
-                                 found[i].is_template ? "<...>" : "");
-    return run_fail(r, RUN_EXIT_USAGE, "%s has %zu kernels (%s%s); choose one with --kernel", cli->source, n, list,
-                    n > 16 ? ", ..." : "");
+    /* Kept for the hint after a compile that could not resolve a name. */
+    if (rc == RUN_EXIT_OK) r->scan = found, r->scan_count = n < 64 ? n : 64;
+    else free(found);
+    return rc;
 }
 
 static int open_device(asyncrt_context *ctx, const run_cli *cli, run_result *r)
@@ -88,57 +117,88 @@ static int open_device(asyncrt_context *ctx, const run_cli *cli, run_result *r)
         return run_fail(r, RUN_EXIT_NO_DEVICE, "--device %d: this machine has %d CUDA device%s", cli->device, count,
                         count == 1 ? "" : "s");
     if (s == ASYNCRT_SUCCESS) s = asyncrt_context_open_device(ctx, cli->device);
+    if (s == ASYNCRT_ERROR_NO_DRIVER)
+        return run_fail(r, RUN_EXIT_NO_DEVICE, "%s\nhint: without a GPU, compile only: asyncrt-run %s --compile-only "
+                        "--arch sm_XY (e.g. sm_90; add --emit-cubin FILE to keep the image)",
+                        asyncrt_context_last_error(ctx), cli->source);
     if (s != ASYNCRT_SUCCESS) return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
     const asyncrt_device_info *d = asyncrt_context_device(ctx);
+    char driver[16], nvrtc[16];
+    tool_format_cuda_version(d->driver_version, driver, sizeof driver);
+    tool_format_cuda_version(d->nvrtc_version, nvrtc, sizeof nvrtc);
     if (cli->verbose)
-        fprintf(stderr, "asyncrt-run: device %d: %s, compute capability %d.%d, driver CUDA %d.%d, NVRTC %d.%d\n",
-                d->ordinal, d->name, d->cc_major, d->cc_minor, d->driver_version / 1000, d->driver_version % 1000 / 10,
-                d->nvrtc_version / 1000, d->nvrtc_version % 1000 / 10);
+        fprintf(stderr, "asyncrt-run: device %d: %s, compute capability %d.%d, driver CUDA %s, NVRTC %s\n",
+                d->ordinal, d->name, d->cc_major, d->cc_minor, driver, nvrtc);
     return RUN_EXIT_OK;
 }
 
-/* Pointers to every argument's value, and their sizes. */
+/* Every argument's value for one launch, and its size. */
 typedef struct arg_values {
-    uint64_t scalars[RUN_MAX_ITEMS];
-    asyncrt_deviceptr pointers[RUN_MAX_ITEMS];
-    asyncrt_tensor_map maps[RUN_MAX_ITEMS];
+    unsigned char *storage[RUN_MAX_ITEMS];
     void *args[RUN_MAX_ITEMS];
     size_t sizes[RUN_MAX_ITEMS];
 } arg_values;
 
-static void arg_sizes(const run_cli *cli, arg_values *v)
+static void arg_sizes(const run_launch_spec *l, arg_values *v)
 {
-    for (size_t i = 0; i < cli->arg_count; i++) {
-        const run_arg_spec *a = &cli->args[i];
-        v->sizes[i] = a->kind == RUN_ARG_SCALAR ? run_dtype_size(a->dtype)
-                      : a->kind == RUN_ARG_BUFFER ? sizeof(asyncrt_deviceptr) : sizeof(asyncrt_tensor_map);
-    }
+    for (size_t i = 0; i < l->arg_count; i++) v->sizes[i] = l->args[i].size;
 }
 
-static void arg_pointers(const run_cli *cli, const run_buffer *buffers, arg_values *v)
+/* buf:NAME+N must stay inside the buffer (its end is allowed, as in C). */
+static int arg_offset(const run_arg_spec *a, const run_buffer *b, uint64_t *bytes, run_result *r)
 {
-    for (size_t i = 0; i < cli->arg_count; i++) {
-        const run_arg_spec *a = &cli->args[i];
-        if (a->kind == RUN_ARG_SCALAR) {
-            run_value_store(a->dtype, a->value, &v->scalars[i]);
-            v->args[i] = &v->scalars[i];
-        } else if (a->kind == RUN_ARG_BUFFER) {
-            v->pointers[i] = buffers[a->ref].dev;
-            v->args[i] = &v->pointers[i];
-        } else {
-            v->args[i] = &v->maps[a->ref];
+    size_t elem = run_dtype_size(b->dtype);
+    if (!a->offset_in_bytes && a->offset > UINT64_MAX / elem)
+        return run_fail(r, RUN_EXIT_USAGE, "--arg %s: offset overflows", a->text);
+    *bytes = a->offset_in_bytes ? a->offset : a->offset * elem;
+    if (*bytes > b->bytes)
+        return run_fail(r, RUN_EXIT_USAGE, "--arg %s: offset %llu bytes is past the end of buffer %s (%zu bytes)",
+                        a->text, (unsigned long long)*bytes, b->name, b->bytes);
+    return RUN_EXIT_OK;
+}
+
+static int arg_values_fill(const run_launch_spec *l, const run_buffer *buffers, const asyncrt_tensor_map *maps,
+                           const asyncrt_deviceptr *map_ptrs, arg_values *v, run_result *r)
+{
+    for (size_t i = 0; i < l->arg_count; i++) {
+        const run_arg_spec *a = &l->args[i];
+        /* 64-byte aligned: a tensor map must be, and nothing needs more. */
+        size_t bytes = (a->size + 63) / 64 * 64;
+        if (!(v->storage[i] = aligned_alloc(64, bytes ? bytes : 64))) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+        memset(v->storage[i], 0, bytes ? bytes : 64);
+        v->args[i] = v->storage[i];
+        asyncrt_deviceptr ptr = 0;
+        uint64_t offset = 0;
+        switch (a->kind) {
+        case RUN_ARG_SCALAR: run_value_store(a->dtype, a->value, v->storage[i]); break;
+        case RUN_ARG_BUFFER:
+            if (arg_offset(a, &buffers[a->ref], &offset, r) != RUN_EXIT_OK) return r->exit_code;
+            ptr = buffers[a->ref].dev + offset;
+            memcpy(v->storage[i], &ptr, sizeof ptr);
+            break;
+        case RUN_ARG_TMAP: memcpy(v->storage[i], &maps[a->ref], sizeof maps[a->ref]); break;
+        case RUN_ARG_TMAP_PTR: memcpy(v->storage[i], &map_ptrs[a->ref], sizeof map_ptrs[a->ref]); break;
+        case RUN_ARG_NULL: break;
+        default: run_arg_encode(a, v->storage[i]); break;
         }
     }
+    return RUN_EXIT_OK;
+}
+
+static void arg_values_free(arg_values *v)
+{
+    for (size_t i = 0; i < RUN_MAX_ITEMS; i++) free(v->storage[i]);
 }
 
 /* Bytes of the distinct buffers the arguments reach, for GB/s. */
-static uint64_t derived_bytes(const run_cli *cli, const run_buffer *buffers)
+static uint64_t derived_bytes(const run_cli *cli, const run_launch_spec *l, const run_buffer *buffers)
 {
     bool used[RUN_MAX_ITEMS] = {false};
     uint64_t total = 0;
-    for (size_t i = 0; i < cli->arg_count; i++) {
-        const run_arg_spec *a = &cli->args[i];
-        int b = a->kind == RUN_ARG_BUFFER ? a->ref : a->kind == RUN_ARG_TMAP ? cli->tmaps[a->ref].buffer : -1;
+    for (size_t i = 0; i < l->arg_count; i++) {
+        const run_arg_spec *a = &l->args[i];
+        int b = a->kind == RUN_ARG_BUFFER ? a->ref
+                : a->kind == RUN_ARG_TMAP || a->kind == RUN_ARG_TMAP_PTR ? cli->tmaps[a->ref].buffer : -1;
         if (b >= 0 && !used[b]) {
             used[b] = true;
             total += buffers[b].bytes;
@@ -178,14 +238,17 @@ static int check_expectations(const run_cli *cli, const run_buffer *buffers, run
         if (!run_npy_read(cli->expects[i].path, &npy, &storage, err, sizeof err))
             return run_fail(r, RUN_EXIT_IO, "--expect %s: %s", b->name, err);
         if (npy.count != b->count) {
+            /* The same code as --buf NAME=...:npy=FILE with a wrong count: the file does not fit. */
             free(storage);
-            return run_fail(r, RUN_EXIT_MISMATCH, "--expect %s: %s holds %llu elements but the buffer has %llu", b->name,
+            return run_fail(r, RUN_EXIT_USAGE, "--expect %s: %s holds %llu elements but the buffer has %llu", b->name,
                             cli->expects[i].path, (unsigned long long)npy.count, (unsigned long long)b->count);
         }
         double rtol, atol;
         run_check_default_tolerance(b->dtype, &rtol, &atol);
         if (cli->rtol >= 0) rtol = cli->rtol;
         if (cli->atol >= 0) atol = cli->atol;
+        if (cli->expects[i].rtol >= 0) rtol = cli->expects[i].rtol;
+        if (cli->expects[i].atol >= 0) atol = cli->expects[i].atol;
         run_check *c = &r->checks[r->check_count++];
         c->buffer = b->name;
         c->path = cli->expects[i].path;
@@ -205,46 +268,157 @@ static int check_expectations(const run_cli *cli, const run_buffer *buffers, run
     return RUN_EXIT_OK;
 }
 
-/* Everything after the source is compiled: buffers, tensor maps, launch,
- * read-back, outputs, checks, timing. */
-static int run_kernel(asyncrt_context *ctx, const run_cli *cli, const asyncrt_program *program, run_buffer *buffers,
-                      run_result *r)
+/* --out must not name an --expect reference under another spelling (./x,
+ * a link): compared by file identity. */
+static int check_out_files(const run_cli *cli, run_result *r)
 {
-    asyncrt_module *module = NULL;
-    asyncrt_kernel *kernel = NULL;
-    arg_values *v = calloc(1, sizeof *v);
-    if (!v) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    for (size_t i = 0; i < cli->out_count; i++) {
+        struct stat o, e;
+        if (stat(cli->outs[i].path, &o) != 0) continue;
+        for (size_t j = 0; j < cli->expect_count; j++)
+            if (stat(cli->expects[j].path, &e) == 0 && o.st_dev == e.st_dev && o.st_ino == e.st_ino)
+                return run_fail(r, RUN_EXIT_USAGE, "--out %s and --expect %s are the same file: the result would "
+                                "overwrite the reference", cli->outs[i].path, cli->expects[j].path);
+    }
+    return RUN_EXIT_OK;
+}
+
+/* Device copies of the tensor maps that tmapptr: arguments point at
+ * (cudaMalloc-style allocations are 256-byte aligned; TMA needs 64). */
+static int upload_map_copies(asyncrt_context *ctx, const run_cli *cli, const asyncrt_tensor_map *maps,
+                             asyncrt_deviceptr *ptrs, run_result *r)
+{
+    for (size_t l = 0; l < cli->launch_count; l++)
+        for (size_t i = 0; i < cli->launches[l].arg_count; i++) {
+            const run_arg_spec *a = &cli->launches[l].args[i];
+            if (a->kind != RUN_ARG_TMAP_PTR || ptrs[a->ref]) continue;
+            asyncrt_status s = asyncrt_memory_alloc(ctx, sizeof maps[a->ref], &ptrs[a->ref]);
+            if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_to_device(ctx, ptrs[a->ref], &maps[a->ref], sizeof maps[a->ref]);
+            if (s != ASYNCRT_SUCCESS) return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+        }
+    return RUN_EXIT_OK;
+}
+
+/* GPU state of a run, freed in one place. */
+typedef struct gpu_state {
+    asyncrt_module *module;
+    asyncrt_kernel *kernels[RUN_MAX_LAUNCHES];
+    arg_values values[RUN_MAX_LAUNCHES];
+    run_prepared prepared[RUN_MAX_LAUNCHES];
+    asyncrt_stream streams[RUN_MAX_LAUNCHES];
+    asyncrt_tensor_map maps[RUN_MAX_ITEMS];
+    asyncrt_deviceptr map_ptrs[RUN_MAX_ITEMS];
+} gpu_state;
+
+static void gpu_state_free(asyncrt_context *ctx, gpu_state *g)
+{
+    for (size_t i = 0; i < RUN_MAX_LAUNCHES; i++) {
+        arg_values_free(&g->values[i]);
+        if (g->streams[i]) asyncrt_stream_destroy(ctx, g->streams[i]);
+    }
+    for (size_t i = 0; i < RUN_MAX_ITEMS; i++) asyncrt_memory_free(ctx, g->map_ptrs[i]);
+    asyncrt_module_destroy(g->module);
+    free(g);
+}
+
+/* One stream per distinct --priority; launches without one use the default stream. */
+static int make_streams(asyncrt_context *ctx, const run_cli *cli, gpu_state *g, run_result *r)
+{
+    for (size_t i = 0; i < cli->launch_count; i++) {
+        const run_launch_spec *l = &cli->launches[i];
+        if (!l->has_priority) continue;
+        for (size_t j = 0; j < i && !g->prepared[i].stream; j++)
+            if (cli->launches[j].has_priority && cli->launches[j].priority == l->priority)
+                g->prepared[i].stream = g->prepared[j].stream;
+        if (!g->prepared[i].stream) {
+            int rc = run_priority_stream(ctx, l->priority, &g->streams[i], r);
+            if (rc != RUN_EXIT_OK) return rc;
+            g->prepared[i].stream = g->streams[i];
+        }
+    }
+    return RUN_EXIT_OK;
+}
+
+/* Everything after the source is compiled: buffers, tensor maps, launches,
+ * read-back, outputs, checks, timing. */
+static int run_kernels(asyncrt_context *ctx, const run_cli *cli, const asyncrt_program *program, run_buffer *buffers,
+                       run_result *r)
+{
+    gpu_state *g = calloc(1, sizeof *g);
+    if (!g) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     char err[2048];
-    int rc = run_load(ctx, program, &module, &kernel, r);
+    int rc = run_load(ctx, program, cli->launch_count, &g->module, g->kernels, r);
     if (rc == RUN_EXIT_OK && cli->verbose)
-        fprintf(stderr, "asyncrt-run: loaded in %.1f ms; kernel %s is %s\n", r->load_ms, r->kernel,
-                r->lowered ? r->lowered : r->kernel);
-    arg_sizes(cli, v);
-    if (rc == RUN_EXIT_OK) rc = run_check_params(kernel, cli, v->sizes, r);
+        for (size_t i = 0; i < cli->launch_count; i++)
+            fprintf(stderr, "asyncrt-run: loaded in %.1f ms; kernel %s is %s\n", r->load_ms, r->launches[i].kernel,
+                    r->launches[i].lowered ? r->launches[i].lowered : r->launches[i].kernel);
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
+        arg_sizes(&cli->launches[i], &g->values[i]);
+        rc = run_check_params(g->kernels[i], cli, i, g->values[i].sizes, r);
+    }
     if (rc == RUN_EXIT_OK) {
         asyncrt_status s = run_buffers_upload(ctx, buffers, cli->buffer_count);
         if (s != ASYNCRT_SUCCESS) rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
     }
-    if (rc == RUN_EXIT_OK && (rc = run_tmaps_encode(ctx, cli, buffers, v->maps, err, sizeof err)) != RUN_EXIT_OK)
+    if (rc == RUN_EXIT_OK && (rc = run_tmaps_encode(ctx, cli, buffers, g->maps, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
-    if (rc == RUN_EXIT_OK) {
-        arg_pointers(cli, buffers, v);
-        rc = run_launch(ctx, kernel, cli, v->args, v->sizes, r);
+    if (rc == RUN_EXIT_OK) rc = upload_map_copies(ctx, cli, g->maps, g->map_ptrs, r);
+    if (rc == RUN_EXIT_OK) rc = make_streams(ctx, cli, g, r);
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
+        rc = arg_values_fill(&cli->launches[i], buffers, g->maps, g->map_ptrs, &g->values[i], r);
+        g->prepared[i].kernel = g->kernels[i];
+        g->prepared[i].args = g->values[i].args;
+        g->prepared[i].sizes = g->values[i].sizes;
     }
+    if (rc == RUN_EXIT_OK) rc = run_sequence(ctx, cli, g->prepared, r);
     if (rc == RUN_EXIT_OK) {
         asyncrt_status s = run_buffers_download(ctx, buffers, cli->buffer_count);
         if (s != ASYNCRT_SUCCESS) rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
     }
     if (rc == RUN_EXIT_OK) rc = write_outputs(cli, buffers, r);
     int checked = rc == RUN_EXIT_OK ? check_expectations(cli, buffers, r) : rc;
-    if ((checked == RUN_EXIT_OK || checked == RUN_EXIT_MISMATCH) && cli->repeat) {
-        r->bytes = cli->bytes ? cli->bytes : derived_bytes(cli, buffers);
-        int timed = run_time(ctx, kernel, cli, v->args, v->sizes, r);
-        if (timed != RUN_EXIT_OK && checked == RUN_EXIT_OK) checked = timed;
+    for (size_t i = 0; (checked == RUN_EXIT_OK || checked == RUN_EXIT_MISMATCH) && cli->repeat && i < cli->launch_count;
+         i++) {
+        r->launches[i].bytes = cli->bytes ? cli->bytes : derived_bytes(cli, &cli->launches[i], buffers);
+        int timed = run_time(ctx, cli, i, &g->prepared[i], r);
+        if (timed != RUN_EXIT_OK) {
+            if (checked == RUN_EXIT_OK) checked = timed;
+            break;
+        }
     }
-    asyncrt_module_destroy(module);
-    free(v);
+    gpu_state_free(ctx, g);
     return checked;
+}
+
+/* After a compile that failed only because NVRTC could not resolve a
+ * --kernel name: say which kernels the file has instead of NVRTC's
+ * "__nv_name_map" errors. */
+static void name_hint(const run_cli *cli, run_result *r)
+{
+    if (!r->name_error) return;
+    char list[1024] = "";
+    size_t used = 0;
+    for (size_t j = 0; j < r->scan_count && used < sizeof list; j++) {
+        char example[RUN_SCAN_NAME_MAX + 64];
+        if (r->scan[j].is_template) run_scan_example(&r->scan[j], example, sizeof example);
+        else snprintf(example, sizeof example, "%s", r->scan[j].name);
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", j ? ", " : "", example);
+    }
+    /* NVRTC's own words, without the generated file's name: "error: identifier ... is undefined". */
+    char nvrtc[512] = "";
+    const char *line = r->error ? strstr(r->error, "__nv_name_map") : NULL;
+    const char *what = line ? strstr(line, "error: ") : NULL;
+    if (what) snprintf(nvrtc, sizeof nvrtc, "%.*s", (int)strcspn(what + 7, "\n"), what + 7);
+    free(r->error);
+    r->error = NULL;
+    r->exit_code = RUN_EXIT_OK;
+    char names[512] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < r->launch_count && n < sizeof names; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", r->launches[i].kernel);
+    run_fail(r, RUN_EXIT_USAGE, "--kernel %s: NVRTC cannot resolve %s%s%s%s; %s has: %s", names,
+             r->launch_count > 1 ? "one of them" : "it", nvrtc[0] ? " (" : "", nvrtc, nvrtc[0] ? ")" : "", cli->source,
+             list[0] ? list : "no __global__ function");
 }
 
 int main(int argc, char **argv)
@@ -259,13 +433,16 @@ int main(int argc, char **argv)
     char err[2048];
     int rc = run_cli_parse(argc, argv, cli, err, sizeof err);
     if (rc != RUN_EXIT_OK) {
-        fprintf(stderr, "asyncrt-run: error: %s\n(asyncrt-run --help lists the options)\n", err);
+        if (rc == RUN_EXIT_USAGE) tool_usage_error("asyncrt-run", "%s", err);
+        else fprintf(stderr, "asyncrt-run: error: %s\n", err);
         free(cli), free(r), free(buffers);
         return rc;
     }
     if (cli->help || cli->version) {
-        if (cli->help) fputs(run_cli_usage(), stdout);
-        else printf("asyncrt-run %s (NVRTC %d)\n", ASYNCRT_VERSION_STRING, asyncrt_nvrtc_version());
+        char version[160];
+        tool_version_line("asyncrt-run", version, sizeof version);
+        if (cli->help) printf("%s\n%s", version, run_cli_usage());
+        else printf("%s\n", version);
         free(cli), free(r), free(buffers);
         return RUN_EXIT_OK;
     }
@@ -273,9 +450,10 @@ int main(int argc, char **argv)
     asyncrt_context *ctx = NULL;
     asyncrt_program *program = NULL;
     rc = read_source(cli, &source, &dir, r);
-    if (rc == RUN_EXIT_OK) rc = choose_kernel(cli, source, r);
+    if (rc == RUN_EXIT_OK) rc = choose_kernels(cli, source, r);
     if (rc == RUN_EXIT_OK && !cli->compile_only && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
+    if (rc == RUN_EXIT_OK) rc = check_out_files(cli, r);
     /* Tensor maps are validated before the driver is needed: a map the driver
      * would refuse is a usage error on any machine, GPU or not. */
     asyncrt_tensormap_desc desc;
@@ -287,8 +465,9 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
     if (rc == RUN_EXIT_OK && !cli->compile_only) rc = open_device(ctx, cli, r);
     const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
-    if (rc == RUN_EXIT_OK) rc = run_compile(ctx, cli, source_name, source, dir, &program, r);
-    if (rc == RUN_EXIT_OK && !cli->compile_only) rc = run_kernel(ctx, cli, program, buffers, r);
+    if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
+        name_hint(cli, r);
+    if (rc == RUN_EXIT_OK && !cli->compile_only) rc = run_kernels(ctx, cli, program, buffers, r);
 
     if (cli->json) run_report_json(cli, r, buffers, stdout);
     else run_report_text(cli, r, buffers, stdout);
@@ -301,6 +480,7 @@ int main(int argc, char **argv)
     free(source);
     free(dir);
     free(r->error);
+    free(r->scan);
     free(cli), free(r), free(buffers);
     return rc;
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_ELEMENTS (UINT64_C(1) << 48)
 
@@ -78,6 +80,14 @@ static bool take_shape(cursor *c, run_npy *out, char *err, size_t err_size)
     }
 }
 
+/* The process's umask, for the permissions of files it writes. */
+static mode_t current_umask(void)
+{
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
+
 static bool parse_descr(const char *d, run_dtype *out, char *err, size_t err_size)
 {
     static const struct {
@@ -144,6 +154,12 @@ bool run_npy_parse(const void *bytes, size_t size, run_npy *out, char *err, size
         if (!take(&c, ',') && !(skip_space(&c), c.p < c.end && *c.p == '}'))
             return snprintf(err, err_size, "header dict is malformed"), false;
     }
+    /* NumPy pads the header with spaces and ends it with '\n'; anything else
+     * after the dict is not a header it wrote. */
+    for (; c.p < c.end; c.p++)
+        if (*c.p != ' ' && *c.p != '\n' && *c.p != '\r' && *c.p != '\t' && *c.p != '\0')
+            return snprintf(err, err_size, "junk after the header dict: '%.*s'", (int)(c.end - c.p < 40 ? c.end - c.p : 40),
+                            c.p), false;
     if (!have_descr || !have_order || !have_shape)
         return snprintf(err, err_size, "header lacks '%s'", !have_descr ? "descr" : !have_order ? "fortran_order" : "shape"), false;
     if (fortran)
@@ -160,32 +176,40 @@ bool run_npy_parse(const void *bytes, size_t size, run_npy *out, char *err, size
     return true;
 }
 
+uint64_t run_npy_max_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    return phys && phys < RUN_NPY_MAX_BYTES ? phys : RUN_NPY_MAX_BYTES;
+}
+
 bool run_npy_read(const char *path, run_npy *out, void **storage, char *err, size_t err_size)
 {
     *storage = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return snprintf(err, err_size, "%s: %s", path, strerror(errno)), false;
-    size_t cap = 1 << 16, size = 0;
-    char *data = malloc(cap);
-    for (size_t n; data; size += n) {
-        if (size == cap) {
-            char *grown = cap > SIZE_MAX / 2 ? NULL : realloc(data, cap * 2);
-            if (!grown) {
-                free(data);
-                data = NULL;
-                break;
-            }
-            data = grown;
-            cap *= 2;
-        }
-        if (!(n = fread(data + size, 1, cap - size, f))) break;
+    /* Only regular files, and only what fits: /dev/zero or a FIFO would be
+     * read until memory runs out. */
+    struct stat st;
+    uint64_t limit = run_npy_max_bytes();
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return snprintf(err, err_size, "%s: not a regular file", path), false;
     }
-    bool failed = ferror(f);
+    if ((uint64_t)st.st_size > limit) {
+        fclose(f);
+        return snprintf(err, err_size, "%s: %llu bytes is more than the %llu-byte limit for .npy inputs", path,
+                        (unsigned long long)st.st_size, (unsigned long long)limit), false;
+    }
+    size_t size = (size_t)st.st_size;
+    char *data = malloc(size ? size : 1);
+    size_t got = data ? fread(data, 1, size, f) : 0;
+    bool failed = ferror(f) || got != size || fgetc(f) != EOF; /* the file changed under us */
     fclose(f);
     if (!data) return snprintf(err, err_size, "%s: out of memory", path), false;
     if (failed) {
         free(data);
-        return snprintf(err, err_size, "%s: read error", path), false;
+        return snprintf(err, err_size, "%s: read error (or the file changed while it was read)", path), false;
     }
     char why[512];
     if (!run_npy_parse(data, size, out, why, sizeof why)) {
@@ -233,11 +257,30 @@ bool run_npy_write(const char *path, run_dtype dtype, const uint64_t *shape, int
                               run_dtype_name(dtype), rank), false;
     uint64_t count = 1;
     for (int i = 0; i < rank; i++) count *= shape[i];
-    FILE *f = fopen(path, "wb");
-    if (!f) return snprintf(err, err_size, "%s: %s", path, strerror(errno)), false;
+    /* Written to a temporary file in the same directory and renamed over the
+     * target, so a failed or interrupted write never leaves half a file. */
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    if (!tmp) return snprintf(err, err_size, "%s: out of memory", path), false;
+    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, err_size, "%s: cannot create a temporary file next to it: %s", path, strerror(errno));
+        free(tmp);
+        return false;
+    }
+    fchmod(fd, 0644 & ~current_umask());
+    FILE *f = fdopen(fd, "wb");
     size_t bytes = (size_t)count * run_dtype_size(dtype);
-    bool ok = fwrite(header, 1, len, f) == len && fwrite(data, 1, bytes, f) == bytes;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) return snprintf(err, err_size, "%s: write failed: %s", path, strerror(errno)), false;
-    return true;
+    bool ok = f && fwrite(header, 1, len, f) == len && fwrite(data, 1, bytes, f) == bytes;
+    int saved = errno;
+    if (f) ok = (fclose(f) == 0) && ok;
+    else close(fd);
+    if (ok && rename(tmp, path) != 0) ok = false, saved = errno;
+    if (!ok) {
+        unlink(tmp);
+        snprintf(err, err_size, "%s: write failed: %s", path, strerror(saved ? saved : errno));
+    }
+    free(tmp);
+    return ok;
 }

@@ -23,7 +23,11 @@ typedef struct run_npy {
 /* Parses a whole .npy image. On failure writes why into err and returns false. */
 bool run_npy_parse(const void *bytes, size_t size, run_npy *out, char *err, size_t err_size);
 
-/* Reads and parses a file; *storage receives the malloc'd bytes (free it
+/* .npy inputs above this, or above physical memory, are refused. */
+#define RUN_NPY_MAX_BYTES (UINT64_C(1) << 40)
+uint64_t run_npy_max_bytes(void);
+
+/* Reads and parses a regular file (FIFOs and devices are refused); *storage receives the malloc'd bytes (free it
  * after use of out->data). */
 bool run_npy_read(const char *path, run_npy *out, void **storage, char *err, size_t err_size);
 
@@ -32,6 +36,7 @@ bool run_npy_read(const char *path, run_npy *out, void **storage, char *err, siz
  * if it does not fit. */
 size_t run_npy_header(run_dtype dtype, const uint64_t *shape, int rank, char *buf, size_t size);
 
+/* Writes atomically: a temporary file next to path, renamed over it. */
 bool run_npy_write(const char *path, run_dtype dtype, const uint64_t *shape, int rank,
                    const void *data, char *err, size_t err_size);
 

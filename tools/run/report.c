@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool.h"
+
 int run_fail(run_result *r, int code, const char *fmt, ...)
 {
     if (r->exit_code != RUN_EXIT_OK) return r->exit_code;
@@ -40,37 +42,34 @@ static void text_check(const run_check *c, const run_buffer *b, FILE *out)
     }
 }
 
+static void text_timing(const run_cli *cli, const run_launch_result *l, size_t i, FILE *out)
+{
+    if (!l->timed) return;
+    if (cli->launch_count > 1) fprintf(out, "launch %zu (%s) ", i + 1, l->kernel);
+    fprintf(out, "time: median %.4f ms, min %.4f ms, max %.4f ms over %u launches (warm-up %u)", l->median_ms,
+            l->min_ms, l->max_ms, cli->repeat, cli->warmup);
+    if (l->bytes) fprintf(out, "; %llu bytes: %.1f GB/s", (unsigned long long)l->bytes, l->gbps);
+    fputc('\n', out);
+}
+
 void run_report_text(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out)
 {
     if (r->exit_code != RUN_EXIT_OK && r->exit_code != RUN_EXIT_MISMATCH) return;
     if (cli->compile_only) {
-        fprintf(out, "compiled %s for %s (%s, %zu bytes)\n", r->kernel, r->arch, r->is_ptx ? "PTX" : "CUBIN",
-                r->image_bytes);
+        for (size_t i = 0; i < r->launch_count; i++)
+            fprintf(out, "compiled %s for %s (%s, %zu bytes)\n", r->launches[i].kernel, r->arch,
+                    r->is_ptx ? "PTX" : "CUBIN", r->image_bytes);
         return;
     }
     for (size_t i = 0; i < r->check_count; i++) text_check(&r->checks[i], &buffers[cli->expects[i].buffer], out);
-    if (r->timed) {
-        fprintf(out, "time: median %.4f ms, min %.4f ms, max %.4f ms over %u launches (warm-up %u)", r->median_ms,
-                r->min_ms, r->max_ms, cli->repeat, cli->warmup);
-        if (r->bytes) fprintf(out, "; %llu bytes: %.1f GB/s", (unsigned long long)r->bytes, r->gbps);
-        fputc('\n', out);
+    for (size_t i = 0; i < r->launch_count; i++) text_timing(cli, &r->launches[i], i, out);
+    if (r->exit_code != RUN_EXIT_OK) return;
+    for (size_t i = 0; i < r->launch_count; i++) {
+        const run_launch_spec *l = &cli->launches[i];
+        fprintf(out, "ok: %s on %s, grid %u,%u,%u block %u,%u,%u%s%s\n", r->launches[i].kernel, r->arch, l->grid[0],
+                l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->cooperative ? ", cooperative" : "",
+                l->pdl ? ", PDL" : "");
     }
-    if (r->exit_code == RUN_EXIT_OK)
-        fprintf(out, "ok: %s on %s, grid %u,%u,%u block %u,%u,%u\n", r->kernel, r->arch, cli->grid[0], cli->grid[1],
-                cli->grid[2], cli->block[0], cli->block[1], cli->block[2]);
-}
-
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", out);
-        else if (*p == '\t') fputs("\\t", out);
-        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
 }
 
 /* JSON has no NaN or infinity: those become strings. */
@@ -86,72 +85,111 @@ static void json_dim3(FILE *out, const char *key, const unsigned d[3])
     fprintf(out, ",\"%s\":[%u,%u,%u]", key, d[0], d[1], d[2]);
 }
 
+static void json_timing(FILE *out, const run_cli *cli, const run_launch_result *l)
+{
+    fprintf(out, ",\"timing\":{\"repeat\":%u,\"warmup\":%u,\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f",
+            cli->repeat, cli->warmup, l->median_ms, l->min_ms, l->max_ms);
+    if (l->bytes) fprintf(out, ",\"bytes\":%llu,\"gbps\":%.3f", (unsigned long long)l->bytes, l->gbps);
+    fputc('}', out);
+}
+
+static void json_params(FILE *out, const run_launch_result *l)
+{
+    if (!l->params_known) return;
+    fputs(",\"param_sizes\":[", out);
+    for (size_t i = 0; i < l->param_count && i < RUN_MAX_ITEMS; i++) fprintf(out, "%s%zu", i ? "," : "", l->param_sizes[i]);
+    fputc(']', out);
+}
+
+static void json_shape(FILE *out, const run_launch_spec *spec)
+{
+    json_dim3(out, "grid", spec->grid);
+    json_dim3(out, "block", spec->block);
+    json_dim3(out, "cluster", spec->cluster);
+    fprintf(out, ",\"smem\":%llu", (unsigned long long)spec->smem);
+}
+
+static void json_launch(FILE *out, const run_cli *cli, const run_launch_spec *spec, const run_launch_result *l)
+{
+    fputs("{\"kernel\":", out);
+    tool_json_string(out, l->kernel);
+    if (l->lowered) {
+        fputs(",\"lowered_name\":", out);
+        tool_json_string(out, l->lowered);
+    }
+    json_params(out, l);
+    if (!cli->compile_only) {
+        json_shape(out, spec);
+        fprintf(out, ",\"cooperative\":%s,\"pdl\":%s", spec->cooperative ? "true" : "false", spec->pdl ? "true" : "false");
+        if (spec->has_priority) fprintf(out, ",\"priority\":%d", spec->priority);
+    }
+    if (l->timed) json_timing(out, cli, l);
+    fputc('}', out);
+}
+
+static void json_checks(FILE *out, const run_cli *cli, const run_result *r, const run_buffer *buffers)
+{
+    fputs(",\"checks\":[", out);
+    for (size_t i = 0; i < r->check_count; i++) {
+        const run_check *c = &r->checks[i];
+        fprintf(out, "%s{\"buffer\":", i ? "," : "");
+        tool_json_string(out, c->buffer);
+        fputs(",\"file\":", out);
+        tool_json_string(out, c->path);
+        fprintf(out, ",\"checked\":%llu,\"mismatches\":%llu,\"rtol\":%g,\"atol\":%g,\"max_abs_error\":",
+                (unsigned long long)c->checked, (unsigned long long)c->mismatches, c->rtol, c->atol);
+        json_number(out, c->max_abs_err);
+        fputs(",\"first\":[", out);
+        for (size_t j = 0; j < c->shown; j++) {
+            char idx[200];
+            run_check_format_index(&buffers[cli->expects[i].buffer], c->first[j].index, idx, sizeof idx);
+            fprintf(out, "%s{\"index\":%s,\"got\":", j ? "," : "", idx);
+            json_number(out, c->first[j].got);
+            fputs(",\"expected\":", out);
+            json_number(out, c->first[j].expected);
+            fputc('}', out);
+        }
+        fputs("]}", out);
+    }
+    fputc(']', out);
+}
+
 void run_report_json(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out)
 {
     static const char *status[] = {"ok", "internal", "usage", "compile", "no-device", "cuda", "mismatch", "io"};
     fprintf(out, "{\"status\":\"%s\",\"exit_code\":%d", status[r->exit_code & 7], r->exit_code);
     if (r->error) {
         fputs(",\"error\":", out);
-        json_string(out, r->error);
+        tool_json_string(out, r->error);
     }
     fputs(",\"source\":", out);
-    json_string(out, cli->source);
+    tool_json_string(out, cli->source);
+    /* The first launch's keys stay at the top level, as before --then. */
+    const run_launch_result *first = &r->launches[0];
     fputs(",\"kernel\":", out);
-    json_string(out, r->kernel);
-    if (r->lowered) {
+    tool_json_string(out, first->kernel);
+    if (first->lowered) {
         fputs(",\"lowered_name\":", out);
-        json_string(out, r->lowered);
+        tool_json_string(out, first->lowered);
     }
     if (r->arch[0]) {
         fputs(",\"arch\":", out);
-        json_string(out, r->arch);
+        tool_json_string(out, r->arch);
         fputs(",\"arch_reason\":", out);
-        json_string(out, r->arch_why);
-        fprintf(out, ",\"image\":\"%s\",\"image_bytes\":%zu,\"origin\":\"%s\",\"compile_ms\":%.3f", r->is_ptx ? "ptx" : "cubin",
-                r->image_bytes, r->origin ? r->origin : "", r->compile_ms);
+        tool_json_string(out, r->arch_why);
+        fprintf(out, ",\"image\":\"%s\",\"image_bytes\":%zu,\"origin\":\"%s\",\"compile_ms\":%.3f",
+                r->is_ptx ? "ptx" : "cubin", r->image_bytes, r->origin ? r->origin : "", r->compile_ms);
     }
     if (r->load_ms > 0) fprintf(out, ",\"load_ms\":%.3f", r->load_ms);
-    if (r->params_known) {
-        fputs(",\"param_sizes\":[", out);
-        for (size_t i = 0; i < r->param_count && i < RUN_MAX_ITEMS; i++) fprintf(out, "%s%zu", i ? "," : "", r->param_sizes[i]);
-        fputc(']', out);
+    json_params(out, first);
+    if (!cli->compile_only) json_shape(out, &cli->launches[0]);
+    fputs(",\"launches\":[", out);
+    for (size_t i = 0; i < r->launch_count; i++) {
+        if (i) fputc(',', out);
+        json_launch(out, cli, &cli->launches[i], &r->launches[i]);
     }
-    if (!cli->compile_only) {
-        json_dim3(out, "grid", cli->grid);
-        json_dim3(out, "block", cli->block);
-        json_dim3(out, "cluster", cli->cluster);
-        fprintf(out, ",\"smem\":%llu", (unsigned long long)cli->smem);
-    }
-    if (r->check_count) {
-        fputs(",\"checks\":[", out);
-        for (size_t i = 0; i < r->check_count; i++) {
-            const run_check *c = &r->checks[i];
-            fprintf(out, "%s{\"buffer\":", i ? "," : "");
-            json_string(out, c->buffer);
-            fputs(",\"file\":", out);
-            json_string(out, c->path);
-            fprintf(out, ",\"checked\":%llu,\"mismatches\":%llu,\"rtol\":%g,\"atol\":%g,\"max_abs_error\":",
-                    (unsigned long long)c->checked, (unsigned long long)c->mismatches, c->rtol, c->atol);
-            json_number(out, c->max_abs_err);
-            fputs(",\"first\":[", out);
-            for (size_t j = 0; j < c->shown; j++) {
-                char idx[200];
-                run_check_format_index(&buffers[cli->expects[i].buffer], c->first[j].index, idx, sizeof idx);
-                fprintf(out, "%s{\"index\":%s,\"got\":", j ? "," : "", idx);
-                json_number(out, c->first[j].got);
-                fputs(",\"expected\":", out);
-                json_number(out, c->first[j].expected);
-                fputc('}', out);
-            }
-            fputs("]}", out);
-        }
-        fputc(']', out);
-    }
-    if (r->timed) {
-        fprintf(out, ",\"timing\":{\"repeat\":%u,\"warmup\":%u,\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f",
-                cli->repeat, cli->warmup, r->median_ms, r->min_ms, r->max_ms);
-        if (r->bytes) fprintf(out, ",\"bytes\":%llu,\"gbps\":%.3f", (unsigned long long)r->bytes, r->gbps);
-        fputc('}', out);
-    }
+    fputc(']', out);
+    if (r->check_count) json_checks(out, cli, r, buffers);
+    if (first->timed) json_timing(out, cli, first);
     fputs("}\n", out);
 }

@@ -9,26 +9,36 @@
 #include "cli.h"
 #include "scan.h"
 
+/* One launch of the run (--then separates them). */
+typedef struct run_launch_result {
+    char kernel[RUN_SCAN_NAME_MAX];
+    const char *lowered;               /* owned by the program */
+    size_t param_sizes[RUN_MAX_ITEMS];
+    size_t param_count;
+    bool params_known;                 /* from cuFuncGetParamInfo */
+    int declared_params;               /* from the source scan; -1 unknown */
+    bool timed;
+    float median_ms, min_ms, max_ms;
+    uint64_t bytes;
+    double gbps;
+} run_launch_result;
+
 typedef struct run_result {
     int exit_code;
     char *error;                       /* malloc'd; may hold a whole NVRTC log */
-    char kernel[RUN_SCAN_NAME_MAX];
-    const char *lowered;               /* owned by the program */
     char arch[32];
     char arch_why[768];
     const char *origin;                /* "nvrtc", "memory-cache", "disk-cache" */
     bool is_ptx;
     size_t image_bytes;
     double compile_ms, load_ms;
-    size_t param_sizes[RUN_MAX_ITEMS];
-    size_t param_count;
-    bool params_known;
+    bool name_error;                   /* NVRTC could not resolve a --kernel name (and nothing else failed) */
+    run_launch_result launches[RUN_MAX_LAUNCHES];
+    size_t launch_count;
     run_check checks[RUN_MAX_ITEMS];
     size_t check_count;
-    bool timed;
-    float median_ms, min_ms, max_ms;
-    uint64_t bytes;
-    double gbps;
+    run_found_kernel *scan;            /* the source's kernels (malloc'd), for hints */
+    size_t scan_count;
 } run_result;
 
 /* Records the first failure (later ones are consequences). Returns code. */

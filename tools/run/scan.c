@@ -97,19 +97,124 @@ static token skip_parens(lexer *l)
     return next(l);
 }
 
-static void add(run_found_kernel *out, size_t capacity, size_t *count, const char *qualified, bool tmpl, bool ext)
+/* Copies source text [start, end) with whitespace runs collapsed to one space. */
+static void copy_collapsed(char *out, size_t size, const char *start, const char *end)
+{
+    size_t n = 0;
+    bool space = false;
+    for (const char *p = start; p < end && n + 1 < size; p++) {
+        if (isspace((unsigned char)*p)) {
+            space = n > 0;
+            continue;
+        }
+        if (space && n + 2 < size) out[n++] = ' ';
+        space = false;
+        out[n++] = *p;
+    }
+    out[n] = '\0';
+}
+
+/* After an opening '<' token: skips to the matching '>' (nested <> and ()
+ * counted) and returns the start of that '>' (or of the end). */
+static const char *skip_angles(lexer *l)
+{
+    int angle = 1, paren = 0;
+    for (token t = next(l); t.kind != '0'; t = next(l)) {
+        if (t.kind == '(') paren++;
+        else if (t.kind == ')' && paren > 0) paren--;
+        else if (!paren && t.kind == '<') angle++;
+        else if (!paren && t.kind == '>' && --angle == 0) return t.start;
+        else if (t.kind == ';' || t.kind == '{' || t.kind == '}') return t.start;
+    }
+    return l->p;
+}
+
+/* After the parameter list's '(': counts the parameters up to the matching
+ * ')'. -1 for a parameter pack or C varargs. */
+static int count_params(lexer *l)
+{
+    int depth = 1, angle = 0, count = 0;
+    bool any = false, only_void = false, pack = false;
+    for (token t = next(l); t.kind != '0'; t = next(l)) {
+        if (t.kind == '(' || t.kind == '[' || t.kind == '{') depth++;
+        else if ((t.kind == ')' || t.kind == ']' || t.kind == '}') && --depth == 0) break;
+        else if (t.kind == '<' && depth == 1) angle++;
+        else if (t.kind == '>' && depth == 1 && angle > 0) angle--;
+        else if (t.kind == ',' && depth == 1 && angle == 0) {
+            count++;
+            continue;
+        } else if (t.kind == '.') pack = true;
+        only_void = !any && is(t, "void");
+        any = true;
+    }
+    if (pack) return -1;
+    return any && !only_void ? count + 1 : 0;
+}
+
+typedef struct found_info {
+    bool tmpl, ext;
+    int params;
+    const char *template_params, *instantiation;
+} found_info;
+
+static void add(run_found_kernel *out, size_t capacity, size_t *count, const char *qualified, const found_info *f)
 {
     for (size_t i = 0; i < *count && i < capacity; i++)
         if (!strcmp(out[i].name, qualified)) {
-            out[i].is_template |= tmpl;
+            out[i].is_template |= f->tmpl;
+            if (out[i].param_count != f->params) out[i].param_count = -1; /* overloads */
+            if (!out[i].template_params[0] && f->template_params[0])
+                snprintf(out[i].template_params, RUN_SCAN_NAME_MAX, "%s", f->template_params);
+            if (!out[i].instantiation[0] && f->instantiation[0])
+                snprintf(out[i].instantiation, RUN_SCAN_NAME_MAX, "%s", f->instantiation);
             return;
         }
     if (*count < capacity) {
-        snprintf(out[*count].name, RUN_SCAN_NAME_MAX, "%s", qualified);
-        out[*count].is_template = tmpl;
-        out[*count].is_extern_c = ext;
+        run_found_kernel *k = &out[*count];
+        snprintf(k->name, RUN_SCAN_NAME_MAX, "%s", qualified);
+        k->is_template = f->tmpl;
+        k->is_extern_c = f->ext;
+        k->param_count = f->params;
+        snprintf(k->template_params, RUN_SCAN_NAME_MAX, "%s", f->template_params);
+        snprintf(k->instantiation, RUN_SCAN_NAME_MAX, "%s", f->instantiation);
     }
     (*count)++;
+}
+
+const run_found_kernel *run_scan_find(const run_found_kernel *found, size_t count, const char *name)
+{
+    if (!strncmp(name, "::", 2)) name += 2;
+    size_t len = strcspn(name, "<");
+    while (len && isspace((unsigned char)name[len - 1])) len--;
+    for (size_t i = 0; i < count; i++)
+        if (strlen(found[i].name) == len && !strncmp(found[i].name, name, len)) return &found[i];
+    return NULL;
+}
+
+void run_scan_example(const run_found_kernel *k, char *buf, size_t size)
+{
+    if (k->instantiation[0] || !k->template_params[0]) {
+        snprintf(buf, size, "%s<%s>", k->name, k->instantiation[0] ? k->instantiation : "float");
+        return;
+    }
+    /* One placeholder per top-level parameter: float for typename/class
+     * (and template template parameters), 1 for a value. */
+    size_t used = (size_t)snprintf(buf, size, "%s<", k->name);
+    const char *p = k->template_params;
+    int depth = 0;
+    for (bool first = true; *p && used < size; first = false) {
+        const char *start = p;
+        while (*p && (depth || *p != ',')) {
+            if (*p == '<' || *p == '(') depth++;
+            if ((*p == '>' || *p == ')') && depth) depth--;
+            p++;
+        }
+        while (*start == ' ') start++;
+        bool type = !strncmp(start, "typename", 8) || !strncmp(start, "class", 5) || !strncmp(start, "template", 8);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", first ? "" : ", ", type ? "float" : "1");
+        if (*p == ',') p++;
+    }
+    if (used < size) snprintf(buf + used, size - used, ">");
 }
 
 size_t run_scan_kernels(const char *source, run_found_kernel *out, size_t capacity)
@@ -121,10 +226,21 @@ size_t run_scan_kernels(const char *source, run_found_kernel *out, size_t capaci
     bool c_block[MAX_DEPTH];
     int depth = 0;
     bool pending_template = false, pending_extern_c = false, pending_namespace = false;
-    char namespace_name[64] = "";
+    char namespace_name[64] = "", template_params[RUN_SCAN_NAME_MAX] = "";
     token prev = {"", 0, 0};
     for (token t = next(&l); t.kind != '0';) {
-        if (is(t, "template")) pending_template = true;
+        if (is(t, "template")) {
+            pending_template = true;
+            template_params[0] = '\0';
+            t = next(&l);
+            if (t.kind == '<') {
+                const char *start = l.p, *end = skip_angles(&l);
+                copy_collapsed(template_params, sizeof template_params, start, end);
+                t = next(&l);
+            }
+            prev = (token){"", 0, 0};
+            continue; /* t is the token after the template head */
+        }
         else if (t.kind == 's' && is(prev, "extern")) pending_extern_c = true;
         else if (is(t, "namespace")) {
             pending_namespace = true;
@@ -138,13 +254,16 @@ size_t run_scan_kernels(const char *source, run_found_kernel *out, size_t capaci
             }
             depth++;
             pending_template = pending_extern_c = pending_namespace = false;
+            template_params[0] = '\0';
         } else if (t.kind == '}' || t.kind == ';') {
             if (t.kind == '}' && depth > 0) depth--;
             pending_template = pending_extern_c = pending_namespace = false;
+            template_params[0] = '\0';
         } else if (is(t, "__global__")) {
             bool ext = pending_extern_c, tmpl = pending_template;
             for (int d = 0; d < depth && d < MAX_DEPTH; d++) ext |= c_block[d];
             token name = {"", 0, 0};
+            char instantiation[RUN_SCAN_NAME_MAX] = "";
             t = next(&l);
             while (t.kind != '0' && t.kind != ';' && t.kind != '{' && t.kind != '}') {
                 if (is(t, "__launch_bounds__") || is(t, "__cluster_dims__") || is(t, "__maxnreg__") ||
@@ -155,6 +274,12 @@ size_t run_scan_kernels(const char *source, run_found_kernel *out, size_t capaci
                 }
                 if (t.kind == '(') break;
                 if (t.kind == 'i') name = t;
+                if (t.kind == '<' && name.len) {
+                    /* scale<float>(...): an explicit instantiation or a
+                     * specialisation; the name stays "scale". */
+                    const char *start = l.p, *end = skip_angles(&l);
+                    if (!template_params[0]) copy_collapsed(instantiation, sizeof instantiation, start, end);
+                }
                 t = next(&l);
             }
             if (t.kind == '(' && name.len) {
@@ -164,8 +289,9 @@ size_t run_scan_kernels(const char *source, run_found_kernel *out, size_t capaci
                     if (ns[d][0] && used < sizeof q)
                         used += (size_t)snprintf(q + used, sizeof q - used, "%s::", ns[d]);
                 if (used < sizeof q) snprintf(q + used, sizeof q - used, "%.*s", (int)name.len, name.start);
-                add(out, capacity, &count, q, tmpl, ext);
-                t = skip_parens(&l);
+                found_info info = {tmpl, ext, count_params(&l), tmpl ? template_params : "", instantiation};
+                add(out, capacity, &count, q, &info);
+                t = next(&l);
             }
             prev = (token){"", 0, 0};
             continue;

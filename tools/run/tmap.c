@@ -1,6 +1,7 @@
 /* Tensor-map arguments. */
 #include "tmap.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,15 +56,37 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
     char why[1024];
     if (asyncrt_tensormap_validate(out, why, sizeof why) != ASYNCRT_SUCCESS)
         return snprintf(err, err_size, "--tmap %s: %s", t->name, why), false;
-    /* A map reaching past its buffer would let TMA read or write other memory. */
+    /* A map reaching past its buffer would let TMA read or write other memory.
+     * Interleaved layouts too: their innermost dimension is stored in whole
+     * 16- or 32-byte units, so the row is rounded up to one. */
     unsigned bits = asyncrt_tensormap_dtype_bits(dtype);
     long double extent = (long double)out->global_dim[0] * bits / 8;
+    long double unit = t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_16B   ? 16
+                       : t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B ? 32 : 1;
+    extent = ceill(extent / unit) * unit;
     for (int i = 1; i < rank; i++)
         extent += (long double)(out->global_dim[i] ? out->global_dim[i] - 1 : 0) * out->global_stride[i - 1];
-    if (t->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && extent > (long double)b->bytes)
+    if (extent > (long double)b->bytes)
         return snprintf(err, err_size, "--tmap %s: dims and strides reach %.0Lf bytes but buffer %s holds %zu",
                         t->name, extent, b->name, b->bytes), false;
     return true;
+}
+
+/* The warnings of a map the driver accepts (e.g. rows not a multiple of 16
+ * bytes), with the open device's limits, to stderr; errors are encode's. */
+static void print_tmap_warnings(asyncrt_context *ctx, const run_tmap_spec *t, const asyncrt_tensormap_desc *desc)
+{
+    const asyncrt_device_info *info = asyncrt_context_device(ctx);
+    asyncrt_tensormap_check_options opts = {0, 0, false};
+    if (info) {
+        opts.sm = info->cc_major * 10 + info->cc_minor;
+        opts.smem_per_block = info->shared_memory_per_block_optin > 0 ? (uint64_t)info->shared_memory_per_block_optin : 0;
+    }
+    asyncrt_tensormap_report report;
+    if (asyncrt_tensormap_analyze(desc, &opts, &report) != ASYNCRT_SUCCESS) return;
+    for (unsigned i = 0; i < report.warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
+        fprintf(stderr, "asyncrt-run: warning: --tmap %s [%s]: %s\n", t->name, report.warnings[i].rule,
+                report.warnings[i].message);
 }
 
 int run_tmaps_encode(asyncrt_context *ctx, const run_cli *cli, const run_buffer *buffers,
@@ -73,6 +96,7 @@ int run_tmaps_encode(asyncrt_context *ctx, const run_cli *cli, const run_buffer 
         const run_tmap_spec *t = &cli->tmaps[i];
         asyncrt_tensormap_desc desc;
         if (!run_tmap_describe(t, &buffers[t->buffer], &desc, err, err_size)) return RUN_EXIT_USAGE;
+        print_tmap_warnings(ctx, t, &desc);
         asyncrt_status s = asyncrt_tensormap_encode(ctx, &desc, &maps[i]);
         if (s != ASYNCRT_SUCCESS) {
             snprintf(err, err_size, "--tmap %s: %s", t->name, asyncrt_context_last_error(ctx));

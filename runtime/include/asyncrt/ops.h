@@ -37,7 +37,7 @@ const char *asyncrt_dtype_name(asyncrt_dtype dtype);
 size_t asyncrt_dtype_size(asyncrt_dtype dtype);
 
 typedef enum asyncrt_map_path {
-    ASYNCRT_PATH_AUTO = 0, /* TMA on sm_90+, LDGSTS on sm_80+, else plain; $ASYNCRT_PATH overrides */
+    ASYNCRT_PATH_AUTO = 0, /* $ASYNCRT_PATH, else the fastest measured (README: "Which path an op takes") */
     ASYNCRT_PATH_TMA,      /* cp.async.bulk into mbarrier-completed stages (sm_90+) */
     ASYNCRT_PATH_LDGSTS,   /* multi-stage cp.async pipeline (sm_80+) */
     ASYNCRT_PATH_PLAIN     /* 16-byte vector loads and stores (any arch) */
@@ -59,8 +59,8 @@ typedef struct asyncrt_map_desc {
     const asyncrt_map_arg *scalars;  /* may be NULL when scalar_count is 0 */
     size_t scalar_count;
     const char *expression;          /* statements, e.g. "y = a * x + b;" */
-    /* ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH (tma|ldgsts|plain) or the target
-     * decide; any other value forces that path. A path the target or the
+    /* ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH (tma|ldgsts|plain) or the
+     * dispatcher decide; any other value forces that path. A path the target or the
      * device cannot run gives ASYNCRT_ERROR_UNSUPPORTED. */
     asyncrt_map_path path;
     /* NULL or "auto": the open device's target. Otherwise e.g. "sm_90" or

@@ -145,6 +145,14 @@ typedef struct asyncrt_compile_options {
     size_t option_count;
     const char *const *name_expressions;    /* C++ names to look up, e.g. "scale<float>" */
     size_t name_expression_count;
+    /* Fields added later; zero keeps the defaults. */
+    /* Do not offer the built-in device-side standard headers (<cmath>,
+     * <cstdint>, <type_traits>, ...: README, "Headers kernels see"). Even
+     * when offered, a header the caller provides (in `headers` or as a file
+     * in one of `include_dirs`) of the same name wins over the built-in one. */
+    bool no_std_headers;
+    /* Do not pass NVRTC -default-device (README, "Headers kernels see"). */
+    bool no_default_device;
 } asyncrt_compile_options;
 
 typedef enum asyncrt_program_origin {
@@ -157,7 +165,9 @@ typedef enum asyncrt_program_origin {
  * A compile error gives ASYNCRT_ERROR_COMPILE with NVRTC's full log in the
  * context's message. <asyncrt/device.cuh> and the toolkit's headers
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
- * always available. */
+ * always available, and device-side <cmath>, <cstdint>, <type_traits>, ...
+ * unless no_std_headers (README: "Headers kernels see"). With arch auto, a
+ * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once. */
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out);
@@ -200,14 +210,41 @@ void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
 typedef struct asyncrt_launch_config {
     unsigned grid[3];      /* a 0 in y or z is taken as 1 */
     unsigned block[3];
-    unsigned cluster[3];   /* all 0: no cluster */
+    /* Thread block cluster (sm_90+; all 0: no cluster). Each grid dimension
+     * must be a multiple of the cluster's. Before launching, the shape is
+     * checked with cuOccupancyMaxActiveClusters: one that cannot be resident
+     * (too many blocks, threads or shared memory per cluster) is
+     * ASYNCRT_ERROR_RESOURCE_LIMIT naming the limit, not a hang or a launch
+     * failure. Clusters above 8 blocks (non-portable, up to 16 on the H100)
+     * are allowed for you. */
+    unsigned cluster[3];
     size_t shared_bytes;   /* dynamic shared memory; above 48 KiB the limit is raised for you */
     asyncrt_stream stream;
+    /* Fields added later; zero keeps the earlier meaning. */
+    /* Cooperative launch (CU_LAUNCH_ATTRIBUTE_COOPERATIVE), for kernels that
+     * sync the whole grid (cooperative_groups::this_grid().sync()). Needs
+     * CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH (sm_60+), else
+     * ASYNCRT_ERROR_UNSUPPORTED. Every block must be resident at once: a grid
+     * above cuOccupancyMaxActiveBlocksPerMultiprocessor x SM count (computed
+     * with this block size and dynamic shared memory; with a cluster,
+     * cuOccupancyMaxActiveClusters x cluster size) is
+     * ASYNCRT_ERROR_RESOURCE_LIMIT before anything is launched. */
+    bool cooperative;
+    /* Programmatic dependent launch
+     * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): this kernel
+     * may start before the previous kernel in its stream finishes; it must
+     * wait for that kernel's results with the PTX griddepcontrol.wait (NVRTC
+     * lacks cudaGridDependencySynchronize), and the previous kernel may
+     * release it early with griddepcontrol.launch_dependents. sm_90+, else
+     * ASYNCRT_ERROR_UNSUPPORTED. */
+    bool programmatic_serialization;
 } asyncrt_launch_config;
 
 /* Launches with cuLaunchKernelEx. args[i] points at the value of parameter i.
  * When arg_sizes is not NULL and the driver has cuFuncGetParamInfo, the count
- * and sizes are checked first (ASYNCRT_ERROR_ARGUMENT_MISMATCH). */
+ * and sizes are checked first (ASYNCRT_ERROR_ARGUMENT_MISMATCH). A block of
+ * more threads than the device allows, or whose x*y*z overflows, is
+ * ASYNCRT_ERROR_RESOURCE_LIMIT. */
 asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *kernel, const asyncrt_launch_config *config,
                                      void **args, const size_t *arg_sizes, size_t arg_count);
 
@@ -229,6 +266,16 @@ asyncrt_status asyncrt_synchronize(asyncrt_context *ctx);
 asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out);
 asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream);
 asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream);
+
+/* Stream priorities (cuCtxGetStreamPriorityRange): lower numbers are higher
+ * priorities; *least is the default (0) and *greatest the most urgent (e.g.
+ * -5 on the H100). Devices without priorities give 0 and 0. */
+asyncrt_status asyncrt_stream_priority_range(asyncrt_context *ctx, int *least, int *greatest);
+/* A non-blocking stream of `priority`, which must lie in the range above
+ * (ASYNCRT_ERROR_INVALID_ARGUMENT otherwise, where the driver would clamp it
+ * silently). Destroy it with asyncrt_stream_destroy. */
+asyncrt_status asyncrt_stream_create_with_priority(asyncrt_context *ctx, int priority,
+                                                   asyncrt_stream *out);
 
 asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out);
 void asyncrt_timer_destroy(asyncrt_timer *timer);

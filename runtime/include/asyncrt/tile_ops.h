@@ -7,11 +7,12 @@
  *   TMA     cp.async.bulk.tensor loads and stores through tensor maps, ring
  *           of mbarrier-completed stages (sm_90+); the stencil's halo and
  *           zero border come from the tensor map's out-of-bounds fill
- *   LDGSTS  multi-stage 16-byte cp.async pipelines (sm_80+)
+ *   LDGSTS  16-byte cp.async into shared memory (sm_80+)
  *   plain   16-byte vector loads and stores (any arch)
- * chosen like asyncrt_map: ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH or the
- * target decide; forcing a path the target or device cannot run gives
- * ASYNCRT_ERROR_UNSUPPORTED. A tensor map needs 16-byte aligned base
+ * chosen like asyncrt_map: ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH, this
+ * device's calibration, the built-in table of measured winners or the
+ * target decide (README: "Which path an op takes"); forcing a path the
+ * target or device cannot run gives ASYNCRT_ERROR_UNSUPPORTED. A tensor map needs 16-byte aligned base
  * addresses and row pitches (cols x element size a multiple of 16 bytes);
  * a TMA-path launch whose matrices break that runs the LDGSTS kernel instead
  * (asyncrt_tile_launch_path says which). On every path such matrices move

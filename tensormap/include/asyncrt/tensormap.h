@@ -4,10 +4,13 @@
  * cuTensorMapEncodeTiled answers almost every mistake with
  * CUDA_ERROR_INVALID_VALUE. asyncrt_tensormap_validate checks the rules the
  * CUDA 13.0 driver enforces (documented or not: tensormap/RULES.md lists them;
- * the differential test confirms them against the real driver) and names the
+ * the differential test confirms them against the real driver), plus the
+ * documented ones asyncrt refuses although the driver does not, and names the
  * parameter, its value and the rule, e.g.
  *   box_dim[0] (10) x 4 bytes = 40 bytes: must be a multiple of 16 when interleave is NONE
- * Validation needs no context, no driver and no GPU.
+ * asyncrt_tensormap_analyze also reports warnings: maps the driver accepts
+ * that break a documented constraint or are hazards. Validation needs no
+ * context, no driver and no GPU.
  *
  * Dimension order. Like the driver, a descriptor lists dimensions innermost
  * first: global_dim[0] is the contiguous one, global_stride[i] is the byte
@@ -146,16 +149,66 @@ asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_
                                                  char *msg, size_t msg_size);
 
 /* Adds the rules of one architecture (sm = 10 * major + minor, e.g. 90):
- * the 128B_ATOM swizzles and the packed 16U4/16U6 types need sm_100 or
- * newer. sm = 0 checks only the architecture-independent rules. */
+ * tensor maps need sm_90 or newer (rule sm_tma: any other non-zero sm is
+ * rejected); the 128B_ATOM swizzles and the packed 16U4/16U6 types need
+ * sm_100 or newer. sm = 0 checks only the architecture-independent rules. */
 asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_tensormap_desc *desc, int sm,
                                                  char *msg, size_t msg_size);
+
+/* ---- errors and warnings ----------------------------------------------- */
+
+/* validate* report errors only: what the driver rejects, and what the
+ * documentation forbids where asyncrt refuses it too (tensormap/RULES.md
+ * lists which is which). Warnings are documented constraints the driver does
+ * not enforce and hazards of a map the driver accepts, e.g. rows whose bytes
+ * are not a multiple of 16 (a TMA store then writes past the row's end).
+ * Every finding has a stable rule id ("row_bytes16", "box_smem", ...). */
+#define ASYNCRT_TENSORMAP_MAX_WARNINGS 8
+
+typedef struct asyncrt_tensormap_finding {
+    const char *rule;  /* stable rule id (a static string); NULL: no finding */
+    char message[512]; /* names the parameter, its value and the rule */
+} asyncrt_tensormap_finding;
+
+typedef struct asyncrt_tensormap_check_options {
+    int sm;                  /* target, 10 * major + minor; 0: any (architecture rules skipped) */
+    uint64_t smem_per_block; /* the device's per-block opt-in shared memory in bytes
+                                (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                asyncrt_device_info.shared_memory_per_block_optin); 0: unknown */
+    bool warnings_as_errors; /* a warning fails the check (then also copied into error) */
+} asyncrt_tensormap_check_options;
+
+typedef struct asyncrt_tensormap_report {
+    asyncrt_tensormap_finding error; /* the first error (error.rule NULL when none) */
+    unsigned warning_count;          /* warnings found; the first MAX_WARNINGS are kept */
+    asyncrt_tensormap_finding warnings[ASYNCRT_TENSORMAP_MAX_WARNINGS];
+} asyncrt_tensormap_report;
+
+/* The first error, else every warning. Warnings are looked for only when
+ * there is no error. opts may be NULL (sm 0, no device limit, warnings
+ * allowed). Returns ASYNCRT_SUCCESS when there is no error (warnings may be
+ * present), ASYNCRT_ERROR_TENSORMAP_INVALID on an error or, with
+ * warnings_as_errors, a warning; ASYNCRT_ERROR_INVALID_ARGUMENT for a NULL
+ * desc or report. Pure, like validate. */
+asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
+                                         const asyncrt_tensormap_check_options *opts,
+                                         asyncrt_tensormap_report *report);
+asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
+                                                const asyncrt_tensormap_check_options *opts,
+                                                asyncrt_tensormap_report *report);
 
 /* ---- encoding (needs the driver; the device's rules apply when one is open) */
 
 /* Validates (the message goes to the context), then cuTensorMapEncodeTiled.
  * A rejection validation did not predict gives ASYNCRT_ERROR_TENSORMAP_INVALID
- * with the driver's error and every parameter printed. */
+ * with the driver's error and every parameter printed. With a device open,
+ * its architecture and per-block shared memory apply, and warnings are
+ * logged at ASYNCRT_LOG=1 ("tensor map: warning [rule]: ..."); they never
+ * fail an encode (call asyncrt_tensormap_analyze with warnings_as_errors
+ * first for that). On Blackwell (sm_100..sm_12x) with a driver up to CUDA
+ * 13.3, maps of tensors under 128 KiB get NVIDIA's published workaround for
+ * a driver defect (bit 85 of the map cleared; tensormap/RULES.md); other
+ * maps are the driver's bytes unchanged. */
 asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
                                         asyncrt_tensor_map *out);
 asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,

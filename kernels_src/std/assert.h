@@ -1,0 +1,2 @@
+// asyncrt built-in <assert.h>: see <cassert>.
+#include <cassert>

@@ -1,0 +1,3 @@
+// asyncrt built-in <float.h>: see <cfloat>.
+#pragma once
+#include <cfloat>

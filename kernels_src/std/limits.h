@@ -1,0 +1,3 @@
+// asyncrt built-in <limits.h>: see <climits>.
+#pragma once
+#include <climits>

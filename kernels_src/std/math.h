@@ -1,0 +1,3 @@
+// asyncrt built-in <math.h>: see <cmath>.
+#pragma once
+#include <cmath>

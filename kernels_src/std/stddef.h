@@ -1,0 +1,3 @@
+// asyncrt built-in <stddef.h>: see <cstddef>.
+#pragma once
+#include <cstddef>

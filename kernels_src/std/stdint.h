@@ -1,0 +1,3 @@
+// asyncrt built-in <stdint.h>: see <cstdint>.
+#pragma once
+#include <cstdint>

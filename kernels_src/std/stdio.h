@@ -1,0 +1,3 @@
+// asyncrt built-in <stdio.h>: see <cstdio>.
+#pragma once
+#include <cstdio>

@@ -1,0 +1,3 @@
+// asyncrt built-in <stdlib.h>: see <cstdlib>.
+#pragma once
+#include <cstdlib>

@@ -1,0 +1,3 @@
+// asyncrt built-in <string.h>: see <cstring>.
+#pragma once
+#include <cstring>
