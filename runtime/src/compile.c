@@ -1,13 +1,18 @@
 /* NVRTC compilation behind the program cache. */
-#include <dirent.h>
+#define _DEFAULT_SOURCE /* mkdtemp, CLOCK_REALTIME_COARSE */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "cache.h"
+#include "cache_key.h"
+#include "cache_trace.h"
+#include "cache_trust.h"
 #include "context.h"
 #include "embedded.h"
 #include "program.h"
@@ -16,11 +21,6 @@
 #ifndef ASYNCRT_TOOLKIT_INCLUDE
 #define ASYNCRT_TOOLKIT_INCLUDE "/usr/local/cuda/include"
 #endif
-
-/* Limits on hashing user include directories; past them the compile is not
- * cached rather than cached under a key that ignores some files. */
-#define INCLUDE_HASH_MAX_FILES 4096
-#define INCLUDE_HASH_MAX_BYTES (64u << 20)
 
 typedef struct string_list {
     char **items;
@@ -82,58 +82,6 @@ static bool find_toolkit_include(char *out, size_t size)
     return false;
 }
 
-static void hash_str(asyncrt_sha256 *h, const char *s)
-{
-    uint64_t n = strlen(s);
-    asyncrt_sha256_update(h, &n, sizeof n); /* length-prefixed: "a","bc" != "ab","c" */
-    asyncrt_sha256_update(h, s, n);
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Hashes every regular file under dir (names and contents, sorted). Returns
- * false when the directory is too large to key on. */
-static bool hash_tree(asyncrt_sha256 *h, const char *dir, size_t *files, size_t *bytes, int depth)
-{
-    if (depth > 16) return false;
-    DIR *d = opendir(dir);
-    if (!d) return true; /* a missing -I directory changes nothing NVRTC sees */
-    string_list names = {0};
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) list_push_owned(&names, strdup(e->d_name));
-    closedir(d);
-    bool ok = !names.failed;
-    if (ok) qsort(names.items, names.count, sizeof(char *), compare_names);
-    for (size_t i = 0; ok && i < names.count; i++) {
-        char *path = asyncrt_format("%s/%s", dir, names.items[i]);
-        struct stat st;
-        if (!path) ok = false;
-        else if (stat(path, &st) != 0) {
-        } else if (S_ISDIR(st.st_mode)) {
-            hash_str(h, path);
-            ok = hash_tree(h, path, files, bytes, depth + 1);
-        } else if (S_ISREG(st.st_mode)) {
-            *files += 1;
-            *bytes += (size_t)st.st_size;
-            ok = *files <= INCLUDE_HASH_MAX_FILES && *bytes <= INCLUDE_HASH_MAX_BYTES;
-            FILE *f = ok ? fopen(path, "rb") : NULL;
-            hash_str(h, path);
-            if (f) {
-                char buf[65536];
-                size_t n;
-                while ((n = fread(buf, 1, sizeof buf, f)) > 0) asyncrt_sha256_update(h, buf, n);
-                fclose(f);
-            }
-        }
-        free(path);
-    }
-    list_free(&names);
-    return ok;
-}
-
 /* The <cuda.h> device code sees. The real header needs the C library, which
  * NVRTC lacks, yet NVIDIA's TMA examples include it for CUtensorMap: this
  * gives them that type, with the real header's layout, and CUDA_VERSION. */
@@ -179,9 +127,12 @@ typedef struct compile_job {
     asyncrt_arch arch;
     char arch_name[32];
     string_list options;       /* what NVRTC gets */
+    char toolkit[4096];        /* the toolkit's include directory, "" if none */
     bool cacheable;
-    uint8_t key[32];
+    uint8_t key[32];           /* key1: what is known before compiling */
     bool prepared;             /* options and key are those of `arch` */
+    bool looked_up;            /* the cache already missed for this key (a cache_only call) */
+    char trace_dir[64];        /* this compile's -fdevice-time-trace directory, "" if none */
 } compile_job;
 
 static void build_options(compile_job *job)
@@ -193,11 +144,12 @@ static void build_options(compile_job *job)
     /* unannotated functions and variables are device ones, as jitify does
      * (README: "Headers kernels see" has the measurements) */
     if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
-    char toolkit[4096];
-    if (find_toolkit_include(toolkit, sizeof toolkit)) {
+    char *toolkit = job->toolkit;
+    if (find_toolkit_include(toolkit, sizeof job->toolkit)) {
         list_push_owned(l, asyncrt_format("-I%s", toolkit));
         if (has_file(toolkit, "cccl/cuda")) list_push_owned(l, asyncrt_format("-I%s/cccl", toolkit));
     } else {
+        toolkit[0] = '\0';
         asyncrt_log(job->ctx, 1, "warning: no CUDA toolkit include directory found (set CUDA_PATH); "
                                  "<cuda/barrier> and similar headers will not resolve");
     }
@@ -208,42 +160,158 @@ static void build_options(compile_job *job)
     for (size_t i = 0; i < o->option_count; i++) list_push_owned(l, strdup(o->options[i]));
 }
 
+/* Why this compile cannot be keyed on what NVRTC reports it read, or NULL.
+ * The time trace lists every header opened, but not __has_include probes
+ * (a probe that failed and would now succeed leaves no trace) nor headers
+ * that came from a precompiled header; and NVRTC before 12.8 has no trace. */
+static const char *uncacheable_reason(const compile_job *job)
+{
+    const asyncrt_compile_options *o = job->opts;
+    if (asyncrt_nvrtc_version() < 12080) return "NVRTC older than 12.8 cannot say which headers it read";
+    for (size_t i = 0; i < o->option_count; i++) {
+        const char *opt = o->options[i] + strspn(o->options[i], "-");
+        if (strncmp(opt, "pch", 3) == 0 || strncmp(opt, "use-pch", 7) == 0 || strncmp(opt, "create-pch", 10) == 0)
+            return "precompiled headers hide which headers were read";
+        if (strncmp(opt, "fdevice-time-trace", 18) == 0) return "the options already ask for a time trace";
+    }
+    if (strstr(job->source, "__has_include")) return "the source uses __has_include, which the trace cannot see";
+    for (size_t i = 0; i < o->header_count; i++)
+        if (strstr(o->headers[i].content, "__has_include"))
+            return "an in-memory header uses __has_include, which the trace cannot see";
+    return NULL;
+}
+
+/* key1: everything known before compiling. The files NVRTC reads go into
+ * the manifest (cache_manifest.h), never into this key. */
 static void compute_key(compile_job *job)
 {
     const asyncrt_compile_options *o = job->opts;
     asyncrt_sha256 h;
     asyncrt_sha256_init(&h);
     char versions[64];
-    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d", ASYNCRT_VERSION_STRING,
+    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 2", ASYNCRT_VERSION_STRING,
              asyncrt_nvrtc_version());
-    hash_str(&h, versions);
-    hash_str(&h, job->source_name);
-    hash_str(&h, job->source);
-    for (size_t i = 0; i < job->options.count; i++) hash_str(&h, job->options.items[i]);
+    asyncrt_key_str(&h, versions);
+    asyncrt_key_library_identity(&h, (const void *)(uintptr_t)nvrtcVersion);
+    asyncrt_key_dir_identity(&h, job->toolkit);
+    asyncrt_key_str(&h, job->source_name);
+    asyncrt_key_str(&h, job->source);
+    for (size_t i = 0; i < job->options.count; i++) asyncrt_key_str(&h, job->options.items[i]);
     for (size_t i = 0; i < o->header_count; i++) {
-        hash_str(&h, o->headers[i].name);
-        hash_str(&h, o->headers[i].content);
+        asyncrt_key_str(&h, o->headers[i].name);
+        asyncrt_key_str(&h, o->headers[i].content);
     }
     for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
-        hash_str(&h, asyncrt_embedded_files[i].name);
-        hash_str(&h, asyncrt_embedded_files[i].content);
+        asyncrt_key_str(&h, asyncrt_embedded_files[i].name);
+        asyncrt_key_str(&h, asyncrt_embedded_files[i].content);
     }
-    hash_str(&h, k_cuda_h.content);
+    asyncrt_key_str(&h, k_cuda_h.content);
     for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
         if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
-            hash_str(&h, asyncrt_std_header_files[i].name);
-            hash_str(&h, asyncrt_std_header_files[i].content);
+            asyncrt_key_str(&h, asyncrt_std_header_files[i].name);
+            asyncrt_key_str(&h, asyncrt_std_header_files[i].content);
         }
-    for (size_t i = 0; i < o->name_expression_count; i++) hash_str(&h, o->name_expressions[i]);
-    size_t files = 0, bytes = 0;
-    job->cacheable = true;
-    for (size_t i = 0; job->cacheable && i < o->include_dir_count; i++)
-        job->cacheable = hash_tree(&h, o->include_dirs[i], &files, &bytes, 0);
-    if (!job->cacheable)
-        asyncrt_log(job->ctx, 1, "not caching %s: its include directories hold more than %d files "
-                                 "or %u MiB", job->source_name, INCLUDE_HASH_MAX_FILES,
-                    INCLUDE_HASH_MAX_BYTES >> 20);
+    for (size_t i = 0; i < o->name_expression_count; i++) asyncrt_key_str(&h, o->name_expressions[i]);
     asyncrt_sha256_final(&h, job->key);
+    const char *why = job->ctx->memory_cache ? uncacheable_reason(job) : "";
+    job->cacheable = why == NULL;
+    if (why && *why) asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+}
+
+/* Asks NVRTC for a time trace into a fresh private directory: the trace
+ * file must not exist beforehand, and the name must not be guessable. */
+static void add_trace_option(compile_job *job)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(job->trace_dir, sizeof job->trace_dir, "%s/asyncrt-trace-XXXXXX",
+             tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+    if (!mkdtemp(job->trace_dir)) {
+        asyncrt_log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
+                    job->trace_dir);
+        job->trace_dir[0] = '\0';
+        job->cacheable = false;
+        return;
+    }
+    list_push_owned(&job->options, asyncrt_format("-fdevice-time-trace=%s/trace", job->trace_dir));
+}
+
+/* Removes the trace option (the job's options serve a retry too) and the
+ * trace's directory. */
+static void remove_trace(compile_job *job)
+{
+    if (!job->trace_dir[0]) return;
+    if (!job->options.failed && job->options.count) free(job->options.items[--job->options.count]);
+    char *trace = asyncrt_format("%s/trace.json", job->trace_dir);
+    if (trace) unlink(trace); /* a failed compile may still have written it */
+    free(trace);
+    rmdir(job->trace_dir);
+    job->trace_dir[0] = '\0';
+}
+
+/* The file names of `#line N "name"` (and `# N "name"`) directives: NVRTC's
+ * trace lists them like headers. */
+static void add_line_names(string_list *names, const char *text)
+{
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *q = p + strspn(p, " \t");
+        if (*q++ != '#') continue;
+        q += strspn(q, " \t");
+        if (strncmp(q, "line", 4) == 0) q += 4;
+        q += strspn(q, " \t");
+        size_t digits = strspn(q, "0123456789");
+        if (!digits) continue;
+        q += digits;
+        q += strspn(q, " \t");
+        if (*q++ != '"') continue;
+        size_t n = strcspn(q, "\"\n");
+        if (q[n] == '"') list_push_owned(names, asyncrt_format("%.*s", (int)n, q));
+    }
+}
+
+/* Records what the compile read and stores the program under it. */
+static void store_with_dependencies(compile_job *job, asyncrt_program *p, const struct timespec *start)
+{
+    const asyncrt_compile_options *o = job->opts;
+    char *trace = asyncrt_format("%s/trace.json", job->trace_dir);
+    size_t size = 0;
+    char why[512] = "out of memory";
+    unsigned char *json = trace ? asyncrt_cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why)
+                                : NULL;
+    if (!json && trace && !why[0]) snprintf(why, sizeof why, "NVRTC wrote no time trace");
+    /* Names the trace may give that are not disk files: in-memory headers,
+     * the source itself and #line names (the map op's "map expression"). */
+    string_list memory = {0};
+    list_push_owned(&memory, strdup(job->source_name));
+    list_push_owned(&memory, strdup(k_cuda_h.name));
+    add_line_names(&memory, job->source);
+    for (size_t i = 0; i < o->header_count; i++) {
+        list_push_owned(&memory, strdup(o->headers[i].name));
+        add_line_names(&memory, o->headers[i].content);
+    }
+    for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
+        list_push_owned(&memory, strdup(asyncrt_embedded_files[i].name));
+        add_line_names(&memory, asyncrt_embedded_files[i].content);
+    }
+    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt_std_header_files[i].name))
+            list_push_owned(&memory, strdup(asyncrt_std_header_files[i].name));
+    if (memory.failed) snprintf(why, sizeof why, "out of memory");
+    asyncrt_trace_headers headers = {0};
+    asyncrt_dep_set deps = {0};
+    if (json && !memory.failed && asyncrt_trace_parse((const char *)json, size, &headers, why, sizeof why) &&
+        asyncrt_dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit, start,
+                               job->key, &deps, why, sizeof why)) {
+        memcpy(p->key, deps.result_key, sizeof p->key);
+        asyncrt_cache_store(job->ctx, job->key, &deps, p);
+    } else {
+        asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+    }
+    asyncrt_dep_set_free(&deps);
+    asyncrt_trace_headers_free(&headers);
+    list_free(&memory);
+    free(json);
+    if (trace) unlink(trace);
+    free(trace);
 }
 
 /* Runs NVRTC; on success *out holds a fresh program. */
@@ -374,8 +442,11 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_
             return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
         compute_key(job);
         job->prepared = true;
+        job->looked_up = false;
     }
-    asyncrt_program *p = job->cacheable ? asyncrt_cache_find(ctx, job->key) : NULL;
+    /* A cache_only call that missed has looked already: one lookup, one count. */
+    asyncrt_program *p = job->cacheable && !job->looked_up ? asyncrt_cache_find(ctx, job->key) : NULL;
+    job->looked_up = !p && job->cacheable;
     if (p) {
         asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
                     p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
@@ -384,13 +455,22 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_
         return ASYNCRT_SUCCESS;
     }
     if (cache_only) return ASYNCRT_SUCCESS;
-    asyncrt_status s = run_nvrtc(job, &p);
-    if (s != ASYNCRT_SUCCESS) return s;
-    asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
-                p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
-    if (job->cacheable) asyncrt_cache_store(ctx, p);
+    if (job->cacheable) add_trace_option(job);
+    /* The coarse clock is the one file timestamps come from: a header
+     * written after this instant has an mtime at or after it. */
+    struct timespec began;
+    clock_gettime(CLOCK_REALTIME_COARSE, &began);
+    asyncrt_status s = job->options.failed ? asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
+                                                          "out of memory compiling %s", job->source_name)
+                                           : run_nvrtc(job, &p);
+    if (s == ASYNCRT_SUCCESS) {
+        asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
+                    p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
+        if (job->cacheable) store_with_dependencies(job, p, &began);
+    }
+    remove_trace(job);
     *out = p;
-    return ASYNCRT_SUCCESS;
+    return s;
 }
 
 /* `auto` builds sm_XY for the exact device; a kernel using arch-specific

@@ -105,7 +105,8 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     const char *cache = getenv("ASYNCRT_CACHE");
     ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
-    if (!ctx->error) {
+    ctx->cache = asyncrt_cache_create(ctx);
+    if (!ctx->error || !ctx->cache) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -116,7 +117,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
 void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
-    asyncrt_cache_clear(ctx);
+    asyncrt_cache_destroy(ctx);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     free(ctx->cache_dir);
     free(ctx->error);

@@ -7,14 +7,14 @@
 #include "asyncrt/runtime.h"
 #include "driver.h"
 
-typedef struct asyncrt_cached_program asyncrt_cached_program; /* cache.c */
+typedef struct asyncrt_cache asyncrt_cache; /* cache.c */
 
 struct asyncrt_context {
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
     int log_level;
     char *cache_dir;                 /* NULL: no disk cache */
     bool memory_cache;               /* ASYNCRT_CACHE=0 turns both caches off */
-    asyncrt_cached_program *programs;/* the in-process cache */
+    asyncrt_cache *cache;            /* the in-process cache, counters, directory state */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
