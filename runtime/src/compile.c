@@ -12,6 +12,7 @@
 #include "embedded.h"
 #include "program.h"
 #include "sha256.h"
+#include "speculate.h"
 
 #ifndef ASYNCRT_TOOLKIT_INCLUDE
 #define ASYNCRT_TOOLKIT_INCLUDE "/usr/local/cuda/include"
@@ -343,7 +344,13 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                        .source_name = source_name && *source_name ? source_name : "kernel.cu",
                        .source = source,
                        .opts = opts ? opts : &no_options};
-    asyncrt_status s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
+    /* "auto" while the device opens on another thread: try the remembered target. */
+    bool is_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
+    asyncrt_status s;
+    if (is_auto && asyncrt_device_pending(ctx) &&
+        asyncrt_speculative_compile(ctx, source_name, source, opts, out, &s))
+        return s;
+    s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
     if (s != ASYNCRT_SUCCESS) return s;
     asyncrt_arch_format(&job.arch, job.arch_name, sizeof job.arch_name);
 
@@ -354,7 +361,12 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
         return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job.source_name);
     }
     compute_key(&job);
+    /* Threads: one compile per key at a time (a duplicate waits, then hits);
+     * cache_lock because cache.c does not lock itself. */
+    if (job.cacheable) asyncrt_inflight_enter(ctx, job.key);
+    pthread_mutex_lock(&ctx->cache_lock);
     asyncrt_program *p = job.cacheable ? asyncrt_cache_find(ctx, job.key) : NULL;
+    pthread_mutex_unlock(&ctx->cache_lock);
     if (p) {
         asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job.source_name,
                     p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
@@ -364,9 +376,12 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
         if (s == ASYNCRT_SUCCESS) {
             asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job.source_name,
                         p->arch, p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
+            pthread_mutex_lock(&ctx->cache_lock);
             if (job.cacheable) asyncrt_cache_store(ctx, p);
+            pthread_mutex_unlock(&ctx->cache_lock);
         }
     }
+    if (job.cacheable) asyncrt_inflight_leave(ctx, job.key);
     list_free(&job.options);
     *out = p;
     return s;
