@@ -89,8 +89,8 @@ bool asyncrt_speculative_compile(asyncrt_context *ctx, const char *source_name, 
 {
     char guess[32];
     if (!ctx->memory_cache || !asyncrt_speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
-        asyncrt_wait_device(ctx); /* its failure, if any, the caller meets when resolving "auto" */
-        return false;
+        *status = asyncrt_wait_device(ctx); /* a failed open is the answer: "auto" has none */
+        return *status != ASYNCRT_SUCCESS;
     }
     double start = asyncrt_now_ms();
     asyncrt_compile_options o = opts ? *opts : (asyncrt_compile_options){0};

@@ -22,8 +22,9 @@ void asyncrt_speculation_record(asyncrt_context *ctx);
 bool asyncrt_speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size);
 
 /* For a compile with arch "auto" while the device is still opening. Returns
- * true when *status (and *out) is the compile's answer; false when the caller
- * must compile as usual (no guess, or a wrong one), the device then settled. */
+ * true when *status (and *out) is the compile's answer (the device's failure
+ * to open included); false when the caller must compile as usual (no guess,
+ * or a wrong one), the device then open. */
 bool asyncrt_speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
                                  const asyncrt_compile_options *opts, asyncrt_program **out,
                                  asyncrt_status *status);

@@ -163,7 +163,7 @@ static void export_then_import_refuses_tampering(void **state)
     DIR *d = opendir(f->export_dir);
     char victim[80] = "", other[80] = "";
     for (struct dirent *e; (e = readdir(d));)
-        if (strlen(e->d_name) == 68) snprintf(victim[0] ? other : victim, 80, "%s", e->d_name);
+        if (strlen(e->d_name) == 68) memcpy(victim[0] ? other : victim, e->d_name, 69);
     closedir(d);
     char *victim_path = join(f->export_dir, victim);
     FILE *v = fopen(victim_path, "r+b");

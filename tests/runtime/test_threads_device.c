@@ -180,6 +180,33 @@ static void no_guess_waits_for_the_device(void **state)
     asyncrt_program_destroy(p);
 }
 
+/* A failed asynchronous open is the answer of every call that needs the
+ * device, with the open's own message; a later open_device tries again. */
+static void failed_async_open_is_reported_then_retried(void **state)
+{
+    fixture *f = *state;
+    asyncrt_context *ctx = f->ctx;
+    gate_hold();
+    assert_ok(ctx, asyncrt_context_open_device_async(ctx, 5)); /* the fake driver has one device */
+    asyncrt_program *p = NULL;
+    gate_release();
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_program_compile(ctx, "spec.cu", k_source, NULL, &p));
+    assert_null(p);
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "device 5 does not exist"));
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_context_wait_device(ctx));
+    asyncrt_build_request req = {.source_name = "spec.cu", .source = k_source,
+                                 .opts = &(asyncrt_compile_options){.arch = "sm_90"}};
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_build_batch(ctx, &req, 1, 1, true));
+    assert_non_null(strstr(req.message, "device 5 does not exist"));
+    asyncrt_build_batch_release(&req, 1);
+    assert_null(asyncrt_context_device(ctx));
+    assert_ok(ctx, asyncrt_context_open_device(ctx, 0));
+    assert_non_null(asyncrt_context_device(ctx));
+    assert_ok(ctx, asyncrt_program_compile(ctx, "spec.cu", k_source, NULL, &p));
+    assert_string_equal(asyncrt_program_arch(p), "sm_90");
+    asyncrt_program_destroy(p);
+}
+
 /* Loads from many threads at once: each thread makes the context current. */
 static void batch_loads_from_many_threads(void **state)
 {
@@ -227,6 +254,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(wrong_guess_recompiles_for_the_real_target, setup, teardown),
         cmocka_unit_test_setup_teardown(malformed_guess_is_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(no_guess_waits_for_the_device, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_async_open_is_reported_then_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(batch_loads_from_many_threads, setup, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

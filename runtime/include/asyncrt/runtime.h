@@ -23,7 +23,8 @@
  * Last error: each thread has its own message per context. A failing call
  * replaces the calling thread's message only; asyncrt_context_last_error
  * returns the calling thread's, valid until that thread's next failure on the
- * context or the context's destruction. */
+ * context or the context's destruction (a thread's message is kept until then;
+ * asyncrt_build_batch's own threads drop theirs when they end). */
 #ifndef ASYNCRT_RUNTIME_H
 #define ASYNCRT_RUNTIME_H
 
