@@ -6,30 +6,7 @@
 
 #include "test_support.h"
 
-typedef struct fixture {
-    char *dir;
-    asyncrt_context *ctx;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->dir = test_make_temp_dir("asyncrt-batch");
-    assert_int_equal(asyncrt_context_create(&f->ctx), ASYNCRT_SUCCESS);
-    assert_ok(f->ctx, asyncrt_context_set_cache_dir(f->ctx, f->dir));
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    asyncrt_context_destroy(f->ctx);
-    test_remove_tree(f->dir);
-    free(f->dir);
-    free(f);
-    return 0;
-}
+typedef test_cache_fixture fixture;
 
 /* A distinct kernel per seed, so nothing is shared by accident. */
 static char *kernel(int seed)
@@ -183,11 +160,11 @@ static void empty_and_null_batches(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(mixed_batch_reports_each_request, setup, teardown),
-        cmocka_unit_test_setup_teardown(equal_options_compile_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(many_distinct_programs_all_succeed, setup, teardown),
-        cmocka_unit_test_setup_teardown(load_without_a_device_fails_each_request, setup, teardown),
-        cmocka_unit_test_setup_teardown(empty_and_null_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(mixed_batch_reports_each_request, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(equal_options_compile_once, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(many_distinct_programs_all_succeed, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(load_without_a_device_fails_each_request, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(empty_and_null_batches, test_setup_cache_context, test_teardown_cache_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,30 +86,7 @@ static void *release_when_compiled(void *arg)
     return NULL;
 }
 
-typedef struct fixture {
-    char *dir;
-    asyncrt_context *ctx;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->dir = test_make_temp_dir("asyncrt-spec");
-    assert_int_equal(asyncrt_context_create(&f->ctx), ASYNCRT_SUCCESS);
-    assert_ok(f->ctx, asyncrt_context_set_cache_dir(f->ctx, f->dir));
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    asyncrt_context_destroy(f->ctx);
-    test_remove_tree(f->dir);
-    free(f->dir);
-    free(f);
-    return 0;
-}
+typedef test_cache_fixture fixture;
 
 /* Opens the device asynchronously behind the gate and compiles for auto. */
 static asyncrt_program *compile_while_opening(fixture *f, int want_entries, int patience_ms, releaser *r)
@@ -250,12 +227,12 @@ int main(void)
     *(void **)&module_loads = dlsym(h, "fake_module_loads");
     if (!gate_hold || !gate_release || !module_loads) return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(right_guess_compiles_while_the_device_opens, setup, teardown),
-        cmocka_unit_test_setup_teardown(wrong_guess_recompiles_for_the_real_target, setup, teardown),
-        cmocka_unit_test_setup_teardown(malformed_guess_is_ignored, setup, teardown),
-        cmocka_unit_test_setup_teardown(no_guess_waits_for_the_device, setup, teardown),
-        cmocka_unit_test_setup_teardown(failed_async_open_is_reported_then_retried, setup, teardown),
-        cmocka_unit_test_setup_teardown(batch_loads_from_many_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(right_guess_compiles_while_the_device_opens, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(wrong_guess_recompiles_for_the_real_target, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(malformed_guess_is_ignored, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(no_guess_waits_for_the_device, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(failed_async_open_is_reported_then_retried, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(batch_loads_from_many_threads, test_setup_cache_context, test_teardown_cache_context),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dlclose(h);
