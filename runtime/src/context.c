@@ -376,8 +376,6 @@ asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx)
     return asyncrt_wait_device(ctx);
 }
 
-
-
 const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
 {
     if (asyncrt_device_pending(ctx)) asyncrt_wait_device((asyncrt_context *)ctx);
