@@ -1,163 +1,356 @@
 #include "cache.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "cache_store.h"
+#include "cache_trust.h"
 #include "sha256.h"
 
-struct asyncrt_cached_program {
+/* One remembered program. Immutable once listed; refs keeps it alive while
+ * a lookup validates it outside the lock. */
+typedef struct cached {
+    uint8_t key1[32];
+    asyncrt_dep_set deps;
     asyncrt_program *program;
-    asyncrt_cached_program *next;
+    unsigned refs;            /* the list's own + lookups in flight; under the lock */
+    bool listed;
+    struct cached *next;
+} cached;
+
+enum { C_MEMORY_HITS, C_DISK_HITS, C_MISSES, C_STORES, C_EVICTIONS, C_REJECTED, C_COUNT };
+
+struct asyncrt_cache {
+    pthread_mutex_t lock;
+    cached *programs;          /* newest first */
+    char *checked_dir;         /* the directory last checked, and the verdict */
+    bool dir_ok;
+    bool shared;
+    uint8_t mac_key[32];
+    uint64_t max_bytes;
+    uint64_t counters[C_COUNT]; /* __atomic */
 };
 
-char *asyncrt_cache_entry_path(const asyncrt_context *ctx, const uint8_t key[32])
+static void count(asyncrt_cache *c, int which) { __atomic_fetch_add(&c->counters[which], 1, __ATOMIC_RELAXED); }
+
+bool asyncrt_cache_parse_size(const char *text, uint64_t *out)
 {
-    if (!ctx->cache_dir) return NULL;
-    char hex[65];
-    asyncrt_sha256_hex(key, hex);
-    return asyncrt_format("%s/%s.bin", ctx->cache_dir, hex);
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (end == text || errno || text[0] == '-') return false;
+    int shift = 0;
+    if (*end && strchr("kK", *end)) shift = 10, end++;
+    else if (*end && strchr("mM", *end)) shift = 20, end++;
+    else if (*end && strchr("gG", *end)) shift = 30, end++;
+    if (*end || v > (UINT64_MAX >> shift)) return false;
+    *out = (uint64_t)v << shift;
+    return true;
 }
 
-static unsigned char *read_file(const char *path, size_t *size)
+asyncrt_cache *asyncrt_cache_create(const asyncrt_context *ctx)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    unsigned char *data = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (data = malloc((size_t)st.st_size))) {
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-            ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-            if (n <= 0) break;
-            got += (size_t)n;
-        }
-        *size = got;
+    asyncrt_cache *c = calloc(1, sizeof *c);
+    if (!c || pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        return NULL;
     }
-    close(fd);
-    return data;
+    c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
+    const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
+    if (max && *max && !asyncrt_cache_parse_size(max, &c->max_bytes)) {
+        c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
+        asyncrt_log(ctx, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, 2G); "
+                            "using 1G", max);
+    }
+    const char *shared = getenv("ASYNCRT_CACHE_SHARED");
+    c->shared = shared && strcmp(shared, "1") == 0;
+    return c;
 }
 
-static void remember(asyncrt_context *ctx, const asyncrt_program *program)
+static void release(asyncrt_cache *c, cached *n)
 {
-    asyncrt_cached_program *node = malloc(sizeof *node);
-    asyncrt_program *copy = node ? asyncrt_program_clone(program) : NULL;
-    if (!copy) {
-        free(node);
-        return;
-    }
-    node->program = copy;
-    node->next = ctx->programs;
-    ctx->programs = node;
-}
-
-asyncrt_program *asyncrt_cache_find(asyncrt_context *ctx, const uint8_t key[32])
-{
-    if (!ctx->memory_cache) return NULL;
-    for (asyncrt_cached_program *n = ctx->programs; n; n = n->next) {
-        if (memcmp(n->program->key, key, 32) != 0) continue;
-        asyncrt_program *copy = asyncrt_program_clone(n->program);
-        if (copy) copy->origin = ASYNCRT_ORIGIN_MEMORY_CACHE;
-        return copy;
-    }
-    char *path = asyncrt_cache_entry_path(ctx, key);
-    if (!path) return NULL;
-    size_t size = 0;
-    unsigned char *data = read_file(path, &size);
-    asyncrt_program *program = NULL;
-    if (data) {
-        char why[256];
-        if (asyncrt_program_decode(data, size, key, &program, why, sizeof why) == ASYNCRT_SUCCESS) {
-            asyncrt_log(ctx, 2, "cache hit: %s", path);
-            remember(ctx, program);
-        } else {
-            /* Another process may be renaming a good entry over this one;
-             * unlinking is still safe, since rename replaces atomically. */
-            asyncrt_log(ctx, 1, "warning: discarding cache entry %s: %s", path, why);
-            unlink(path);
-        }
-    } else {
-        asyncrt_log(ctx, 2, "cache miss: %s", path);
-    }
-    free(data);
-    free(path);
-    return program;
-}
-
-/* mkdir -p, 0700: compiled code is the user's own business. */
-static int make_dirs(const char *dir)
-{
-    char *copy = strdup(dir);
-    if (!copy) return -1;
-    for (char *p = copy + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(copy, 0700) != 0 && errno != EEXIST) {
-            free(copy);
-            return -1;
-        }
-        *p = '/';
-    }
-    int rc = mkdir(copy, 0700) != 0 && errno != EEXIST ? -1 : 0;
-    free(copy);
-    return rc;
-}
-
-static int write_all(int fd, const unsigned char *data, size_t size)
-{
-    while (size) {
-        ssize_t n = write(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        data += n;
-        size -= (size_t)n;
-    }
-    return 0;
-}
-
-void asyncrt_cache_store(asyncrt_context *ctx, const asyncrt_program *program)
-{
-    if (!ctx->memory_cache) return;
-    remember(ctx, program);
-    char *path = asyncrt_cache_entry_path(ctx, program->key);
-    if (!path) return;
-    size_t size = 0;
-    unsigned char *data = asyncrt_program_encode(program, &size);
-    char *tmp = asyncrt_format("%s.tmp.%ld.%p", path, (long)getpid(), (void *)program);
-    const char *failed = NULL;
-    int fd = -1;
-    if (!data || !tmp) failed = "out of memory";
-    else if (make_dirs(ctx->cache_dir) != 0) failed = "cannot create the directory";
-    else if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) failed = "cannot create a file";
-    else if (write_all(fd, data, size) != 0) failed = "write failed";
-    else if (close(fd) != 0) failed = "close failed";
-    else if ((fd = -1, rename(tmp, path) != 0)) failed = "rename failed";
-
-    if (failed) {
-        int err = errno;
-        if (fd >= 0) close(fd);
-        if (tmp) unlink(tmp);
-        asyncrt_log(ctx, 1, "warning: not caching in %s: %s (%s)", ctx->cache_dir, failed,
-                    strerror(err));
-    } else {
-        asyncrt_log(ctx, 2, "cached %s (%zu bytes)", path, size);
-    }
-    free(tmp);
-    free(data);
-    free(path);
+    bool last;
+    pthread_mutex_lock(&c->lock);
+    last = --n->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (!last) return;
+    asyncrt_dep_set_free(&n->deps);
+    asyncrt_program_destroy(n->program);
+    free(n);
 }
 
 void asyncrt_cache_clear(asyncrt_context *ctx)
 {
-    while (ctx->programs) {
-        asyncrt_cached_program *n = ctx->programs;
-        ctx->programs = n->next;
+    asyncrt_cache *c = ctx->cache;
+    if (!c) return;
+    pthread_mutex_lock(&c->lock);
+    cached *list = c->programs;
+    c->programs = NULL;
+    for (cached *n = list; n; n = n->next) n->listed = false;
+    pthread_mutex_unlock(&c->lock);
+    while (list) {
+        cached *next = list->next;
+        release(c, list);
+        list = next;
+    }
+}
+
+void asyncrt_cache_destroy(asyncrt_context *ctx)
+{
+    asyncrt_cache *c = ctx->cache;
+    if (!c) return;
+    asyncrt_cache_stats s;
+    asyncrt_context_cache_stats(ctx, &s);
+    asyncrt_log(ctx, 2, "cache: %llu memory hits, %llu disk hits, %llu misses, %llu stores, %llu evictions, "
+                        "%llu rejected", (unsigned long long)s.memory_hits, (unsigned long long)s.disk_hits,
+                (unsigned long long)s.misses, (unsigned long long)s.stores, (unsigned long long)s.evictions,
+                (unsigned long long)s.rejected);
+    asyncrt_cache_clear(ctx);
+    pthread_mutex_destroy(&c->lock);
+    free(c->checked_dir);
+    free(c);
+    ctx->cache = NULL;
+}
+
+asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)
+{
+    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    uint64_t v[C_COUNT] = {0};
+    for (int i = 0; ctx->cache && i < C_COUNT; i++) v[i] = __atomic_load_n(&ctx->cache->counters[i], __ATOMIC_RELAXED);
+    *out = (asyncrt_cache_stats){v[C_MEMORY_HITS], v[C_DISK_HITS], v[C_MISSES], v[C_STORES], v[C_EVICTIONS],
+                                 v[C_REJECTED]};
+    return ASYNCRT_SUCCESS;
+}
+
+static char *path_of(const asyncrt_context *ctx, const uint8_t key[32], const char *suffix)
+{
+    if (!ctx->cache_dir) return NULL;
+    char hex[65];
+    asyncrt_sha256_hex(key, hex);
+    return asyncrt_format("%s/%s%s", ctx->cache_dir, hex, suffix);
+}
+
+char *asyncrt_cache_entry_path(const asyncrt_context *ctx, const uint8_t key[32])
+{
+    return path_of(ctx, key, ".bin");
+}
+
+char *asyncrt_cache_manifest_path(const asyncrt_context *ctx, const uint8_t key1[32])
+{
+    return path_of(ctx, key1, ".mf");
+}
+
+/* The cache directory if it may be used (checked once per directory, and
+ * created if missing), malloc'd; *mac_key is the shared key or NULL. */
+static char *usable_dir(asyncrt_context *ctx, uint8_t mac_key[32], bool *shared)
+{
+    asyncrt_cache *c = ctx->cache;
+    if (!c || !ctx->cache_dir) return NULL;
+    pthread_mutex_lock(&c->lock);
+    if (!c->checked_dir || strcmp(c->checked_dir, ctx->cache_dir) != 0) {
+        free(c->checked_dir);
+        c->checked_dir = strdup(ctx->cache_dir);
+        char why[512];
+        c->dir_ok = c->checked_dir && asyncrt_cache_trust_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why);
+        if (!c->dir_ok && c->checked_dir)
+            asyncrt_log(ctx, 1, "warning: no disk cache: %s", why);
+    }
+    char *dir = c->dir_ok ? strdup(c->checked_dir) : NULL;
+    memcpy(mac_key, c->mac_key, 32);
+    *shared = c->shared;
+    pthread_mutex_unlock(&c->lock);
+    return dir;
+}
+
+static void remember(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                     const asyncrt_program *program)
+{
+    cached *n = calloc(1, sizeof *n);
+    if (!n) return;
+    n->program = asyncrt_program_clone(program);
+    if (!n->program || !asyncrt_dep_set_copy(&n->deps, deps)) {
         asyncrt_program_destroy(n->program);
         free(n);
+        return;
     }
+    memcpy(n->key1, key1, 32);
+    n->refs = 1;
+    n->listed = true;
+    pthread_mutex_lock(&c->lock);
+    n->next = c->programs;
+    c->programs = n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static asyncrt_program *find_in_memory(asyncrt_cache *c, const uint8_t key1[32])
+{
+    enum { MAX_CANDIDATES = 16 };
+    cached *candidates[MAX_CANDIDATES];
+    size_t n = 0;
+    pthread_mutex_lock(&c->lock);
+    for (cached *p = c->programs; p && n < MAX_CANDIDATES; p = p->next)
+        if (memcmp(p->key1, key1, 32) == 0) {
+            p->refs++;
+            candidates[n++] = p;
+        }
+    pthread_mutex_unlock(&c->lock);
+    asyncrt_program *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!found && asyncrt_dep_set_valid(&candidates[i]->deps) &&
+            (found = asyncrt_program_clone(candidates[i]->program)))
+            found->origin = ASYNCRT_ORIGIN_MEMORY_CACHE;
+        release(c, candidates[i]);
+    }
+    return found;
+}
+
+/* Reads and unseals one cache file; a refused one is logged, counted and,
+ * if it is a damaged regular file or a stray link, deleted. */
+static unsigned char *read_cache_file(asyncrt_context *ctx, const char *path, size_t *size)
+{
+    char why[256];
+    unsigned char *data = asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, true, size, why, sizeof why);
+    if (!data && why[0]) {
+        asyncrt_log(ctx, 1, "warning: refusing cache file %s: it %s", path, why);
+        count(ctx->cache, C_REJECTED);
+    }
+    return data;
+}
+
+static void discard(asyncrt_context *ctx, const char *path, const char *why)
+{
+    /* Another process may be renaming a good file over this one; unlinking
+     * is still safe, since rename replaces atomically. */
+    asyncrt_log(ctx, 1, "warning: discarding cache file %s: %s", path, why);
+    count(ctx->cache, C_REJECTED);
+    unlink(path);
+}
+
+static asyncrt_program *find_on_disk(asyncrt_context *ctx, const char *dir, const uint8_t key1[32],
+                                     const uint8_t *mac_key)
+{
+    char hex[65];
+    asyncrt_sha256_hex(key1, hex);
+    char *mf_path = asyncrt_format("%s/%s.mf", dir, hex);
+    size_t size = 0;
+    unsigned char *data = mf_path ? read_cache_file(ctx, mf_path, &size) : NULL;
+    asyncrt_manifest m = {0};
+    char why[256];
+    if (data && !asyncrt_manifest_decode(data, size, key1, mac_key, &m, why, sizeof why)) discard(ctx, mf_path, why);
+    free(data);
+    asyncrt_program *program = NULL;
+    for (size_t s = 0; s < m.count && !program; s++) {
+        if (!asyncrt_dep_set_valid(&m.sets[s])) continue;
+        asyncrt_sha256_hex(m.sets[s].result_key, hex);
+        char *path = asyncrt_format("%s/%s.bin", dir, hex);
+        data = path ? read_cache_file(ctx, path, &size) : NULL;
+        if (data && asyncrt_program_decode_keyed(data, size, m.sets[s].result_key, mac_key, &program, why,
+                                                 sizeof why) != ASYNCRT_SUCCESS)
+            discard(ctx, path, why);
+        if (program) {
+            asyncrt_log(ctx, 2, "cache hit: %s", path);
+            remember(ctx->cache, key1, &m.sets[s], program);
+        }
+        free(data);
+        free(path);
+        break; /* the newest valid set decides: an older one is another header version */
+    }
+    if (!program) asyncrt_log(ctx, 2, "cache miss: %s", mf_path ? mf_path : dir);
+    asyncrt_manifest_free(&m);
+    free(mf_path);
+    return program;
+}
+
+asyncrt_program *asyncrt_cache_find(asyncrt_context *ctx, const uint8_t key1[32])
+{
+    asyncrt_cache *c = ctx->cache;
+    if (!c || !ctx->memory_cache) return NULL;
+    asyncrt_program *p = find_in_memory(c, key1);
+    if (p) {
+        count(c, C_MEMORY_HITS);
+        return p;
+    }
+    uint8_t mac_key[32];
+    bool shared;
+    char *dir = usable_dir(ctx, mac_key, &shared);
+    if (dir) p = find_on_disk(ctx, dir, key1, shared ? mac_key : NULL);
+    free(dir);
+    count(c, p ? C_DISK_HITS : C_MISSES);
+    return p;
+}
+
+/* The manifest for key1 with `deps` first and up to MAX_SETS - 1 older sets
+ * (a damaged or absent manifest simply starts afresh). Two processes
+ * updating one manifest at once may lose one's set: a later miss adds it
+ * back. */
+static bool write_manifest(asyncrt_context *ctx, const char *dir, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                           const uint8_t *mac_key, mode_t mode)
+{
+    char hex[65];
+    asyncrt_sha256_hex(key1, hex);
+    char *path = asyncrt_format("%s/%s.mf", dir, hex);
+    if (!path) return false;
+    size_t size = 0;
+    char why[256];
+    unsigned char *data = asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why);
+    asyncrt_manifest old = {0};
+    if (data && !asyncrt_manifest_decode(data, size, key1, mac_key, &old, why, sizeof why))
+        asyncrt_log(ctx, 1, "warning: replacing cache manifest %s: %s", path, why);
+    free(data);
+    asyncrt_dep_set sets[ASYNCRT_MANIFEST_MAX_SETS];
+    asyncrt_manifest m = {sets, 1};
+    sets[0] = *deps;
+    for (size_t i = 0; i < old.count && m.count < ASYNCRT_MANIFEST_MAX_SETS; i++)
+        if (memcmp(old.sets[i].result_key, deps->result_key, 32) != 0) sets[m.count++] = old.sets[i];
+    data = asyncrt_manifest_encode(&m, key1, mac_key, &size);
+    bool ok = data && asyncrt_cache_write_file(path, data, size, mode);
+    free(data);
+    asyncrt_manifest_free(&old);
+    free(path);
+    return ok;
+}
+
+void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                         const asyncrt_program *program)
+{
+    asyncrt_cache *c = ctx->cache;
+    if (!c || !ctx->memory_cache) return;
+    remember(c, key1, deps, program);
+    count(c, C_STORES);
+    uint8_t mac_key[32];
+    bool shared;
+    char *dir = usable_dir(ctx, mac_key, &shared);
+    if (!dir) return;
+    const uint8_t *mac = shared ? mac_key : NULL;
+    mode_t mode = shared ? 0660 : 0600;
+    char hex[65];
+    asyncrt_sha256_hex(program->key, hex);
+    char *name = asyncrt_format("%s.bin", hex);
+    char *path = name ? asyncrt_format("%s/%s", dir, name) : NULL;
+    size_t size = 0;
+    unsigned char *data = asyncrt_program_encode_keyed(program, mac, &size);
+    const char *failed = !path || !data                                   ? "out of memory"
+                         : !asyncrt_cache_write_file(path, data, size, mode) ? "cannot write the entry"
+                         : !write_manifest(ctx, dir, key1, deps, mac, mode)  ? "cannot write the manifest"
+                                                                              : NULL;
+    if (failed) {
+        asyncrt_log(ctx, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(errno));
+    } else {
+        asyncrt_log(ctx, 2, "cached %s (%zu bytes, %zu dependencies)", path, size, deps->count);
+        size_t temps = 0;
+        size_t evicted = asyncrt_cache_evict(dir, c->max_bytes, name, &temps);
+        __atomic_fetch_add(&c->counters[C_EVICTIONS], evicted, __ATOMIC_RELAXED);
+        if (evicted || temps)
+            asyncrt_log(ctx, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
+                        evicted, (unsigned long long)c->max_bytes, temps);
+    }
+    free(data);
+    free(path);
+    free(name);
+    free(dir);
 }

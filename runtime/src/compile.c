@@ -1,13 +1,18 @@
 /* NVRTC compilation behind the program cache. */
-#include <dirent.h>
+#define _DEFAULT_SOURCE /* mkdtemp, CLOCK_REALTIME_COARSE */
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "cache.h"
+#include "cache_key.h"
+#include "cache_trace.h"
+#include "cache_trust.h"
 #include "context.h"
 #include "embedded.h"
 #include "program.h"
@@ -17,11 +22,6 @@
 #ifndef ASYNCRT_TOOLKIT_INCLUDE
 #define ASYNCRT_TOOLKIT_INCLUDE "/usr/local/cuda/include"
 #endif
-
-/* Limits on hashing user include directories; past them the compile is not
- * cached rather than cached under a key that ignores some files. */
-#define INCLUDE_HASH_MAX_FILES 4096
-#define INCLUDE_HASH_MAX_BYTES (64u << 20)
 
 typedef struct string_list {
     char **items;
@@ -83,58 +83,6 @@ static bool find_toolkit_include(char *out, size_t size)
     return false;
 }
 
-static void hash_str(asyncrt_sha256 *h, const char *s)
-{
-    uint64_t n = strlen(s);
-    asyncrt_sha256_update(h, &n, sizeof n); /* length-prefixed: "a","bc" != "ab","c" */
-    asyncrt_sha256_update(h, s, n);
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Hashes every regular file under dir (names and contents, sorted). Returns
- * false when the directory is too large to key on. */
-static bool hash_tree(asyncrt_sha256 *h, const char *dir, size_t *files, size_t *bytes, int depth)
-{
-    if (depth > 16) return false;
-    DIR *d = opendir(dir);
-    if (!d) return true; /* a missing -I directory changes nothing NVRTC sees */
-    string_list names = {0};
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) list_push_owned(&names, strdup(e->d_name));
-    closedir(d);
-    bool ok = !names.failed;
-    if (ok) qsort(names.items, names.count, sizeof(char *), compare_names);
-    for (size_t i = 0; ok && i < names.count; i++) {
-        char *path = asyncrt_format("%s/%s", dir, names.items[i]);
-        struct stat st;
-        if (!path) ok = false;
-        else if (stat(path, &st) != 0) {
-        } else if (S_ISDIR(st.st_mode)) {
-            hash_str(h, path);
-            ok = hash_tree(h, path, files, bytes, depth + 1);
-        } else if (S_ISREG(st.st_mode)) {
-            *files += 1;
-            *bytes += (size_t)st.st_size;
-            ok = *files <= INCLUDE_HASH_MAX_FILES && *bytes <= INCLUDE_HASH_MAX_BYTES;
-            FILE *f = ok ? fopen(path, "rb") : NULL;
-            hash_str(h, path);
-            if (f) {
-                char buf[65536];
-                size_t n;
-                while ((n = fread(buf, 1, sizeof buf, f)) > 0) asyncrt_sha256_update(h, buf, n);
-                fclose(f);
-            }
-        }
-        free(path);
-    }
-    list_free(&names);
-    return ok;
-}
-
 /* The <cuda.h> device code sees. The real header needs the C library, which
  * NVRTC lacks, yet NVIDIA's TMA examples include it for CUtensorMap: this
  * gives them that type, with the real header's layout, and CUDA_VERSION. */
@@ -167,8 +115,10 @@ typedef struct compile_job {
     asyncrt_arch arch;
     char arch_name[32];
     string_list options;       /* what NVRTC gets */
+    char toolkit[4096];        /* the toolkit's include directory, "" if none */
     bool cacheable;
-    uint8_t key[32];
+    uint8_t key[32];           /* key1: what is known before compiling */
+    char trace_dir[64];        /* this compile's -fdevice-time-trace directory, "" if none */
 } compile_job;
 
 static void build_options(compile_job *job)
@@ -177,11 +127,12 @@ static void build_options(compile_job *job)
     string_list *l = &job->options;
     list_push_owned(l, asyncrt_format("-arch=%s", job->arch_name));
     list_push_owned(l, asyncrt_format("-std=%s", o->std ? o->std : "c++17"));
-    char toolkit[4096];
-    if (find_toolkit_include(toolkit, sizeof toolkit)) {
+    char *toolkit = job->toolkit;
+    if (find_toolkit_include(toolkit, sizeof job->toolkit)) {
         list_push_owned(l, asyncrt_format("-I%s", toolkit));
         if (has_file(toolkit, "cccl/cuda")) list_push_owned(l, asyncrt_format("-I%s/cccl", toolkit));
     } else {
+        toolkit[0] = '\0';
         asyncrt_log(job->ctx, 1, "warning: no CUDA toolkit include directory found (set CUDA_PATH); "
                                  "<cuda/barrier> and similar headers will not resolve");
     }
@@ -192,37 +143,137 @@ static void build_options(compile_job *job)
     for (size_t i = 0; i < o->option_count; i++) list_push_owned(l, strdup(o->options[i]));
 }
 
+/* Why this compile cannot be keyed on what NVRTC reports it read, or NULL.
+ * The time trace lists every header opened, but not __has_include probes
+ * (a probe that failed and would now succeed leaves no trace) nor headers
+ * that came from a precompiled header; and NVRTC before 12.8 has no trace. */
+static const char *uncacheable_reason(const compile_job *job)
+{
+    const asyncrt_compile_options *o = job->opts;
+    if (asyncrt_nvrtc_version() < 12080) return "NVRTC older than 12.8 cannot say which headers it read";
+    for (size_t i = 0; i < o->option_count; i++) {
+        const char *opt = o->options[i] + strspn(o->options[i], "-");
+        if (strncmp(opt, "pch", 3) == 0 || strncmp(opt, "use-pch", 7) == 0 || strncmp(opt, "create-pch", 10) == 0)
+            return "precompiled headers hide which headers were read";
+        if (strncmp(opt, "fdevice-time-trace", 18) == 0) return "the options already ask for a time trace";
+    }
+    if (strstr(job->source, "__has_include")) return "the source uses __has_include, which the trace cannot see";
+    for (size_t i = 0; i < o->header_count; i++)
+        if (strstr(o->headers[i].content, "__has_include"))
+            return "an in-memory header uses __has_include, which the trace cannot see";
+    return NULL;
+}
+
+/* key1: everything known before compiling. The files NVRTC reads go into
+ * the manifest (cache_manifest.h), never into this key. */
 static void compute_key(compile_job *job)
 {
     const asyncrt_compile_options *o = job->opts;
     asyncrt_sha256 h;
     asyncrt_sha256_init(&h);
     char versions[64];
-    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d", ASYNCRT_VERSION_STRING,
+    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 2", ASYNCRT_VERSION_STRING,
              asyncrt_nvrtc_version());
-    hash_str(&h, versions);
-    hash_str(&h, job->source_name);
-    hash_str(&h, job->source);
-    for (size_t i = 0; i < job->options.count; i++) hash_str(&h, job->options.items[i]);
+    asyncrt_key_str(&h, versions);
+    asyncrt_key_library_identity(&h, (const void *)(uintptr_t)nvrtcVersion);
+    asyncrt_key_dir_identity(&h, job->toolkit);
+    asyncrt_key_str(&h, job->source_name);
+    asyncrt_key_str(&h, job->source);
+    for (size_t i = 0; i < job->options.count; i++) asyncrt_key_str(&h, job->options.items[i]);
     for (size_t i = 0; i < o->header_count; i++) {
-        hash_str(&h, o->headers[i].name);
-        hash_str(&h, o->headers[i].content);
+        asyncrt_key_str(&h, o->headers[i].name);
+        asyncrt_key_str(&h, o->headers[i].content);
     }
     for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
-        hash_str(&h, asyncrt_embedded_files[i].name);
-        hash_str(&h, asyncrt_embedded_files[i].content);
+        asyncrt_key_str(&h, asyncrt_embedded_files[i].name);
+        asyncrt_key_str(&h, asyncrt_embedded_files[i].content);
     }
-    hash_str(&h, k_cuda_h.content);
-    for (size_t i = 0; i < o->name_expression_count; i++) hash_str(&h, o->name_expressions[i]);
-    size_t files = 0, bytes = 0;
-    job->cacheable = true;
-    for (size_t i = 0; job->cacheable && i < o->include_dir_count; i++)
-        job->cacheable = hash_tree(&h, o->include_dirs[i], &files, &bytes, 0);
-    if (!job->cacheable)
-        asyncrt_log(job->ctx, 1, "not caching %s: its include directories hold more than %d files "
-                                 "or %u MiB", job->source_name, INCLUDE_HASH_MAX_FILES,
-                    INCLUDE_HASH_MAX_BYTES >> 20);
+    asyncrt_key_str(&h, k_cuda_h.content);
+    for (size_t i = 0; i < o->name_expression_count; i++) asyncrt_key_str(&h, o->name_expressions[i]);
     asyncrt_sha256_final(&h, job->key);
+    const char *why = job->ctx->memory_cache ? uncacheable_reason(job) : "";
+    job->cacheable = why == NULL;
+    if (why && *why) asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+}
+
+/* Asks NVRTC for a time trace into a fresh private directory: the trace
+ * file must not exist beforehand, and the name must not be guessable. */
+static void add_trace_option(compile_job *job)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(job->trace_dir, sizeof job->trace_dir, "%s/asyncrt-trace-XXXXXX",
+             tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+    if (!mkdtemp(job->trace_dir)) {
+        asyncrt_log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
+                    job->trace_dir);
+        job->trace_dir[0] = '\0';
+        job->cacheable = false;
+        return;
+    }
+    list_push_owned(&job->options, asyncrt_format("-fdevice-time-trace=%s/trace", job->trace_dir));
+}
+
+/* The file names of `#line N "name"` (and `# N "name"`) directives: NVRTC's
+ * trace lists them like headers. */
+static void add_line_names(string_list *names, const char *text)
+{
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *q = p + strspn(p, " \t");
+        if (*q++ != '#') continue;
+        q += strspn(q, " \t");
+        if (strncmp(q, "line", 4) == 0) q += 4;
+        q += strspn(q, " \t");
+        size_t digits = strspn(q, "0123456789");
+        if (!digits) continue;
+        q += digits;
+        q += strspn(q, " \t");
+        if (*q++ != '"') continue;
+        size_t n = strcspn(q, "\"\n");
+        if (q[n] == '"') list_push_owned(names, asyncrt_format("%.*s", (int)n, q));
+    }
+}
+
+/* Records what the compile read and stores the program under it. */
+static void store_with_dependencies(compile_job *job, asyncrt_program *p, const struct timespec *start)
+{
+    const asyncrt_compile_options *o = job->opts;
+    char *trace = asyncrt_format("%s/trace.json", job->trace_dir);
+    size_t size = 0;
+    char why[512] = "out of memory";
+    unsigned char *json = trace ? asyncrt_cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why)
+                                : NULL;
+    if (!json && trace && !why[0]) snprintf(why, sizeof why, "NVRTC wrote no time trace");
+    /* Names the trace may give that are not disk files: in-memory headers,
+     * the source itself and #line names (the map op's "map expression"). */
+    string_list memory = {0};
+    list_push_owned(&memory, strdup(job->source_name));
+    list_push_owned(&memory, strdup(k_cuda_h.name));
+    add_line_names(&memory, job->source);
+    for (size_t i = 0; i < o->header_count; i++) {
+        list_push_owned(&memory, strdup(o->headers[i].name));
+        add_line_names(&memory, o->headers[i].content);
+    }
+    for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
+        list_push_owned(&memory, strdup(asyncrt_embedded_files[i].name));
+        add_line_names(&memory, asyncrt_embedded_files[i].content);
+    }
+    if (memory.failed) snprintf(why, sizeof why, "out of memory");
+    asyncrt_trace_headers headers = {0};
+    asyncrt_dep_set deps = {0};
+    if (json && !memory.failed && asyncrt_trace_parse((const char *)json, size, &headers, why, sizeof why) &&
+        asyncrt_dep_set_record(&headers, (const char *const *)memory.items, memory.count, start, job->key, &deps,
+                               why, sizeof why)) {
+        memcpy(p->key, deps.result_key, sizeof p->key);
+        asyncrt_cache_store(job->ctx, job->key, &deps, p);
+    } else {
+        asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+    }
+    asyncrt_dep_set_free(&deps);
+    asyncrt_trace_headers_free(&headers);
+    list_free(&memory);
+    free(json);
+    if (trace) unlink(trace);
+    free(trace);
 }
 
 /* Runs NVRTC; on success *out holds a fresh program. */
@@ -361,24 +412,32 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
         return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job.source_name);
     }
     compute_key(&job);
-    /* Threads: one compile per key at a time (a duplicate waits, then hits);
-     * cache_lock because cache.c does not lock itself. */
+    /* Threads: one compile per key at a time (a duplicate waits, then hits). */
     if (job.cacheable) asyncrt_inflight_enter(ctx, job.key);
-    pthread_mutex_lock(&ctx->cache_lock);
     asyncrt_program *p = job.cacheable ? asyncrt_cache_find(ctx, job.key) : NULL;
-    pthread_mutex_unlock(&ctx->cache_lock);
     if (p) {
         asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job.source_name,
                     p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
                     asyncrt_now_ms() - start);
     } else {
-        s = run_nvrtc(&job, &p);
+        if (job.cacheable) add_trace_option(&job);
+        /* The coarse clock is the one file timestamps come from: a header
+         * written after this instant has an mtime at or after it. */
+        struct timespec began;
+        clock_gettime(CLOCK_REALTIME_COARSE, &began);
+        s = job.options.failed ? asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s",
+                                              job.source_name)
+                               : run_nvrtc(&job, &p);
         if (s == ASYNCRT_SUCCESS) {
             asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job.source_name,
                         p->arch, p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
-            pthread_mutex_lock(&ctx->cache_lock);
-            if (job.cacheable) asyncrt_cache_store(ctx, p);
-            pthread_mutex_unlock(&ctx->cache_lock);
+            if (job.cacheable) store_with_dependencies(&job, p, &began);
+        }
+        if (job.trace_dir[0]) {
+            char *trace = asyncrt_format("%s/trace.json", job.trace_dir);
+            if (trace) unlink(trace); /* a failed compile may still have written it */
+            free(trace);
+            rmdir(job.trace_dir);
         }
     }
     if (job.cacheable) asyncrt_inflight_leave(ctx, job.key);

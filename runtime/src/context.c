@@ -161,8 +161,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
-    bool locks = pthread_mutex_init(&ctx->cache_lock, NULL) == 0;
-    locks = pthread_mutex_init(&ctx->open_lock, NULL) == 0 && locks;
+    bool locks = pthread_mutex_init(&ctx->open_lock, NULL) == 0;
     locks = pthread_cond_init(&ctx->inflight_done, NULL) == 0 && locks;
     atomic_init(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
     const char *log = getenv("ASYNCRT_LOG");
@@ -170,7 +169,8 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     const char *cache = getenv("ASYNCRT_CACHE");
     ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
-    if (!locks) {
+    ctx->cache = asyncrt_cache_create(ctx);
+    if (!locks || !ctx->cache) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -182,7 +182,7 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
     settle(ctx); /* never free what the opener thread writes */
-    asyncrt_cache_clear(ctx);
+    asyncrt_cache_destroy(ctx);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     while (ctx->errors) {
         asyncrt_error_slot *slot = ctx->errors;
@@ -194,7 +194,6 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
     free(ctx->open_error);
     pthread_cond_destroy(&ctx->inflight_done);
     pthread_mutex_destroy(&ctx->open_lock);
-    pthread_mutex_destroy(&ctx->cache_lock);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

@@ -9,7 +9,7 @@
 #include "asyncrt/runtime.h"
 #include "driver.h"
 
-typedef struct asyncrt_cached_program asyncrt_cached_program; /* cache.c */
+typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */
 typedef struct asyncrt_inflight asyncrt_inflight;             /* context.c */
 
@@ -21,7 +21,7 @@ struct asyncrt_context {
     int log_level;
     char *cache_dir;                 /* NULL: no disk cache */
     bool memory_cache;               /* ASYNCRT_CACHE=0 turns both caches off */
-    asyncrt_cached_program *programs;/* the in-process cache */
+    asyncrt_cache *cache;            /* the in-process cache, counters, directory state */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
@@ -33,8 +33,6 @@ struct asyncrt_context {
     asyncrt_error_slot *errors;      /* one last-error message per thread */
     asyncrt_inflight *inflight;      /* cache keys being compiled right now */
     pthread_cond_t inflight_done;    /* signalled when one of them finishes */
-    pthread_mutex_t cache_lock;      /* serialises asyncrt_cache_find/store (cache.c is
-                                        not thread-safe on its own) */
     /* open_device_async: a thread opens the device; the first caller that
      * needs it joins that thread under open_lock, then marks it settled. */
     atomic_int device_state;

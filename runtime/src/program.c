@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
+#include "cache_codec.h"
 
 #define ENTRY_MAGIC "ASYNCRTC"
-#define ENTRY_FORMAT 1u
-#define HEADER_SIZE (8 + 4 + 4 + 32 + 8 + 32)
+#define ENTRY_FORMAT 2u /* 2: the reserved word became flags (MAC'd entries) */
 
 void asyncrt_program_destroy(asyncrt_program *p)
 {
@@ -24,15 +23,6 @@ void asyncrt_program_destroy(asyncrt_program *p)
     free(p);
 }
 
-static char *dup_bytes(const void *src, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (!s) return NULL;
-    memcpy(s, src, n);
-    s[n] = '\0';
-    return s;
-}
-
 asyncrt_program *asyncrt_program_clone(const asyncrt_program *p)
 {
     asyncrt_program *c = calloc(1, sizeof *c);
@@ -42,7 +32,7 @@ asyncrt_program *asyncrt_program_clone(const asyncrt_program *p)
     c->ptx = p->ptx;
     c->origin = p->origin;
     c->log = strdup(p->log);
-    c->image = (unsigned char *)dup_bytes(p->image, p->image_size);
+    c->image = (unsigned char *)asyncrt_dup_bytes(p->image, p->image_size);
     c->image_size = p->image_size;
     c->expressions = calloc(p->name_count + 1, sizeof(char *));
     c->lowered = calloc(p->name_count + 1, sizeof(char *));
@@ -60,156 +50,55 @@ asyncrt_program *asyncrt_program_clone(const asyncrt_program *p)
     return c;
 }
 
-/* ---- encoding: a growing buffer and a bounds-checked reader ------------- */
+/* ---- encoding (cache_codec.h has the container) ------------------------ */
 
-typedef struct writer {
-    unsigned char *data;
-    size_t size, cap;
-    bool failed;
-} writer;
-
-static void put(writer *w, const void *src, size_t n)
+unsigned char *asyncrt_program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size)
 {
-    if (w->failed) return;
-    if (w->size + n > w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 4096;
-        while (cap < w->size + n) cap *= 2;
-        unsigned char *grown = realloc(w->data, cap);
-        if (!grown) {
-            w->failed = true;
-            return;
-        }
-        w->data = grown;
-        w->cap = cap;
+    asyncrt_writer w = {0};
+    asyncrt_seal_begin(&w);
+    asyncrt_put_str(&w, p->arch);
+    asyncrt_put_u64(&w, p->ptx);
+    asyncrt_put_str(&w, p->log);
+    asyncrt_put_u64(&w, p->name_count);
+    for (size_t i = 0; i < p->name_count; i++) {
+        asyncrt_put_str(&w, p->expressions[i]);
+        asyncrt_put_str(&w, p->lowered[i]);
     }
-    memcpy(w->data + w->size, src, n);
-    w->size += n;
-}
-
-static void put_u64(writer *w, uint64_t v) { put(w, &v, sizeof v); }
-static void put_str(writer *w, const char *s)
-{
-    size_t n = strlen(s);
-    put_u64(w, n);
-    put(w, s, n);
+    asyncrt_put_u64(&w, p->image_size);
+    asyncrt_put(&w, p->image, p->image_size);
+    return asyncrt_seal_end(&w, ENTRY_MAGIC, ENTRY_FORMAT, p->key, mac_key, size);
 }
 
 unsigned char *asyncrt_program_encode(const asyncrt_program *p, size_t *size)
 {
-    writer w = {0};
-    unsigned char header[HEADER_SIZE] = {0};
-    put(&w, header, sizeof header); /* filled in below */
-    put_str(&w, p->arch);
-    put_u64(&w, p->ptx);
-    put_str(&w, p->log);
-    put_u64(&w, p->name_count);
-    for (size_t i = 0; i < p->name_count; i++) {
-        put_str(&w, p->expressions[i]);
-        put_str(&w, p->lowered[i]);
-    }
-    put_u64(&w, p->image_size);
-    put(&w, p->image, p->image_size);
-    if (w.failed) {
-        free(w.data);
-        return NULL;
-    }
-    uint64_t payload = w.size - HEADER_SIZE;
-    uint32_t format = ENTRY_FORMAT, reserved = 0;
-    unsigned char *h = w.data;
-    memcpy(h, ENTRY_MAGIC, 8);
-    memcpy(h + 8, &format, 4);
-    memcpy(h + 12, &reserved, 4);
-    memcpy(h + 16, p->key, 32);
-    memcpy(h + 48, &payload, 8);
-    asyncrt_sha256 sha;
-    asyncrt_sha256_init(&sha);
-    asyncrt_sha256_update(&sha, w.data + HEADER_SIZE, payload);
-    asyncrt_sha256_final(&sha, h + 56);
-    *size = w.size;
-    return w.data;
+    return asyncrt_program_encode_keyed(p, NULL, size);
 }
 
-typedef struct reader {
-    const unsigned char *p;
-    size_t left;
-    bool bad;
-} reader;
-
-static const void *take(reader *r, size_t n)
-{
-    if (r->bad || n > r->left) {
-        r->bad = true;
-        return NULL;
-    }
-    const void *at = r->p;
-    r->p += n;
-    r->left -= n;
-    return at;
-}
-
-static uint64_t take_u64(reader *r)
-{
-    uint64_t v = 0;
-    const void *at = take(r, sizeof v);
-    if (at) memcpy(&v, at, sizeof v);
-    return v;
-}
-
-static char *take_str(reader *r)
-{
-    uint64_t n = take_u64(r);
-    const void *at = take(r, n);
-    return at ? dup_bytes(at, n) : NULL;
-}
-
-asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8_t key[32],
-                                      asyncrt_program **out, char *why, size_t why_size)
+asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
+                                            const uint8_t *mac_key, asyncrt_program **out, char *why,
+                                            size_t why_size)
 {
     *out = NULL;
-    const unsigned char *h = data;
-    if (size < HEADER_SIZE || memcmp(h, ENTRY_MAGIC, 8) != 0) {
-        snprintf(why, why_size, "not a cache entry (%zu bytes, bad header)", size);
+    const unsigned char *payload;
+    size_t payload_size;
+    uint8_t sealed_key[32];
+    char reason[192];
+    if (!asyncrt_seal_open(data, size, ENTRY_MAGIC, ENTRY_FORMAT, key, mac_key, &payload, &payload_size,
+                           sealed_key, reason, sizeof reason)) {
+        snprintf(why, why_size, "cache entry: %s", reason);
         return ASYNCRT_ERROR_IO;
     }
-    uint32_t format, reserved;
-    uint64_t payload;
-    memcpy(&format, h + 8, 4);
-    memcpy(&reserved, h + 12, 4);
-    memcpy(&payload, h + 48, 8);
-    if (format != ENTRY_FORMAT || reserved != 0) {
-        snprintf(why, why_size, "cache entry format %u.%u, expected %u.0", format, reserved, ENTRY_FORMAT);
-        return ASYNCRT_ERROR_IO;
-    }
-    if (key && memcmp(h + 16, key, 32) != 0) {
-        snprintf(why, why_size, "cache entry was written under another key");
-        return ASYNCRT_ERROR_IO;
-    }
-    if (payload != size - HEADER_SIZE) {
-        snprintf(why, why_size, "cache entry is %zu bytes, its header says %llu (truncated?)",
-                 size, (unsigned long long)(payload + HEADER_SIZE));
-        return ASYNCRT_ERROR_IO;
-    }
-    uint8_t digest[32];
-    asyncrt_sha256 sha;
-    asyncrt_sha256_init(&sha);
-    asyncrt_sha256_update(&sha, h + HEADER_SIZE, payload);
-    asyncrt_sha256_final(&sha, digest);
-    if (memcmp(digest, h + 56, 32) != 0) {
-        snprintf(why, why_size, "cache entry checksum mismatch (damaged)");
-        return ASYNCRT_ERROR_IO;
-    }
-
-    reader r = {h + HEADER_SIZE, payload, false};
+    asyncrt_reader r = {payload, payload_size, false};
     asyncrt_program *p = calloc(1, sizeof *p);
     if (!p) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    if (key) memcpy(p->key, key, 32);
-    char *arch = take_str(&r);
+    memcpy(p->key, sealed_key, 32);
+    char *arch = asyncrt_take_str(&r);
     if (arch && strlen(arch) < sizeof p->arch) strcpy(p->arch, arch);
     else r.bad = true;
     free(arch);
-    p->ptx = take_u64(&r) != 0;
-    p->log = take_str(&r);
-    uint64_t names = take_u64(&r);
+    p->ptx = asyncrt_take_u64(&r) != 0;
+    p->log = asyncrt_take_str(&r);
+    uint64_t names = asyncrt_take_u64(&r);
     if (names > r.left / 16) r.bad = true; /* each name pair takes at least 16 bytes */
     if (!r.bad) {
         p->expressions = calloc(names + 1, sizeof(char *));
@@ -217,13 +106,13 @@ asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8
         if (!p->expressions || !p->lowered) r.bad = true;
     }
     for (uint64_t i = 0; !r.bad && i < names; i++, p->name_count++) {
-        p->expressions[i] = take_str(&r);
-        p->lowered[i] = take_str(&r);
+        p->expressions[i] = asyncrt_take_str(&r);
+        p->lowered[i] = asyncrt_take_str(&r);
         if (!p->expressions[i] || !p->lowered[i]) r.bad = true;
     }
-    p->image_size = take_u64(&r);
-    const void *image = take(&r, p->image_size);
-    if (image) p->image = (unsigned char *)dup_bytes(image, p->image_size);
+    p->image_size = asyncrt_take_u64(&r);
+    const void *image = asyncrt_take(&r, p->image_size);
+    if (image) p->image = (unsigned char *)asyncrt_dup_bytes(image, p->image_size);
     if (r.bad || !p->log || !p->image || r.left != 0 || p->image_size == 0) {
         asyncrt_program_destroy(p);
         snprintf(why, why_size, "cache entry payload is malformed");
@@ -232,6 +121,12 @@ asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8
     p->origin = ASYNCRT_ORIGIN_DISK_CACHE;
     *out = p;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8_t key[32],
+                                      asyncrt_program **out, char *why, size_t why_size)
+{
+    return asyncrt_program_decode_keyed(data, size, key, NULL, out, why, why_size);
 }
 
 const void *asyncrt_program_image(const asyncrt_program *p, size_t *size)

@@ -78,3 +78,29 @@ void asyncrt_sha256_hex(const uint8_t digest[32], char out[65])
 {
     for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", digest[i]);
 }
+
+void asyncrt_hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
+                         uint8_t mac[32])
+{
+    uint8_t block[64] = {0}, inner[32];
+    if (key_size > sizeof block) {
+        asyncrt_sha256 h;
+        asyncrt_sha256_init(&h);
+        asyncrt_sha256_update(&h, key, key_size);
+        asyncrt_sha256_final(&h, block);
+    } else if (key_size) {
+        memcpy(block, key, key_size);
+    }
+    uint8_t pad[64];
+    asyncrt_sha256 h;
+    for (int i = 0; i < 64; i++) pad[i] = block[i] ^ 0x36;
+    asyncrt_sha256_init(&h);
+    asyncrt_sha256_update(&h, pad, sizeof pad);
+    asyncrt_sha256_update(&h, data, size);
+    asyncrt_sha256_final(&h, inner);
+    for (int i = 0; i < 64; i++) pad[i] = block[i] ^ 0x5c;
+    asyncrt_sha256_init(&h);
+    asyncrt_sha256_update(&h, pad, sizeof pad);
+    asyncrt_sha256_update(&h, inner, sizeof inner);
+    asyncrt_sha256_final(&h, mac);
+}

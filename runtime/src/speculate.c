@@ -63,8 +63,9 @@ void asyncrt_speculation_record(asyncrt_context *ctx)
     char *path = hint_path(ctx->cache_dir, ordinal);
     char *tmp = path ? asyncrt_format("%s.tmp.%ld", path, (long)getpid()) : NULL;
     int fd = -1;
-    bool ok = dir && tmp && (mkdir(ctx->cache_dir, 0700) == 0 || errno == EEXIST) &&
-              (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+    /* Only inside an existing cache directory: creating that one, with its
+     * trust rules, is the cache's business (cache_trust.c). */
+    bool ok = dir && tmp && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
               (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
     if (ok) {
         size_t len = strlen(name);

@@ -8,7 +8,8 @@
 #include "program.h"
 #include "sha256.h"
 
-#define HEADER_SIZE (8 + 4 + 4 + 32 + 8 + 32)
+#include "cache_codec.h"
+#define HEADER_SIZE ASYNCRT_SEAL_HEADER_SIZE
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -56,7 +57,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         if (!entry) return 0;
         memset(entry, 0, HEADER_SIZE);
         memcpy(entry, "ASYNCRTC", 8);
-        uint32_t format = 1;
+        uint32_t format = 2; /* ENTRY_FORMAT */
         uint64_t payload = size;
         memcpy(entry + 8, &format, 4);
         memcpy(entry + 48, &payload, 8);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "asyncrt/tensormap.h"
+#include "cache_codec.h"
+#include "cache_manifest.h"
 #include "program.h"
 
 static int write_file(const char *dir, const char *name, const void *a, size_t na, const void *b, size_t nb)
@@ -23,6 +25,47 @@ static int write_file(const char *dir, const char *name, const void *a, size_t n
 static int tmap_seed(const char *dir, const char *name, unsigned char sm, const asyncrt_tensormap_im2col_desc *d)
 {
     return write_file(dir, name, &sm, 1, d, sizeof *d);
+}
+
+/* cache_files seeds (fuzz_cache_files.c): mode 3 (both sealed by the
+ * harness), a manifest payload with one set (no dependencies, then one on a
+ * file whose stat will not match), the entry's payload; and a time trace. */
+static int files_seed(const char *corpus, const char *arch, const unsigned char *entry, size_t entry_size)
+{
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%.2000s/cache_files", corpus);
+    int failed = 0;
+    for (int with_dep = 0; with_dep < 2; with_dep++) {
+        asyncrt_dep dep = {.path = (char *)"/etc/hostname", .size = 7, .ino = 1, .dev = 1};
+        asyncrt_dep_set set = {.cwd = (char *)"", .count = (size_t)with_dep, .deps = &dep};
+        memset(set.result_key, 0x11, 32);
+        asyncrt_manifest m = {&set, 1};
+        uint8_t key1[32] = {0};
+        size_t mf_size = 0;
+        unsigned char *mf = asyncrt_manifest_encode(&m, key1, NULL, &mf_size);
+        if (!mf) return 1;
+        size_t payload = mf_size - ASYNCRT_SEAL_HEADER_SIZE;
+        unsigned char head[3] = {3, (unsigned char)(payload & 0xFF), (unsigned char)(payload >> 8)};
+        unsigned char *input = malloc(3 + payload + entry_size);
+        if (!input) return 1;
+        memcpy(input, head, 3);
+        memcpy(input + 3, mf + ASYNCRT_SEAL_HEADER_SIZE, payload);
+        memcpy(input + 3 + payload, entry + ASYNCRT_SEAL_HEADER_SIZE, entry_size - ASYNCRT_SEAL_HEADER_SIZE);
+        char name[64];
+        snprintf(name, sizeof name, "%s_%s", with_dep ? "dep" : "nodep", arch);
+        failed |= write_file(dir, name, input, 3 + payload + entry_size - ASYNCRT_SEAL_HEADER_SIZE, NULL, 0);
+        free(input);
+        free(mf);
+    }
+    static const char trace[] =
+        "{\"otherData\" : {\"isNVRTC\": 1}, \"traceEvents\" : [ {}, "
+        "{\"args\":{\"detail\":\"__nv_nvrtc_builtin_header.h\"},\"dur\":1,\"name\":\"Processing Header File\","
+        "\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1},"
+        "{\"args\":{\"detail\":\"sub/../inc/a\\u0041.h\"},\"dur\":2,\"name\":\"Processing Header File\","
+        "\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":2.5e1},"
+        "{\"args\":{\"detail\":\"k(int *)\"},\"name\":\"Scanning Function Body\",\"x\":[true,false,null,-1]}]}";
+    failed |= write_file(dir, "trace", trace, sizeof trace - 1, NULL, 0);
+    return failed;
 }
 
 int main(int argc, char **argv)
@@ -91,6 +134,7 @@ int main(int argc, char **argv)
         /* The same payload for the wrapping mode (header 88 bytes). */
         snprintf(name, sizeof name, "payload_%s", arches[i]);
         failed |= write_file(dir, name, &wrapped, 1, entry + 88, size - 88);
+        failed |= files_seed(argv[1], arches[i], entry, size);
         free(entry);
         asyncrt_program_destroy(p);
     }

@@ -9,6 +9,9 @@
  * kernel on fresh random data with the output poisoned, and checks every
  * element against a CPU reference.
  *
+ * A second test (CPU only) evicts under the same concurrency with a small
+ * cap: see test_eviction_under_concurrency.
+ *
  * No device is opened in the parent: CUDA is not fork-safe, so only the
  * children touch the driver (a probe child decides whether the GPU variant
  * skips). */
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,13 +32,15 @@
 
 #define WORKERS 8
 #define ROUNDS 50 /* 5 under a sanitizer (ASYNCRT_UNDER_SANITIZER: gpu-check.sh, valgrind-cpu-tests.sh) */
-#define SOURCES 4
+#define SOURCES 4        /* of the damage test */
+#define EVICT_SOURCES 20 /* of the eviction test: sources 0..19 */
+#define EVICT_ROUNDS 200 /* 20 under a sanitizer */
 #define N 1000
 
 /* Source s computes y = x * 2^(s+1) + i: exact in float, FMA or not. */
-static char g_source[SOURCES][512];
-static unsigned char *g_ref[SOURCES];
-static size_t g_ref_size[SOURCES];
+static char g_source[EVICT_SOURCES][512];
+static unsigned char *g_ref[EVICT_SOURCES];
+static size_t g_ref_size[EVICT_SOURCES];
 static bool g_gpu;
 static int g_rounds = ROUNDS;
 static char *g_dir;
@@ -43,12 +49,13 @@ static const char *k_arch = "compute_80";
 
 typedef struct counters {
     volatile long compiled, disk_hits, memory_hits, launches, damaged;
+    volatile long evictions, max_bytes_seen, monitor_samples;
 } counters;
 static counters *g_count; /* shared between the processes */
 
 static void make_sources(void)
 {
-    for (int s = 0; s < SOURCES; s++)
+    for (int s = 0; s < EVICT_SOURCES; s++)
         snprintf(g_source[s], sizeof g_source[s],
                  "extern \"C\" __global__ void k(const float *x, float *y, int n) {\n"
                  "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -85,7 +92,7 @@ static void make_references(void)
         asyncrt_context *ctx = NULL;
         int bad = asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS ||
                   asyncrt_context_set_cache_dir(ctx, NULL) != ASYNCRT_SUCCESS;
-        for (int s = 0; !bad && s < SOURCES; s++) {
+        for (int s = 0; !bad && s < EVICT_SOURCES; s++) {
             asyncrt_program *p = compile(ctx, s);
             size_t size = 0;
             const void *image = p ? asyncrt_program_image(p, &size) : NULL;
@@ -102,7 +109,8 @@ static void make_references(void)
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    for (int s = 0; s < SOURCES; s++) {
+    for (int s = 0; s < EVICT_SOURCES; s++) {
+        free(g_ref[s]);
         char path[512];
         snprintf(path, sizeof path, "%s/%d.bin", dir, s);
         FILE *f = fopen(path, "rb");
@@ -297,6 +305,125 @@ static void test_cache_under_damage(void **state)
     munmap((void *)g_count, sizeof *g_count);
 }
 
+/* ---- eviction under concurrency ----------------------------------------
+ * 8 processes x 200 lookups, each in a fresh context, over 20 cheap sources
+ * (7 in 8 lookups go to 4 hot ones) with a cap that holds about 6 compiles:
+ * entries are evicted while other processes read and write them. Every
+ * program must equal a fresh compile's, no lookup may fail, and the
+ * directory must end at most one entry over the cap. A monitor samples the
+ * size meanwhile: between one process's store and its eviction pass the
+ * directory may hold up to one entry per concurrent writer over the cap. */
+
+static uint64_t directory_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    uint64_t bytes = 0;
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        bool counted = (n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) || (n > 3 && strcmp(e->d_name + n - 3, ".mf") == 0);
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (counted && lstat(path, &st) == 0) bytes += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return bytes;
+}
+
+static int evict_worker(int w, int rounds)
+{
+    unsigned rng = (unsigned)(w * 7919 + getpid());
+    int bad = 0;
+    for (int r = 0; r < rounds; r++) {
+        int s = rand_r(&rng) % 8 != 0 ? rand_r(&rng) % 4 : 4 + rand_r(&rng) % (EVICT_SOURCES - 4);
+        asyncrt_context *ctx = NULL;
+        if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return rounds;
+        asyncrt_program *p = asyncrt_context_set_cache_dir(ctx, g_dir) == ASYNCRT_SUCCESS ? compile(ctx, s) : NULL;
+        size_t size = 0;
+        const void *image = p ? asyncrt_program_image(p, &size) : NULL;
+        if (!image || size != g_ref_size[s] || memcmp(image, g_ref[s], size) != 0) {
+            fprintf(stderr, "worker %d round %d: source %d: %s\n", w, r, s,
+                    p ? "image differs from a fresh compile's" : asyncrt_context_last_error(ctx));
+            bad++;
+        } else {
+            asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+            __atomic_fetch_add(origin == ASYNCRT_ORIGIN_COMPILED ? &g_count->compiled : &g_count->disk_hits, 1,
+                               __ATOMIC_RELAXED);
+        }
+        asyncrt_cache_stats stats;
+        asyncrt_context_cache_stats(ctx, &stats);
+        __atomic_fetch_add(&g_count->evictions, (long)stats.evictions, __ATOMIC_RELAXED);
+        asyncrt_program_destroy(p);
+        asyncrt_context_destroy(ctx);
+    }
+    return bad;
+}
+
+static void monitor(void)
+{
+    for (;;) {
+        long bytes = (long)directory_bytes(g_dir);
+        if (bytes > g_count->max_bytes_seen) g_count->max_bytes_seen = bytes;
+        g_count->monitor_samples++;
+        struct timespec pause = {0, 2000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
+static void test_eviction_under_concurrency(void **state)
+{
+    (void)state;
+    make_references();
+    size_t largest = 0;
+    for (int s = 0; s < EVICT_SOURCES; s++) largest = g_ref_size[s] > largest ? g_ref_size[s] : largest;
+    /* An entry is the image plus ~200 bytes, its manifest ~150 (no headers read). */
+    const uint64_t one = largest + 512, cap = 6 * one;
+    char cap_text[32];
+    snprintf(cap_text, sizeof cap_text, "%llu", (unsigned long long)cap);
+    setenv("ASYNCRT_CACHE_MAX_BYTES", cap_text, 1);
+    int rounds = getenv("ASYNCRT_UNDER_SANITIZER") ? EVICT_ROUNDS / 10 : EVICT_ROUNDS;
+    g_dir = test_make_temp_dir("asyncrt-cache-evict");
+    g_count = mmap(NULL, sizeof *g_count, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(g_count != MAP_FAILED);
+    memset((void *)g_count, 0, sizeof *g_count);
+    fflush(NULL);
+    pid_t watcher = fork();
+    assert_true(watcher >= 0);
+    if (watcher == 0) monitor();
+    pid_t pids[WORKERS];
+    for (int w = 0; w < WORKERS; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) _exit(evict_worker(w, rounds) ? 1 : 0);
+    }
+    int failed = 0;
+    for (int w = 0; w < WORKERS; w++) {
+        int status = 0;
+        waitpid(pids[w], &status, 0);
+        failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    kill(watcher, SIGKILL);
+    waitpid(watcher, NULL, 0);
+    uint64_t final_bytes = directory_bytes(g_dir);
+    printf("eviction: %d processes x %d lookups, cap %llu bytes: %ld compiled, %ld from disk, %ld files evicted; "
+           "%llu bytes at the end, at most %ld seen in %ld samples\n",
+           WORKERS, rounds, (unsigned long long)cap, g_count->compiled, g_count->disk_hits, g_count->evictions,
+           (unsigned long long)final_bytes, g_count->max_bytes_seen, g_count->monitor_samples);
+    unsetenv("ASYNCRT_CACHE_MAX_BYTES");
+    assert_int_equal(failed, 0);
+    assert_int_equal(g_count->compiled + g_count->disk_hits, WORKERS * rounds);
+    assert_true(final_bytes <= cap + one);
+    assert_true((uint64_t)g_count->max_bytes_seen <= cap + WORKERS * one);
+    if (rounds == EVICT_ROUNDS) {
+        assert_true(g_count->evictions > 0);
+        assert_true(g_count->disk_hits > 0);
+    }
+    test_remove_tree(g_dir);
+    free(g_dir);
+    munmap((void *)g_count, sizeof *g_count);
+}
+
 int main(int argc, char **argv)
 {
     g_gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
@@ -306,8 +433,10 @@ int main(int argc, char **argv)
         if (probe != 0) return probe;
     }
     make_sources();
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cache_under_damage)};
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    for (int s = 0; s < SOURCES; s++) free(g_ref[s]);
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cache_under_damage),
+                                       cmocka_unit_test(test_eviction_under_concurrency)};
+    /* The GPU variant runs the damage test only: eviction needs no device. */
+    int rc = _cmocka_run_group_tests("test_cache_stress", tests, g_gpu ? 1 : 2, NULL, NULL);
+    for (int s = 0; s < EVICT_SOURCES; s++) free(g_ref[s]);
     return rc;
 }

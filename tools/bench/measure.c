@@ -115,6 +115,41 @@ static asyncrt_status open_with_cache(int ordinal, const char *dir, asyncrt_cont
     return s;
 }
 
+/* A CCCL kernel's hit checks every header NVRTC read (~385 for <cuda/barrier>):
+ * source -> loaded module, cold, then from the disk cache in fresh contexts. */
+static const char k_barrier_source[] =
+    "#include <cuda/barrier>\n"
+    "extern \"C\" __global__ void barrier_kernel(float *x) {\n"
+    "    __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
+    "    if (threadIdx.x == 0) init(&bar, blockDim.x);\n"
+    "    __syncthreads();\n"
+    "    x[threadIdx.x] *= 2.0f;\n"
+    "    bar.arrive_and_wait();\n"
+    "}\n";
+#define BARRIER_HITS BENCH_BARRIER_HITS
+
+static asyncrt_status timed_build(int ordinal, const char *dir, double *ms)
+{
+    asyncrt_context *ctx = NULL;
+    asyncrt_module *module = NULL;
+    asyncrt_status s = open_with_cache(ordinal, dir, &ctx);
+    double start = now_ms();
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_module_build(ctx, "barrier.cu", k_barrier_source, NULL, &module);
+    *ms = now_ms() - start;
+    asyncrt_module_destroy(module);
+    asyncrt_context_destroy(ctx);
+    return s;
+}
+
+static asyncrt_status bench_barrier_hit(int ordinal, const char *dir, bench_jit *out)
+{
+    double hits[BARRIER_HITS];
+    asyncrt_status s = timed_build(ordinal, dir, &out->barrier_cold_ms);
+    for (int i = 0; s == ASYNCRT_SUCCESS && i < BARRIER_HITS; i++) s = timed_build(ordinal, dir, &hits[i]);
+    if (s == ASYNCRT_SUCCESS) out->barrier_disk_ms = median(hits, BARRIER_HITS);
+    return s;
+}
+
 /* Launch costs are host time per enqueue, in batches small enough never to
  * fill the driver's launch queue (a full queue blocks the host on the GPU and
  * would time the kernels instead), synchronised between batches, the three
@@ -138,6 +173,8 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->memory_ms, &m3);
     if (s != ASYNCRT_SUCCESS)
         asyncrt_fail(ctx, s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
+    else if ((s = bench_barrier_hit(ordinal, dir, out)) != ASYNCRT_SUCCESS)
+        asyncrt_fail(ctx, s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
 
     /* Launch overhead: host time to enqueue an empty kernel. */
     if (s == ASYNCRT_SUCCESS)

@@ -23,10 +23,14 @@ typedef struct bench_jit {
     double cold_ms;        /* asyncrt_map_create with an empty cache: NVRTC + load */
     double disk_ms;        /* a fresh context on the same cache directory */
     double memory_ms;      /* the same context again */
+    double barrier_cold_ms; /* a kernel including <cuda/barrier>: source -> loaded module, NVRTC */
+    double barrier_disk_ms; /* the same from the disk cache (~385 headers re-checked), median of fresh contexts */
     double bare_launch_us; /* host time per cuLaunchKernelEx of an empty kernel */
     double launch_us;      /* host time per asyncrt_kernel_launch of it */
     double map_launch_us;  /* host time per asyncrt_map_launch over 1 element */
 } bench_jit;
+
+#define BENCH_BARRIER_HITS 9 /* fresh contexts timed for barrier_disk_ms */
 
 asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out);
 

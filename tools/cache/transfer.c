@@ -1,214 +1,211 @@
 /* asyncrt-cache export / import: one build host warms many machines.
  *
- * export DIR copies every entry of the cache that verifies (format, size,
- * key, payload checksum) into DIR as <key>.bin. import DIR takes nothing on
- * trust: each file must be a regular file (opened O_NOFOLLOW | O_NONBLOCK,
- * checked with fstat before any read, size-capped) named by a key, and must
- * decode and verify under that key exactly as a normal cache read would; it
- * is then stored through the library's own store (temporary file, rename,
- * mode 0600), never copied byte for byte. A tampered or foreign file is
- * refused and named. What a verified entry cannot prove is who compiled it:
- * importing DIR trusts whoever could write DIR, as running its code would. */
-#include <dirent.h>
+ * export OUT copies every entry (<key2>.bin) and manifest (<key1>.mf) of the
+ * cache that passes the library's checks into OUT, re-sealed with a plain
+ * SHA-256 (a shared cache's team MAC stays home). import IN takes nothing on
+ * trust: each file is read as a cache read would (no symlink, no FIFO, a
+ * regular file of plausible size, checked with fstat before any read), must
+ * be named by a key and decode under that key, and is then re-sealed for
+ * this cache (its team MAC in shared mode) and written by the library's own
+ * atomic write; an imported manifest is merged with the one already here.
+ * Never a byte copy. A tampered, truncated, foreign or oddly typed file is
+ * refused and named. What verification cannot prove is who compiled an
+ * entry: importing a directory trusts whoever could write to it. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "cache.h"
-#include "cache_cmds.h"
-#include "context.h"
+#include "cache_manifest.h"
+#include "cache_store.h"
+#include "cache_trust.h"
+#include "context.h" /* asyncrt_format */
 #include "program.h"
+#include "tool.h"
 
-#define ENTRY_MAX_BYTES ((off_t)512 << 20)
+/* A verified file, decoded: exactly one of program / manifest is set. */
+typedef struct loaded {
+    uint8_t key[32];
+    asyncrt_program *program;
+    asyncrt_manifest manifest;
+    bool is_manifest;
+} loaded;
 
-static const char *k_usage =
-    "usage: asyncrt-cache export [--cache-dir DIR] OUT_DIR\n"
-    "       asyncrt-cache import [--cache-dir DIR] IN_DIR\n"
-    "export copies every verified cache entry into OUT_DIR (created 0700);\n"
-    "import verifies each <key>.bin of IN_DIR as a cache read would and stores it.\n"
-    "Exit status: 0 every entry moved, 1 some entry refused or not written, 2 bad usage.\n";
-
-/* "<64 hex>.bin" -> key; false for any other name. */
-static bool key_of(const char *name, uint8_t key[32])
+static void loaded_free(loaded *l)
 {
-    if (strlen(name) != 68 || strcmp(name + 64, ".bin") != 0) return false;
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        if (sscanf(name + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdef", name[2 * i]) ||
-            !strchr("0123456789abcdef", name[2 * i + 1]))
-            return false;
-        key[i] = (uint8_t)v;
-    }
-    return true;
+    asyncrt_program_destroy(l->program);
+    if (l->is_manifest) asyncrt_manifest_free(&l->manifest);
 }
 
-/* Reads and verifies one entry; NULL with a reason otherwise. */
-static asyncrt_program *read_entry(const char *path, const uint8_t key[32], char *why, size_t why_size)
+/* Reads and verifies dir/name with the library's checks; mac NULL = plain. */
+static bool load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac, loaded *out, char *why,
+                 size_t size)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, why_size, "cannot open (%s)", strerror(errno));
-        return NULL;
+    memset(out, 0, sizeof *out);
+    if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) {
+        snprintf(why, size, "not named <64 hex digits>.bin or .mf");
+        return false;
     }
-    struct stat st;
-    unsigned char *data = NULL;
-    asyncrt_program *p = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) snprintf(why, why_size, "not a regular file");
-    else if (st.st_size <= 0 || st.st_size > ENTRY_MAX_BYTES)
-        snprintf(why, why_size, "implausible size %lld bytes", (long long)st.st_size);
-    else if (!(data = malloc((size_t)st.st_size))) snprintf(why, why_size, "out of memory");
-    else {
-        size_t got = 0;
-        for (ssize_t n; got < (size_t)st.st_size && (n = read(fd, data + got, (size_t)st.st_size - got)) > 0;)
-            got += (size_t)n;
-        if (got != (size_t)st.st_size) snprintf(why, why_size, "short read");
-        else asyncrt_program_decode(data, got, key, &p, why, why_size);
+    if (!f->regular || !tool_key_from_name(f->name, out->key)) {
+        snprintf(why, size, f->regular ? "malformed name" : "not a regular file");
+        return false;
     }
-    close(fd);
-    free(data);
-    return p;
-}
-
-static int parse(int argc, char **argv, const char **cache_dir, const char **dir)
-{
-    *cache_dir = NULL;
-    *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(k_usage, stdout);
-            return -1;
-        }
-        if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) *cache_dir = argv[++i];
-        else if (argv[i][0] != '-' && !*dir) *dir = argv[i];
-        else {
-            fprintf(stderr, "asyncrt-cache %s: unexpected '%s'\n%s", argv[0], argv[i], k_usage);
-            return CACHE_EXIT_USAGE;
-        }
-    }
-    if (!*dir) {
-        fprintf(stderr, "asyncrt-cache %s: a directory is needed\n%s", argv[0], k_usage);
-        return CACHE_EXIT_USAGE;
-    }
-    return 0;
-}
-
-static asyncrt_context *open_cache(const char *cmd, const char *cache_dir)
-{
-    asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return NULL;
-    asyncrt_context_set_log_level(ctx, 1); /* the store's warnings say why an entry was not written */
-    if (cache_dir) asyncrt_context_set_cache_dir(ctx, cache_dir);
-    if (!asyncrt_context_cache_dir(ctx)) {
-        fprintf(stderr, "asyncrt-cache %s: there is no cache directory (ASYNCRT_CACHE=0, or no HOME)\n", cmd);
-        asyncrt_context_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-static bool write_entry(const char *dir, const char *name, const asyncrt_program *p)
-{
-    size_t size = 0;
-    unsigned char *data = asyncrt_program_encode(p, &size);
-    char *path = asyncrt_format("%s/%s", dir, name);
-    char *tmp = asyncrt_format("%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    int fd = data && path && tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-    bool ok = fd >= 0 && write(fd, data, size) == (ssize_t)size;
-    if (fd >= 0 && close(fd) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok && tmp) unlink(tmp);
-    free(data);
+    char *path = asyncrt_format("%s/%s", dir, f->name);
+    size_t n = 0;
+    why[0] = '\0';
+    unsigned char *data = path ? asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
     free(path);
-    free(tmp);
+    if (!data) {
+        if (!why[0]) snprintf(why, size, "vanished while reading");
+        return false;
+    }
+    bool ok;
+    if (f->kind == ASYNCRT_CACHE_ENTRY) {
+        ok = asyncrt_program_decode_keyed(data, n, out->key, mac, &out->program, why, size) == ASYNCRT_SUCCESS;
+    } else {
+        ok = out->is_manifest = asyncrt_manifest_decode(data, n, out->key, mac, &out->manifest, why, size);
+    }
+    free(data);
     return ok;
 }
 
-int asyncrt_cache_cmd_export(int argc, char **argv)
+/* Seals l for a cache with `mac` (NULL: plain) and writes dir/name atomically. */
+static bool save(const char *dir, const char *name, const loaded *l, const uint8_t *mac, mode_t mode)
 {
-    const char *cache_dir, *out;
-    int rc = parse(argc, argv, &cache_dir, &out);
-    if (rc) return rc < 0 ? CACHE_EXIT_OK : rc;
-    asyncrt_context *ctx = open_cache("export", cache_dir);
-    if (!ctx) return CACHE_EXIT_USAGE;
-    const char *from = asyncrt_context_cache_dir(ctx);
-    DIR *d = opendir(from);
-    if (!d) {
-        fprintf(stderr, "asyncrt-cache export: cannot read %s (%s)\n", from, strerror(errno));
-        asyncrt_context_destroy(ctx);
-        return CACHE_EXIT_FAILED;
-    }
-    if (mkdir(out, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "asyncrt-cache export: cannot create %s (%s)\n", out, strerror(errno));
-        closedir(d);
-        asyncrt_context_destroy(ctx);
-        return CACHE_EXIT_FAILED;
-    }
-    size_t moved = 0, refused = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        uint8_t key[32];
-        if (!key_of(e->d_name, key)) continue;
-        char why[256] = "";
-        char *path = asyncrt_format("%s/%s", from, e->d_name);
-        asyncrt_program *p = path ? read_entry(path, key, why, sizeof why) : NULL;
-        if (p && write_entry(out, e->d_name, p)) moved++;
-        else {
-            refused++;
-            fprintf(stderr, "asyncrt-cache export: skipping %s: %s\n", e->d_name, p ? "cannot write it" : why);
-        }
-        asyncrt_program_destroy(p);
-        free(path);
-    }
-    closedir(d);
-    printf("exported %zu entr%s from %s to %s%s\n", moved, moved == 1 ? "y" : "ies", from, out,
-           refused ? " (some skipped: see above)" : "");
-    asyncrt_context_destroy(ctx);
-    return refused ? CACHE_EXIT_FAILED : CACHE_EXIT_OK;
+    size_t size = 0;
+    unsigned char *data = l->is_manifest ? asyncrt_manifest_encode(&l->manifest, l->key, mac, &size)
+                                         : asyncrt_program_encode_keyed(l->program, mac, &size);
+    char *path = asyncrt_format("%s/%s", dir, name);
+    bool ok = data && path && asyncrt_cache_write_file(path, data, size, mode);
+    free(data);
+    free(path);
+    return ok;
 }
 
-int asyncrt_cache_cmd_import(int argc, char **argv)
+/* An imported manifest joins the dependency sets already recorded here
+ * (newest first: ours, then theirs not already present), up to the limit. */
+static bool merge_manifest(const cache_tool *tool, const char *name, loaded *theirs)
 {
-    const char *cache_dir, *in;
-    int rc = parse(argc, argv, &cache_dir, &in);
-    if (rc) return rc < 0 ? CACHE_EXIT_OK : rc;
-    asyncrt_context *ctx = open_cache("import", cache_dir);
-    if (!ctx) return CACHE_EXIT_USAGE;
-    DIR *d = opendir(in);
-    if (!d) {
-        fprintf(stderr, "asyncrt-cache import: cannot read %s (%s)\n", in, strerror(errno));
-        asyncrt_context_destroy(ctx);
-        return CACHE_EXIT_FAILED;
+    asyncrt_cache_file here = {.name = (char *)name, .kind = ASYNCRT_CACHE_MANIFEST, .regular = true};
+    loaded ours;
+    char why[256];
+    if (!load(tool->dir, &here, tool->shared ? tool->mac_key : NULL, &ours, why, sizeof why)) return true;
+    asyncrt_dep_set *sets = calloc(ASYNCRT_MANIFEST_MAX_SETS, sizeof *sets);
+    size_t count = 0;
+    bool ok = sets != NULL;
+    for (size_t i = 0; ok && i < ours.manifest.count && count < ASYNCRT_MANIFEST_MAX_SETS; i++)
+        ok = asyncrt_dep_set_copy(&sets[count++], &ours.manifest.sets[i]);
+    for (size_t i = 0; ok && i < theirs->manifest.count && count < ASYNCRT_MANIFEST_MAX_SETS; i++) {
+        bool known = false;
+        for (size_t j = 0; j < ours.manifest.count && !known; j++)
+            known = !memcmp(ours.manifest.sets[j].result_key, theirs->manifest.sets[i].result_key, 32);
+        if (!known) ok = asyncrt_dep_set_copy(&sets[count++], &theirs->manifest.sets[i]);
     }
-    size_t moved = 0, refused = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        uint8_t key[32];
-        if (e->d_name[0] == '.') continue;
-        char why[256] = "not named <64 hex digits>.bin";
-        char *path = asyncrt_format("%s/%s", in, e->d_name);
-        asyncrt_program *p = path && key_of(e->d_name, key) ? read_entry(path, key, why, sizeof why) : NULL;
-        char *dest = p ? asyncrt_cache_entry_path(ctx, key) : NULL;
-        bool ok = false;
-        if (p) {
-            asyncrt_cache_store(ctx, p); /* the library's own write: tmp file, rename, 0600 */
-            struct stat st;
-            ok = dest && stat(dest, &st) == 0;
-            if (!ok) snprintf(why, sizeof why, "the cache did not store it (see the warning above)");
-        }
-        if (ok) moved++;
-        else {
-            refused++;
-            fprintf(stderr, "asyncrt-cache import: refusing %s: %s\n", e->d_name, why);
-        }
-        asyncrt_program_destroy(p);
-        free(dest);
-        free(path);
+    loaded_free(&ours);
+    if (!ok) {
+        asyncrt_manifest m = {sets, count};
+        asyncrt_manifest_free(&m);
+        return false;
     }
-    closedir(d);
-    printf("imported %zu entr%s from %s into %s%s\n", moved, moved == 1 ? "y" : "ies", in,
-           asyncrt_context_cache_dir(ctx), refused ? " (some refused: see above)" : "");
-    asyncrt_context_destroy(ctx);
-    return refused ? CACHE_EXIT_FAILED : CACHE_EXIT_OK;
+    asyncrt_manifest_free(&theirs->manifest);
+    theirs->manifest = (asyncrt_manifest){sets, count};
+    return true;
 }
+
+typedef struct transfer_counts {
+    size_t moved, refused;
+} transfer_counts;
+
+static void refuse(transfer_counts *c, const char *cmd, const char *verb, const char *name, const char *why)
+{
+    c->refused++;
+    fprintf(stderr, "asyncrt-cache %s: %s %s: %s\n", cmd, verb, name, why);
+}
+
+static int run_export(cache_tool *tool, int argc, char **argv)
+{
+    extern const cache_command cmd_export;
+    if (argc != 2 || argv[1][0] == '-') return tool_usage_error(&cmd_export, "one output directory is needed");
+    const char *out = argv[1];
+    if (mkdir(out, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "asyncrt-cache export: cannot create %s (%s)\n", out, strerror(errno));
+        return TOOL_PROBLEM;
+    }
+    asyncrt_cache_listing l;
+    if (!asyncrt_cache_scan(tool->dir, &l)) {
+        fprintf(stderr, "asyncrt-cache export: cannot read %s\n", tool->dir);
+        return TOOL_NO_CACHE;
+    }
+    transfer_counts c = {0};
+    for (size_t i = 0; i < l.count; i++) {
+        const asyncrt_cache_file *f = &l.files[i];
+        if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) continue;
+        loaded x;
+        char why[256];
+        if (!load(tool->dir, f, tool->shared ? tool->mac_key : NULL, &x, why, sizeof why))
+            refuse(&c, "export", "skipping", f->name, why);
+        else if (!save(out, f->name, &x, NULL, 0600))
+            refuse(&c, "export", "skipping", f->name, strerror(errno));
+        else
+            c.moved++;
+        loaded_free(&x);
+    }
+    asyncrt_cache_listing_free(&l);
+    printf("exported %zu files from %s to %s%s\n", c.moved, tool->dir, out, c.refused ? " (some skipped: see above)" : "");
+    return c.refused ? TOOL_PROBLEM : TOOL_OK;
+}
+
+static int run_import(cache_tool *tool, int argc, char **argv)
+{
+    extern const cache_command cmd_import;
+    if (argc != 2 || argv[1][0] == '-') return tool_usage_error(&cmd_import, "one input directory is needed");
+    const char *in = argv[1];
+    asyncrt_cache_listing l;
+    if (!asyncrt_cache_scan(in, &l)) {
+        fprintf(stderr, "asyncrt-cache import: cannot read %s\n", in);
+        return TOOL_PROBLEM;
+    }
+    const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
+    mode_t mode = tool->shared ? 0660 : 0600;
+    transfer_counts c = {0};
+    for (size_t i = 0; i < l.count; i++) {
+        const asyncrt_cache_file *f = &l.files[i];
+        if (f->name[0] == '.' && f->kind != ASYNCRT_CACHE_TEMP) continue; /* ".", "..", hidden files */
+        loaded x;
+        char why[256];
+        if (!load(in, f, NULL, &x, why, sizeof why)) refuse(&c, "import", "refusing", f->name, why);
+        else if (x.is_manifest && !merge_manifest(tool, f->name, &x))
+            refuse(&c, "import", "refusing", f->name, "out of memory merging manifests");
+        else if (!save(tool->dir, f->name, &x, mac, mode))
+            refuse(&c, "import", "not writing", f->name, strerror(errno));
+        else
+            c.moved++;
+        loaded_free(&x);
+    }
+    asyncrt_cache_listing_free(&l);
+    printf("imported %zu files from %s into %s%s\n", c.moved, in, tool->dir, c.refused ? " (some refused: see above)" : "");
+    return c.refused ? TOOL_PROBLEM : TOOL_OK;
+}
+
+const cache_command cmd_export = {
+    "export", "copy every verified entry and manifest into a directory (for import elsewhere)",
+    "usage: asyncrt-cache [--dir DIR] export OUT_DIR\n"
+    "\n"
+    "Copies every entry and manifest that passes the library's checks into OUT_DIR\n"
+    "(created 0700), sealed with a plain SHA-256 (a shared cache's MAC stays home).\n"
+    "Exit codes: 0 all copied, 1 some skipped (named), 2 bad usage, 3 no usable cache\n"
+    "directory.\n",
+    true, run_export};
+
+const cache_command cmd_import = {
+    "import", "verify the entries and manifests of a directory and store them in the cache",
+    "usage: asyncrt-cache [--dir DIR] import IN_DIR\n"
+    "\n"
+    "Reads each <key>.bin / <key>.mf of IN_DIR as a cache read would (no symlinks or\n"
+    "FIFOs, regular files of plausible size, decoded and checked under the key the\n"
+    "name claims), then writes it into the cache with the library's own atomic write\n"
+    "(and this cache's team MAC in shared mode); manifests are merged with ours.\n"
+    "A tampered, foreign or oddly typed file is refused and named.\n"
+    "Exit codes: 0 all imported, 1 some refused, 2 bad usage, 3 no usable cache\n"
+    "directory.\n",
+    true, run_import};

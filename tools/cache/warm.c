@@ -11,12 +11,12 @@
 #include <time.h>
 
 #include "asyncrt/asyncrt.h"
-#include "cache_cmds.h"
+#include "tool.h"
 
 #define WARM_MAX_ITEMS 64
 
-static const char *k_usage =
-    "usage: asyncrt-cache warm [options] FILE.cu...\n"
+static const char k_usage[] =
+    "usage: asyncrt-cache [--dir DIR] warm [options] FILE.cu...\n"
     "Compiles each FILE for each target into the cache directory, in parallel.\n"
     "  --arch LIST      comma-separated targets: auto (device 0's), all (the auto target of\n"
     "                   every GPU of this machine), or sm_XY / sm_XYa / compute_XY (default auto)\n"
@@ -26,15 +26,15 @@ static const char *k_usage =
     "  --name EXPR      name expression, e.g. 'scale<float>' (repeatable), as the user's compile has\n"
     "  -Xnvrtc OPT      an NVRTC option passed as it is (repeatable)\n"
     "  --threads N      compile threads (default: the CPU count)\n"
-    "  --cache-dir DIR  the cache directory (default: as the library chooses)\n"
     "  --quiet          print only failures\n"
-    "Exit status: 0 all compiled, 1 some failed, 2 bad usage, 3 auto/all and no GPU.\n";
+    "Exit codes: 0 all compiled, 1 some failed, 2 bad usage, 3 no usable cache\n"
+    "directory, 4 auto/all and no usable GPU.\n";
 
 typedef struct warm_args {
     const char *includes[WARM_MAX_ITEMS], *defines[WARM_MAX_ITEMS], *names[WARM_MAX_ITEMS],
         *nvrtc[WARM_MAX_ITEMS], *archs[WARM_MAX_ITEMS];
     size_t include_count, define_count, name_count, nvrtc_count, arch_count;
-    const char *std, *cache_dir, *arch_list;
+    const char *std, *arch_list;
     char **files;
     size_t file_count;
     unsigned threads;
@@ -62,17 +62,13 @@ static int parse(int argc, char **argv, warm_args *a)
             i++;
             break;
         }
-        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-            fputs(k_usage, stdout);
-            return -1;
-        }
         if (!strcmp(o, "--quiet")) {
             a->quiet = true;
             continue;
         }
         if (!v) {
             fprintf(stderr, "asyncrt-cache warm: %s needs a value\n%s", o, k_usage);
-            return CACHE_EXIT_USAGE;
+            return TOOL_USAGE;
         }
         bool ok = true;
         if (!strcmp(o, "--arch")) a->arch_list = v;
@@ -81,27 +77,26 @@ static int parse(int argc, char **argv, warm_args *a)
         else if (!strcmp(o, "--name")) ok = push(a->names, &a->name_count, v, "--name");
         else if (!strcmp(o, "-Xnvrtc")) ok = push(a->nvrtc, &a->nvrtc_count, v, "-Xnvrtc");
         else if (!strcmp(o, "--std")) a->std = v;
-        else if (!strcmp(o, "--cache-dir")) a->cache_dir = v;
         else if (!strcmp(o, "--threads")) {
             char *end;
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > 1024) {
                 fprintf(stderr, "asyncrt-cache warm: --threads '%s' must be 1..1024\n", v);
-                return CACHE_EXIT_USAGE;
+                return TOOL_USAGE;
             }
             a->threads = (unsigned)n;
         } else {
             fprintf(stderr, "asyncrt-cache warm: unknown option '%s'\n%s", o, k_usage);
-            return CACHE_EXIT_USAGE;
+            return TOOL_USAGE;
         }
-        if (!ok) return CACHE_EXIT_USAGE;
+        if (!ok) return TOOL_USAGE;
         i++;
     }
     a->files = argv + i;
     a->file_count = (size_t)(argc - i);
     if (!a->file_count) {
         fprintf(stderr, "asyncrt-cache warm: no source files given\n%s", k_usage);
-        return CACHE_EXIT_USAGE;
+        return TOOL_USAGE;
     }
     return 0;
 }
@@ -146,7 +141,7 @@ static char *read_text(const char *path)
 static int auto_target(int ordinal, char *out, size_t size)
 {
     asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return CACHE_EXIT_FAILED;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return TOOL_PROBLEM;
     asyncrt_status s = asyncrt_context_open_device(ctx, ordinal);
     asyncrt_program *p = NULL;
     /* The cheapest way to ask the library's own rule: compile nothing for auto. */
@@ -159,7 +154,7 @@ static int auto_target(int ordinal, char *out, size_t size)
     asyncrt_program_destroy(p);
     asyncrt_context_destroy(ctx);
     return s == ASYNCRT_SUCCESS ? 0 : s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE
-                                          ? CACHE_EXIT_NO_GPU : CACHE_EXIT_FAILED;
+                                          ? TOOL_NO_GPU : TOOL_PROBLEM;
 }
 
 static bool add_target(warm_args *a, char (*names)[32], const char *name)
@@ -180,37 +175,37 @@ static bool add_target(warm_args *a, char (*names)[32], const char *name)
 static int resolve_targets(warm_args *a, char (*names)[32])
 {
     char *copy = strdup(a->arch_list), *save = NULL;
-    int rc = copy ? 0 : CACHE_EXIT_FAILED;
+    int rc = copy ? 0 : TOOL_PROBLEM;
     for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
         char name[32];
         if (!strcmp(t, "auto")) {
-            if (!(rc = auto_target(0, name, sizeof name)) && !add_target(a, names, name)) rc = CACHE_EXIT_USAGE;
+            if (!(rc = auto_target(0, name, sizeof name)) && !add_target(a, names, name)) rc = TOOL_USAGE;
         } else if (!strcmp(t, "all")) {
             asyncrt_context *ctx = NULL;
             int count = 0;
-            if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) rc = CACHE_EXIT_FAILED;
+            if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) rc = TOOL_PROBLEM;
             else if (asyncrt_device_count(ctx, &count) != ASYNCRT_SUCCESS || count == 0) {
                 fprintf(stderr, "asyncrt-cache warm: --arch all: no GPU: %s\n",
                         count ? asyncrt_context_last_error(ctx) : "the driver reports no device");
-                rc = CACHE_EXIT_NO_GPU;
+                rc = TOOL_NO_GPU;
             }
             asyncrt_context_destroy(ctx);
             for (int d = 0; !rc && d < count; d++)
-                if (!(rc = auto_target(d, name, sizeof name)) && !add_target(a, names, name)) rc = CACHE_EXIT_USAGE;
+                if (!(rc = auto_target(d, name, sizeof name)) && !add_target(a, names, name)) rc = TOOL_USAGE;
         } else if (strlen(t) >= sizeof name || !add_target(a, names, t)) {
             fprintf(stderr, "asyncrt-cache warm: bad target '%s'\n", t);
-            rc = CACHE_EXIT_USAGE;
+            rc = TOOL_USAGE;
         }
     }
     free(copy);
     return rc;
 }
 
-int asyncrt_cache_cmd_warm(int argc, char **argv)
+static int run(cache_tool *tool, int argc, char **argv)
 {
     warm_args a;
     int rc = parse(argc, argv, &a);
-    if (rc) return rc < 0 ? CACHE_EXIT_OK : rc;
+    if (rc) return rc;
     char target_names[WARM_MAX_ITEMS][32];
     if ((rc = resolve_targets(&a, target_names))) return rc;
 
@@ -223,19 +218,18 @@ int asyncrt_cache_cmd_warm(int argc, char **argv)
     asyncrt_context *ctx = NULL;
     if (!sources || !dirs || !includes || !opts || !reqs || asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-cache warm: out of memory\n");
-        rc = CACHE_EXIT_FAILED;
+        rc = TOOL_PROBLEM;
         goto done;
     }
-    if (a.cache_dir) asyncrt_context_set_cache_dir(ctx, a.cache_dir);
-    if (!asyncrt_context_cache_dir(ctx)) {
-        fprintf(stderr, "asyncrt-cache warm: there is no cache directory (ASYNCRT_CACHE=0, or no HOME): nothing to warm\n");
-        rc = CACHE_EXIT_USAGE;
+    if (asyncrt_context_set_cache_dir(ctx, tool->dir) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "asyncrt-cache warm: out of memory\n");
+        rc = TOOL_PROBLEM;
         goto done;
     }
     for (size_t f = 0; f < a.file_count; f++) {
         if (!(sources[f] = read_text(a.files[f]))) {
             fprintf(stderr, "asyncrt-cache warm: cannot read %s\n", a.files[f]);
-            rc = CACHE_EXIT_USAGE;
+            rc = TOOL_USAGE;
             goto done;
         }
         char *copy = strdup(a.files[f]);
@@ -275,7 +269,7 @@ int asyncrt_cache_cmd_warm(int argc, char **argv)
     if (!a.quiet)
         printf("%zu program%s (%zu compiled, %zu already cached, %zu failed) in %.0f ms into %s\n", n,
                n == 1 ? "" : "s", compiled, n - compiled - failed, failed, ms, asyncrt_context_cache_dir(ctx));
-    rc = failed ? CACHE_EXIT_FAILED : CACHE_EXIT_OK;
+    rc = failed ? TOOL_PROBLEM : TOOL_OK;
 done:
     if (reqs) asyncrt_build_batch_release(reqs, n);
     for (size_t f = 0; sources && f < a.file_count; f++) free(sources[f]);
@@ -288,3 +282,7 @@ done:
     asyncrt_context_destroy(ctx);
     return rc;
 }
+
+const cache_command cmd_warm = {
+    "warm", "compile sources for targets into the cache, in parallel (before the first user)",
+    k_usage, true, run};

@@ -73,6 +73,19 @@ void asyncrt_context_set_log_level(asyncrt_context *ctx, int level);
 asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir);
 const char *asyncrt_context_cache_dir(const asyncrt_context *ctx); /* NULL if off */
 
+/* What this context's program cache did (see README, "The cache"). */
+typedef struct asyncrt_cache_stats {
+    uint64_t memory_hits;   /* found in this context's memory */
+    uint64_t disk_hits;     /* read from the cache directory */
+    uint64_t misses;        /* NVRTC had to run */
+    uint64_t stores;        /* programs stored (memory, and disk when on) */
+    uint64_t evictions;     /* files this context deleted to keep under ASYNCRT_CACHE_MAX_BYTES */
+    uint64_t rejected;      /* disk files refused: damaged, foreign, not a regular file, too big */
+} asyncrt_cache_stats;
+
+/* Copies the counters; safe while other threads use the context. */
+asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
+
 /* Loads the driver (dlopen of libcuda.so.1, or $ASYNCRT_LIBCUDA), initialises
  * it and makes device `ordinal`'s primary context current for this context's
  * calls. ASYNCRT_ERROR_NO_DRIVER / ASYNCRT_ERROR_NO_DEVICE say why not. */

@@ -1,0 +1,253 @@
+#include "cache_manifest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache_codec.h"
+#include "sha256.h"
+
+#define MANIFEST_MAGIC "ASYNCRTM"
+#define MANIFEST_FORMAT 1u
+
+static void take_stat(asyncrt_dep *d, const struct stat *st)
+{
+    d->size = (uint64_t)st->st_size;
+    d->ino = (uint64_t)st->st_ino;
+    d->dev = (uint64_t)st->st_dev;
+    d->mtime_s = st->st_mtim.tv_sec;
+    d->mtime_ns = st->st_mtim.tv_nsec;
+    d->ctime_s = st->st_ctim.tv_sec;
+    d->ctime_ns = st->st_ctim.tv_nsec;
+}
+
+/* SHA-256 of a regular file and the fstat of the descriptor hashed. */
+static bool hash_file(const char *path, uint8_t sha[32], struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
+    asyncrt_sha256 h;
+    asyncrt_sha256_init(&h);
+    unsigned char buf[65536];
+    while (ok) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) ok = false;
+        if (n <= 0) break;
+        asyncrt_sha256_update(&h, buf, (size_t)n);
+    }
+    close(fd);
+    asyncrt_sha256_final(&h, sha);
+    return ok;
+}
+
+static bool at_or_after(int64_t s, int64_t ns, const struct timespec *t)
+{
+    return s > t->tv_sec || (s == t->tv_sec && ns >= t->tv_nsec);
+}
+
+static void result_key(asyncrt_dep_set *set, const uint8_t key1[32])
+{
+    asyncrt_sha256 h;
+    asyncrt_sha256_init(&h);
+    asyncrt_sha256_update(&h, "asyncrt result", 14);
+    asyncrt_sha256_update(&h, key1, 32);
+    uint64_t n = strlen(set->cwd);
+    asyncrt_sha256_update(&h, &n, sizeof n);
+    asyncrt_sha256_update(&h, set->cwd, n);
+    for (size_t i = 0; i < set->count; i++) {
+        n = strlen(set->deps[i].path);
+        asyncrt_sha256_update(&h, &n, sizeof n);
+        asyncrt_sha256_update(&h, set->deps[i].path, n);
+        asyncrt_sha256_update(&h, set->deps[i].sha, 32);
+    }
+    asyncrt_sha256_final(&h, set->result_key);
+}
+
+bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
+                            size_t memory_count, const struct timespec *start, const uint8_t key1[32],
+                            asyncrt_dep_set *out, char *why, size_t why_size)
+{
+    *out = (asyncrt_dep_set){0};
+    out->deps = calloc(headers->count + 1, sizeof *out->deps);
+    out->cwd = strdup("");
+    bool ok = out->deps && out->cwd;
+    if (!ok) snprintf(why, why_size, "out of memory");
+    bool relative = false;
+    for (size_t i = 0; ok && i < headers->count; i++) {
+        const char *path = headers->paths[i];
+        asyncrt_dep *d = &out->deps[out->count];
+        struct stat st;
+        if (lstat(path, &st) != 0 && errno == ENOENT) {
+            bool in_memory = false;
+            for (size_t m = 0; m < memory_count; m++) in_memory |= strcmp(memory_names[m], path) == 0;
+            if (in_memory) continue;
+            snprintf(why, why_size, "%s was read by NVRTC but is gone", path);
+            ok = false;
+        } else if (!hash_file(path, d->sha, &st)) {
+            snprintf(why, why_size, "cannot hash %s (not a readable regular file)", path);
+            ok = false;
+        } else if (at_or_after(st.st_mtim.tv_sec, st.st_mtim.tv_nsec, start) ||
+                   at_or_after(st.st_ctim.tv_sec, st.st_ctim.tv_nsec, start)) {
+            snprintf(why, why_size, "%s changed while it was being compiled", path);
+            ok = false;
+        } else if (!(d->path = strdup(path))) {
+            snprintf(why, why_size, "out of memory");
+            ok = false;
+        } else {
+            take_stat(d, &st);
+            out->count++;
+            relative |= path[0] != '/';
+        }
+    }
+    if (ok && relative) {
+        char cwd[PATH_MAX];
+        free(out->cwd);
+        out->cwd = getcwd(cwd, sizeof cwd) ? strdup(cwd) : NULL;
+        if (!out->cwd) {
+            snprintf(why, why_size, "cannot read the working directory, which relative headers depend on");
+            ok = false;
+        }
+    }
+    if (!ok) {
+        asyncrt_dep_set_free(out);
+        return false;
+    }
+    result_key(out, key1);
+    return true;
+}
+
+bool asyncrt_dep_set_valid(const asyncrt_dep_set *set)
+{
+    if (set->cwd[0]) {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || strcmp(cwd, set->cwd) != 0) return false;
+    }
+    for (size_t i = 0; i < set->count; i++) {
+        const asyncrt_dep *d = &set->deps[i];
+        struct stat st;
+        if (stat(d->path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != d->size) return false;
+        asyncrt_dep now;
+        take_stat(&now, &st);
+        if (now.ino == d->ino && now.dev == d->dev && now.mtime_s == d->mtime_s && now.mtime_ns == d->mtime_ns &&
+            now.ctime_s == d->ctime_s && now.ctime_ns == d->ctime_ns)
+            continue;
+        uint8_t sha[32];
+        if (!hash_file(d->path, sha, &st) || memcmp(sha, d->sha, 32) != 0) return false;
+    }
+    return true;
+}
+
+void asyncrt_dep_set_free(asyncrt_dep_set *set)
+{
+    for (size_t i = 0; set->deps && i < set->count; i++) free(set->deps[i].path);
+    free(set->deps);
+    free(set->cwd);
+    *set = (asyncrt_dep_set){0};
+}
+
+bool asyncrt_dep_set_copy(asyncrt_dep_set *dst, const asyncrt_dep_set *src)
+{
+    *dst = *src;
+    dst->count = 0;
+    dst->deps = calloc(src->count + 1, sizeof *dst->deps);
+    dst->cwd = strdup(src->cwd);
+    bool ok = dst->deps && dst->cwd;
+    for (size_t i = 0; ok && i < src->count; i++, dst->count++) {
+        dst->deps[i] = src->deps[i];
+        ok = (dst->deps[i].path = strdup(src->deps[i].path)) != NULL;
+    }
+    if (!ok) asyncrt_dep_set_free(dst);
+    return ok;
+}
+
+void asyncrt_manifest_free(asyncrt_manifest *m)
+{
+    for (size_t i = 0; i < m->count; i++) asyncrt_dep_set_free(&m->sets[i]);
+    free(m->sets);
+    *m = (asyncrt_manifest){0};
+}
+
+unsigned char *asyncrt_manifest_encode(const asyncrt_manifest *m, const uint8_t key1[32],
+                                       const uint8_t *mac_key, size_t *size)
+{
+    asyncrt_writer w = {0};
+    asyncrt_seal_begin(&w);
+    asyncrt_put_u64(&w, m->count);
+    for (size_t s = 0; s < m->count; s++) {
+        const asyncrt_dep_set *set = &m->sets[s];
+        asyncrt_put(&w, set->result_key, 32);
+        asyncrt_put_str(&w, set->cwd);
+        asyncrt_put_u64(&w, set->count);
+        for (size_t i = 0; i < set->count; i++) {
+            const asyncrt_dep *d = &set->deps[i];
+            asyncrt_put_str(&w, d->path);
+            const uint64_t fields[] = {d->size, d->ino, d->dev, (uint64_t)d->mtime_s, (uint64_t)d->mtime_ns,
+                                       (uint64_t)d->ctime_s, (uint64_t)d->ctime_ns};
+            asyncrt_put(&w, fields, sizeof fields);
+            asyncrt_put(&w, d->sha, 32);
+        }
+    }
+    return asyncrt_seal_end(&w, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, size);
+}
+
+/* Smallest encoded dep: empty path length + 7 fields + hash. */
+#define DEP_MIN_BYTES (8 + 7 * 8 + 32)
+
+bool asyncrt_manifest_decode(const void *data, size_t size, const uint8_t key1[32], const uint8_t *mac_key,
+                             asyncrt_manifest *out, char *why, size_t why_size)
+{
+    *out = (asyncrt_manifest){0};
+    const unsigned char *payload;
+    size_t payload_size;
+    char reason[192];
+    if (!asyncrt_seal_open(data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload, &payload_size,
+                           NULL, reason, sizeof reason)) {
+        snprintf(why, why_size, "manifest: %s", reason);
+        return false;
+    }
+    asyncrt_reader r = {payload, payload_size, false};
+    uint64_t sets = asyncrt_take_u64(&r);
+    if (sets == 0 || sets > ASYNCRT_MANIFEST_MAX_SETS) r.bad = true;
+    if (!r.bad && !(out->sets = calloc(sets, sizeof *out->sets))) r.bad = true;
+    for (uint64_t s = 0; !r.bad && s < sets; s++, out->count++) {
+        asyncrt_dep_set *set = &out->sets[s];
+        const void *key = asyncrt_take(&r, 32);
+        if (key) memcpy(set->result_key, key, 32);
+        set->cwd = asyncrt_take_str(&r);
+        uint64_t deps = asyncrt_take_u64(&r);
+        if (!set->cwd || deps > r.left / DEP_MIN_BYTES || !(set->deps = calloc(deps + 1, sizeof *set->deps))) {
+            r.bad = true;
+            break;
+        }
+        for (uint64_t i = 0; !r.bad && i < deps; i++) {
+            asyncrt_dep *d = &set->deps[i];
+            d->path = asyncrt_take_str(&r);
+            set->count++;
+            uint64_t f[7];
+            const void *fields = asyncrt_take(&r, sizeof f);
+            const void *sha = asyncrt_take(&r, 32);
+            if (!d->path || !d->path[0] || !fields || !sha) {
+                r.bad = true;
+                break;
+            }
+            memcpy(f, fields, sizeof f);
+            d->size = f[0], d->ino = f[1], d->dev = f[2];
+            d->mtime_s = (int64_t)f[3], d->mtime_ns = (int64_t)f[4], d->ctime_s = (int64_t)f[5];
+            d->ctime_ns = (int64_t)f[6];
+            memcpy(d->sha, sha, 32);
+        }
+    }
+    if (r.bad || r.left != 0) {
+        asyncrt_manifest_free(out);
+        snprintf(why, why_size, "manifest payload is malformed");
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,25 @@
+/* The headers one NVRTC compile read, from its -fdevice-time-trace file: a
+ * Chrome trace whose "Processing Header File" events name each header in
+ * args.detail (absolute for -I/--include-path/absolute includes, relative to
+ * the process's working directory for quoted ones, the bare name for
+ * in-memory headers). NVRTC's builtin header is always the first; a trace
+ * without it is refused, since then the list cannot be trusted. */
+#ifndef ASYNCRT_CACHE_TRACE_H
+#define ASYNCRT_CACHE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ASYNCRT_NVRTC_BUILTIN_HEADER "__nv_nvrtc_builtin_header.h"
+
+typedef struct asyncrt_trace_headers {
+    char **paths; /* in trace order, builtin header excluded, duplicates removed */
+    size_t count;
+} asyncrt_trace_headers;
+
+/* Parses a trace (json, size bytes, need not be NUL-terminated). False with
+ * a reason for malformed JSON, a missing event list or builtin header. */
+bool asyncrt_trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size);
+void asyncrt_trace_headers_free(asyncrt_trace_headers *h);
+
+#endif

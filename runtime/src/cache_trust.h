@@ -1,0 +1,41 @@
+/* Trust checks of the cache directory and safe reads of the files in it.
+ *
+ * Private mode (default): the directory must be a real directory (not a
+ * symlink) owned by the effective user and not writable by group or others.
+ * Shared mode (ASYNCRT_CACHE_SHARED=1): it may also be group-writable when
+ * the setgid bit is set (files stay in the team's group), never
+ * other-writable, and every file carries an HMAC-SHA-256 under the team key
+ * `<dir>/KEY` (32 random bytes, group-readable, nobody-writable, created by
+ * the first user). A directory that fails is not used (no disk cache). */
+#ifndef ASYNCRT_CACHE_TRUST_H
+#define ASYNCRT_CACHE_TRUST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Test seam: the effective uid that owners are compared with (geteuid by
+ * default); tests point it elsewhere to act as another user while root. */
+extern uid_t (*asyncrt_cache_trust_euid)(void);
+
+/* Creates `dir` if missing (0700; 02770 in shared mode) and checks it. True
+ * when it may be used; mac_key is then filled in shared mode. */
+bool asyncrt_cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
+
+/* Largest plausible entry or manifest: anything bigger is refused unread. */
+#define ASYNCRT_CACHE_FILE_MAX ((size_t)256 << 20)
+
+/* Reads a cache file without following a symlink or blocking on a FIFO,
+ * checking with fstat that it is a regular file of 1..max bytes before any
+ * read; EINTR is retried. touch: refresh its times (the LRU's recency).
+ * NULL when refused or absent: why is "" when it simply is not there. */
+unsigned char *asyncrt_cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
+                                       size_t why_size);
+
+/* Writes data to `path` atomically: a temporary in the same directory, then
+ * rename (atomic on local and NFS filesystems; readers see old or new). mode:
+ * 0600 private, 0660 shared. False with errno set on failure. */
+bool asyncrt_cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode);
+
+#endif

@@ -1,0 +1,244 @@
+/* Key completeness, as a property over every include form: editing any file
+ * a compile read makes the next lookup miss (in memory and on disk), and
+ * putting it back hits again (the manifest keeps the older dependency set);
+ * touching a file it read without changing it, editing an unrelated file and
+ * creating a new one all still hit.
+ *
+ * Forms: quoted "../x.h" from the source's directory (paths relative to the
+ * working directory), an absolute include, -I (include_dirs), --include-path
+ * in raw options, the source's own directory given absolutely, a source with
+ * no directory (stdin-like) reading from the working directory, a nested
+ * include, and the toolkit's headers (a stand-in toolkit under CUDA_PATH). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "context.h" /* asyncrt_format */
+#include "test_support.h"
+
+static char *g_root; /* the working directory of every case */
+
+static void settle(void)
+{
+    /* Past a tick of the coarse clock that file timestamps come from: a
+     * file changed at or after a compile began is not recorded. */
+    struct timespec pause = {0, 30 * 1000000L};
+    nanosleep(&pause, NULL);
+}
+
+static void write_text(const char *rel, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", g_root, rel);
+    for (char *slash = strchr(path + strlen(g_root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(path, 0700);
+        *slash = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static char *read_text(const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", g_root, rel);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = calloc(1, 4096);
+    size_t n = fread(text, 1, 4095, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+typedef struct include_case {
+    const char *what;
+    const char *source_name;     /* %s: the root */
+    const char *source;          /* %s: the root */
+    const char *include_dir;     /* -I, %s: the root; NULL for none */
+    const char *raw_option;      /* %s: the root; NULL for none */
+    const char *files[3];        /* read by the compile, relative to the root */
+    const char *unrelated;       /* in the same directory, never read */
+    bool toolkit;                /* CUDA_PATH points at the stand-in toolkit */
+} include_case;
+
+static const include_case k_cases[] = {
+    {"quoted ../ from the source's directory", "src/k.cu", "#include \"../inc/up.h\"\n", NULL, NULL,
+     {"inc/up.h"}, "inc/notes.txt", false},
+    {"absolute include", "k.cu", "#include \"%s/abs/abs.h\"\n", NULL, NULL, {"abs/abs.h"}, "abs/other.h", false},
+    {"-I include_dirs", "k.cu", "#include <idir.h>\n", "%s/idir", NULL, {"idir/idir.h"}, "idir/unused.h", false},
+    {"--include-path in raw options", "k.cu", "#include <ipath.h>\n", NULL, "--include-path=%s/ipath",
+     {"ipath/ipath.h"}, "ipath/log.txt", false},
+    {"the source's directory, absolute", "%s/srcdir/k.cu", "#include \"local.h\"\n", NULL, NULL,
+     {"srcdir/local.h"}, "srcdir/data.bin", false},
+    {"no directory: the working directory", "kernel.cu", "#include \"cwd.h\"\n", NULL, NULL, {"cwd.h"},
+     "build.log", false},
+    {"nested includes", "nest/k.cu", "#include \"outer.h\"\n", NULL, NULL, {"nest/outer.h", "nest/deep/inner.h"},
+     "nest/deep/README", false},
+    {"toolkit headers", "k.cu", "#include <cuda/barrier>\n", NULL, NULL, {"toolkit/include/cuda/barrier"},
+     "toolkit/include/cuda/unrelated", true},
+};
+
+static void make_files(void)
+{
+    write_text("src/README", "the source of the first form is in memory; its directory is here\n");
+    write_text("inc/up.h", "#define VALUE 1\n");
+    write_text("inc/notes.txt", "notes\n");
+    write_text("abs/abs.h", "#define VALUE 2\n");
+    write_text("abs/other.h", "#error never included\n");
+    write_text("idir/idir.h", "#define VALUE 3\n");
+    write_text("idir/unused.h", "#error never included\n");
+    write_text("ipath/ipath.h", "#define VALUE 4\n");
+    write_text("ipath/log.txt", "log\n");
+    write_text("srcdir/local.h", "#define VALUE 5\n");
+    write_text("srcdir/data.bin", "data\n");
+    write_text("cwd.h", "#define VALUE 6\n");
+    write_text("build.log", "log\n");
+    write_text("nest/outer.h", "#include \"deep/inner.h\"\n#define VALUE (INNER + 1)\n");
+    write_text("nest/deep/inner.h", "#define INNER 7\n");
+    write_text("nest/deep/README", "readme\n");
+    write_text("toolkit/include/cuda/barrier", "#define VALUE 8\n");
+    write_text("toolkit/include/cuda/unrelated", "unrelated\n");
+    settle();
+}
+
+static char *fill(const char *fmt)
+{
+    return fmt ? asyncrt_format(fmt, g_root) : NULL; /* every %s is the root */
+}
+
+/* Compiles the case in ctx (a fresh one when ctx is NULL) and returns the origin. */
+static asyncrt_program_origin compile_case(asyncrt_context *ctx, const include_case *c, const char *cache_dir)
+{
+    bool fresh = ctx == NULL;
+    if (fresh) {
+        assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+        assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache_dir));
+    }
+    char *name = fill(c->source_name), *include = fill(c->source), *dir = fill(c->include_dir),
+         *option = fill(c->raw_option);
+    char *source = asyncrt_format("%s\nextern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n", include);
+    const char *dirs[] = {dir}, *options[] = {option};
+    asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = dir ? 1 : 0,
+                                 .options = options, .option_count = option ? 1 : 0};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, name, source, &o, &p));
+    asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+    asyncrt_program_destroy(p);
+    if (fresh) asyncrt_context_destroy(ctx);
+    free(name), free(include), free(dir), free(option), free(source);
+    return origin;
+}
+
+static void each_form(const include_case *c)
+{
+    char *cache = test_make_temp_dir("asyncrt-keys-cache");
+    char *toolkit = asyncrt_format("%s/toolkit", g_root);
+    if (c->toolkit) setenv("CUDA_PATH", toolkit, 1);
+    else unsetenv("CUDA_PATH");
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
+    print_message("form: %s\n", c->what);
+
+    assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_MEMORY_CACHE);
+    assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE);
+
+    /* Unrelated files: edited, and a new one created beside the headers. */
+    char *old = read_text(c->unrelated);
+    char *edited = asyncrt_format("%sedited\n", old);
+    write_text(c->unrelated, edited);
+    char *created = asyncrt_format("%s.new", c->unrelated);
+    write_text(created, "new\n");
+    settle();
+    assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_MEMORY_CACHE);
+    assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE);
+    free(old), free(edited), free(created);
+
+    for (size_t i = 0; i < 3 && c->files[i]; i++) {
+        /* Touched, content unchanged: the stat differs, the hash does not. */
+        char *text = read_text(c->files[i]);
+        write_text(c->files[i], text);
+        settle();
+        assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_MEMORY_CACHE);
+        assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE);
+
+        /* Edited: a miss in this context and in a fresh one. */
+        char *changed = asyncrt_format("%s// edit %zu\n", text, i);
+        write_text(c->files[i], changed);
+        settle();
+        assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_COMPILED);
+        write_text(c->files[i], text); /* and back, then edited once more, for a fresh context */
+        settle();
+        assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE); /* the older set */
+        free(changed);
+        changed = asyncrt_format("%s// other edit %zu\n", text, i);
+        write_text(c->files[i], changed);
+        settle();
+        assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_COMPILED);
+        write_text(c->files[i], text);
+        settle();
+        assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_MEMORY_CACHE);
+        free(changed);
+        free(text);
+    }
+    asyncrt_context_destroy(ctx);
+    unsetenv("CUDA_PATH");
+    test_remove_tree(cache);
+    free(cache);
+    free(toolkit);
+}
+
+static void every_include_form_is_in_the_key(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) each_form(&k_cases[i]);
+}
+
+/* A source with no directory reads "cwd.h" from wherever the process runs:
+ * another working directory with another cwd.h must not reuse the program. */
+static void another_working_directory_is_another_dependency(void **state)
+{
+    (void)state;
+    char *cache = test_make_temp_dir("asyncrt-keys-cache");
+    char *other = test_make_temp_dir("asyncrt-keys-cwd");
+    char path[512];
+    snprintf(path, sizeof path, "%s/cwd.h", other);
+    FILE *f = fopen(path, "w");
+    fputs("#define VALUE 6\n", f); /* the same text: content decides, yet the set records its cwd */
+    fclose(f);
+    settle();
+    const include_case *c = &k_cases[5];
+    assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(chdir(other), 0);
+    assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE);
+    assert_int_equal(chdir(g_root), 0);
+    assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE); /* both sets kept */
+    test_remove_tree(cache);
+    test_remove_tree(other);
+    free(cache);
+    free(other);
+}
+
+int main(void)
+{
+    g_root = test_make_temp_dir("asyncrt-keys");
+    if (chdir(g_root) != 0) return 1;
+    make_files();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_include_form_is_in_the_key),
+        cmocka_unit_test(another_working_directory_is_another_dependency),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    test_remove_tree(g_root);
+    free(g_root);
+    return rc;
+}

@@ -1,0 +1,178 @@
+/* asyncrt-cache on a real cache: every command, its --help, its exit codes
+ * (0 good, 1 bad files, 2 usage, 3 no usable directory). The tool's path
+ * comes from ASYNCRT_CACHE_TOOL (set by CMake). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "context.h" /* asyncrt_format */
+#include "test_support.h"
+
+static char *g_dir;
+
+/* Runs the tool with `args`; returns its exit code, its stdout+stderr in *out. */
+static int tool(const char *args, char **out)
+{
+    char *cmd = asyncrt_format("'%s' %s 2>&1", getenv("ASYNCRT_CACHE_TOOL"), args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char *text = calloc(1, 1 << 16);
+    size_t n = fread(text, 1, (1 << 16) - 1, p);
+    text[n] = '\0';
+    int status = pclose(p);
+    free(cmd);
+    if (out) *out = text;
+    else free(text);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void expect(const char *args, int code, const char *needle)
+{
+    char *out = NULL;
+    int rc = tool(args, &out);
+    if (rc != code || (needle && !strstr(out, needle)))
+        fail_msg("asyncrt-cache %s: exit %d (expected %d), output:\n%s\n(expected \"%s\")", args, rc, code, out,
+                 needle ? needle : "");
+    free(out);
+}
+
+static void populate(int count)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, g_dir));
+    for (int v = 0; v < count; v++) {
+        char define[32];
+        snprintf(define, sizeof define, "VALUE=%d", v);
+        const char *defines[] = {define};
+        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+        asyncrt_program *p = NULL;
+        assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k(int *x) { *x = VALUE; }",
+                                               &o, &p));
+        asyncrt_program_destroy(p);
+    }
+    asyncrt_context_destroy(ctx);
+}
+
+static char *first_entry(void)
+{
+    char *cmd = asyncrt_format("ls %s/*.bin | head -1", g_dir);
+    FILE *ls = popen(cmd, "r");
+    char *path = calloc(1, 1024);
+    assert_non_null(fgets(path, 1024, ls));
+    path[strcspn(path, "\n")] = '\0';
+    pclose(ls);
+    free(cmd);
+    return path;
+}
+
+static void every_command_on_a_real_cache(void **state)
+{
+    (void)state;
+    g_dir = test_make_temp_dir("asyncrt-cache-tool");
+    char *dir = asyncrt_format("--dir %s", g_dir);
+    char *args = NULL;
+    populate(3);
+
+#define RUN(code, needle, fmt) \
+    do { args = asyncrt_format(fmt, dir); expect(args, code, needle); free(args); } while (0)
+    RUN(0, "entries    3", "%s stats");
+    RUN(0, "manifests  3", "%s stats");
+    RUN(0, "3 entries, 3 manifests", "%s list");
+    RUN(0, "6 files verified: 0 bad", "%s verify");
+
+    /* A damaged entry: named by verify (exit 1), then deleted (exit 0). */
+    char *entry = first_entry();
+    FILE *f = fopen(entry, "r+");
+    fseek(f, -10, SEEK_END);
+    fputc('!', f);
+    fclose(f);
+    const char *name = strrchr(entry, '/') + 1;
+    RUN(1, "checksum mismatch", "%s verify");
+    RUN(1, name, "%s verify");
+    RUN(0, "(deleted)", "%s verify --delete");
+    assert_int_equal(access(entry, F_OK), -1);
+    RUN(0, "5 files verified: 0 bad", "%s verify");
+
+    /* A header edited since: "out of date", not bad. */
+    RUN(0, "0 dependency sets out of date", "%s verify");
+    char *inc = test_make_temp_dir("asyncrt-cache-tool-inc");
+    char *header = asyncrt_format("%s/value.h", inc);
+    f = fopen(header, "w");
+    fputs("#define VALUE 42\n", f);
+    fclose(f);
+    struct timespec pause = {0, 30 * 1000000L}; /* older than the compile's start, or it is not recorded */
+    nanosleep(&pause, NULL);
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, g_dir));
+    const char *dirs[] = {inc};
+    asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "h.cu", "#include <value.h>\nextern \"C\" __global__ void k(int *x) { *x = VALUE; }",
+                                           &o, &p));
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(ctx);
+    RUN(0, "7 files verified: 0 bad; 0 dependency sets out of date", "%s verify");
+    f = fopen(header, "w");
+    fputs("#define VALUE 43\n", f);
+    fclose(f);
+    RUN(0, "7 files verified: 0 bad; 1 dependency sets out of date", "%s verify");
+    test_remove_tree(inc);
+    free(inc);
+    free(header);
+
+    /* prune to nothing, then populate again and clear. */
+    RUN(0, "evicted 7 files", "%s prune --max-bytes 0");
+    RUN(0, "entries    0", "%s stats");
+    populate(2);
+    RUN(0, "removed 4 files", "%s clear");
+    RUN(0, "0 entries, 0 manifests", "%s list");
+
+    /* Usage errors. */
+    RUN(2, "--max-bytes N is required", "%s prune");
+    RUN(2, "is not a size", "%s prune --max-bytes lots");
+    RUN(2, "unknown option", "%s verify --frobnicate");
+    RUN(2, "unexpected argument", "%s stats extra");
+    expect("bogus", 2, "unknown command");
+    expect("", 2, "no command given");
+    expect("--dir", 2, "missing value");
+
+    /* Help, everywhere. */
+    expect("--help", 0, "exit codes:");
+    const char *commands[] = {"stats", "list", "verify", "prune", "clear"};
+    for (int i = 0; i < 5; i++) {
+        args = asyncrt_format("%s --help", commands[i]);
+        char *needle = asyncrt_format("usage: asyncrt-cache [--dir DIR] %s", commands[i]);
+        expect(args, 0, needle);
+        free(args);
+        free(needle);
+    }
+
+    /* No usable directory: missing; writable by others (verify refuses, stats notes it). */
+    expect("--dir /nonexistent/asyncrt-cache stats", 3, "no cache directory at");
+    assert_int_equal(chmod(g_dir, 0777), 0);
+    RUN(3, "writable by others", "%s verify");
+    RUN(3, "would not use", "%s clear");
+    RUN(0, "NOT used by the library", "%s stats");
+    assert_int_equal(chmod(g_dir, 0700), 0);
+#undef RUN
+    free(entry);
+    free(dir);
+    test_remove_tree(g_dir);
+    free(g_dir);
+}
+
+int main(void)
+{
+    if (!getenv("ASYNCRT_CACHE_TOOL")) {
+        fprintf(stderr, "test_cache_tool: set ASYNCRT_CACHE_TOOL to asyncrt-cache's path\n");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {cmocka_unit_test(every_command_on_a_real_cache)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

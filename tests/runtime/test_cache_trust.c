@@ -1,0 +1,553 @@
+/* Whom the disk cache trusts and what it refuses to read: a directory that
+ * others can write or that belongs to someone else (simulated through the
+ * euid seam, since the tests run as root here), a symlinked directory, the
+ * shared-team mode with its MAC, and odd files at an entry's or manifest's
+ * path (FIFO, directory, symlink, 2 GiB sparse file): never a hang, never a
+ * load, always a clear log line. Also the counters, the size cap and the
+ * clean-up of temporaries left by dead writers, and one context used from
+ * several threads at once. */
+#define _DEFAULT_SOURCE /* mkfifo, symlink */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cache_store.h"
+#include "cache_trust.h"
+#include "test_support.h"
+
+static const char *k_source = "extern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n";
+
+typedef struct fixture {
+    char *root; /* holds the cache directories of one test */
+    char *dir;  /* <root>/cache */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->root = test_make_temp_dir("asyncrt-trust");
+    f->dir = asyncrt_format("%s/cache", f->root);
+    unsetenv("ASYNCRT_CACHE_SHARED");
+    unsetenv("ASYNCRT_CACHE_MAX_BYTES");
+    alarm(60); /* a hang on a FIFO fails the test instead of stalling ctest */
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    alarm(0);
+    asyncrt_cache_trust_euid = geteuid;
+    unsetenv("ASYNCRT_CACHE_SHARED");
+    unsetenv("ASYNCRT_CACHE_MAX_BYTES");
+    test_remove_tree(f->root);
+    free(f->root);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ---- stderr capture, for the log lines ---------------------------------- */
+
+static int g_saved_stderr = -1;
+static char g_log_path[256];
+
+static void capture_begin(void)
+{
+    snprintf(g_log_path, sizeof g_log_path, "/tmp/asyncrt-trust-log-%ld", (long)getpid());
+    fflush(stderr);
+    g_saved_stderr = dup(2);
+    int fd = open(g_log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static char *capture_end(void)
+{
+    fflush(stderr);
+    dup2(g_saved_stderr, 2);
+    close(g_saved_stderr);
+    FILE *f = fopen(g_log_path, "r");
+    char *text = calloc(1, 65536);
+    size_t n = f ? fread(text, 1, 65535, f) : 0;
+    text[n] = '\0';
+    if (f) fclose(f);
+    unlink(g_log_path);
+    return text;
+}
+
+static void assert_logged(const char *log, const char *needle)
+{
+    if (!strstr(log, needle)) fail_msg("expected \"%s\" in the log:\n%s", needle, log);
+}
+
+/* ---- compiling ---------------------------------------------------------- */
+
+static asyncrt_context *new_context(const char *dir)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    asyncrt_context_set_log_level(ctx, 1);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
+    return ctx;
+}
+
+static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
+{
+    char define[32];
+    snprintf(define, sizeof define, "VALUE=%d", value);
+    const char *defines[] = {define};
+    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
+    asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+    asyncrt_program_destroy(p);
+    return origin;
+}
+
+/* Compiles `value` in a fresh context on dir; returns the origin, the log in *log. */
+static asyncrt_program_origin fresh_compile(const char *dir, int value, char **log, asyncrt_cache_stats *stats)
+{
+    capture_begin();
+    asyncrt_context *ctx = new_context(dir);
+    asyncrt_program_origin origin = compile_value(ctx, value);
+    if (stats) asyncrt_context_cache_stats(ctx, stats);
+    asyncrt_context_destroy(ctx);
+    char *text = capture_end();
+    if (log) *log = text;
+    else free(text);
+    return origin;
+}
+
+static void assert_no_disk_cache(const char *dir, const char *reason)
+{
+    char *log = NULL;
+    assert_int_equal(fresh_compile(dir, 1, &log, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "no disk cache");
+    assert_logged(log, reason);
+    free(log);
+    assert_int_equal(fresh_compile(dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED); /* nothing was stored */
+}
+
+/* ---- the directory ------------------------------------------------------ */
+
+static void a_directory_others_can_write_is_not_used(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    assert_int_equal(chmod(f->dir, 0777), 0);
+    assert_no_disk_cache(f->dir, "writable by others");
+    assert_int_equal(chmod(f->dir, 0770), 0);
+    assert_no_disk_cache(f->dir, "writable by its group");
+    assert_int_equal(chmod(f->dir, 0755), 0); /* readable by others is fine */
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+}
+
+static uid_t someone_else(void) { return 4242; }
+
+static void a_directory_of_another_user_is_not_used(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED); /* created, ours */
+    asyncrt_cache_trust_euid = someone_else; /* now it belongs to "another user" */
+    assert_no_disk_cache(f->dir, "owned by uid");
+    asyncrt_cache_trust_euid = geteuid;
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+}
+
+static void a_symlinked_directory_is_not_used(void **state)
+{
+    fixture *f = *state;
+    char *real = asyncrt_format("%s/real", f->root);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, f->dir), 0);
+    assert_no_disk_cache(f->dir, "symbolic link");
+    free(real);
+}
+
+static void created_directories_are_private(void **state)
+{
+    fixture *f = *state;
+    char *deep = asyncrt_format("%s/a/b/cache", f->root);
+    mode_t old = umask(0);
+    assert_int_equal(fresh_compile(deep, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    umask(old);
+    const char *levels[] = {"a", "a/b", "a/b/cache"};
+    for (int i = 0; i < 3; i++) {
+        char *path = asyncrt_format("%s/%s", f->root, levels[i]);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        free(path);
+    }
+    assert_int_equal(fresh_compile(deep, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+    free(deep);
+}
+
+/* ---- the shared team cache ---------------------------------------------- */
+
+static char *only_file(const char *dir, const char *suffix)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s/*%s", dir, suffix);
+    FILE *ls = popen(cmd, "r");
+    char *path = calloc(1, 1024);
+    assert_non_null(fgets(path, 1024, ls));
+    path[strcspn(path, "\n")] = '\0';
+    pclose(ls);
+    return path;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    assert_int_equal(chmod(f->dir, 0770), 0);
+    setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+    assert_no_disk_cache(f->dir, "setgid");
+    assert_int_equal(chmod(f->dir, 02777), 0);
+    assert_no_disk_cache(f->dir, "writable by others");
+    assert_int_equal(chmod(f->dir, 02770), 0);
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+    char *key = asyncrt_format("%s/KEY", f->dir);
+    struct stat st;
+    assert_int_equal(stat(key, &st), 0);
+    assert_int_equal(st.st_size, 32);
+    assert_int_equal(st.st_mode & 0077, 040); /* group-readable only */
+    char *entry = only_file(f->dir, ".bin");
+    assert_int_equal(stat(entry, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660); /* members refresh and evict each other's entries */
+
+    /* An entry without the team's MAC (here: one from a private cache) is refused. */
+    char *private_dir = asyncrt_format("%s/private", f->root);
+    unsetenv("ASYNCRT_CACHE_SHARED");
+    assert_int_equal(fresh_compile(private_dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    char *private_entry = only_file(private_dir, ".bin");
+    assert_string_equal(strrchr(private_entry, '/'), strrchr(entry, '/')); /* same key, other seal */
+    copy_file(private_entry, entry);
+    setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+    char *log = NULL;
+    asyncrt_cache_stats stats;
+    assert_int_equal(fresh_compile(f->dir, 1, &log, &stats), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "not signed with the shared cache's key");
+    assert_int_equal(stats.rejected, 1);
+    free(log);
+
+    /* A different key (another team, or a forger without the key) is refused too. */
+    unsetenv("ASYNCRT_CACHE_SHARED");
+    char *other = asyncrt_format("%s/other", f->root);
+    assert_int_equal(mkdir(other, 02770), 0);
+    assert_int_equal(chmod(other, 02770), 0);
+    setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+    assert_int_equal(fresh_compile(other, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    char *other_entry = only_file(other, ".bin");
+    copy_file(other_entry, entry);
+    assert_int_equal(fresh_compile(f->dir, 1, &log, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "MAC mismatch");
+    free(log);
+
+    /* A key file others could read or write is refused. */
+    assert_int_equal(chmod(key, 0444), 0);
+    assert_no_disk_cache(f->dir, "KEY has mode 0444");
+    free(key), free(entry), free(private_dir), free(private_entry), free(other), free(other_entry);
+}
+
+/* ---- odd files at an entry's or a manifest's path ----------------------- */
+
+typedef enum odd_kind { ODD_FIFO, ODD_DIRECTORY, ODD_SYMLINK, ODD_HUGE } odd_kind;
+
+static void plant(const char *path, odd_kind kind, const char *good_copy)
+{
+    assert_int_equal(unlink(path), 0);
+    switch (kind) {
+    case ODD_FIFO: assert_int_equal(mkfifo(path, 0600), 0); break;
+    case ODD_DIRECTORY: assert_int_equal(mkdir(path, 0700), 0); break;
+    case ODD_SYMLINK: assert_int_equal(symlink(good_copy, path), 0); break; /* to a good file: still refused */
+    case ODD_HUGE: {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t)2 << 30), 0); /* sparse: costs no disk */
+        close(fd);
+        break;
+    }
+    }
+}
+
+static void odd_files_are_refused_without_hanging(void **state)
+{
+    fixture *f = *state;
+    static const char *const expect[] = {"a FIFO", "a directory", "symbolic link", "implausible size"};
+    for (int target = 0; target < 2; target++) {          /* the entry, then the manifest */
+        for (odd_kind kind = ODD_FIFO; kind <= ODD_HUGE; kind++) {
+            char *dir = asyncrt_format("%s/odd-%d-%d", f->root, target, (int)kind);
+            assert_int_equal(fresh_compile(dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+            char *path = only_file(dir, target == 0 ? ".bin" : ".mf");
+            char *good = asyncrt_format("%s/good-copy", f->root);
+            copy_file(path, good);
+            plant(path, kind, good);
+            char *log = NULL;
+            asyncrt_cache_stats stats;
+            assert_int_equal(fresh_compile(dir, 1, &log, &stats), ASYNCRT_ORIGIN_COMPILED);
+            assert_logged(log, "refusing cache file");
+            assert_logged(log, expect[kind]);
+            assert_int_equal(stats.rejected, 1);
+            assert_int_equal(stats.disk_hits, 0);
+            free(log);
+            unlink(good);
+            test_remove_tree(dir);
+            free(dir), free(path), free(good);
+        }
+    }
+}
+
+static void damaged_manifest_is_discarded(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    char *mf = only_file(f->dir, ".mf");
+    int fd = open(mf, O_RDWR);
+    unsigned char byte = 0;
+    assert_int_equal(pread(fd, &byte, 1, 90), 1);
+    byte ^= 1;
+    assert_int_equal(pwrite(fd, &byte, 1, 90), 1);
+    close(fd);
+    char *log = NULL;
+    assert_int_equal(fresh_compile(f->dir, 1, &log, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "discarding cache file");
+    assert_logged(log, "checksum mismatch");
+    free(log);
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE); /* rewritten */
+    free(mf);
+}
+
+/* ---- counters, the cap, temporaries -------------------------------------- */
+
+static void counters_count_what_happened(void **state)
+{
+    fixture *f = *state;
+    asyncrt_context *ctx = new_context(f->dir);
+    asyncrt_cache_stats s;
+    assert_int_equal(asyncrt_context_cache_stats(ctx, &s), ASYNCRT_SUCCESS);
+    assert_int_equal(s.memory_hits + s.disk_hits + s.misses + s.stores + s.evictions + s.rejected, 0);
+    assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_MEMORY_CACHE);
+    assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_MEMORY_CACHE);
+    assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_COMPILED);
+    asyncrt_context_cache_stats(ctx, &s);
+    assert_int_equal(s.memory_hits, 2);
+    assert_int_equal(s.disk_hits, 0);
+    assert_int_equal(s.misses, 2);
+    assert_int_equal(s.stores, 2);
+    assert_int_equal(s.evictions, 0);
+    asyncrt_context_destroy(ctx);
+
+    capture_begin();
+    ctx = new_context(f->dir);
+    asyncrt_context_set_log_level(ctx, 2);
+    assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_DISK_CACHE);
+    asyncrt_context_cache_stats(ctx, &s);
+    asyncrt_context_destroy(ctx);
+    char *log = capture_end();
+    assert_int_equal(s.disk_hits, 1);
+    assert_int_equal(s.misses, 0);
+    assert_logged(log, "cache: 0 memory hits, 1 disk hits, 0 misses, 0 stores, 0 evictions, 0 rejected");
+    free(log);
+    assert_int_equal(asyncrt_context_cache_stats(NULL, &s), ASYNCRT_ERROR_INVALID_ARGUMENT);
+}
+
+static uint64_t cache_bytes(const char *dir)
+{
+    asyncrt_cache_listing l;
+    assert_true(asyncrt_cache_scan(dir, &l));
+    uint64_t bytes = l.entry_bytes + l.manifest_bytes;
+    asyncrt_cache_listing_free(&l);
+    return bytes;
+}
+
+static void the_cap_evicts_the_least_recently_used(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fresh_compile(f->dir, 0, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    uint64_t one = cache_bytes(f->dir); /* one compile's entry + manifest */
+    char cap_text[32];
+    uint64_t cap = one * 7 / 2;          /* room for three */
+    snprintf(cap_text, sizeof cap_text, "%llu", (unsigned long long)cap);
+    setenv("ASYNCRT_CACHE_MAX_BYTES", cap_text, 1);
+    struct timespec pause = {0, 20 * 1000000L};
+    for (int v = 1; v < 3; v++) {
+        nanosleep(&pause, NULL);
+        assert_int_equal(fresh_compile(f->dir, v, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    }
+    assert_true(cache_bytes(f->dir) <= cap);
+    /* Value 0 is the oldest; a hit makes it the newest, so 1 goes first. */
+    nanosleep(&pause, NULL);
+    assert_int_equal(fresh_compile(f->dir, 0, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+    asyncrt_cache_stats s;
+    uint64_t evicted = 0;
+    for (int v = 3; v < 8; v++) {
+        nanosleep(&pause, NULL);
+        assert_int_equal(fresh_compile(f->dir, v, NULL, &s), ASYNCRT_ORIGIN_COMPILED);
+        evicted += s.evictions;
+        assert_true(cache_bytes(f->dir) <= cap);
+        if (v == 3) {
+            assert_true(s.evictions >= 1); /* value 1's entry (its manifest may linger: it is small) */
+            assert_int_equal(fresh_compile(f->dir, 0, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+            assert_int_equal(fresh_compile(f->dir, 2, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+        }
+    }
+    assert_true(evicted >= 5);
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED); /* evicted long ago */
+
+    setenv("ASYNCRT_CACHE_MAX_BYTES", "lots", 1);
+    setenv("ASYNCRT_LOG", "1", 1); /* read when the context is created, like the cap */
+    char *log = NULL;
+    fresh_compile(f->dir, 9, &log, NULL);
+    unsetenv("ASYNCRT_LOG");
+    assert_logged(log, "ASYNCRT_CACHE_MAX_BYTES=\"lots\" is not a size");
+    free(log);
+    uint64_t v = 0;
+    assert_true(asyncrt_cache_parse_size("512M", &v) && v == 512ull << 20);
+    assert_true(asyncrt_cache_parse_size("2g", &v) && v == 2ull << 30);
+    assert_true(asyncrt_cache_parse_size("100", &v) && v == 100);
+    assert_false(asyncrt_cache_parse_size("-1", &v));
+    assert_false(asyncrt_cache_parse_size("1T", &v));
+    assert_false(asyncrt_cache_parse_size("", &v));
+}
+
+static void stale_temporaries_are_removed_on_the_next_store(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    for (char *c = host; *c; c++)
+        if (*c == '.' || *c == '/') *c = '_';
+    /* A dead writer on this host, an old one elsewhere, a live one here. */
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char *names[3] = {asyncrt_format("%s/.tmp.%s.%ld.0000beef", f->dir, host, (long)dead),
+                      asyncrt_format("%s/.tmp.elsewhere.1.0000cafe", f->dir),
+                      asyncrt_format("%s/.tmp.%s.%ld.0000f00d", f->dir, host, (long)getpid())};
+    for (int i = 0; i < 3; i++) {
+        FILE *t = fopen(names[i], "w");
+        fputs("partial", t);
+        fclose(t);
+    }
+    struct timespec old[2] = {{time(NULL) - 2 * 3600, 0}, {time(NULL) - 2 * 3600, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, names[1], old, 0), 0);
+    assert_int_equal(fresh_compile(f->dir, 2, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(access(names[0], F_OK), -1);
+    assert_int_equal(access(names[1], F_OK), -1);
+    assert_int_equal(access(names[2], F_OK), 0); /* a live writer's */
+    for (int i = 0; i < 3; i++) free(names[i]);
+}
+
+/* ---- one context, several threads ---------------------------------------- */
+
+typedef struct thread_arg {
+    asyncrt_context *ctx;
+    int id, bad;
+} thread_arg;
+
+static unsigned char *g_reference[4];
+static size_t g_reference_size[4];
+
+static void *compile_loop(void *p)
+{
+    thread_arg *a = p;
+    for (int i = 0; i < 24; i++) {
+        int value = (a->id + i) % 4;
+        char define[32];
+        snprintf(define, sizeof define, "VALUE=%d", value);
+        const char *defines[] = {define};
+        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+        asyncrt_program *prog = NULL;
+        size_t size = 0;
+        if (asyncrt_program_compile(a->ctx, "k.cu", k_source, &o, &prog) != ASYNCRT_SUCCESS)
+            a->bad++;
+        else if (!asyncrt_program_image(prog, &size) || size != g_reference_size[value] ||
+                 memcmp(asyncrt_program_image(prog, &size), g_reference[value], size) != 0)
+            a->bad++;
+        asyncrt_program_destroy(prog);
+        if (a->id == 0 && i % 6 == 5) asyncrt_cache_clear(a->ctx);
+        asyncrt_cache_stats s;
+        asyncrt_context_cache_stats(a->ctx, &s);
+    }
+    return NULL;
+}
+
+static void one_context_many_threads(void **state)
+{
+    fixture *f = *state;
+    asyncrt_context *ctx = new_context(NULL); /* the references: no cache at all */
+    for (int v = 0; v < 4; v++) {
+        char define[32];
+        snprintf(define, sizeof define, "VALUE=%d", v);
+        const char *defines[] = {define};
+        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+        asyncrt_program *prog = NULL;
+        assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &prog));
+        const void *image = asyncrt_program_image(prog, &g_reference_size[v]);
+        g_reference[v] = malloc(g_reference_size[v]);
+        memcpy(g_reference[v], image, g_reference_size[v]);
+        asyncrt_program_destroy(prog);
+    }
+    asyncrt_context_destroy(ctx);
+    ctx = new_context(f->dir);
+    asyncrt_context_set_log_level(ctx, 0);
+    enum { THREADS = 4 };
+    pthread_t threads[THREADS];
+    thread_arg args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t] = (thread_arg){ctx, t, 0};
+        assert_int_equal(pthread_create(&threads[t], NULL, compile_loop, &args[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(threads[t], NULL);
+        assert_int_equal(args[t].bad, 0);
+    }
+    asyncrt_cache_stats s;
+    asyncrt_context_cache_stats(ctx, &s);
+    assert_int_equal(s.memory_hits + s.disk_hits + s.misses, THREADS * 24);
+    assert_true(s.memory_hits > 0);
+    asyncrt_context_destroy(ctx);
+    for (int v = 0; v < 4; v++) free(g_reference[v]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(a_directory_others_can_write_is_not_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_directory_of_another_user_is_not_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_symlinked_directory_is_not_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(created_directories_are_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(odd_files_are_refused_without_hanging, setup, teardown),
+        cmocka_unit_test_setup_teardown(damaged_manifest_is_discarded, setup, teardown),
+        cmocka_unit_test_setup_teardown(counters_count_what_happened, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_cap_evicts_the_least_recently_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(stale_temporaries_are_removed_on_the_next_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_context_many_threads, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,47 @@
+/* prune: evict least recently used files down to a size. */
+#include <string.h>
+
+#include "cache.h"
+#include "cache_store.h"
+#include "tool.h"
+
+static int run(cache_tool *tool, int argc, char **argv)
+{
+    extern const cache_command cmd_prune;
+    uint64_t max = 0;
+    bool have_max = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
+            if (!asyncrt_cache_parse_size(argv[++i], &max))
+                return tool_usage_error(&cmd_prune, "--max-bytes \"%s\" is not a size (e.g. 500000000, 512M, 2G)",
+                                        argv[i]);
+            have_max = true;
+        } else {
+            return tool_usage_error(&cmd_prune, "unknown option or missing value \"%s\"", argv[i]);
+        }
+    }
+    if (!have_max) return tool_usage_error(&cmd_prune, "--max-bytes N is required");
+    size_t temps = 0;
+    size_t evicted = asyncrt_cache_evict(tool->dir, max, NULL, &temps);
+    asyncrt_cache_listing l;
+    uint64_t left = 0;
+    if (asyncrt_cache_scan(tool->dir, &l)) {
+        left = l.entry_bytes + l.manifest_bytes;
+        asyncrt_cache_listing_free(&l);
+    }
+    char size[32];
+    tool_format_bytes(left, size, sizeof size);
+    printf("evicted %zu files, removed %zu stale temporaries; %s left\n", evicted, temps, size);
+    return left <= max ? TOOL_OK : TOOL_PROBLEM;
+}
+
+const cache_command cmd_prune = {
+    "prune", "evict least recently used files down to --max-bytes N",
+    "usage: asyncrt-cache [--dir DIR] prune --max-bytes N\n"
+    "\n"
+    "Deletes the least recently used entries and manifests until they take at most\n"
+    "N bytes (N may end in K, M or G: binary units), and temporaries left by\n"
+    "processes that died. Safe while other processes use the cache: one reading a\n"
+    "file that is deleted keeps reading it. Exit codes: 0 success, 1 still above N\n"
+    "(files that could not be deleted), 2 bad usage, 3 no usable cache directory.\n",
+    true, run};

@@ -1,0 +1,64 @@
+/* stats: what the directory holds against the cap. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "cache_store.h"
+#include "tool.h"
+
+static int run(cache_tool *tool, int argc, char **argv)
+{
+    extern const cache_command cmd_stats;
+    if (argc > 1) return tool_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
+    asyncrt_cache_listing l;
+    if (!asyncrt_cache_scan(tool->dir, &l)) {
+        fprintf(stderr, "asyncrt-cache stats: cannot read %s\n", tool->dir);
+        return TOOL_NO_CACHE;
+    }
+    uint64_t cap = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
+    const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
+    bool cap_ok = !max || !*max || asyncrt_cache_parse_size(max, &cap);
+    const struct timespec *oldest = NULL, *newest = NULL;
+    size_t odd = 0;
+    for (size_t i = 0; i < l.count; i++) {
+        const asyncrt_cache_file *f = &l.files[i];
+        if (f->kind != ASYNCRT_CACHE_ENTRY) continue;
+        if (!f->regular) {
+            odd++;
+            continue;
+        }
+        if (!oldest || tool_age_seconds(&f->mtime) > tool_age_seconds(oldest)) oldest = &f->mtime;
+        if (!newest || tool_age_seconds(&f->mtime) < tool_age_seconds(newest)) newest = &f->mtime;
+    }
+    uint64_t total = l.entry_bytes + l.manifest_bytes;
+    char a[32], b[32], c[32], d[32];
+    tool_format_bytes(l.entry_bytes, a, sizeof a);
+    tool_format_bytes(l.manifest_bytes, b, sizeof b);
+    tool_format_bytes(total, c, sizeof c);
+    tool_format_bytes(cap, d, sizeof d);
+    printf("directory  %s (%s, %s)\n", tool->dir, tool->shared ? "shared" : "private",
+           tool->trusted ? "trusted" : "NOT used by the library");
+    printf("entries    %zu (%s)\n", l.entries, a);
+    printf("manifests  %zu (%s)\n", l.manifests, b);
+    printf("total      %s of a %s cap (%.1f%%)%s\n", c, d, cap ? 100.0 * (double)total / (double)cap : 0.0,
+           cap_ok ? "" : " (ASYNCRT_CACHE_MAX_BYTES is malformed; the default shown)");
+    if (oldest) {
+        tool_format_age(tool_age_seconds(newest), a, sizeof a);
+        tool_format_age(tool_age_seconds(oldest), b, sizeof b);
+        printf("used       newest %s ago, least recently %s ago\n", a, b);
+    }
+    if (l.temps) printf("temporary  %zu (writes in flight, or left by a process that died)\n", l.temps);
+    if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
+    asyncrt_cache_listing_free(&l);
+    return TOOL_OK;
+}
+
+const cache_command cmd_stats = {
+    "stats", "entry and manifest counts, bytes against the cap, recency",
+    "usage: asyncrt-cache [--dir DIR] stats\n"
+    "\n"
+    "Counts the entries (compiled programs) and manifests (which files each compile\n"
+    "read), their bytes against ASYNCRT_CACHE_MAX_BYTES (default 1 GiB), and how\n"
+    "recently entries were used. Exit codes: 0 success, 2 bad usage, 3 no usable\n"
+    "cache directory.\n",
+    false, run};

@@ -1,0 +1,63 @@
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "tool.h"
+
+bool tool_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return true;
+    return false;
+}
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* "<64 lowercase hex>.bin" or ".mf" -> the key. */
+bool tool_key_from_name(const char *name, uint8_t key[32])
+{
+    for (int i = 0; i < 32; i++) {
+        int hi = hex_value(name[2 * i]), lo = hi < 0 ? -1 : hex_value(name[2 * i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        key[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return name[64] == '.';
+}
+
+void tool_format_bytes(uint64_t bytes, char *out, size_t size)
+{
+    if (bytes < 1024) snprintf(out, size, "%llu B", (unsigned long long)bytes);
+    else if (bytes < (1u << 20)) snprintf(out, size, "%.1f KiB", bytes / 1024.0);
+    else if (bytes < (1u << 30)) snprintf(out, size, "%.1f MiB", bytes / 1048576.0);
+    else snprintf(out, size, "%.2f GiB", bytes / 1073741824.0);
+}
+
+void tool_format_age(double s, char *out, size_t size)
+{
+    if (s < 0) s = 0;
+    if (s < 120) snprintf(out, size, "%.0f s", s);
+    else if (s < 7200) snprintf(out, size, "%.0f min", s / 60);
+    else if (s < 172800) snprintf(out, size, "%.0f h", s / 3600);
+    else snprintf(out, size, "%.0f d", s / 86400);
+}
+
+double tool_age_seconds(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+int tool_usage_error(const cache_command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "asyncrt-cache %s: ", cmd->name);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n%s", cmd->usage);
+    va_end(ap);
+    return TOOL_USAGE;
+}
