@@ -127,22 +127,12 @@ asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_c
     return ASYNCRT_SUCCESS;
 }
 
-static char *path_of(const asyncrt_context *ctx, const uint8_t key[32], const char *suffix)
+/* <dir>/<hex key><suffix>, malloc'd. */
+static char *file_path(const char *dir, const uint8_t key[32], const char *suffix)
 {
-    if (!ctx->cache_dir) return NULL;
     char hex[65];
     asyncrt_sha256_hex(key, hex);
-    return asyncrt_format("%s/%s%s", ctx->cache_dir, hex, suffix);
-}
-
-char *asyncrt_cache_entry_path(const asyncrt_context *ctx, const uint8_t key[32])
-{
-    return path_of(ctx, key, ".bin");
-}
-
-char *asyncrt_cache_manifest_path(const asyncrt_context *ctx, const uint8_t key1[32])
-{
-    return path_of(ctx, key1, ".mf");
+    return asyncrt_format("%s/%s%s", dir, hex, suffix);
 }
 
 /* The cache directory if it may be used (checked once per directory, and
@@ -234,9 +224,7 @@ static void discard(asyncrt_context *ctx, const char *path, const char *why)
 static asyncrt_program *find_on_disk(asyncrt_context *ctx, const char *dir, const uint8_t key1[32],
                                      const uint8_t *mac_key)
 {
-    char hex[65];
-    asyncrt_sha256_hex(key1, hex);
-    char *mf_path = asyncrt_format("%s/%s.mf", dir, hex);
+    char *mf_path = file_path(dir, key1, ".mf");
     size_t size = 0;
     unsigned char *data = mf_path ? read_cache_file(ctx, mf_path, &size) : NULL;
     asyncrt_manifest m = {0};
@@ -246,8 +234,7 @@ static asyncrt_program *find_on_disk(asyncrt_context *ctx, const char *dir, cons
     asyncrt_program *program = NULL;
     for (size_t s = 0; s < m.count && !program; s++) {
         if (!asyncrt_dep_set_valid(&m.sets[s])) continue;
-        asyncrt_sha256_hex(m.sets[s].result_key, hex);
-        char *path = asyncrt_format("%s/%s.bin", dir, hex);
+        char *path = file_path(dir, m.sets[s].result_key, ".bin");
         data = path ? read_cache_file(ctx, path, &size) : NULL;
         if (data && asyncrt_program_decode_keyed(data, size, m.sets[s].result_key, mac_key, &program, why,
                                                  sizeof why) != ASYNCRT_SUCCESS)
@@ -291,9 +278,7 @@ asyncrt_program *asyncrt_cache_find(asyncrt_context *ctx, const uint8_t key1[32]
 static bool write_manifest(asyncrt_context *ctx, const char *dir, const uint8_t key1[32], const asyncrt_dep_set *deps,
                            const uint8_t *mac_key, mode_t mode)
 {
-    char hex[65];
-    asyncrt_sha256_hex(key1, hex);
-    char *path = asyncrt_format("%s/%s.mf", dir, hex);
+    char *path = file_path(dir, key1, ".mf");
     if (!path) return false;
     size_t size = 0;
     char why[256];
@@ -328,10 +313,8 @@ void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asy
     if (!dir) return;
     const uint8_t *mac = shared ? mac_key : NULL;
     mode_t mode = shared ? 0660 : 0600;
-    char hex[65];
-    asyncrt_sha256_hex(program->key, hex);
-    char *name = asyncrt_format("%s.bin", hex);
-    char *path = name ? asyncrt_format("%s/%s", dir, name) : NULL;
+    char *path = file_path(dir, program->key, ".bin");
+    const char *name = path ? strrchr(path, '/') + 1 : NULL;
     size_t size = 0;
     unsigned char *data = asyncrt_program_encode_keyed(program, mac, &size);
     const char *failed = !path || !data                                   ? "out of memory"
@@ -339,7 +322,14 @@ void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asy
                          : !write_manifest(ctx, dir, key1, deps, mac, mode)  ? "cannot write the manifest"
                                                                               : NULL;
     if (failed) {
-        asyncrt_log(ctx, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(errno));
+        int err = errno;
+        asyncrt_log(ctx, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(err));
+        if (err == ENOENT) { /* removed under us: check (and create) it again next time */
+            pthread_mutex_lock(&c->lock);
+            free(c->checked_dir);
+            c->checked_dir = NULL;
+            pthread_mutex_unlock(&c->lock);
+        }
     } else {
         asyncrt_log(ctx, 2, "cached %s (%zu bytes, %zu dependencies)", path, size, deps->count);
         size_t temps = 0;
@@ -351,6 +341,5 @@ void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asy
     }
     free(data);
     free(path);
-    free(name);
     free(dir);
 }

@@ -43,11 +43,6 @@ void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asy
 /* Empties the in-memory cache. */
 void asyncrt_cache_clear(asyncrt_context *ctx);
 
-/* <dir>/<hex>.bin (entries) or .mf (manifests), malloc'd; NULL without a
- * cache directory. */
-char *asyncrt_cache_entry_path(const asyncrt_context *ctx, const uint8_t key[32]);
-char *asyncrt_cache_manifest_path(const asyncrt_context *ctx, const uint8_t key1[32]);
-
 /* ASYNCRT_CACHE_MAX_BYTES's default. */
 #define ASYNCRT_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
 

@@ -121,9 +121,8 @@ static bool same_digest(const uint8_t *a, const uint8_t *b)
     return diff == 0;
 }
 
-bool asyncrt_seal_open(const void *data, size_t size, const char magic[8], uint32_t format,
-                       const uint8_t key[32], const uint8_t *mac_key, const unsigned char **payload,
-                       size_t *payload_size, uint8_t key_out[32], char *why, size_t why_size)
+static bool check_seal(const void *data, size_t size, const char magic[8], uint32_t format, const uint8_t key[32],
+                       const uint8_t *mac_key, char *why, size_t why_size)
 {
     const unsigned char *h = data;
     if (size < ASYNCRT_SEAL_HEADER_SIZE || memcmp(h, magic, 8) != 0) {
@@ -160,8 +159,21 @@ bool asyncrt_seal_open(const void *data, size_t size, const char magic[8], uint3
                                         : "checksum mismatch (damaged)");
         return false;
     }
+    return true;
+}
+
+bool asyncrt_seal_open(const char *what, const void *data, size_t size, const char magic[8], uint32_t format,
+                       const uint8_t key[32], const uint8_t *mac_key, const unsigned char **payload,
+                       size_t *payload_size, uint8_t key_out[32], char *why, size_t why_size)
+{
+    char reason[192];
+    if (!check_seal(data, size, magic, format, key, mac_key, reason, sizeof reason)) {
+        snprintf(why, why_size, "%s: %s", what, reason);
+        return false;
+    }
+    const unsigned char *h = data;
     *payload = h + ASYNCRT_SEAL_HEADER_SIZE;
-    *payload_size = length;
+    *payload_size = size - ASYNCRT_SEAL_HEADER_SIZE;
     if (key_out) memcpy(key_out, h + 16, 32);
     return true;
 }

@@ -46,8 +46,9 @@ unsigned char *asyncrt_seal_end(asyncrt_writer *w, const char magic[8], uint32_t
 /* Checks a sealed buffer: magic, format, flags (a MAC'd one needs mac_key
  * and a plain one is refused when mac_key is given), key (when not NULL),
  * length and digest. On success *payload and *payload_size point into data and
- * *key_out (if not NULL) receives the key it was sealed under. */
-bool asyncrt_seal_open(const void *data, size_t size, const char magic[8], uint32_t format,
+ * *key_out (if not NULL) receives the key it was sealed under. why starts
+ * with `what` ("cache entry", "manifest"). */
+bool asyncrt_seal_open(const char *what, const void *data, size_t size, const char magic[8], uint32_t format,
                        const uint8_t key[32], const uint8_t *mac_key, const unsigned char **payload,
                        size_t *payload_size, uint8_t key_out[32], char *why, size_t why_size);
 

@@ -206,18 +206,15 @@ bool asyncrt_manifest_decode(const void *data, size_t size, const uint8_t key1[3
     *out = (asyncrt_manifest){0};
     const unsigned char *payload;
     size_t payload_size;
-    char reason[192];
-    if (!asyncrt_seal_open(data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload, &payload_size,
-                           NULL, reason, sizeof reason)) {
-        snprintf(why, why_size, "manifest: %s", reason);
+    if (!asyncrt_seal_open("manifest", data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload,
+                           &payload_size, NULL, why, why_size))
         return false;
-    }
     asyncrt_reader r = {payload, payload_size, false};
     uint64_t sets = asyncrt_take_u64(&r);
     if (sets == 0 || sets > ASYNCRT_MANIFEST_MAX_SETS) r.bad = true;
     if (!r.bad && !(out->sets = calloc(sets, sizeof *out->sets))) r.bad = true;
-    for (uint64_t s = 0; !r.bad && s < sets; s++, out->count++) {
-        asyncrt_dep_set *set = &out->sets[s];
+    for (uint64_t s = 0; !r.bad && s < sets; s++) {
+        asyncrt_dep_set *set = &out->sets[out->count++]; /* counted first: freed even half-read */
         const void *key = asyncrt_take(&r, 32);
         if (key) memcpy(set->result_key, key, 32);
         set->cwd = asyncrt_take_str(&r);

@@ -82,12 +82,9 @@ asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const
     const unsigned char *payload;
     size_t payload_size;
     uint8_t sealed_key[32];
-    char reason[192];
-    if (!asyncrt_seal_open(data, size, ENTRY_MAGIC, ENTRY_FORMAT, key, mac_key, &payload, &payload_size,
-                           sealed_key, reason, sizeof reason)) {
-        snprintf(why, why_size, "cache entry: %s", reason);
+    if (!asyncrt_seal_open("cache entry", data, size, ENTRY_MAGIC, ENTRY_FORMAT, key, mac_key, &payload,
+                           &payload_size, sealed_key, why, why_size))
         return ASYNCRT_ERROR_IO;
-    }
     asyncrt_reader r = {payload, payload_size, false};
     asyncrt_program *p = calloc(1, sizeof *p);
     if (!p) return ASYNCRT_ERROR_OUT_OF_MEMORY;

@@ -169,14 +169,14 @@ static int launch_and_verify(asyncrt_context *ctx, const asyncrt_program *p, int
 
 /* One worker: even rounds the shared source 0, odd rounds one that depends
  * on the worker and the round. Returns the number of bad rounds. */
-static int worker(int w)
+static int worker(int w, int rounds)
 {
     unsigned rng = (unsigned)(w * 7919 + getpid());
     int bad = 0;
-    for (int r = 0; r < g_rounds; r++) {
+    for (int r = 0; r < rounds; r++) {
         int s = r % 2 == 0 ? 0 : (w + r) % SOURCES;
         asyncrt_context *ctx = NULL;
-        if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return g_rounds;
+        if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return rounds;
         asyncrt_status st = asyncrt_context_set_cache_dir(ctx, g_dir);
         if (st == ASYNCRT_SUCCESS && g_gpu) st = asyncrt_context_open_device(ctx, 0);
         asyncrt_program *p = st == ASYNCRT_SUCCESS ? compile(ctx, s) : NULL;
@@ -256,24 +256,24 @@ static int probe_device(void)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-static void test_cache_under_damage(void **state)
+/* A fresh cache directory and zeroed shared counters, then `background`
+ * (killed at the end) and WORKERS processes running worker_fn(w, rounds);
+ * returns how many workers failed. */
+static int run_processes(const char *prefix, void (*background)(void), int (*worker_fn)(int, int), int rounds)
 {
-    (void)state;
-    make_references();
-    g_dir = test_make_temp_dir("asyncrt-cache-stress");
+    g_dir = test_make_temp_dir(prefix);
     g_count = mmap(NULL, sizeof *g_count, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(g_count != MAP_FAILED);
     memset((void *)g_count, 0, sizeof *g_count);
     fflush(NULL);
-
-    pid_t damage = fork();
-    assert_true(damage >= 0);
-    if (damage == 0) damager();
+    pid_t helper = fork();
+    assert_true(helper >= 0);
+    if (helper == 0) background();
     pid_t pids[WORKERS];
     for (int w = 0; w < WORKERS; w++) {
         pids[w] = fork();
         assert_true(pids[w] >= 0);
-        if (pids[w] == 0) _exit(worker(w) ? 1 : 0);
+        if (pids[w] == 0) _exit(worker_fn(w, rounds) ? 1 : 0);
     }
     int failed = 0;
     for (int w = 0; w < WORKERS; w++) {
@@ -284,8 +284,16 @@ static void test_cache_under_damage(void **state)
             failed++;
         }
     }
-    kill(damage, SIGKILL);
-    waitpid(damage, NULL, 0);
+    kill(helper, SIGKILL);
+    waitpid(helper, NULL, 0);
+    return failed;
+}
+
+static void test_cache_under_damage(void **state)
+{
+    (void)state;
+    make_references();
+    int failed = run_processes("asyncrt-cache-stress", damager, worker, g_rounds);
     printf("%d processes x %d rounds: %ld compiled, %ld from disk, %ld from memory, %ld launches verified; "
            "%ld entries damaged meanwhile\n",
            WORKERS, g_rounds, g_count->compiled, g_count->disk_hits, g_count->memory_hits, g_count->launches,
@@ -383,28 +391,7 @@ static void test_eviction_under_concurrency(void **state)
     snprintf(cap_text, sizeof cap_text, "%llu", (unsigned long long)cap);
     setenv("ASYNCRT_CACHE_MAX_BYTES", cap_text, 1);
     int rounds = getenv("ASYNCRT_UNDER_SANITIZER") ? EVICT_ROUNDS / 10 : EVICT_ROUNDS;
-    g_dir = test_make_temp_dir("asyncrt-cache-evict");
-    g_count = mmap(NULL, sizeof *g_count, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(g_count != MAP_FAILED);
-    memset((void *)g_count, 0, sizeof *g_count);
-    fflush(NULL);
-    pid_t watcher = fork();
-    assert_true(watcher >= 0);
-    if (watcher == 0) monitor();
-    pid_t pids[WORKERS];
-    for (int w = 0; w < WORKERS; w++) {
-        pids[w] = fork();
-        assert_true(pids[w] >= 0);
-        if (pids[w] == 0) _exit(evict_worker(w, rounds) ? 1 : 0);
-    }
-    int failed = 0;
-    for (int w = 0; w < WORKERS; w++) {
-        int status = 0;
-        waitpid(pids[w], &status, 0);
-        failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-    }
-    kill(watcher, SIGKILL);
-    waitpid(watcher, NULL, 0);
+    int failed = run_processes("asyncrt-cache-evict", monitor, evict_worker, rounds);
     uint64_t final_bytes = directory_bytes(g_dir);
     printf("eviction: %d processes x %d lookups, cap %llu bytes: %ld compiled, %ld from disk, %ld files evicted; "
            "%llu bytes at the end, at most %ld seen in %ld samples\n",

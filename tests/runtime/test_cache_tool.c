@@ -40,22 +40,27 @@ static void expect(const char *args, int code, const char *needle)
     free(out);
 }
 
-static void populate(int count)
+/* One compile into the cache, in a fresh context. */
+static void compile_into_cache(const char *source, const asyncrt_compile_options *o)
 {
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, g_dir));
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", source, o, &p));
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(ctx);
+}
+
+static void populate(int count)
+{
     for (int v = 0; v < count; v++) {
         char define[32];
         snprintf(define, sizeof define, "VALUE=%d", v);
         const char *defines[] = {define};
         asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
-        asyncrt_program *p = NULL;
-        assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k(int *x) { *x = VALUE; }",
-                                               &o, &p));
-        asyncrt_program_destroy(p);
+        compile_into_cache("extern \"C\" __global__ void k(int *x) { *x = VALUE; }", &o);
     }
-    asyncrt_context_destroy(ctx);
 }
 
 static char *first_entry(void)
@@ -107,16 +112,9 @@ static void every_command_on_a_real_cache(void **state)
     fclose(f);
     struct timespec pause = {0, 30 * 1000000L}; /* older than the compile's start, or it is not recorded */
     nanosleep(&pause, NULL);
-    asyncrt_context *ctx;
-    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, g_dir));
     const char *dirs[] = {inc};
     asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
-    asyncrt_program *p = NULL;
-    assert_ok(ctx, asyncrt_program_compile(ctx, "h.cu", "#include <value.h>\nextern \"C\" __global__ void k(int *x) { *x = VALUE; }",
-                                           &o, &p));
-    asyncrt_program_destroy(p);
-    asyncrt_context_destroy(ctx);
+    compile_into_cache("#include <value.h>\nextern \"C\" __global__ void k(int *x) { *x = VALUE; }", &o);
     RUN(0, "7 files verified: 0 bad; 0 dependency sets out of date", "%s verify");
     f = fopen(header, "w");
     fputs("#define VALUE 43\n", f);

@@ -102,7 +102,7 @@ static asyncrt_context *new_context(const char *dir)
     return ctx;
 }
 
-static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
+static asyncrt_program *compile_program(asyncrt_context *ctx, int value)
 {
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
@@ -110,6 +110,12 @@ static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
     asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
+    return p;
+}
+
+static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
+{
+    asyncrt_program *p = compile_program(ctx, value);
     asyncrt_program_origin origin = asyncrt_program_origin_of(p);
     asyncrt_program_destroy(p);
     return origin;
@@ -193,6 +199,22 @@ static void created_directories_are_private(void **state)
     }
     assert_int_equal(fresh_compile(deep, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
     free(deep);
+}
+
+static void a_directory_removed_under_a_context_is_made_again(void **state)
+{
+    fixture *f = *state;
+    capture_begin();
+    asyncrt_context *ctx = new_context(f->dir);
+    assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
+    test_remove_tree(f->dir);
+    assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_COMPILED); /* cannot store: warned */
+    assert_int_equal(compile_value(ctx, 3), ASYNCRT_ORIGIN_COMPILED); /* checked, created, stored */
+    asyncrt_context_destroy(ctx);
+    char *log = capture_end();
+    assert_logged(log, "not caching in");
+    free(log);
+    assert_int_equal(fresh_compile(f->dir, 3, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
 }
 
 /* ---- the shared team cache ---------------------------------------------- */
@@ -501,12 +523,7 @@ static void one_context_many_threads(void **state)
     fixture *f = *state;
     asyncrt_context *ctx = new_context(NULL); /* the references: no cache at all */
     for (int v = 0; v < 4; v++) {
-        char define[32];
-        snprintf(define, sizeof define, "VALUE=%d", v);
-        const char *defines[] = {define};
-        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
-        asyncrt_program *prog = NULL;
-        assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &prog));
+        asyncrt_program *prog = compile_program(ctx, v);
         const void *image = asyncrt_program_image(prog, &g_reference_size[v]);
         g_reference[v] = malloc(g_reference_size[v]);
         memcpy(g_reference[v], image, g_reference_size[v]);
@@ -541,6 +558,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_directory_of_another_user_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(a_symlinked_directory_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(created_directories_are_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_directory_removed_under_a_context_is_made_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(odd_files_are_refused_without_hanging, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_manifest_is_discarded, setup, teardown),
