@@ -383,9 +383,11 @@ done:
     return status;
 }
 
-asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
-                                       const char *source, const asyncrt_compile_options *opts,
-                                       asyncrt_program **out)
+/* The whole flow; lookup_only stops after the cache lookup (batch.c asks
+ * which requests miss before farming them out to worker processes). */
+static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
+                                   const asyncrt_compile_options *opts, asyncrt_program **out,
+                                   bool lookup_only, uint8_t *key_out)
 {
     static const asyncrt_compile_options no_options = {0};
     *out = NULL;
@@ -398,9 +400,10 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
     /* "auto" while the device opens on another thread: try the remembered target. */
     bool is_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
     asyncrt_status s;
-    if (is_auto && asyncrt_device_pending(ctx) &&
+    if (!lookup_only && is_auto && asyncrt_device_pending(ctx) &&
         asyncrt_speculative_compile(ctx, source_name, source, opts, out, &s))
         return s;
+    if (is_auto && (s = asyncrt_wait_device(ctx)) != ASYNCRT_SUCCESS) return s; /* "auto" needs the device */
     s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
     if (s != ASYNCRT_SUCCESS) return s;
     asyncrt_arch_format(&job.arch, job.arch_name, sizeof job.arch_name);
@@ -412,6 +415,12 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
         return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job.source_name);
     }
     compute_key(&job);
+    if (key_out) memcpy(key_out, job.key, 32);
+    if (lookup_only) {
+        *out = job.cacheable ? asyncrt_cache_find(ctx, job.key) : NULL;
+        list_free(&job.options);
+        return *out ? ASYNCRT_SUCCESS : job.cacheable ? ASYNCRT_ERROR_NOT_FOUND : ASYNCRT_ERROR_UNSUPPORTED;
+    }
     /* Threads: one compile per key at a time (a duplicate waits, then hits). */
     if (job.cacheable) asyncrt_inflight_enter(ctx, job.key);
     asyncrt_program *p = job.cacheable ? asyncrt_cache_find(ctx, job.key) : NULL;
@@ -444,4 +453,18 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
     list_free(&job.options);
     *out = p;
     return s;
+}
+
+asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
+                                       const char *source, const asyncrt_compile_options *opts,
+                                       asyncrt_program **out)
+{
+    return compile_flow(ctx, source_name, source, opts, out, false, NULL);
+}
+
+asyncrt_status asyncrt_program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
+                                      const asyncrt_compile_options *opts, asyncrt_program **out,
+                                      uint8_t key[32])
+{
+    return compile_flow(ctx, source_name, source, opts, out, true, key);
 }

@@ -1,5 +1,6 @@
 /* asyncrt_build_batch on the CPU (explicit arch): good, failing and
  * duplicate sources in one batch, each with its own status and message. */
+#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,30 @@ static void load_without_a_device_fails_each_request(void **state)
     free(src);
 }
 
+/* A worker that cannot do its job costs time, never a result: the batch
+ * compiles those requests in this process. */
+static void broken_worker_falls_back_to_this_process(void **state)
+{
+    fixture *f = *state;
+    setenv("ASYNCRT_COMPILE_WORKER", "/bin/false", 1);
+    asyncrt_compile_options o = {.arch = "sm_90"};
+    char *src[3] = {kernel(201), kernel(202), kernel(203)};
+    asyncrt_build_request reqs[3];
+    for (int i = 0; i < 3; i++) reqs[i] = (asyncrt_build_request){.source_name = "w.cu", .source = src[i], .opts = &o};
+    asyncrt_status s = asyncrt_build_batch(f->ctx, reqs, 3, 3, false);
+    unsetenv("ASYNCRT_COMPILE_WORKER");
+    assert_ok(f->ctx, s);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(asyncrt_program_origin_of(reqs[i].program), ASYNCRT_ORIGIN_COMPILED);
+        size_t size;
+        char name[16];
+        snprintf(name, sizeof name, "k%d", 201 + i);
+        assert_non_null(memmem(asyncrt_program_image(reqs[i].program, &size), size, name, strlen(name)));
+        free(src[i]);
+    }
+    asyncrt_build_batch_release(reqs, 3);
+}
+
 static void empty_and_null_batches(void **state)
 {
     fixture *f = *state;
@@ -164,6 +189,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(equal_options_compile_once, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(many_distinct_programs_all_succeed, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(load_without_a_device_fails_each_request, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(broken_worker_falls_back_to_this_process, test_setup_cache_context,
+                                        test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(empty_and_null_batches, test_setup_cache_context, test_teardown_cache_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

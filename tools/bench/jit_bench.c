@@ -102,65 +102,76 @@ static asyncrt_status check_kernel(asyncrt_context *ctx, asyncrt_module *m, int 
 }
 
 typedef struct batch_result {
-    double sequential_ms, batch_ms;
+    double sequential_ms, batch_ms, threads_only_ms;
     unsigned threads;
     bool outputs_ok;
 } batch_result;
 
+static char *make_dir(void);
+static void remove_dir(const char *dir);
+
+/* Builds KERNELS salted kernels in a fresh context on an empty cache
+ * directory: one by one (mode 0), one batch (1), one batch with worker
+ * processes off (2). Checks the batch-built kernels' outputs. */
+static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int salt, double *ms, bool *ok)
+{
+    char *dir = make_dir(), *src[KERNELS] = {NULL};
+    asyncrt_context *c = NULL;
+    asyncrt_build_request reqs[KERNELS];
+    asyncrt_module *mods[KERNELS] = {NULL};
+    asyncrt_status s = dir ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_IO;
+    for (int i = 0; i < KERNELS; i++)
+        if (!(src[i] = kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
+    if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
+    if (s == ASYNCRT_SUCCESS && mode == 2) setenv("ASYNCRT_COMPILE_WORKER", "0", 1); /* no other thread runs now */
+    double t0 = now_ms();
+    if (s == ASYNCRT_SUCCESS && mode == 0) {
+        for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
+            s = asyncrt_module_build(c, "cold.cu", src[i], NULL, &mods[i]);
+    } else if (s == ASYNCRT_SUCCESS) {
+        for (int i = 0; i < KERNELS; i++) reqs[i] = (asyncrt_build_request){.source_name = "cold.cu", .source = src[i]};
+        s = asyncrt_build_batch(c, reqs, KERNELS, 0, true);
+        for (int i = 0; i < KERNELS; i++) mods[i] = reqs[i].module;
+        asyncrt_build_batch_release(reqs, KERNELS);
+    }
+    *ms = now_ms() - t0;
+    if (mode == 2) unsetenv("ASYNCRT_COMPILE_WORKER");
+    if (s != ASYNCRT_SUCCESS)
+        asyncrt_fail(ctx, s, "%s build: %s", mode ? "batch" : "sequential", c ? asyncrt_context_last_error(c) : "");
+    for (int i = 0; s == ASYNCRT_SUCCESS && mode && i < KERNELS; i++)
+        if ((s = check_kernel(c, mods[i], i, ok)))
+            asyncrt_fail(ctx, s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
+    for (int i = 0; i < KERNELS; i++) {
+        asyncrt_module_destroy(mods[i]);
+        free(src[i]);
+    }
+    asyncrt_context_destroy(c);
+    remove_dir(dir);
+    free(dir);
+    return s;
+}
+
 static asyncrt_status measure_batch(asyncrt_context *ctx, int ordinal, int repeats, batch_result *r)
 {
-    double *seq = calloc((size_t)repeats, sizeof *seq), *par = calloc((size_t)repeats, sizeof *par);
-    asyncrt_status s = seq && par ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+    double *t[3];
+    for (int m = 0; m < 3; m++) t[m] = calloc((size_t)repeats, sizeof(double));
+    asyncrt_status s = t[0] && t[1] && t[2] ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
     r->threads = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     r->outputs_ok = true;
     static int salt = 1000;
-    for (int rep = 0; s == ASYNCRT_SUCCESS && rep < repeats; rep++) {
-        /* No disk cache, fresh contexts, new salts: every build runs NVRTC. */
-        asyncrt_context *a = NULL, *b = NULL;
-        char *src[2][KERNELS] = {{NULL}};
-        asyncrt_build_request reqs[KERNELS];
-        for (int i = 0; i < KERNELS; i++) {
-            src[0][i] = kernel_source(i, salt);
-            src[1][i] = kernel_source(i, salt + 1);
+    /* New salts and empty caches: every build runs NVRTC; the order rotates
+     * so drift (clocks, page cache) is shared. */
+    for (int rep = 0; s == ASYNCRT_SUCCESS && rep < repeats; rep++)
+        for (int k = 0; s == ASYNCRT_SUCCESS && k < 3; k++) {
+            int mode = (k + rep) % 3;
+            s = build_set(ctx, ordinal, mode, salt++, &t[mode][rep], &r->outputs_ok);
         }
-        salt += 2;
-        s = fresh_context(&a, ordinal, NULL);
-        if (s == ASYNCRT_SUCCESS) s = fresh_context(&b, ordinal, NULL);
-        /* Alternate which goes first, so drift (clocks, page cache) is shared. */
-        for (int turn = 0; s == ASYNCRT_SUCCESS && turn < 2; turn++) {
-            if ((turn == 0) == (rep % 2 == 0)) {
-                double t0 = now_ms();
-                asyncrt_module *mods[KERNELS] = {NULL};
-                for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
-                    s = asyncrt_module_build(a, "cold.cu", src[0][i], NULL, &mods[i]);
-                seq[rep] = now_ms() - t0;
-                if (s != ASYNCRT_SUCCESS) asyncrt_fail(ctx, s, "sequential build: %s", asyncrt_context_last_error(a));
-                for (int i = 0; i < KERNELS; i++) asyncrt_module_destroy(mods[i]);
-            } else {
-                for (int i = 0; i < KERNELS; i++)
-                    reqs[i] = (asyncrt_build_request){.source_name = "cold.cu", .source = src[1][i]};
-                double t0 = now_ms();
-                s = asyncrt_build_batch(b, reqs, KERNELS, 0, true);
-                par[rep] = now_ms() - t0;
-                if (s != ASYNCRT_SUCCESS) asyncrt_fail(ctx, s, "batch build: %s", asyncrt_context_last_error(b));
-                for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
-                    if ((s = check_kernel(b, reqs[i].module, i, &r->outputs_ok)))
-                        asyncrt_fail(ctx, s, "checking cold_%d: %s", i, asyncrt_context_last_error(b));
-                for (int i = 0; i < KERNELS; i++) asyncrt_module_destroy(reqs[i].module);
-                asyncrt_build_batch_release(reqs, KERNELS);
-            }
-        }
-        if (s != ASYNCRT_SUCCESS && !a) asyncrt_fail(ctx, s, "opening the device for the JIT section");
-        for (int i = 0; i < KERNELS; i++) free(src[0][i]), free(src[1][i]);
-        asyncrt_context_destroy(a);
-        asyncrt_context_destroy(b);
-    }
     if (s == ASYNCRT_SUCCESS) {
-        r->sequential_ms = median_of(seq, repeats);
-        r->batch_ms = median_of(par, repeats);
+        r->sequential_ms = median_of(t[0], repeats);
+        r->batch_ms = median_of(t[1], repeats);
+        r->threads_only_ms = median_of(t[2], repeats);
     }
-    free(seq);
-    free(par);
+    for (int m = 0; m < 3; m++) free(t[m]);
     return s;
 }
 
@@ -306,12 +317,14 @@ int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json)
         printf("{\n  \"jit_cold_start\": {\n"
                "    \"kernels\": %d, \"cpus\": %u, \"repeats\": %d,\n"
                "    \"sequential_ms\": %.1f, \"batch_ms\": %.1f, \"batch_pct_of_sequential\": %.1f,\n"
+               "    \"batch_threads_only_ms\": %.1f,\n"
                "    \"batch_outputs_match_cpu\": %s,\n"
                "    \"fresh_process_warm_cache_ms\": %.2f, \"fresh_process_image_in_memory_ms\": %.2f,\n"
                "    \"warm_cache_extra_ms\": %.2f, \"cache_hit_call_ms\": %.3f,\n"
                "    \"empty_cache_sequential_ms\": %.1f, \"empty_cache_overlapped_ms\": %.1f,\n"
                "    \"overlap_saving_ms\": %.1f\n  }\n}\n",
-               KERNELS, b.threads, repeats, b.sequential_ms, b.batch_ms, pct, b.outputs_ok ? "true" : "false",
+               KERNELS, b.threads, repeats, b.sequential_ms, b.batch_ms, pct, b.threads_only_ms,
+               b.outputs_ok ? "true" : "false",
                p.cached_ms, p.memory_ms, p.cached_ms - p.memory_ms, p.hit_call_ms, p.sequential_ms,
                p.overlapped_ms, p.sequential_ms - p.overlapped_ms);
     } else {
@@ -320,6 +333,8 @@ int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json)
         printf("  build 12 kernels one by one      %9.1f ms\n", b.sequential_ms);
         printf("  build 12 kernels in one batch    %9.1f ms  (%.1f%% of sequential; goal <= 20%%)%s\n",
                b.batch_ms, pct, b.outputs_ok ? "" : "  OUTPUTS WRONG");
+        printf("  the batch, threads only          %9.1f ms  (no worker processes: NVRTC runs one compile at a "
+               "time per process)\n", b.threads_only_ms);
         printf("  fresh process, warmed cache      %9.2f ms  main to first kernel loaded\n", p.cached_ms);
         printf("  fresh process, image in memory   %9.2f ms  (cache costs %+.2f ms; goal within 5 ms; the hit "
                "call itself %.3f ms)\n", p.memory_ms, p.cached_ms - p.memory_ms, p.hit_call_ms);
