@@ -168,7 +168,8 @@ static void broken_worker_falls_back_to_this_process(void **state)
         size_t size;
         char name[16];
         snprintf(name, sizeof name, "k%d", 201 + i);
-        assert_non_null(memmem(asyncrt_program_image(reqs[i].program, &size), size, name, strlen(name)));
+        const void *image = asyncrt_program_image(reqs[i].program, &size);
+        assert_non_null(memmem(image, size, name, strlen(name)));
         free(src[i]);
     }
     asyncrt_build_batch_release(reqs, 3);
