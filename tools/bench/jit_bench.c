@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,7 +259,8 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
         char *empty1 = asyncrt_format("%s/empty-%d-a", dir, i), *empty2 = asyncrt_format("%s/empty-%d-b", dir, i);
         asyncrt_context *hint = NULL;
         for (int e = 0; e < 2 && s == ASYNCRT_SUCCESS; e++) {
-            s = fresh_context(&hint, ordinal, e ? empty2 : empty1); /* opening records the target */
+            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "cannot create a cache directory");
+            if (s == ASYNCRT_SUCCESS) s = fresh_context(&hint, ordinal, e ? empty2 : empty1); /* opening records the target */
             asyncrt_context_destroy(hint);
         }
         char *args_seq = asyncrt_format("sequential %d '%s' %d", ordinal, empty1, 100 + 2 * i);
