@@ -75,6 +75,10 @@ for stage in $stages; do
       # shellcheck disable=SC2086
       { echo "== $tool $args"; "$tool" $args; echo "exit $?"; } >>"$OUT/bench.log" 2>&1
     done
+    # The JIT cold-start section (issue 15): batch vs sequential, fresh processes.
+    for tool in $build/tools/bench/asyncrt-bench; do
+      [ -x "$tool" ] && { echo "== $tool --jit --json"; "$tool" --jit --json; echo "exit $?"; } >>"$OUT/bench.log" 2>&1
+    done
     tail -60 "$OUT/bench.log"
     ;;
   sweep)

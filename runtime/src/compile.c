@@ -17,6 +17,7 @@
 #include "embedded.h"
 #include "program.h"
 #include "sha256.h"
+#include "speculate.h"
 
 #ifndef ASYNCRT_TOOLKIT_INCLUDE
 #define ASYNCRT_TOOLKIT_INCLUDE "/usr/local/cuda/include"
@@ -132,6 +133,7 @@ typedef struct compile_job {
     uint8_t key[32];           /* key1: what is known before compiling */
     bool prepared;             /* options and key are those of `arch` */
     bool looked_up;            /* the cache already missed for this key (a cache_only call) */
+    bool claimed;              /* this job holds the key's in-flight claim (context.c) */
     char trace_dir[64];        /* this compile's -fdevice-time-trace directory, "" if none */
 } compile_job;
 
@@ -426,14 +428,27 @@ done:
     return status;
 }
 
+/* Threads: one compile per key at a time. A claiming lookup that misses
+ * keeps the key claimed until the compile that follows has stored its
+ * result, so a duplicate request waits in its own lookup, then hits: one
+ * lookup, one count, per request. A job holds at most one claim. */
+static void release_claim(compile_job *job)
+{
+    if (!job->claimed) return;
+    asyncrt_inflight_leave(job->ctx, job->key);
+    job->claimed = false;
+}
+
 /* Compiles for job->arch: from the cache, else with NVRTC (then cached).
- * With cache_only a miss leaves *out NULL and returns success. */
-static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_program **out)
+ * With cache_only a miss leaves *out NULL and returns success; `claim` then
+ * keeps the key claimed for the compile that follows. */
+static asyncrt_status compile_target(compile_job *job, bool cache_only, bool claim, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     *out = NULL;
     double start = asyncrt_now_ms();
     if (!job->prepared) {
+        release_claim(job);
         asyncrt_arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
         list_free(&job->options);
         memset(&job->options, 0, sizeof job->options);
@@ -444,17 +459,24 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_
         job->prepared = true;
         job->looked_up = false;
     }
-    /* A cache_only call that missed has looked already: one lookup, one count. */
-    asyncrt_program *p = job->cacheable && !job->looked_up ? asyncrt_cache_find(ctx, job->key) : NULL;
-    job->looked_up = !p && job->cacheable;
-    if (p) {
-        asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
-                    p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
-                    asyncrt_now_ms() - start);
-        *out = p;
-        return ASYNCRT_SUCCESS;
+    if (job->cacheable && !job->looked_up) {
+        if (claim || !cache_only) {
+            asyncrt_inflight_enter(ctx, job->key);
+            job->claimed = true;
+        }
+        asyncrt_program *p = asyncrt_cache_find(ctx, job->key);
+        job->looked_up = !p;
+        if (p) {
+            release_claim(job);
+            asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
+                        p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
+                        asyncrt_now_ms() - start);
+            *out = p;
+            return ASYNCRT_SUCCESS;
+        }
     }
     if (cache_only) return ASYNCRT_SUCCESS;
+    asyncrt_program *p = NULL;
     if (job->cacheable) add_trace_option(job);
     /* The coarse clock is the one file timestamps come from: a header
      * written after this instant has an mtime at or after it. */
@@ -469,6 +491,7 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, asyncrt_
         if (job->cacheable) store_with_dependencies(job, p, &began);
     }
     remove_trace(job);
+    release_claim(job);
     *out = p;
     return s;
 }
@@ -486,18 +509,22 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
     asyncrt_arch first = job->arch, retry = first;
     retry.suffix = 'a';
     bool may_retry = from_auto && !first.ptx && !first.suffix && first.number >= 90;
-    asyncrt_status s = compile_target(job, true, out);
+    asyncrt_status s = compile_target(job, true, true, out);
     if (s == ASYNCRT_SUCCESS && !*out && may_retry) { /* a retry of an earlier run, cached? */
         compile_job alt = *job;
         memset(&alt.options, 0, sizeof alt.options);
         alt.arch = retry;
         alt.prepared = false;
-        s = compile_target(&alt, true, out);
+        alt.claimed = false;
+        s = compile_target(&alt, true, false, out);
         list_free(&alt.options);
-        if (*out) asyncrt_log(ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
+        if (*out) {
+            release_claim(job);
+            asyncrt_log(ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
+        }
     }
     if (s != ASYNCRT_SUCCESS || *out) return s;
-    s = compile_target(job, false, out); /* first's options and key are still prepared */
+    s = compile_target(job, false, true, out); /* first's options and key are still prepared */
     if (s != ASYNCRT_ERROR_COMPILE) return s;
     char hint[512];
     char *first_error = strdup(asyncrt_context_last_error(ctx));
@@ -511,7 +538,7 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
                     name, job->arch_name, job->source_name, name);
         job->arch = retry;
         job->prepared = false;
-        s = compile_target(job, false, out);
+        s = compile_target(job, false, true, out);
         if (s == ASYNCRT_ERROR_COMPILE) {
             char *second = strdup(asyncrt_context_last_error(ctx));
             asyncrt_arch_after_failure(&retry, true, supported, count, second, &retry, hint, sizeof hint);
@@ -527,9 +554,11 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
     return s;
 }
 
-asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
-                                       const char *source, const asyncrt_compile_options *opts,
-                                       asyncrt_program **out)
+/* The whole flow; lookup_only stops after the cache lookup (batch.c asks
+ * which requests miss before farming them out to worker processes). */
+static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
+                                   const asyncrt_compile_options *opts, asyncrt_program **out,
+                                   bool lookup_only, uint8_t *key_out)
 {
     static const asyncrt_compile_options no_options = {0};
     *out = NULL;
@@ -539,10 +568,38 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                        .source_name = source_name && *source_name ? source_name : "kernel.cu",
                        .source = source,
                        .opts = opts ? opts : &no_options};
-    asyncrt_status s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
+    /* "auto" while the device opens on another thread: try the remembered target. */
+    bool is_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
+    asyncrt_status s;
+    if (!lookup_only && is_auto && asyncrt_device_pending(ctx) &&
+        asyncrt_speculative_compile(ctx, source_name, source, opts, out, &s))
+        return s;
+    if (is_auto && (s = asyncrt_wait_device(ctx)) != ASYNCRT_SUCCESS) return s; /* "auto" needs the device */
+    s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
     if (s != ASYNCRT_SUCCESS) return s;
-    bool from_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
-    s = compile_auto_aware(&job, from_auto, out);
+    if (lookup_only) {
+        s = compile_target(&job, true, false, out);
+        if (key_out) memcpy(key_out, job.key, 32);
+        list_free(&job.options);
+        if (s != ASYNCRT_SUCCESS) return s;
+        return *out ? ASYNCRT_SUCCESS : job.cacheable ? ASYNCRT_ERROR_NOT_FOUND : ASYNCRT_ERROR_UNSUPPORTED;
+    }
+    s = compile_auto_aware(&job, is_auto, out);
+    release_claim(&job); /* an error before the compile may leave it */
     list_free(&job.options);
     return s;
+}
+
+asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
+                                       const char *source, const asyncrt_compile_options *opts,
+                                       asyncrt_program **out)
+{
+    return compile_flow(ctx, source_name, source, opts, out, false, NULL);
+}
+
+asyncrt_status asyncrt_program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
+                                      const asyncrt_compile_options *opts, asyncrt_program **out,
+                                      uint8_t key[32])
+{
+    return compile_flow(ctx, source_name, source, opts, out, true, key);
 }

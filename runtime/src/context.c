@@ -1,11 +1,13 @@
 #include "context.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cache.h"
+#include "speculate.h"
 
 char *asyncrt_vformat(const char *fmt, va_list ap)
 {
@@ -28,14 +30,73 @@ char *asyncrt_format(const char *fmt, ...)
     return s;
 }
 
+static void settle(asyncrt_context *ctx);
+static void reset_async_open(asyncrt_context *ctx);
+
+/* ---- the last error, one per thread ------------------------------------ */
+
+/* Threads are told apart by a serial taken on first use, not by pthread_t,
+ * which a new thread may reuse: a reused id would see a dead thread's message. */
+struct asyncrt_error_slot {
+    uint64_t thread;
+    char *message;
+    asyncrt_error_slot *next;
+};
+
+static atomic_uint_fast64_t g_next_thread_serial = 1;
+static _Thread_local uint64_t t_thread_serial;
+
+static uint64_t this_thread(void)
+{
+    if (!t_thread_serial) t_thread_serial = atomic_fetch_add(&g_next_thread_serial, 1);
+    return t_thread_serial;
+}
+
+/* Under ctx->lock. */
+static asyncrt_error_slot **find_slot(asyncrt_context *ctx, uint64_t thread)
+{
+    asyncrt_error_slot **at = &ctx->errors;
+    while (*at && (*at)->thread != thread) at = &(*at)->next;
+    return at;
+}
+
 static void set_error(asyncrt_context *ctx, char *message)
 {
     /* Keep the old message when formatting the new one ran out of memory:
      * an empty message would be worse than a stale one. */
     if (!message) return;
-    free(ctx->error);
-    ctx->error = message;
     asyncrt_log(ctx, 2, "error: %s", message);
+    pthread_mutex_lock(&ctx->lock);
+    asyncrt_error_slot **at = find_slot(ctx, this_thread());
+    if (!*at && (*at = calloc(1, sizeof **at))) (*at)->thread = this_thread();
+    if (*at) {
+        free((*at)->message);
+        (*at)->message = message;
+        message = NULL;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    free(message);
+}
+
+char *asyncrt_thread_error_copy(asyncrt_context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    asyncrt_error_slot *slot = *find_slot(ctx, this_thread());
+    char *copy = strdup(slot && slot->message ? slot->message : "");
+    pthread_mutex_unlock(&ctx->lock);
+    return copy;
+}
+
+void asyncrt_thread_error_forget(asyncrt_context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    asyncrt_error_slot **at = find_slot(ctx, this_thread()), *slot = *at;
+    if (slot) {
+        *at = slot->next;
+        free(slot->message);
+        free(slot);
+    }
+    pthread_mutex_unlock(&ctx->lock);
 }
 
 asyncrt_status asyncrt_fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
@@ -96,7 +157,13 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     *out = NULL;
     asyncrt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    ctx->error = strdup("");
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        free(ctx);
+        return ASYNCRT_ERROR_OUT_OF_MEMORY;
+    }
+    bool locks = pthread_mutex_init(&ctx->open_lock, NULL) == 0;
+    locks = pthread_cond_init(&ctx->inflight_done, NULL) == 0 && locks;
+    atomic_init(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
     /* Exactly one digit 0..2; anything else ("2junk", "-1", "") leaves logging
      * off, silently: the library prints nothing unless asked, and a value it
      * cannot read is no request. */
@@ -106,7 +173,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
     ctx->cache = asyncrt_cache_create(ctx);
-    if (!ctx->error || !ctx->cache) {
+    if (!locks || !ctx->cache) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -117,16 +184,34 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
 void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
+    settle(ctx); /* never free what the opener thread writes */
     asyncrt_cache_destroy(ctx);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
+    while (ctx->errors) {
+        asyncrt_error_slot *slot = ctx->errors;
+        ctx->errors = slot->next;
+        free(slot->message);
+        free(slot);
+    }
     free(ctx->cache_dir);
-    free(ctx->error);
+    free(ctx->open_error);
+    pthread_cond_destroy(&ctx->inflight_done);
+    pthread_mutex_destroy(&ctx->open_lock);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
 const char *asyncrt_context_last_error(const asyncrt_context *ctx)
 {
-    return ctx && ctx->error ? ctx->error : "";
+    if (!ctx) return "";
+    /* The lock guards the slot list; the message itself belongs to this
+     * thread, and only this thread's next failure (or destroy) replaces it. */
+    asyncrt_context *mut = (asyncrt_context *)ctx;
+    pthread_mutex_lock(&mut->lock);
+    asyncrt_error_slot *slot = *find_slot(mut, this_thread());
+    const char *message = slot && slot->message ? slot->message : "";
+    pthread_mutex_unlock(&mut->lock);
+    return message;
 }
 
 void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->log_level = level; }
@@ -144,17 +229,29 @@ const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return ctx->
 
 asyncrt_status asyncrt_require_driver(asyncrt_context *ctx)
 {
-    if (ctx->drv) return ASYNCRT_SUCCESS;
+    /* The table itself loads once per process (pthread_once in driver.c);
+     * the lock only orders the write of ctx->drv against other threads. */
+    pthread_mutex_lock(&ctx->lock);
+    const asyncrt_driver *drv = ctx->drv;
+    pthread_mutex_unlock(&ctx->lock);
+    if (drv) return ASYNCRT_SUCCESS;
     char why[512];
-    asyncrt_status s = asyncrt_driver_load(&ctx->drv, why, sizeof why);
+    asyncrt_status s = asyncrt_driver_load(&drv, why, sizeof why);
     if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
-    asyncrt_log(ctx, 2, "CUDA driver loaded, version %d.%d", ctx->drv->version / 1000,
-                ctx->drv->version % 1000 / 10);
+    pthread_mutex_lock(&ctx->lock);
+    bool first = !ctx->drv;
+    ctx->drv = drv;
+    pthread_mutex_unlock(&ctx->lock);
+    if (first)
+        asyncrt_log(ctx, 2, "CUDA driver loaded, version %d.%d", drv->version / 1000,
+                    drv->version % 1000 / 10);
     return ASYNCRT_SUCCESS;
 }
 
 asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
 {
+    asyncrt_status s = asyncrt_wait_device(ctx);
+    if (s != ASYNCRT_SUCCESS) return s;
     if (!ctx->device_open)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "no device is open: call asyncrt_context_open_device first");
@@ -165,7 +262,7 @@ asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal)
+static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
 {
     if (ctx->device_open)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -185,10 +282,142 @@ asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal)
     ctx->info = info;
     asyncrt_log(ctx, 1, "device %d: %s, compute capability %d.%d, %d SMs", ordinal, info.name,
                 info.cc_major, info.cc_minor, info.sm_count);
-    return asyncrt_require_device(ctx);
+    CUresult current = ctx->drv->cuCtxSetCurrent(ctx->cu_context);
+    if (current != CUDA_SUCCESS)
+        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, current, "cuCtxSetCurrent", "device %d",
+                               ordinal);
+    asyncrt_speculation_record(ctx);
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal)
+{
+    reset_async_open(ctx);
+    return open_device(ctx, ordinal);
+}
+
+/* ---- opening the device on another thread -------------------------------- */
+
+typedef struct open_request {
+    asyncrt_context *ctx;
+    int ordinal;
+} open_request;
+
+static void *open_thread(void *arg)
+{
+    open_request *req = arg;
+    asyncrt_context *ctx = req->ctx;
+    ctx->open_status = open_device(ctx, req->ordinal);
+    if (ctx->open_status != ASYNCRT_SUCCESS) ctx->open_error = asyncrt_thread_error_copy(ctx);
+    asyncrt_thread_error_forget(ctx);
+    free(req);
+    return NULL;
+}
+
+asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordinal)
+{
+    reset_async_open(ctx);
+    if (ctx->device_open)
+        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "device %d is already open on this context; create another context "
+                            "for device %d", ctx->info.ordinal, ordinal);
+    open_request *req = malloc(sizeof *req);
+    if (!req) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    *req = (open_request){ctx, ordinal};
+    ctx->open_ordinal = ordinal;
+    atomic_store(&ctx->device_state, ASYNCRT_DEVICE_OPENING);
+    if (pthread_create(&ctx->opener, NULL, open_thread, req) != 0) {
+        /* No thread to spare: open here, which is only slower. */
+        free(req);
+        atomic_store(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
+        return open_device(ctx, ordinal);
+    }
+    return ASYNCRT_SUCCESS;
+}
+
+bool asyncrt_device_pending(const asyncrt_context *ctx)
+{
+    return atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_OPENING;
+}
+
+/* Joins the opener thread if there is one; afterwards the state is final. */
+static void settle(asyncrt_context *ctx)
+{
+    if (atomic_load(&ctx->device_state) != ASYNCRT_DEVICE_OPENING) return;
+    pthread_mutex_lock(&ctx->open_lock);
+    if (atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_OPENING) {
+        pthread_join(ctx->opener, NULL);
+        atomic_store(&ctx->device_state, ASYNCRT_DEVICE_SETTLED);
+    }
+    pthread_mutex_unlock(&ctx->open_lock);
+}
+
+asyncrt_status asyncrt_wait_device(asyncrt_context *ctx)
+{
+    settle(ctx);
+    /* A failed asynchronous open is every later caller's answer, until an
+     * open_device call tries again. */
+    if (atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_SETTLED && ctx->open_status != ASYNCRT_SUCCESS)
+        return asyncrt_fail(ctx, ctx->open_status, "opening the device failed: %s",
+                            ctx->open_error ? ctx->open_error : "");
+    return ASYNCRT_SUCCESS;
+}
+
+/* Before another open: forget an earlier asynchronous attempt. */
+static void reset_async_open(asyncrt_context *ctx)
+{
+    settle(ctx);
+    atomic_store(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
+    ctx->open_status = ASYNCRT_SUCCESS;
+    free(ctx->open_error);
+    ctx->open_error = NULL;
+}
+
+asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx)
+{
+    return asyncrt_wait_device(ctx);
 }
 
 const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
 {
+    if (asyncrt_device_pending(ctx)) asyncrt_wait_device((asyncrt_context *)ctx);
     return ctx->device_open ? &ctx->info : NULL;
+}
+
+/* ---- single flight per cache key ----------------------------------------- */
+
+struct asyncrt_inflight {
+    uint8_t key[32];
+    asyncrt_inflight *next;
+};
+
+/* Under ctx->lock. */
+static asyncrt_inflight **find_inflight(asyncrt_context *ctx, const uint8_t key[32])
+{
+    asyncrt_inflight **at = &ctx->inflight;
+    while (*at && memcmp((*at)->key, key, 32) != 0) at = &(*at)->next;
+    return at;
+}
+
+void asyncrt_inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
+{
+    asyncrt_inflight *mine = malloc(sizeof *mine);
+    pthread_mutex_lock(&ctx->lock);
+    while (*find_inflight(ctx, key)) pthread_cond_wait(&ctx->inflight_done, &ctx->lock);
+    if (mine) { /* out of memory: no claim, so at worst a duplicate compile */
+        memcpy(mine->key, key, 32);
+        mine->next = ctx->inflight;
+        ctx->inflight = mine;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+void asyncrt_inflight_leave(asyncrt_context *ctx, const uint8_t key[32])
+{
+    pthread_mutex_lock(&ctx->lock);
+    asyncrt_inflight **at = find_inflight(ctx, key), *node = *at;
+    if (node) *at = node->next;
+    pthread_cond_broadcast(&ctx->inflight_done);
+    pthread_mutex_unlock(&ctx->lock);
+    free(node);
 }

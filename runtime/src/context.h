@@ -2,12 +2,19 @@
 #ifndef ASYNCRT_CONTEXT_INTERNAL_H
 #define ASYNCRT_CONTEXT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 
 #include "asyncrt/runtime.h"
 #include "driver.h"
 
-typedef struct asyncrt_cache asyncrt_cache; /* cache.c */
+typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
+typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */
+typedef struct asyncrt_inflight asyncrt_inflight;             /* context.c */
+
+/* Where asyncrt_context_open_device_async stands (ctx->device_state). */
+enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
 
 struct asyncrt_context {
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
@@ -19,8 +26,21 @@ struct asyncrt_context {
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
     asyncrt_device_info info;
-    char *error;                     /* last-error message, heap, never NULL after create */
     const char *fault;               /* test seam: a call to fail, see asyncrt_fault_hit */
+
+    /* ---- threads: see "Threads" in runtime.h ---------------------------- */
+    pthread_mutex_t lock;            /* guards drv's first load, errors, inflight */
+    asyncrt_error_slot *errors;      /* one last-error message per thread */
+    asyncrt_inflight *inflight;      /* cache keys being compiled right now */
+    pthread_cond_t inflight_done;    /* signalled when one of them finishes */
+    /* open_device_async: a thread opens the device; the first caller that
+     * needs it joins that thread under open_lock, then marks it settled. */
+    atomic_int device_state;
+    pthread_mutex_t open_lock;
+    pthread_t opener;
+    int open_ordinal;                /* the device being opened */
+    asyncrt_status open_status;      /* the opener's result */
+    char *open_error;                /* and its message, for the joining thread */
 };
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true
@@ -50,6 +70,24 @@ asyncrt_status asyncrt_require_driver(asyncrt_context *ctx);
 
 /* Fails unless a device is open; makes its context current for this thread. */
 asyncrt_status asyncrt_require_device(asyncrt_context *ctx);
+
+/* Waits for an asynchronous device open to finish (no-op otherwise). Returns
+ * its failure, with its message, in the calling thread's last error. */
+asyncrt_status asyncrt_wait_device(asyncrt_context *ctx);
+
+/* True while asyncrt_context_open_device_async has not been waited for. */
+bool asyncrt_device_pending(const asyncrt_context *ctx);
+
+/* The calling thread's last-error message on ctx, malloc'd copy ("" if none),
+ * and dropping that thread's slot (pool threads do before they exit). */
+char *asyncrt_thread_error_copy(asyncrt_context *ctx);
+void asyncrt_thread_error_forget(asyncrt_context *ctx);
+
+/* Single flight per cache key: enter waits while another thread of this
+ * context compiles the same key, so a duplicate finds the first one's result
+ * in the cache instead of running NVRTC again. Every enter needs a leave. */
+void asyncrt_inflight_enter(asyncrt_context *ctx, const uint8_t key[32]);
+void asyncrt_inflight_leave(asyncrt_context *ctx, const uint8_t key[32]);
 
 /* Milliseconds on a monotonic clock, for the debug log's timings. */
 double asyncrt_now_ms(void);

@@ -111,9 +111,9 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
     *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
                      .minctas = stencil ? 0 : 6, .l2 = path == ASYNCRT_PATH_TMA ? 0 : 256};
     if (stencil && path == ASYNCRT_PATH_LDGSTS) t->opt = 32;
-    if (stencil && path == ASYNCRT_PATH_PLAIN) t->threads = 128;
     const char *env = getenv("ASYNCRT_TILE_TUNE");
-    if (!env || !*env) return ASYNCRT_SUCCESS;
+    bool threads_given = false;
+    if (!env) env = "";
     char key[16], value[16];
     unsigned long v;
     bool number;
@@ -127,6 +127,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
             t->variant = k;
         } else if (!strcmp(key, "threads") && number && (v == 64 || v == 128 || v == 192 || v == 256 || v == 512)) {
             t->threads = (unsigned)v;
+            threads_given = true;
         } else if (!strcmp(key, "opt") && number && (v == 8 || v == 16 || v == 32)) {
             t->opt = (unsigned)v;
         } else if (!strcmp(key, "tw") && number && (v == 128 || v == 256)) {
@@ -141,6 +142,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
             t->l2 = (unsigned)v;
         } else goto bad;
     }
+    if (stencil && path == ASYNCRT_PATH_PLAIN && !threads_given && t->tw == 128) t->threads = 128;
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
     if (stencil ? t->threads % t->tw != 0 : t->threads > 256) goto bad;
     if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */

@@ -44,6 +44,27 @@ int test_teardown_context(void **state)
     return 0;
 }
 
+int test_setup_cache_context(void **state)
+{
+    test_cache_fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->dir = test_make_temp_dir("asyncrt-test-cache");
+    assert_int_equal(asyncrt_context_create(&f->ctx), ASYNCRT_SUCCESS);
+    assert_ok(f->ctx, asyncrt_context_set_cache_dir(f->ctx, f->dir));
+    *state = f;
+    return 0;
+}
+
+int test_teardown_cache_context(void **state)
+{
+    test_cache_fixture *f = *state;
+    asyncrt_context_destroy(f->ctx);
+    test_remove_tree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
 asyncrt_context *test_context_with_device(void)
 {
     asyncrt_context *ctx = NULL;

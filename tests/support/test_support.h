@@ -32,6 +32,15 @@ asyncrt_context *test_open_device_or_skip(const char *test_name);
 int test_setup_context(void **state);
 int test_teardown_context(void **state);
 
+/* CMocka fixtures: *state is a test_cache_fixture, a fresh context (no device)
+ * whose disk cache is a fresh temporary directory, removed after. */
+typedef struct test_cache_fixture {
+    char *dir;
+    asyncrt_context *ctx;
+} test_cache_fixture;
+int test_setup_cache_context(void **state);
+int test_teardown_cache_context(void **state);
+
 /* A fresh context with an open device, for one test (fails the test if none). */
 asyncrt_context *test_context_with_device(void);
 

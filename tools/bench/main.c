@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
 #include "tool.h"
@@ -25,6 +26,10 @@ static const char *k_usage =
     "  --warmup N      untimed runs first (default 3)\n"
     "  --device N      device ordinal (default 0)\n"
     "  --no-jit        skip the JIT and launch timings\n"
+    "  --jit           only the JIT cold-start section: 12 CCCL kernels one by one vs one\n"
+    "                  batch, fresh processes from main to first kernel loaded (warmed cache vs\n"
+    "                  image in memory; empty cache, arch auto, with and without overlap)\n"
+    "  --jit-repeats N timed repeats of that section (default 3; processes run 2N+1 times)\n"
     "  --json | --csv  machine-readable output instead of the table\n"
     "  --version       asyncrt-bench, libasyncrt and NVRTC versions\n"
     "  --tile-sweep    only the tile ops: every variant x path x build (native and\n"
@@ -49,6 +54,8 @@ typedef struct options {
     bench_settings settings;
     int device;
     bool jit;
+    bool jit_section; /* --jit: the cold-start section only (jit_bench.c) */
+    int jit_repeats;
     out_format format;
     bool tile_sweep, calibrate;
     const char *sweep_filter;
@@ -71,6 +78,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->size_count = sizeof defaults / sizeof defaults[0];
     o->settings = (bench_settings){.warmup = 3, .repeats = 20};
     o->jit = true;
+    o->jit_repeats = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
@@ -86,6 +94,8 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--tile-sweep")) o->tile_sweep = true;
         else if (!strcmp(a, "--calibrate")) o->calibrate = true;
         else if (!strcmp(a, "--sweep-filter") && v) o->sweep_filter = v, o->tile_sweep = true, i++;
+        else if (!strcmp(a, "--jit")) o->jit_section = true;
+        else if (!strcmp(a, "--jit-repeats") && v && parse_int(v, 1, 1000, &n)) o->jit_repeats = (int)n, i++;
         else if (!strcmp(a, "--repeats") && v && parse_int(v, 1, 100000, &n)) o->settings.repeats = (int)n, i++;
         else if (!strcmp(a, "--warmup") && v && parse_int(v, 0, 100000, &n)) o->settings.warmup = (int)n, i++;
         else if (!strcmp(a, "--device") && v && parse_int(v, 0, 1024, &n)) o->device = (int)n, i++;
@@ -204,6 +214,7 @@ static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_map_path path, bool t
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], JIT_BENCH_CHILD_FLAG)) return jit_bench_child(argc, argv);
     options o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
@@ -220,6 +231,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "asyncrt-bench: cannot open device %d: %s\n", o.device, asyncrt_context_last_error(ctx));
         asyncrt_context_destroy(ctx);
         return EXIT_FAILED;
+    }
+    if (o.jit_section) {
+        rc = jit_bench_run(ctx, o.device, o.jit_repeats, o.format == OUT_JSON);
+        asyncrt_context_destroy(ctx);
+        return rc ? EXIT_FAILED : 0;
     }
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
     if (o.tile_sweep || o.calibrate) { /* these modes only */

@@ -3,6 +3,7 @@
 #include "tool.h"
 
 extern const cache_command cmd_stats, cmd_list, cmd_verify, cmd_prune, cmd_clear;
+extern const cache_command cmd_warm, cmd_export, cmd_import; /* warm.c, transfer.c (issue 15) */
 
 const cache_command *const cache_commands[] = {
     &cmd_stats,
@@ -10,5 +11,13 @@ const cache_command *const cache_commands[] = {
     &cmd_verify,
     &cmd_prune,
     &cmd_clear,
+    &cmd_warm,
+    &cmd_export,
+    &cmd_import,
     NULL,
 };
+
+bool tool_command_fills_cache(const cache_command *cmd)
+{
+    return cmd == &cmd_warm || cmd == &cmd_import;
+}

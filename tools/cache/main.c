@@ -24,9 +24,11 @@ static void usage(FILE *out)
                  "\n"
                  "exit codes:\n"
                  "  0  success\n"
-                 "  1  verify found damaged or foreign files, or a file could not be deleted\n"
+                 "  1  verify found damaged or foreign files, or a file could not be deleted;\n"
+                 "     warm: a build failed; export/import: an entry was refused or not written\n"
                  "  2  bad usage\n"
-                 "  3  no usable cache directory (missing, unreadable, not trusted, or caching off)\n");
+                 "  3  no usable cache directory (missing, unreadable, not trusted, or caching off)\n"
+                 "  4  warm: --arch auto or all, and no usable GPU\n");
 }
 
 /* The library's default directory, via a context (no driver is touched). */
@@ -82,7 +84,7 @@ int main(int argc, char **argv)
         return TOOL_NO_CACHE;
     }
     struct stat st;
-    if (lstat(dir, &st) != 0) {
+    if (lstat(dir, &st) != 0 && !tool_command_fills_cache(cmd)) { /* those are created by the trust check below */
         fprintf(stderr, "asyncrt-cache: no cache directory at %s\n", dir);
         free(dir);
         return TOOL_NO_CACHE;

@@ -13,6 +13,7 @@ enum {
     TOOL_PROBLEM = 1,   /* verify found bad files; a file could not be deleted */
     TOOL_USAGE = 2,
     TOOL_NO_CACHE = 3,  /* no usable cache directory (missing, unreadable, untrusted, caching off) */
+    TOOL_NO_GPU = 4,    /* warm --arch auto/all on a machine without a usable GPU */
 };
 
 typedef struct cache_tool {
@@ -33,6 +34,9 @@ typedef struct cache_command {
 
 /* NULL-terminated, in --help order (commands.c). */
 extern const cache_command *const cache_commands[];
+/* True for the commands that fill the cache (warm, import): for them a
+ * missing directory is created (by the trust check) rather than refused. */
+bool tool_command_fills_cache(const cache_command *cmd);
 
 /* Shared helpers (common.c). */
 bool tool_wants_help(int argc, char **argv);

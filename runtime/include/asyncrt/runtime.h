@@ -1,10 +1,30 @@
 /* asyncrt runtime: contexts, device probe, NVRTC compilation with a cache,
  * module loading, launches, and the few memory helpers a test or tool needs.
  *
- * Handles are opaque. A context is used by one thread at a time; separate
- * contexts may be used from separate threads. Every call that can fail
- * returns an asyncrt_status and leaves the details in the context's
- * last-error message. Nothing is printed unless ASYNCRT_LOG asks for it. */
+ * Handles are opaque. Every call that can fail returns an asyncrt_status and
+ * leaves the details in the context's last-error message for the calling
+ * thread. Nothing is printed unless ASYNCRT_LOG asks for it.
+ *
+ * Threads. Separate contexts are independent. On one context, these calls
+ * may run from any number of threads at once: asyncrt_program_compile
+ * (cache lookups and stores included; two threads compiling the same program
+ * run NVRTC once, the second waits and gets the cached copy),
+ * asyncrt_module_load, asyncrt_module_build, asyncrt_build_batch,
+ * asyncrt_context_wait_device, asyncrt_context_device, asyncrt_device_count,
+ * asyncrt_device_probe, the memory_*, stream_* and synchronize calls, and
+ * asyncrt_context_last_error. Each thread that calls into a context makes the
+ * device's context current for itself (cuCtxSetCurrent), as needed.
+ * Everything else on a context must not overlap with any other call on it:
+ * create/destroy, set_log_level, set_cache_dir and open_device (run it before
+ * the other threads start, or use open_device_async, which other calls wait
+ * for). A module with its kernels, a program and a timer are each used by one
+ * thread at a time (different modules from different threads is fine).
+ *
+ * Last error: each thread has its own message per context. A failing call
+ * replaces the calling thread's message only; asyncrt_context_last_error
+ * returns the calling thread's, valid until that thread's next failure on the
+ * context or the context's destruction (a thread's message is kept until then;
+ * asyncrt_build_batch's own threads drop theirs when they end). */
 #ifndef ASYNCRT_RUNTIME_H
 #define ASYNCRT_RUNTIME_H
 
@@ -247,6 +267,49 @@ typedef struct asyncrt_launch_config {
  * ASYNCRT_ERROR_RESOURCE_LIMIT. */
 asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *kernel, const asyncrt_launch_config *config,
                                      void **args, const size_t *arg_sizes, size_t arg_count);
+
+/* ---- start-up: device opening and batches of builds ---------------------- */
+
+/* Starts opening device `ordinal` (driver load, cuInit, primary context) on
+ * another thread and returns at once. Every call that needs the device waits
+ * for it; asyncrt_context_wait_device gives the open's own result. Meanwhile
+ * a compile for arch "auto" starts on the target this cache directory last
+ * saw for this ordinal on this host (see README: start-up) and checks it once
+ * the device is known: a wrong guess costs a recompile, never a wrong image. */
+asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordinal);
+/* The result of open_device_async (ASYNCRT_SUCCESS if it was not used). */
+asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx);
+
+/* One program of a batch: the inputs, then what asyncrt_build_batch fills. */
+typedef struct asyncrt_build_request {
+    const char *source_name;               /* as for asyncrt_program_compile */
+    const char *source;
+    const asyncrt_compile_options *opts;   /* may be NULL */
+    /* out: */
+    asyncrt_program *program;  /* the compiled program on success; the caller owns it */
+    asyncrt_module *module;    /* loaded on the context's device when `load`; the caller owns it */
+    asyncrt_status status;     /* this request's own result */
+    char *message;             /* its failure's details (NVRTC log, ...), NULL on success */
+} asyncrt_build_request;
+
+/* Compiles (and with `load`, loads) reqs[0..count) concurrently on up to
+ * `threads` threads (0: the CPU count), each request with its own status and
+ * message. Requests with the same source_name, source and opts pointer are
+ * built once and shared (each gets its own program copy and module). The
+ * calling thread works too. NVRTC runs one compile at a time per process, so
+ * with a disk cache, two or more cache misses are compiled by up to `threads`
+ * asyncrt-compile-worker processes into that cache and read back through it
+ * (ASYNCRT_COMPILE_WORKER names the worker, "0" keeps everything in this
+ * process); a worker that fails costs time, never a result. Returns ASYNCRT_SUCCESS when every request
+ * succeeded, else the status of the first failed request (lowest index), with
+ * a summary in the context's last error. The output fields of each request
+ * are overwritten: free them from an earlier batch first. */
+asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *reqs, size_t count,
+                                   unsigned threads, bool load);
+
+/* Frees each request's program and message and sets them to NULL; modules
+ * are left to the caller (asyncrt_module_destroy). NULL reqs is fine. */
+void asyncrt_build_batch_release(asyncrt_build_request *reqs, size_t count);
 
 /* ---- memory, streams, timing ------------------------------------------- */
 

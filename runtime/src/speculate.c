@@ -1,0 +1,124 @@
+#include "speculate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "context.h"
+
+/* <cache dir>/targets/<host>-device-<N>: per host, since a cache directory
+ * may be shared by machines with different GPUs. */
+static char *hint_path(const char *cache_dir, int ordinal)
+{
+    char host[256] = "localhost";
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '/') *c = '_';
+    return asyncrt_format("%s/targets/%s-device-%d", cache_dir, host, ordinal);
+}
+
+bool asyncrt_speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size)
+{
+    if (!cache_dir || size == 0) return false;
+    char *path = hint_path(cache_dir, ordinal);
+    int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    free(path);
+    if (fd < 0) return false;
+    char text[40] = {0};
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (off_t)sizeof text
+                    ? read(fd, text, sizeof text - 1) : -1;
+    close(fd);
+    if (n <= 0) return false;
+    text[n] = '\0';
+    text[strcspn(text, "\n")] = '\0';
+    asyncrt_arch parsed;
+    if (!asyncrt_arch_parse(text, &parsed) || strlen(text) >= size) return false;
+    snprintf(arch, size, "%s", text);
+    return true;
+}
+
+void asyncrt_speculation_record(asyncrt_context *ctx)
+{
+    if (!ctx->cache_dir || !ctx->memory_cache) return;
+    int supported[64];
+    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    asyncrt_arch arch;
+    char why[768], name[32], old[32];
+    if (!count || asyncrt_arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor, ctx->info.driver_version,
+                                           asyncrt_nvrtc_version(), supported, count, &arch, why,
+                                           sizeof why) != ASYNCRT_SUCCESS)
+        return;
+    asyncrt_arch_format(&arch, name, sizeof name);
+    int ordinal = ctx->info.ordinal;
+    if (asyncrt_speculation_guess(ctx->cache_dir, ordinal, old, sizeof old) && strcmp(old, name) == 0) return;
+
+    char *dir = asyncrt_format("%s/targets", ctx->cache_dir);
+    char *path = hint_path(ctx->cache_dir, ordinal);
+    char *tmp = path ? asyncrt_format("%s.tmp.%ld", path, (long)getpid()) : NULL;
+    int fd = -1;
+    /* Only inside an existing cache directory: creating that one, with its
+     * trust rules, is the cache's business (cache_trust.c). */
+    bool ok = dir && tmp && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+              (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
+    if (ok) {
+        size_t len = strlen(name);
+        name[len] = '\n';
+        ok = write(fd, name, len + 1) == (ssize_t)(len + 1);
+        name[len] = '\0';
+    }
+    if (fd >= 0 && close(fd) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok && tmp) unlink(tmp);
+    asyncrt_log(ctx, 2, ok ? "remembered target %s for device %d in %s"
+                                    : "warning: cannot remember target %s for device %d in %s",
+                name, ordinal, dir ? dir : "?");
+    free(dir);
+    free(path);
+    free(tmp);
+}
+
+bool asyncrt_speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
+                                 const asyncrt_compile_options *opts, asyncrt_program **out,
+                                 asyncrt_status *status)
+{
+    char guess[32];
+    if (!ctx->memory_cache || !asyncrt_speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
+        *status = asyncrt_wait_device(ctx); /* a failed open is the answer: "auto" has none */
+        return *status != ASYNCRT_SUCCESS;
+    }
+    double start = asyncrt_now_ms();
+    asyncrt_compile_options o = opts ? *opts : (asyncrt_compile_options){0};
+    o.arch = guess;
+    asyncrt_program *p = NULL;
+    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &o, &p);
+    double compiled = asyncrt_now_ms();
+    asyncrt_status w = asyncrt_wait_device(ctx);
+    asyncrt_arch real;
+    char name[32];
+    if (w == ASYNCRT_SUCCESS) w = asyncrt_arch_resolve(ctx, NULL, &real);
+    if (w != ASYNCRT_SUCCESS) { /* no device: "auto" has no answer, whatever was guessed */
+        asyncrt_program_destroy(p);
+        *status = w;
+        return true;
+    }
+    asyncrt_arch_format(&real, name, sizeof name);
+    if (strcmp(name, guess) != 0) {
+        asyncrt_log(ctx, 1, "%s: speculative target %s was wrong, the device needs %s: compiling again",
+                    source_name ? source_name : "kernel.cu", guess, name);
+        asyncrt_program_destroy(p);
+        return false;
+    }
+    asyncrt_log(ctx, 2, "%s: speculative target %s was right; %.1f ms of compile overlapped the "
+                        "device's start-up, %.1f ms waited for it after",
+                source_name ? source_name : "kernel.cu", guess, compiled - start, asyncrt_now_ms() - compiled);
+    *out = p;
+    *status = s;
+    return true;
+}

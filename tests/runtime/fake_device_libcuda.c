@@ -1,0 +1,141 @@
+/* A stand-in libcuda with one device (compute capability $FAKE_CC, default
+ * 90), enough to open it, "load" modules and count the loads, so that thread
+ * safety and the asynchronous device open run on machines without a GPU.
+ * Opening can be held at a gate (fake_gate_hold / fake_gate_release, looked
+ * up with dlsym by the tests) to make "the device is still opening"
+ * deterministic. Nothing here runs a kernel. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+enum { OK = 0, UNSUPPORTED = 801 /* CUDA_ERROR_NOT_SUPPORTED */, NOT_FOUND = 500 };
+
+CUresult cuInit(unsigned flags);
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
+                             int *status);
+void fake_gate_hold(void);
+void fake_gate_release(void);
+int fake_module_loads(void);
+
+static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gate_open = PTHREAD_COND_INITIALIZER;
+static int g_gate_held;
+static atomic_int g_loads;
+
+void fake_gate_hold(void)
+{
+    pthread_mutex_lock(&g_gate_lock);
+    g_gate_held = 1;
+    pthread_mutex_unlock(&g_gate_lock);
+}
+
+void fake_gate_release(void)
+{
+    pthread_mutex_lock(&g_gate_lock);
+    g_gate_held = 0;
+    pthread_cond_broadcast(&g_gate_open);
+    pthread_mutex_unlock(&g_gate_lock);
+}
+
+int fake_module_loads(void) { return atomic_load(&g_loads); }
+
+CUresult cuInit(unsigned flags) { return flags ? 1 : OK; }
+
+static CUresult driver_version(int *v) { *v = 13000; return OK; }
+static CUresult error_name(CUresult r, const char **s) { (void)r; *s = "FAKE_ERROR"; return OK; }
+static CUresult device_count(int *n) { *n = 1; return OK; }
+static CUresult device_get(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? OK : 101; }
+static CUresult device_name(char *name, int len, int dev)
+{
+    (void)dev;
+    strncpy(name, "Fake GPU", (size_t)len);
+    return OK;
+}
+static CUresult device_uuid(void *uuid, int dev) { (void)dev; memset(uuid, 0, 16); return OK; }
+static CUresult total_mem(size_t *bytes, int dev) { (void)dev; *bytes = (size_t)80 << 30; return OK; }
+
+static CUresult attribute(int *value, int attr, int dev)
+{
+    (void)dev;
+    const char *cc = getenv("FAKE_CC");
+    int v = cc ? atoi(cc) : 90;
+    switch (attr) {
+    case 75: *value = v / 10; break;            /* COMPUTE_CAPABILITY_MAJOR */
+    case 76: *value = v % 10; break;            /* MINOR */
+    case 1: *value = 1024; break;               /* MAX_THREADS_PER_BLOCK */
+    case 10: *value = 32; break;                /* WARP_SIZE */
+    case 97: *value = 227 * 1024; break;        /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+    default: *value = 1; break;
+    }
+    return OK;
+}
+
+/* Opening the device waits at the gate. */
+static CUresult primary_retain(void **ctx, int dev)
+{
+    (void)dev;
+    pthread_mutex_lock(&g_gate_lock);
+    while (g_gate_held) pthread_cond_wait(&g_gate_open, &g_gate_lock);
+    pthread_mutex_unlock(&g_gate_lock);
+    *ctx = (void *)0x1;
+    return OK;
+}
+static CUresult primary_release(int dev) { (void)dev; return OK; }
+static CUresult set_current(void *ctx) { return ctx ? OK : 201; }
+
+static CUresult module_load(void **module, const void *image, unsigned n, void *keys, void *values)
+{
+    (void)n, (void)keys, (void)values;
+    if (!image) return 1;
+    atomic_fetch_add(&g_loads, 1);
+    *module = malloc(1);
+    return *module ? OK : 2;
+}
+static CUresult module_unload(void *module) { free(module); return OK; }
+static CUresult module_function(void **f, void *module, const char *name)
+{
+    (void)module, (void)name;
+    *f = (void *)0x2;
+    return OK;
+}
+static CUresult unsupported(void) { return UNSUPPORTED; }
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
+                             int *status)
+{
+    (void)version, (void)flags, (void)status;
+    static const struct {
+        const char *name;
+        void *fn;
+    } table[] = {
+        {"cuInit", (void *)cuInit},
+        {"cuDriverGetVersion", (void *)driver_version},
+        {"cuGetErrorName", (void *)error_name},
+        {"cuGetErrorString", (void *)error_name},
+        {"cuDeviceGetCount", (void *)device_count},
+        {"cuDeviceGet", (void *)device_get},
+        {"cuDeviceGetName", (void *)device_name},
+        {"cuDeviceGetUuid", (void *)device_uuid},
+        {"cuDeviceTotalMem", (void *)total_mem},
+        {"cuDeviceGetAttribute", (void *)attribute},
+        {"cuDevicePrimaryCtxRetain", (void *)primary_retain},
+        {"cuDevicePrimaryCtxRelease", (void *)primary_release},
+        {"cuCtxSetCurrent", (void *)set_current},
+        {"cuModuleLoadDataEx", (void *)module_load},
+        {"cuModuleUnload", (void *)module_unload},
+        {"cuModuleGetFunction", (void *)module_function},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, symbol) == 0) {
+            *pfn = table[i].fn;
+            return OK;
+        }
+    if (strcmp(symbol, "cuFuncGetParamInfo") == 0) {
+        *pfn = NULL;
+        return NOT_FOUND;
+    }
+    *pfn = (void *)unsupported; /* present, but fails: nothing here launches */
+    return OK;
+}
