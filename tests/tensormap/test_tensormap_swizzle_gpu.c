@@ -9,6 +9,8 @@
  * chunk index within each 128-byte line (address bits 4..6) is XORed with
  * the line index (bits 7..9): 3 bits for 128B, 2 for 64B, 1 for 32B, none
  * for NONE. The buffer is 1024-byte aligned, so offsets and addresses agree.
+ * Each model comes twice: box rows (32 bytes here) dense, or each padded to
+ * the swizzle's span (32, 64 or 128 bytes).
  *
  * Every case prints which model the hardware matched, and for a mismatch
  * where each 16-byte chunk of shared memory came from. The documented
@@ -62,11 +64,16 @@ static unsigned mask_of(asyncrt_tensormap_swizzle s)
     return s == SW(32B) ? 1 : s == SW(64B) ? 3 : s == SW(128B) ? 7 : 0;
 }
 
-/* The documented swizzle: where box byte `offset` lands in shared memory. */
-static unsigned swizzled(unsigned offset, unsigned mask)
+/* The documented swizzle: where box byte `offset` lands in shared memory
+ * with box rows `pitch` bytes apart. */
+static unsigned swizzled(unsigned offset, unsigned mask, unsigned pitch)
 {
-    return offset ^ (((offset >> 7) & mask) << 4);
+    unsigned at = offset / SWZ_ROW_BYTES * pitch + offset % SWZ_ROW_BYTES;
+    return at ^ (((at >> 7) & mask) << 4);
 }
+
+/* The swizzle's span: the row pitch of the padded model. */
+static unsigned span_of(unsigned mask) { return mask == 7 ? 128 : mask == 3 ? 64 : 32; }
 
 /* The box at tile t, densely: dim0 fastest, bytes as in global memory. */
 static void dense_box(const unsigned char *tensor, unsigned tile, unsigned char *box)
@@ -78,15 +85,17 @@ static void dense_box(const unsigned char *tensor, unsigned tile, unsigned char 
             memcpy(box + (z * SWZ_BOX_Y + y) * row, tensor + ((z0 + z) * SWZ_DIM1 + y0 + y) * row, row);
 }
 
-/* Bytes of all tiles that differ from the model of `mask`. */
-static size_t model_mismatches(const unsigned char *tensor, const unsigned char *hw, unsigned mask)
+/* Bytes of all tiles that differ from the model of `mask`, rows dense or
+ * padded to the span. */
+static size_t model_mismatches(const unsigned char *tensor, const unsigned char *hw, unsigned mask, bool padded)
 {
     unsigned char box[SWZ_BOX_BYTES];
+    unsigned pitch = padded ? span_of(mask) : SWZ_ROW_BYTES;
     size_t bad = 0;
     for (unsigned t = 0; t < TILES; t++) {
         dense_box(tensor, t, box);
         for (unsigned o = 0; o < SWZ_BOX_BYTES; o++)
-            bad += hw[t * SWZ_BOX_BYTES + swizzled(o, mask)] != box[o];
+            bad += hw[t * SWZ_SMEM_BYTES + swizzled(o, mask, pitch)] != box[o];
     }
     return bad;
 }
@@ -98,7 +107,7 @@ static void print_chunk_map(const unsigned char *tensor, const unsigned char *hw
     unsigned char box[SWZ_BOX_BYTES];
     dense_box(tensor, 0, box);
     printf("    tile 0, smem chunk <- box chunk (16 bytes each; row r of the box = chunks 2r, 2r+1):\n   ");
-    for (unsigned c = 0; c < CHUNKS; c++) {
+    for (unsigned c = 0; c < SWZ_SMEM_BYTES / 16; c++) {
         int from = -1;
         for (unsigned j = 0; j < CHUNKS && from < 0; j++)
             if (memcmp(hw + c * 16, box + j * 16, 16) == 0) from = (int)j;
@@ -126,7 +135,7 @@ static void encode_raw(const swizzle_case *c, asyncrt_deviceptr address, asyncrt
 static void test_interleave_swizzle_layouts(void **state)
 {
     (void)state;
-    const size_t bytes = SWZ_DIM0 * SWZ_DIM1 * SWZ_DIM2 * SWZ_ELEM, out_bytes = (size_t)TILES * SWZ_BOX_BYTES;
+    const size_t bytes = SWZ_DIM0 * SWZ_DIM1 * SWZ_DIM2 * SWZ_ELEM, out_bytes = (size_t)TILES * SWZ_SMEM_BYTES;
     unsigned char *tensor = malloc(bytes), *hw = malloc(out_bytes);
     assert_non_null(tensor);
     assert_non_null(hw);
@@ -166,23 +175,25 @@ static void test_interleave_swizzle_layouts(void **state)
 
         int matched = UNKNOWN;
         size_t own = 0;
-        char matches[64] = "";
+        char matches[160] = "";
         static const asyncrt_tensormap_swizzle models[] = {SW(NONE), SW(32B), SW(64B), SW(128B)};
-        for (size_t m = 0; m < 4; m++) {
-            size_t bad = model_mismatches(tensor, hw, mask_of(models[m]));
-            if (models[m] == c->swizzle) own = bad;
+        bool padded_match = false;
+        for (size_t m = 0; m < 8; m++) {
+            bool padded = m >= 4;
+            size_t bad = model_mismatches(tensor, hw, mask_of(models[m % 4]), padded);
+            if (models[m % 4] == c->swizzle && (!padded || bad < own)) own = bad;
             if (bad == 0) {
-                if (matched == UNKNOWN) matched = (int)models[m];
+                if (matched == UNKNOWN) matched = (int)models[m % 4], padded_match = padded;
                 size_t used = strlen(matches);
-                snprintf(matches + used, sizeof matches - used, "%s%s", used ? " and " : "",
-                         asyncrt_tensormap_swizzle_name(models[m]));
+                snprintf(matches + used, sizeof matches - used, "%s%s%s", used ? " and " : "",
+                         asyncrt_tensormap_swizzle_name(models[m % 4]), padded ? " padded" : " dense");
             }
         }
         printf("SWIZZLE interleave %-4s swizzle %-4s (%s): hardware %s; %zu of %zu bytes differ from the "
                "model of swizzle %s\n",
                asyncrt_tensormap_interleave_name(c->interleave), asyncrt_tensormap_swizzle_name(c->swizzle),
                c->documented ? "documented" : "undocumented",
-               matched == UNKNOWN ? "matches NO model" : "matches the model of swizzle", own, out_bytes,
+               matched == UNKNOWN ? "matches NO model" : padded_match ? "matches, rows padded to the span, the model of swizzle" : "matches, rows dense, the model of swizzle", own, (size_t)TILES * SWZ_BOX_BYTES,
                asyncrt_tensormap_swizzle_name(c->swizzle));
         if (matched != UNKNOWN) printf("    (models matched: %s)\n", matches);
         if (own) print_chunk_map(tensor, hw);
@@ -190,7 +201,9 @@ static void test_interleave_swizzle_layouts(void **state)
             verdict_il32 = "interleave 32B with another swizzle does NOT give that swizzle's layout";
         bool must_match = c->documented || SWIZZLE_TEST_MODE == ENFORCE;
         int want = c->documented ? (int)c->swizzle : c->expect;
-        if (must_match && want != UNKNOWN && model_mismatches(tensor, hw, mask_of((asyncrt_tensormap_swizzle)want))) {
+        unsigned want_mask = mask_of((asyncrt_tensormap_swizzle)want);
+        if (must_match && want != UNKNOWN && model_mismatches(tensor, hw, want_mask, false) &&
+            model_mismatches(tensor, hw, want_mask, true)) {
             print_error("interleave %s swizzle %s: expected the model of swizzle %s\n",
                         asyncrt_tensormap_interleave_name(c->interleave), asyncrt_tensormap_swizzle_name(c->swizzle),
                         asyncrt_tensormap_swizzle_name((asyncrt_tensormap_swizzle)want));
