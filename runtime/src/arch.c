@@ -117,15 +117,20 @@ asyncrt_status asyncrt_arch_check(const asyncrt_arch *arch, const int *supported
 
 size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity)
 {
+    const asyncrt_nvrtc *nv;
     int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
-    if (nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
+    if (asyncrt_nvrtc_load(&nv, NULL, 0) != ASYNCRT_SUCCESS) return 0;
+    if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
+    if (nv->nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
     return (size_t)n;
 }
 
 asyncrt_status asyncrt_arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
 {
     int supported[64];
+    const asyncrt_nvrtc *nv;
+    asyncrt_status loaded = asyncrt_require_nvrtc(ctx, &nv);
+    if (loaded != ASYNCRT_SUCCESS) return loaded;
     size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
     if (!count) return asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetSupportedArchs failed");
     char why[768];

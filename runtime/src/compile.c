@@ -1,6 +1,5 @@
 /* NVRTC compilation behind the program cache. */
 #include <dirent.h>
-#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,8 +156,6 @@ static bool caller_has_cuda_h(const asyncrt_compile_options *o)
     return false;
 }
 
-static const char *nvrtc_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
-
 typedef struct compile_job {
     asyncrt_context *ctx;
     const char *source_name, *source;
@@ -235,8 +232,11 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     asyncrt_program *p = calloc(1, sizeof *p);
     nvrtcProgram prog = NULL;
     char *log = NULL;
+    const asyncrt_nvrtc *nv = NULL;
     asyncrt_status status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     if (!contents || !names || !p) goto done;
+    if ((status = asyncrt_require_nvrtc(ctx, &nv)) != ASYNCRT_SUCCESS) goto done;
+    status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < o->header_count; i++) {
         names[i] = o->headers[i].name;
         contents[i] = o->headers[i].content;
@@ -250,28 +250,28 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         names[header_count - 1] = k_cuda_h.name;
         contents[header_count - 1] = k_cuda_h.content;
     }
-    nvrtcResult r = nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
+    nvrtcResult r = nv->nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
                                        contents, names);
     if (r != NVRTC_SUCCESS) {
         status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcCreateProgram(%s) failed: %s",
-                              job->source_name, nvrtc_text(r));
+                              job->source_name, nv->nvrtcGetErrorString(r));
         prog = NULL;
         goto done;
     }
     for (size_t i = 0; i < o->name_expression_count; i++) {
-        if ((r = nvrtcAddNameExpression(prog, o->name_expressions[i])) != NVRTC_SUCCESS) {
+        if ((r = nv->nvrtcAddNameExpression(prog, o->name_expressions[i])) != NVRTC_SUCCESS) {
             status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcAddNameExpression(\"%s\") failed: %s",
-                                  o->name_expressions[i], nvrtc_text(r));
+                                  o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
     }
     nvrtcResult compiled = asyncrt_fault_hit(ctx, "nvrtcCompileProgram")
                                ? NVRTC_ERROR_INTERNAL_ERROR
-                               : nvrtcCompileProgram(prog, (int)job->options.count,
+                               : nv->nvrtcCompileProgram(prog, (int)job->options.count,
                                                      (const char *const *)job->options.items);
     size_t log_size = 0;
-    if (nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
-        nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
+    if (nv->nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
+        nv->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
         status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "cannot read NVRTC's log for %s", job->source_name);
         goto done;
     }
@@ -281,7 +281,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
                  : compiled == NVRTC_ERROR_INVALID_OPTION ? ASYNCRT_ERROR_INVALID_ARGUMENT
                                                           : ASYNCRT_ERROR_NVRTC;
         status = asyncrt_fail(ctx, status, "compiling %s for %s failed (%s):\n%s", job->source_name,
-                              job->arch_name, nvrtc_text(compiled), log);
+                              job->arch_name, nv->nvrtcGetErrorString(compiled), log);
         goto done;
     }
 
@@ -290,13 +290,13 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     memcpy(p->key, job->key, sizeof p->key);
     p->log = log;
     log = NULL;
-    r = p->ptx ? nvrtcGetPTXSize(prog, &p->image_size) : nvrtcGetCUBINSize(prog, &p->image_size);
+    r = p->ptx ? nv->nvrtcGetPTXSize(prog, &p->image_size) : nv->nvrtcGetCUBINSize(prog, &p->image_size);
     if (r == NVRTC_SUCCESS && !(p->image = malloc(p->image_size))) goto done;
     if (r == NVRTC_SUCCESS)
-        r = p->ptx ? nvrtcGetPTX(prog, (char *)p->image) : nvrtcGetCUBIN(prog, (char *)p->image);
+        r = p->ptx ? nv->nvrtcGetPTX(prog, (char *)p->image) : nv->nvrtcGetCUBIN(prog, (char *)p->image);
     if (r != NVRTC_SUCCESS) {
         status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "reading the %s image of %s failed: %s",
-                              p->ptx ? "PTX" : "CUBIN", job->source_name, nvrtc_text(r));
+                              p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
         goto done;
     }
     p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
@@ -304,9 +304,9 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     if (!p->expressions || !p->lowered) goto done;
     for (size_t i = 0; i < o->name_expression_count; i++, p->name_count++) {
         const char *lowered = NULL;
-        if ((r = nvrtcGetLoweredName(prog, o->name_expressions[i], &lowered)) != NVRTC_SUCCESS) {
+        if ((r = nv->nvrtcGetLoweredName(prog, o->name_expressions[i], &lowered)) != NVRTC_SUCCESS) {
             status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetLoweredName(\"%s\") failed: %s",
-                                  o->name_expressions[i], nvrtc_text(r));
+                                  o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
         p->expressions[i] = strdup(o->name_expressions[i]);
@@ -323,7 +323,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 done:
     if (status == ASYNCRT_ERROR_OUT_OF_MEMORY)
         asyncrt_fail(ctx, status, "out of memory compiling %s", job->source_name);
-    if (prog) nvrtcDestroyProgram(&prog);
+    if (prog) nv->nvrtcDestroyProgram(&prog);
     asyncrt_program_destroy(p);
     free(log);
     free(contents);

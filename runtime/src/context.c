@@ -149,6 +149,14 @@ asyncrt_status asyncrt_require_driver(asyncrt_context *ctx)
     return ASYNCRT_SUCCESS;
 }
 
+asyncrt_status asyncrt_require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out)
+{
+    char why[2048];
+    asyncrt_status s = asyncrt_nvrtc_load(out, why, sizeof why);
+    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
+    return ASYNCRT_SUCCESS;
+}
+
 asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
 {
     if (!ctx->device_open)

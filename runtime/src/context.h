@@ -6,6 +6,7 @@
 
 #include "asyncrt/runtime.h"
 #include "driver.h"
+#include "nvrtc_loader.h"
 
 typedef struct asyncrt_cached_program asyncrt_cached_program; /* cache.c */
 
@@ -47,6 +48,9 @@ void asyncrt_log(const asyncrt_context *ctx, int level, const char *fmt, ...)
 
 /* Loads the driver into ctx->drv if needed. */
 asyncrt_status asyncrt_require_driver(asyncrt_context *ctx);
+
+/* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
+asyncrt_status asyncrt_require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
 
 /* Fails unless a device is open; makes its context current for this thread. */
 asyncrt_status asyncrt_require_device(asyncrt_context *ctx);

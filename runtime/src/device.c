@@ -2,8 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <nvrtc.h>
-
 #include "context.h"
 
 asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch)
@@ -30,9 +28,8 @@ double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_info *info)
 
 int asyncrt_nvrtc_version(void)
 {
-    int major = 0, minor = 0;
-    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 0;
-    return major * 1000 + minor * 10;
+    const asyncrt_nvrtc *nv;
+    return asyncrt_nvrtc_load(&nv, NULL, 0) == ASYNCRT_SUCCESS ? nv->version : 0;
 }
 
 asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)

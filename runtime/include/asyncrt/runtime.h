@@ -106,7 +106,8 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
 /* The info of the device opened with asyncrt_context_open_device, or NULL. */
 const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
 
-/* The NVRTC version as major*1000 + minor*10 (13000 for 13.0). */
+/* The NVRTC version as major*1000 + minor*10 (13000 for 13.0); 0 when no NVRTC
+ * is found. Opens NVRTC on first use (see README, "Finding NVRTC"). */
 int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
