@@ -146,7 +146,11 @@ void probe_write_json(FILE *f, const probe_report *r)
             "  \"checked\": %s,\n  \"benched\": %s,\n  \"devices\": [\n",
             ASYNCRT_VERSION_STRING, r->nvrtc_version, r->checked ? "true" : "false", r->benched ? "true" : "false");
     for (size_t i = 0; i < r->device_count; i++) write_device(f, r, &r->devices[i], i + 1 == r->device_count);
-    fputs("  ],\n  \"arch_matrix\": ", f);
+    fputs("  ],\n  \"nvrtc_path\": ", f);
+    json_string_or_null(f, r->nvrtc_path ? r->nvrtc_path : "");
+    fputs(",\n  \"nvrtc_choice\": ", f);
+    json_string_or_null(f, r->nvrtc_why ? r->nvrtc_why : "");
+    fputs(",\n  \"arch_matrix\": ", f);
     if (r->arch_matrix)
         write_arch_matrix(f, r->arch_matrix);
     else

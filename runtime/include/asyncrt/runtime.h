@@ -156,6 +156,8 @@ bool asyncrt_program_is_ptx(const asyncrt_program *program);
 const char *asyncrt_program_arch(const asyncrt_program *program);  /* e.g. "sm_90", "compute_80" */
 const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
 asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
+/* "compiled", "memory cache" or "disk cache"; "unknown" for other values. Never NULL. */
+const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
 const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
 
