@@ -335,6 +335,7 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
 {
+    ASYNCRT_ENTER(ctx);
     static const asyncrt_compile_options no_options = {0};
     *out = NULL;
     if (!source)

@@ -129,6 +129,7 @@ void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->log_l
 
 asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir)
 {
+    ASYNCRT_ENTER(ctx);
     char *copy = NULL;
     if (dir && !(copy = strdup(dir))) return ASYNCRT_ERROR_OUT_OF_MEMORY;
     free(ctx->cache_dir);
@@ -171,6 +172,7 @@ asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
 
 asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal)
 {
+    ASYNCRT_ENTER(ctx);
     if (ctx->device_open)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "device %d is already open on this context; create another context "

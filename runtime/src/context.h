@@ -22,7 +22,25 @@ struct asyncrt_context {
     asyncrt_device_info info;
     char *error;                     /* last-error message, heap, never NULL after create */
     const char *fault;               /* test seam: a call to fail, see asyncrt_fault_hit */
+    int call_depth;                  /* public calls in progress, see ASYNCRT_ENTER */
 };
+
+/* The last-error rule: every public call that can fail starts with
+ * ASYNCRT_ENTER(ctx). The outermost one clears the message, so after a
+ * success it is ""; a public call made inside another (a cleanup on an error
+ * path, module_build's compile) leaves the outer call's message alone. The
+ * depth is undone when the function returns, by the cleanup attribute. */
+static inline asyncrt_context *asyncrt_enter(asyncrt_context *ctx)
+{
+    if (ctx && ctx->call_depth++ == 0 && ctx->error) ctx->error[0] = '\0';
+    return ctx;
+}
+static inline void asyncrt_leave(asyncrt_context **ctx)
+{
+    if (*ctx) (*ctx)->call_depth--;
+}
+#define ASYNCRT_ENTER(ctx) \
+    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt_leave), unused)) = asyncrt_enter(ctx)
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true
  * when the tests asked this context to fail `call`. Driver calls are failed by

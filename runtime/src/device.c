@@ -34,6 +34,7 @@ int asyncrt_nvrtc_version(void)
 
 asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)
 {
+    ASYNCRT_ENTER(ctx);
     *count = 0;
     asyncrt_status s = asyncrt_require_driver(ctx);
     if (s != ASYNCRT_SUCCESS) return s;
@@ -53,6 +54,7 @@ static void format_uuid(const CUuuid *u, char *out, size_t size)
 
 asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
 {
+    ASYNCRT_ENTER(ctx);
     memset(out, 0, sizeof *out);
     int count = 0;
     asyncrt_status s = asyncrt_device_count(ctx, &count);

@@ -41,8 +41,10 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 asyncrt_status asyncrt_context_create(asyncrt_context **out);
 void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
 
-/* The details of the last failure on this context ("" if none). Valid until
- * the next call on the context. */
+/* The details of the last failure on this context. Each public call that
+ * can fail clears it on entry, so it describes the most recent such call:
+ * its failure, or "" after it succeeded. Valid until the next call on the
+ * context. */
 const char *asyncrt_context_last_error(const asyncrt_context *ctx);
 
 /* 0 = quiet (default), 1 = info, 2 = debug. Messages go to stderr. */
