@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "context.h"
 #include "embedded.h"
+#include "lean.h"
 #include "program.h"
 #include "sha256.h"
 
@@ -299,6 +300,10 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
                               p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
         goto done;
     }
+    if (p->ptx) /* lean.h says why */
+        p->image_size = asyncrt_lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
+    else if (asyncrt_lean_options_allow(o->options, o->option_count))
+        asyncrt_lean_apply(ctx, nv, prog, job->arch_name, (void **)&p->image, &p->image_size);
     p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
     p->lowered = calloc(o->name_expression_count + 1, sizeof(char *));
     if (!p->expressions || !p->lowered) goto done;
