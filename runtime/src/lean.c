@@ -11,6 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const asyncrt_lean_barrier_example =
+    "#include <cuda/barrier>\n"
+    "extern \"C\" __global__ void barrier_scale(const float *x, float *y, int n) {\n"
+    "  __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
+    "  __shared__ float s[256];\n"
+    "  if (threadIdx.x == 0) init(&bar, blockDim.x);\n"
+    "  __syncthreads();\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) cuda::memcpy_async(&s[threadIdx.x], &x[i], sizeof(float), bar);\n"
+    "  bar.arrive_and_wait();\n"
+    "  if (i < n) y[i] = 2.0f * s[threadIdx.x] + 1.0f;\n"
+    "}\n";
+const char *const asyncrt_lean_off_option = "-Xptxas=-O3";
+
 /* ---- pruning ------------------------------------------------------------- */
 
 static bool ident_char(char c)

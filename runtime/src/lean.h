@@ -29,6 +29,14 @@ bool asyncrt_lean_options_allow(const char *const *options, size_t count);
 void *asyncrt_lean_assemble(const char *nvrtc_path, const char *ptx, const char *arch, size_t *size,
                             char *why, size_t why_size);
 
+/* The kernel the numbers above are about (y = 2x + 1 staged through shared
+ * memory with cuda::memcpy_async on a cuda::barrier, extern "C"
+ * barrier_scale(const float *x, float *y, int n)), for the tests and
+ * asyncrt-bench; and an option that keeps NVRTC's own CUBIN without
+ * changing the code (-Xptxas=-O3 is ptxas's default). */
+extern const char *const asyncrt_lean_barrier_example;
+extern const char *const asyncrt_lean_off_option;
+
 /* For compile.c: when the program's CUBIN carries unused globals, replaces
  * *image with the lean one (logging both sizes at ASYNCRT_LOG=2); otherwise,
  * or on any failure (logged at ASYNCRT_LOG=1), leaves it as it is. */

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "lean.h"
-#include "lean_kernel.h"
 #include "test_support.h"
 
 static void prune_keeps_what_is_used_or_visible(void **state)
@@ -50,18 +49,18 @@ static void options_that_touch_ptxas_keep_nvrtc_cubin(void **state)
     assert_false(asyncrt_lean_options_allow(debug, 2));
     const char *regs[] = {"-maxrregcount=64"};
     assert_false(asyncrt_lean_options_allow(regs, 1));
-    assert_false(asyncrt_lean_options_allow(k_lean_off_options, 1));
+    assert_false(asyncrt_lean_options_allow(&asyncrt_lean_off_option, 1));
 }
 
 static size_t compiled_size(asyncrt_context *ctx, const char *arch, bool lean_off, bool *ptx)
 {
     asyncrt_compile_options o = {.arch = arch};
     if (lean_off) {
-        o.options = k_lean_off_options;
+        o.options = &asyncrt_lean_off_option;
         o.option_count = 1;
     }
     asyncrt_program *p = NULL;
-    assert_ok(ctx, asyncrt_program_compile(ctx, "barrier.cu", k_lean_barrier_kernel, &o, &p));
+    assert_ok(ctx, asyncrt_program_compile(ctx, "barrier.cu", asyncrt_lean_barrier_example, &o, &p));
     size_t size = 0;
     asyncrt_program_image(p, &size);
     *ptx = asyncrt_program_is_ptx(p);

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "lean_kernel.h"
+#include "lean.h"
 #include "test_support.h"
 
 static asyncrt_context *g_ctx;
@@ -13,12 +13,12 @@ static void run_one(bool lean_off)
     asyncrt_context *ctx = g_ctx;
     asyncrt_compile_options o = {.arch = "auto"};
     if (lean_off) {
-        o.options = k_lean_off_options;
+        o.options = &asyncrt_lean_off_option;
         o.option_count = 1;
     }
     asyncrt_module *m;
     asyncrt_kernel *k;
-    assert_ok(ctx, asyncrt_module_build(ctx, "barrier.cu", k_lean_barrier_kernel, &o, &m));
+    assert_ok(ctx, asyncrt_module_build(ctx, "barrier.cu", asyncrt_lean_barrier_example, &o, &m));
     assert_ok(ctx, asyncrt_module_get_kernel(m, "barrier_scale", &k));
     int n = 1000003; /* not a multiple of the block */
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
 
@@ -259,6 +260,8 @@ int main(int argc, char **argv)
     if (!rc) print_rows(&o, dev, rows, count, have_jit ? &jit : NULL, asyncrt_device_peak_bandwidth_gbs(dev));
     if (!rc && o.format != OUT_JSON) /* the tile ops: transpose and 5-point stencil, 16384 x 16384 f32 */
         rc = tile_bench_run(ctx, &o.settings, o.paths, 16384, 16384, o.format == OUT_CSV);
+    if (!rc && o.jit && o.format != OUT_JSON) /* lean vs NVRTC's CUBIN load time (runtime/src/lean.h) */
+        rc = load_bench_run(ctx, o.format == OUT_CSV) ? EXIT_FAILED : 0;
 
     asyncrt_memory_free(ctx, x);
     asyncrt_memory_free(ctx, z);
