@@ -108,7 +108,9 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
     }
     out->cluster_launch = cluster != 0;
     out->driver_version = d->version;
-    out->nvrtc_version = asyncrt_nvrtc_version();
+    asyncrt_nvrtc_facts nvrtc; /* from the memo when there is one: opening a device opens no NVRTC */
+    out->nvrtc_version =
+        asyncrt_nvrtc_facts_get(ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     out->features = asyncrt_features_from_cc(out->cc_major, out->cc_minor, out->cluster_launch);
     return ASYNCRT_SUCCESS;
 }

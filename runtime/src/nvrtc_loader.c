@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "driver.h"
 
@@ -291,4 +292,94 @@ asyncrt_status asyncrt_nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t m
     }
     *out = &g_nvrtc;
     return ASYNCRT_SUCCESS;
+}
+
+/* ---- facts: version and archs, memoised beside the cache ---------------- */
+
+static pthread_mutex_t g_facts_lock = PTHREAD_MUTEX_INITIALIZER;
+static asyncrt_nvrtc_facts g_facts;
+static bool g_have_facts;
+
+static void memo_path(const char *cache_dir, const asyncrt_nvrtc_identity *id, char *out, size_t size)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the identity */
+    char key[4200];
+    say(key, sizeof key, "%s|%lld|%lld", id->path, (long long)id->size, (long long)id->mtime_ns);
+    for (const char *p = key; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    say(out, size, "%s/nvrtc-%016llx.facts", cache_dir, (unsigned long long)h);
+}
+
+/* The memo repeats the identity, so a hash collision or a stale file never
+ * passes; anything malformed is ignored (NVRTC is then opened). */
+static bool read_memo(const char *path, const asyncrt_nvrtc_identity *id, asyncrt_nvrtc_facts *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[4400], want[4400];
+    bool ok = fgets(line, sizeof line, f) && strcmp(line, "asyncrt-nvrtc-facts 1\n") == 0;
+    say(want, sizeof want, "%s %lld %lld\n", id->path, (long long)id->size, (long long)id->mtime_ns);
+    ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
+    memset(out, 0, sizeof *out);
+    ok = ok && fscanf(f, "version %d archs", &out->version) == 1 && out->version >= 11000;
+    for (int arch; ok && out->arch_count < 64 && fscanf(f, " %d", &arch) == 1;) out->archs[out->arch_count++] = arch;
+    fclose(f);
+    out->from_memo = true;
+    return ok && out->arch_count > 0;
+}
+
+static void write_memo(const char *path, const asyncrt_nvrtc_identity *id, const asyncrt_nvrtc_facts *facts)
+{
+    char tmp[4200];
+    say(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) { /* the cache directory may not exist yet: make it (0700, as cache.c does) */
+        char dir[4400];
+        say(dir, sizeof dir, "%s", path);
+        for (char *p = dir + 1; *p; p++)
+            if (*p == '/') {
+                *p = 0;
+                mkdir(dir, 0700);
+                *p = '/';
+            }
+        if (!(f = fopen(tmp, "w"))) return; /* no memo: NVRTC is opened next time too */
+    }
+    fprintf(f, "asyncrt-nvrtc-facts 1\n%s %lld %lld\nversion %d archs", id->path, (long long)id->size,
+            (long long)id->mtime_ns, facts->version);
+    for (size_t i = 0; i < facts->arch_count; i++) fprintf(f, " %d", facts->archs[i]);
+    fputc('\n', f);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
+}
+
+asyncrt_status asyncrt_nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
+                                       size_t msg_size)
+{
+    pthread_mutex_lock(&g_facts_lock);
+    asyncrt_status status = ASYNCRT_SUCCESS;
+    asyncrt_nvrtc_identity id;
+    char memo[4400] = "";
+    if (!g_have_facts && cache_dir && asyncrt_nvrtc_identity_get(&id)) {
+        memo_path(cache_dir, &id, memo, sizeof memo);
+        g_have_facts = read_memo(memo, &id, &g_facts);
+    }
+    if (!g_have_facts) {
+        const asyncrt_nvrtc *nv;
+        int n = 0;
+        status = asyncrt_nvrtc_load(&nv, msg, msg_size);
+        if (status == ASYNCRT_SUCCESS &&
+            (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 64 ||
+             nv->nvrtcGetSupportedArchs(g_facts.archs) != NVRTC_SUCCESS)) {
+            if (msg && msg_size) say(msg, msg_size, "%s: nvrtcGetSupportedArchs failed", nv->path);
+            status = ASYNCRT_ERROR_NVRTC;
+        }
+        if (status == ASYNCRT_SUCCESS) {
+            g_facts.version = nv->version;
+            g_facts.arch_count = (size_t)n;
+            g_facts.from_memo = false;
+            g_have_facts = true;
+            if (memo[0]) write_memo(memo, &id, &g_facts);
+        }
+    }
+    if (status == ASYNCRT_SUCCESS) *out = g_facts;
+    pthread_mutex_unlock(&g_facts_lock);
+    return status;
 }

@@ -84,6 +84,22 @@ typedef struct asyncrt_nvrtc_identity {
 } asyncrt_nvrtc_identity;
 bool asyncrt_nvrtc_identity_get(asyncrt_nvrtc_identity *out);
 
+/* What arch selection needs from NVRTC: its version and supported archs.
+ * Served without opening NVRTC when a memo for the NVRTC the search order
+ * finds (same path, size and mtime: asyncrt_nvrtc_identity_get) lies in
+ * cache_dir (written there the first time NVRTC is opened; cache_dir may be
+ * NULL: no memo). So with a cache key over the identity, a cache hit never
+ * loads NVRTC. Thread-safe; process-wide once known. NO_NVRTC (msg says
+ * where it looked) when NVRTC must be opened and cannot be. */
+typedef struct asyncrt_nvrtc_facts {
+    int version;       /* major*1000 + minor*10 */
+    int archs[64];     /* nvrtcGetSupportedArchs, e.g. 75, 80, ..., 120 */
+    size_t arch_count;
+    bool from_memo;    /* read from cache_dir, NVRTC not opened for it */
+} asyncrt_nvrtc_facts;
+asyncrt_status asyncrt_nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
+                                       size_t msg_size);
+
 /* --- the search itself, separated from the process-wide state for tests --- */
 
 #define ASYNCRT_NVRTC_MAX_CANDIDATES 16

@@ -2,10 +2,12 @@
 /* NVRTC is found at run time: the search order, the choice between majors,
  * and (one process per case, ASYNCRT_NVRTC_CASE) what a compile says when the
  * override names a missing file, a library lacking symbols, or the real one. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "nvrtc_loader.h"
 #include "test_support.h"
 
@@ -88,12 +90,42 @@ static void search_order_is_documented_one(void **state)
     free(root);
 }
 
+/* memo_write then memo_read (two processes, one cache directory): once a
+ * process has opened NVRTC, the next resolves an arch without opening it. */
+static void memo_case(const char *which)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_non_null(asyncrt_context_cache_dir(ctx));
+    asyncrt_nvrtc_identity id;
+    assert_true(asyncrt_nvrtc_identity_get(&id));
+    asyncrt_nvrtc_facts facts;
+    char msg[2048];
+    assert_int_equal(asyncrt_nvrtc_facts_get(asyncrt_context_cache_dir(ctx), &facts, msg, sizeof msg),
+                     ASYNCRT_SUCCESS);
+    assert_true(facts.version >= 12000 && facts.arch_count > 0);
+    if (strcmp(which, "memo_write") == 0) {
+        assert_false(facts.from_memo);
+    } else {
+        assert_true(facts.from_memo);
+        asyncrt_arch a;
+        assert_ok(ctx, asyncrt_arch_resolve(ctx, "sm_90", &a));
+        assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt_arch_resolve(ctx, "sm_12", &a));
+        if (dlopen(id.path, RTLD_LAZY | RTLD_NOLOAD)) fail_msg("%s was opened to resolve an arch", id.path);
+    }
+    asyncrt_context_destroy(ctx);
+}
+
 /* The case ctest chose through the environment; without one, the real NVRTC. */
 static void override_case(void **state)
 {
     (void)state;
     const char *which = getenv("ASYNCRT_NVRTC_CASE");
     const char *path = getenv("ASYNCRT_NVRTC");
+    if (which && strncmp(which, "memo_", 5) == 0) {
+        memo_case(which);
+        return;
+    }
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     asyncrt_context_set_cache_dir(ctx, NULL);
