@@ -303,7 +303,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     if (p->ptx) /* lean.h says why */
         p->image_size = asyncrt_lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
     else if (asyncrt_lean_options_allow(o->options, o->option_count))
-        asyncrt_lean_apply(ctx, nv, prog, job->arch_name, (void **)&p->image, &p->image_size);
+        asyncrt_lean_apply(ctx, nv, prog, job->arch_name, &p->image, &p->image_size);
     p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
     p->lowered = calloc(o->name_expression_count + 1, sizeof(char *));
     if (!p->expressions || !p->lowered) goto done;

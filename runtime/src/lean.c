@@ -256,7 +256,7 @@ void *asyncrt_lean_assemble(const char *nvrtc_path, const char *ptx, const char 
 }
 
 void asyncrt_lean_apply(asyncrt_context *ctx, const asyncrt_nvrtc *nv, void *nvrtc_program,
-                        const char *arch, void **image, size_t *image_size)
+                        const char *arch, unsigned char **image, size_t *image_size)
 {
     nvrtcProgram prog = nvrtc_program;
     size_t ptx_size = 0;
