@@ -198,6 +198,7 @@ static void compute_key(compile_job *job)
     snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d", ASYNCRT_VERSION_STRING,
              asyncrt_nvrtc_version());
     hash_str(&h, versions);
+    if (asyncrt_lean_enabled()) hash_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
     hash_str(&h, job->source_name);
     hash_str(&h, job->source);
     for (size_t i = 0; i < job->options.count; i++) hash_str(&h, job->options.items[i]);
@@ -300,7 +301,8 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
                               p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
         goto done;
     }
-    if (p->ptx) /* lean.h says why */
+    if (!asyncrt_lean_enabled()) { /* lean.h says why and when */
+    } else if (p->ptx)
         p->image_size = asyncrt_lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
     else if (asyncrt_lean_options_allow(o->options, o->option_count))
         asyncrt_lean_apply(ctx, nv, prog, job->arch_name, &p->image, &p->image_size);

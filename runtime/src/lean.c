@@ -25,6 +25,12 @@ const char *const asyncrt_lean_barrier_example =
     "}\n";
 const char *const asyncrt_lean_off_option = "-Xptxas=-O3";
 
+bool asyncrt_lean_enabled(void)
+{
+    const char *v = getenv("ASYNCRT_LEAN");
+    return v && strcmp(v, "1") == 0;
+}
+
 /* ---- pruning ------------------------------------------------------------- */
 
 static bool ident_char(char c)

@@ -6,7 +6,10 @@
  * -default-device). So for a CUBIN target, asyncrt takes the PTX NVRTC made
  * alongside, drops module-local globals nothing references, and assembles
  * it with nvJitLink (dlopen()ed beside NVRTC); if anything of that is not
- * possible, NVRTC's own CUBIN is kept. Known cost: nvJitLink 13.0 leaks
+ * possible, NVRTC's own CUBIN is kept. Opt-in (ASYNCRT_LEAN=1) until it is
+ * proven on GPUs, and because LeakSanitizer's tracer crashes, now and then,
+ * in processes that loaded nvJitLink (CUDA 13.0, GCC 12's libsanitizer).
+ * Known cost: nvJitLink 13.0 leaks
  * ~3.3 KB per link for sm_100 and newer targets (its own bug, LeakSanitizer
  * suppression in tests/reliability/lsan.supp); once per compile, not per hit. */
 #ifndef ASYNCRT_LEAN_H
@@ -14,6 +17,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* ASYNCRT_LEAN=1 in the environment, read on each compile (it is in the cache key). */
+bool asyncrt_lean_enabled(void);
 
 /* Pure: removes, in place, the module-scope .global/.const declarations that
  * are neither .visible, .extern nor .weak and are named nowhere else in the

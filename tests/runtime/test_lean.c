@@ -64,7 +64,7 @@ static size_t compiled_size(asyncrt_context *ctx, const char *arch, bool lean_of
     size_t size = 0;
     asyncrt_program_image(p, &size);
     *ptx = asyncrt_program_is_ptx(p);
-    if (*ptx) { /* no unused module-scope globals left */
+    if (*ptx && asyncrt_lean_enabled()) { /* no unused module-scope globals left */
         const char *text = asyncrt_program_image(p, &size);
         assert_null(strstr(text, "integral_constant"));
     }
@@ -75,11 +75,14 @@ static size_t compiled_size(asyncrt_context *ctx, const char *arch, bool lean_of
 static void barrier_kernel_is_lean(void **state)
 {
     asyncrt_context *ctx = *state;
-    asyncrt_context_set_cache_dir(ctx, NULL);
     bool ptx;
+    setenv("ASYNCRT_LEAN", "0", 1); /* off (the default): NVRTC's image, cached apart */
+    size_t off = compiled_size(ctx, "sm_90", false, &ptx);
+    setenv("ASYNCRT_LEAN", "1", 1);
     size_t lean = compiled_size(ctx, "sm_90", false, &ptx);
     assert_false(ptx);
     size_t fat = compiled_size(ctx, "sm_90", true, &ptx);
+    assert_int_equal(off, fat);
     print_message("<cuda/barrier> kernel, sm_90 CUBIN: %zu bytes lean, %zu bytes as NVRTC made it\n", lean, fat);
     assert_true(lean < 16 * 1024);
     assert_true(fat > 8 * lean); /* the NVRTC image really is the fat one */
@@ -87,6 +90,7 @@ static void barrier_kernel_is_lean(void **state)
     assert_true(ptx);
     print_message("<cuda/barrier> kernel, compute_90 PTX: %zu bytes lean\n", ptx_size);
     assert_true(ptx_size < 16 * 1024);
+    unsetenv("ASYNCRT_LEAN");
 }
 
 int main(void)

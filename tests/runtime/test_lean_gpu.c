@@ -12,6 +12,7 @@ static void run_one(bool lean_off)
 {
     asyncrt_context *ctx = g_ctx;
     asyncrt_compile_options o = {.arch = "auto"};
+    setenv("ASYNCRT_LEAN", lean_off ? "0" : "1", 1);
     if (lean_off) {
         o.options = &asyncrt_lean_off_option;
         o.option_count = 1;

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "context.h" /* the driver table: the bare cuModuleLoadDataEx is what is timed */
@@ -39,8 +40,16 @@ int load_bench_run(asyncrt_context *ctx, bool csv)
     asyncrt_program *lean = NULL, *fat = NULL;
     asyncrt_compile_options lean_opts = {.arch = "auto"};
     asyncrt_compile_options fat_opts = {.arch = "auto", .options = &asyncrt_lean_off_option, .option_count = 1};
+    /* Lean images are opt-in (ASYNCRT_LEAN=1): on for the one, off for the other. */
+    const char *was = getenv("ASYNCRT_LEAN");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("ASYNCRT_LEAN", "1", 1);
     asyncrt_status s = asyncrt_program_compile(ctx, "barrier.cu", asyncrt_lean_barrier_example, &lean_opts, &lean);
+    setenv("ASYNCRT_LEAN", "0", 1);
     if (!s) s = asyncrt_program_compile(ctx, "barrier.cu", asyncrt_lean_barrier_example, &fat_opts, &fat);
+    if (saved) setenv("ASYNCRT_LEAN", saved, 1);
+    else unsetenv("ASYNCRT_LEAN");
+    free(saved);
     double lean_ms[LOADS], fat_ms[LOADS], first_lean = 0, first_fat = 0;
     if (!s) s = asyncrt_require_device(ctx);
     for (int i = -1; !s && i < LOADS; i++) { /* interleaved; -1 is the first load of each */
