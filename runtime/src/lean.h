@@ -6,10 +6,10 @@
  * -default-device). So for a CUBIN target, asyncrt takes the PTX NVRTC made
  * alongside, drops module-local globals nothing references, and assembles
  * it with nvJitLink (dlopen()ed beside NVRTC); if anything of that is not
- * possible, NVRTC's own CUBIN is kept. Opt-in (ASYNCRT_LEAN=1) until it is
- * proven on GPUs, and because LeakSanitizer's tracer crashes, now and then,
- * in processes that loaded nvJitLink (CUDA 13.0, GCC 12's libsanitizer).
- * Known cost: nvJitLink 13.0 leaks
+ * possible, NVRTC's own CUBIN is kept. Opt-in (ASYNCRT_LEAN=1) until the
+ * GPU tests have run lean images on a device (test_lean_gpu and the GPU suite
+ * with ASYNCRT_LEAN=1); making it the default is asyncrt_lean_enabled()'s
+ * one line. Known cost: nvJitLink 13.0 leaks
  * ~3.3 KB per link for sm_100 and newer targets (its own bug, LeakSanitizer
  * suppression in tests/reliability/lsan.supp); once per compile, not per hit. */
 #ifndef ASYNCRT_LEAN_H
