@@ -194,9 +194,14 @@ static void compute_key(compile_job *job)
     const asyncrt_compile_options *o = job->opts;
     asyncrt_sha256 h;
     asyncrt_sha256_init(&h);
-    char versions[64];
-    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d", ASYNCRT_VERSION_STRING,
-             asyncrt_nvrtc_version());
+    /* NVRTC's version (memo beside the cache) and file identity (stat): a hit opens no NVRTC. */
+    asyncrt_nvrtc_facts nvrtc;
+    asyncrt_nvrtc_identity file = {0};
+    asyncrt_nvrtc_identity_get(&file);
+    char versions[4200];
+    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d %s %lld %lld", ASYNCRT_VERSION_STRING,
+             asyncrt_nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0,
+             file.path, (long long)file.size, (long long)file.mtime_ns);
     hash_str(&h, versions);
     if (asyncrt_lean_enabled()) hash_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
     hash_str(&h, job->source_name);

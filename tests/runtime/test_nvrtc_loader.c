@@ -91,7 +91,8 @@ static void search_order_is_documented_one(void **state)
 }
 
 /* memo_write then memo_read (two processes, one cache directory): once a
- * process has opened NVRTC, the next resolves an arch without opening it. */
+ * process has compiled, the next resolves archs and serves the same compile
+ * from the disk cache without opening NVRTC. */
 static void memo_case(const char *which)
 {
     asyncrt_context *ctx;
@@ -104,15 +105,22 @@ static void memo_case(const char *which)
     assert_int_equal(asyncrt_nvrtc_facts_get(asyncrt_context_cache_dir(ctx), &facts, msg, sizeof msg),
                      ASYNCRT_SUCCESS);
     assert_true(facts.version >= 12000 && facts.arch_count > 0);
+    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "memo.cu", "extern \"C\" __global__ void memo() {}", &o, &p));
     if (strcmp(which, "memo_write") == 0) {
         assert_false(facts.from_memo);
+        asyncrt_program_destroy(p);
     } else {
+        /* A disk-cache hit: served without NVRTC (checked below). */
+        assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
+        asyncrt_program_destroy(p);
         assert_true(facts.from_memo);
         asyncrt_arch a;
         assert_ok(ctx, asyncrt_arch_resolve(ctx, "sm_90", &a));
         assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt_arch_resolve(ctx, "sm_12", &a));
 #ifndef ASYNCRT_SANITIZE_LINKS_NVRTC /* sanitizer builds link NVRTC, see CMakeLists.txt */
-        if (dlopen(id.path, RTLD_LAZY | RTLD_NOLOAD)) fail_msg("%s was opened to resolve an arch", id.path);
+        if (dlopen(id.path, RTLD_LAZY | RTLD_NOLOAD)) fail_msg("%s was opened for a cache hit", id.path);
 #endif
     }
     asyncrt_context_destroy(ctx);
