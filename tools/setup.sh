@@ -9,14 +9,15 @@ missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v ninja >/dev/null || missing+=(ninja-build)
 command -v cc >/dev/null || missing+=(gcc)
+command -v pkg-config >/dev/null || missing+=(pkg-config) # the install test builds a pkg-config consumer
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo -H"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ ! -d "${CUDA_PATH:-/usr/local/cuda}/include" ]; then
-  echo "setup: no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda} (NVRTC and headers are needed to build)" >&2
+  echo "setup: no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda} (its headers are needed to build, NVRTC to compile kernels)" >&2
   exit 1
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null

@@ -162,17 +162,23 @@ bool asyncrt_arch_after_failure(const asyncrt_arch *tried, bool from_auto, const
 
 size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity)
 {
+    const asyncrt_nvrtc *nv;
     int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
-    if (nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
+    if (asyncrt_nvrtc_load(&nv, NULL, 0) != ASYNCRT_SUCCESS) return 0;
+    if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
+    if (nv->nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
     return (size_t)n;
 }
 
 asyncrt_status asyncrt_arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
 {
-    int supported[64];
-    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
-    if (!count) return asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetSupportedArchs failed");
+    /* From the memo beside the cache when there is one: a cache hit then needs no NVRTC. */
+    asyncrt_nvrtc_facts facts;
+    char missing[2048];
+    asyncrt_status loaded = asyncrt_nvrtc_facts_get(ctx->cache_dir, &facts, missing, sizeof missing);
+    if (loaded != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, loaded, "%s", missing);
+    const int *supported = facts.archs;
+    size_t count = facts.arch_count;
     char why[768];
     asyncrt_status s;
     if (!text || strcmp(text, "auto") == 0) {
@@ -181,7 +187,7 @@ asyncrt_status asyncrt_arch_resolve(asyncrt_context *ctx, const char *text, asyn
                                 "arch 'auto' needs an open device to read its compute capability; "
                                 "name a target instead, e.g. sm_90 or compute_80");
         s = asyncrt_arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor,
-                                     ctx->info.driver_version, asyncrt_nvrtc_version(), supported,
+                                     ctx->info.driver_version, facts.version, supported,
                                      count, out, why, sizeof why);
     } else if (!asyncrt_arch_parse(text, out)) {
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,

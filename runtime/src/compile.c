@@ -1,6 +1,5 @@
 /* NVRTC compilation behind the program cache. */
 #define _DEFAULT_SOURCE /* mkdtemp, CLOCK_REALTIME_COARSE */
-#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "cache_trust.h"
 #include "context.h"
 #include "embedded.h"
+#include "lean.h"
 #include "program.h"
 #include "sha256.h"
 #include "speculate.h"
@@ -119,8 +119,6 @@ static bool std_header_offered(const asyncrt_compile_options *o, const char *nam
     return true;
 }
 
-static const char *nvrtc_text(nvrtcResult r) { return nvrtcGetErrorString(r); }
-
 typedef struct compile_job {
     asyncrt_context *ctx;
     const char *source_name, *source;
@@ -166,10 +164,10 @@ static void build_options(compile_job *job)
  * The time trace lists every header opened, but not __has_include probes
  * (a probe that failed and would now succeed leaves no trace) nor headers
  * that came from a precompiled header; and NVRTC before 12.8 has no trace. */
-static const char *uncacheable_reason(const compile_job *job)
+static const char *uncacheable_reason(const compile_job *job, int nvrtc_version)
 {
     const asyncrt_compile_options *o = job->opts;
-    if (asyncrt_nvrtc_version() < 12080) return "NVRTC older than 12.8 cannot say which headers it read";
+    if (nvrtc_version < 12080) return "NVRTC older than 12.8 cannot say which headers it read";
     for (size_t i = 0; i < o->option_count; i++) {
         const char *opt = o->options[i] + strspn(o->options[i], "-");
         if (strncmp(opt, "pch", 3) == 0 || strncmp(opt, "use-pch", 7) == 0 || strncmp(opt, "create-pch", 10) == 0)
@@ -190,11 +188,15 @@ static void compute_key(compile_job *job)
     const asyncrt_compile_options *o = job->opts;
     asyncrt_sha256 h;
     asyncrt_sha256_init(&h);
+    /* NVRTC's version (memo beside the cache) and file identity (stat): a hit opens no NVRTC. */
+    asyncrt_nvrtc_facts nvrtc;
+    int nvrtc_version = asyncrt_nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     char versions[64];
-    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 2", ASYNCRT_VERSION_STRING,
-             asyncrt_nvrtc_version());
+    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 2", ASYNCRT_VERSION_STRING, nvrtc_version);
     asyncrt_key_str(&h, versions);
-    asyncrt_key_library_identity(&h, (const void *)(uintptr_t)nvrtcVersion);
+    asyncrt_nvrtc_identity file = {0};
+    if (asyncrt_nvrtc_identity_get(&file)) asyncrt_key_dir_identity(&h, file.path);
+    if (asyncrt_lean_enabled()) asyncrt_key_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
     asyncrt_key_dir_identity(&h, job->toolkit);
     asyncrt_key_str(&h, job->source_name);
     asyncrt_key_str(&h, job->source);
@@ -215,7 +217,7 @@ static void compute_key(compile_job *job)
         }
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt_key_str(&h, o->name_expressions[i]);
     asyncrt_sha256_final(&h, job->key);
-    const char *why = job->ctx->memory_cache ? uncacheable_reason(job) : "";
+    const char *why = job->ctx->memory_cache ? uncacheable_reason(job, nvrtc_version) : "";
     job->cacheable = why == NULL;
     if (why && *why) asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
 }
@@ -327,8 +329,11 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     asyncrt_program *p = calloc(1, sizeof *p);
     nvrtcProgram prog = NULL;
     char *log = NULL;
+    const asyncrt_nvrtc *nv = NULL;
     asyncrt_status status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     if (!contents || !names || !p) goto done;
+    if ((status = asyncrt_require_nvrtc(ctx, &nv)) != ASYNCRT_SUCCESS) goto done;
+    status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < o->header_count; i++) {
         names[i] = o->headers[i].name;
         contents[i] = o->headers[i].content;
@@ -347,28 +352,28 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         names[header_count] = k_cuda_h.name;
         contents[header_count++] = k_cuda_h.content;
     }
-    nvrtcResult r = nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
+    nvrtcResult r = nv->nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
                                        contents, names);
     if (r != NVRTC_SUCCESS) {
         status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcCreateProgram(%s) failed: %s",
-                              job->source_name, nvrtc_text(r));
+                              job->source_name, nv->nvrtcGetErrorString(r));
         prog = NULL;
         goto done;
     }
     for (size_t i = 0; i < o->name_expression_count; i++) {
-        if ((r = nvrtcAddNameExpression(prog, o->name_expressions[i])) != NVRTC_SUCCESS) {
+        if ((r = nv->nvrtcAddNameExpression(prog, o->name_expressions[i])) != NVRTC_SUCCESS) {
             status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcAddNameExpression(\"%s\") failed: %s",
-                                  o->name_expressions[i], nvrtc_text(r));
+                                  o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
     }
     nvrtcResult compiled = asyncrt_fault_hit(ctx, "nvrtcCompileProgram")
                                ? NVRTC_ERROR_INTERNAL_ERROR
-                               : nvrtcCompileProgram(prog, (int)job->options.count,
+                               : nv->nvrtcCompileProgram(prog, (int)job->options.count,
                                                      (const char *const *)job->options.items);
     size_t log_size = 0;
-    if (nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
-        nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
+    if (nv->nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
+        nv->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
         status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "cannot read NVRTC's log for %s", job->source_name);
         goto done;
     }
@@ -378,7 +383,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
                  : compiled == NVRTC_ERROR_INVALID_OPTION ? ASYNCRT_ERROR_INVALID_ARGUMENT
                                                           : ASYNCRT_ERROR_NVRTC;
         status = asyncrt_fail(ctx, status, "compiling %s for %s failed (%s):\n%s", job->source_name,
-                              job->arch_name, nvrtc_text(compiled), log);
+                              job->arch_name, nv->nvrtcGetErrorString(compiled), log);
         goto done;
     }
 
@@ -387,23 +392,28 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     memcpy(p->key, job->key, sizeof p->key);
     p->log = log;
     log = NULL;
-    r = p->ptx ? nvrtcGetPTXSize(prog, &p->image_size) : nvrtcGetCUBINSize(prog, &p->image_size);
+    r = p->ptx ? nv->nvrtcGetPTXSize(prog, &p->image_size) : nv->nvrtcGetCUBINSize(prog, &p->image_size);
     if (r == NVRTC_SUCCESS && !(p->image = malloc(p->image_size))) goto done;
     if (r == NVRTC_SUCCESS)
-        r = p->ptx ? nvrtcGetPTX(prog, (char *)p->image) : nvrtcGetCUBIN(prog, (char *)p->image);
+        r = p->ptx ? nv->nvrtcGetPTX(prog, (char *)p->image) : nv->nvrtcGetCUBIN(prog, (char *)p->image);
     if (r != NVRTC_SUCCESS) {
         status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "reading the %s image of %s failed: %s",
-                              p->ptx ? "PTX" : "CUBIN", job->source_name, nvrtc_text(r));
+                              p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
         goto done;
     }
+    if (!asyncrt_lean_enabled()) { /* lean.h says why and when */
+    } else if (p->ptx)
+        p->image_size = asyncrt_lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
+    else if (asyncrt_lean_options_allow(o->options, o->option_count))
+        asyncrt_lean_apply(ctx, nv, prog, job->arch_name, &p->image, &p->image_size);
     p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
     p->lowered = calloc(o->name_expression_count + 1, sizeof(char *));
     if (!p->expressions || !p->lowered) goto done;
     for (size_t i = 0; i < o->name_expression_count; i++, p->name_count++) {
         const char *lowered = NULL;
-        if ((r = nvrtcGetLoweredName(prog, o->name_expressions[i], &lowered)) != NVRTC_SUCCESS) {
+        if ((r = nv->nvrtcGetLoweredName(prog, o->name_expressions[i], &lowered)) != NVRTC_SUCCESS) {
             status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetLoweredName(\"%s\") failed: %s",
-                                  o->name_expressions[i], nvrtc_text(r));
+                                  o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
         p->expressions[i] = strdup(o->name_expressions[i]);
@@ -420,7 +430,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 done:
     if (status == ASYNCRT_ERROR_OUT_OF_MEMORY)
         asyncrt_fail(ctx, status, "out of memory compiling %s", job->source_name);
-    if (prog) nvrtcDestroyProgram(&prog);
+    if (prog) nv->nvrtcDestroyProgram(&prog);
     asyncrt_program_destroy(p);
     free(log);
     free(contents);
@@ -504,8 +514,6 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
 static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
-    int supported[64];
-    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
     asyncrt_arch first = job->arch, retry = first;
     retry.suffix = 'a';
     bool may_retry = from_auto && !first.ptx && !first.suffix && first.number >= 90;
@@ -526,6 +534,8 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
     if (s != ASYNCRT_SUCCESS || *out) return s;
     s = compile_target(job, false, true, out); /* first's options and key are still prepared */
     if (s != ASYNCRT_ERROR_COMPILE) return s;
+    int supported[64]; /* only now: a cache hit must not load NVRTC */
+    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
     char hint[512];
     char *first_error = strdup(asyncrt_context_last_error(ctx));
     if (!first_error) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -560,6 +570,7 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
                                    const asyncrt_compile_options *opts, asyncrt_program **out,
                                    bool lookup_only, uint8_t *key_out)
 {
+    ASYNCRT_ENTER(ctx);
     static const asyncrt_compile_options no_options = {0};
     *out = NULL;
     if (!source)

@@ -60,12 +60,35 @@ static asyncrt_error_slot **find_slot(asyncrt_context *ctx, uint64_t thread)
     return at;
 }
 
+/* Public calls in progress on this thread (ASYNCRT_ENTER), and whether it
+ * has set a message on any context: a thread that never failed takes no lock
+ * on entry, so launches stay cheap. */
+static _Thread_local int t_call_depth;
+static _Thread_local bool t_error_set;
+
+asyncrt_context *asyncrt_enter(asyncrt_context *ctx)
+{
+    if (ctx && t_call_depth++ == 0 && t_error_set) {
+        pthread_mutex_lock(&ctx->lock);
+        asyncrt_error_slot *slot = *find_slot(ctx, this_thread());
+        if (slot && slot->message) slot->message[0] = '\0';
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    return ctx;
+}
+
+void asyncrt_leave(asyncrt_context **ctx)
+{
+    if (*ctx) t_call_depth--;
+}
+
 static void set_error(asyncrt_context *ctx, char *message)
 {
     /* Keep the old message when formatting the new one ran out of memory:
      * an empty message would be worse than a stale one. */
     if (!message) return;
     asyncrt_log(ctx, 2, "error: %s", message);
+    t_error_set = true;
     pthread_mutex_lock(&ctx->lock);
     asyncrt_error_slot **at = find_slot(ctx, this_thread());
     if (!*at && (*at = calloc(1, sizeof **at))) (*at)->thread = this_thread();
@@ -218,6 +241,7 @@ void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->log_l
 
 asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir)
 {
+    ASYNCRT_ENTER(ctx);
     char *copy = NULL;
     if (dir && !(copy = strdup(dir))) return ASYNCRT_ERROR_OUT_OF_MEMORY;
     free(ctx->cache_dir);
@@ -248,6 +272,14 @@ asyncrt_status asyncrt_require_driver(asyncrt_context *ctx)
     return ASYNCRT_SUCCESS;
 }
 
+asyncrt_status asyncrt_require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out)
+{
+    char why[2048];
+    asyncrt_status s = asyncrt_nvrtc_load(out, why, sizeof why);
+    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
+    return ASYNCRT_SUCCESS;
+}
+
 asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
 {
     asyncrt_status s = asyncrt_wait_device(ctx);
@@ -264,6 +296,7 @@ asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
 
 static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
 {
+    ASYNCRT_ENTER(ctx);
     if (ctx->device_open)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "device %d is already open on this context; create another context "

@@ -8,6 +8,7 @@
 
 #include "asyncrt/runtime.h"
 #include "driver.h"
+#include "nvrtc_loader.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */
@@ -43,6 +44,17 @@ struct asyncrt_context {
     char *open_error;                /* and its message, for the joining thread */
 };
 
+/* The last-error rule: every public call that can fail starts with
+ * ASYNCRT_ENTER(ctx). The outermost one clears the message, so after a
+ * success it is ""; a public call made inside another (a cleanup on an error
+ * path, module_build's compile) leaves the outer call's message alone. The
+ * depth is the calling thread's (messages are per thread, see context.c) and
+ * is undone when the function returns, by the cleanup attribute. */
+asyncrt_context *asyncrt_enter(asyncrt_context *ctx);
+void asyncrt_leave(asyncrt_context **ctx);
+#define ASYNCRT_ENTER(ctx) \
+    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt_leave), unused)) = asyncrt_enter(ctx)
+
 /* Test seam for calls that do not go through the driver table (NVRTC): true
  * when the tests asked this context to fail `call`. Driver calls are failed by
  * swapping an entry of a copy of ctx->drv instead. */
@@ -67,6 +79,9 @@ void asyncrt_log(const asyncrt_context *ctx, int level, const char *fmt, ...)
 
 /* Loads the driver into ctx->drv if needed. */
 asyncrt_status asyncrt_require_driver(asyncrt_context *ctx);
+
+/* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
+asyncrt_status asyncrt_require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
 
 /* Fails unless a device is open; makes its context current for this thread. */
 asyncrt_status asyncrt_require_device(asyncrt_context *ctx);

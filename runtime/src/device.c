@@ -2,8 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <nvrtc.h>
-
 #include "context.h"
 
 asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch)
@@ -30,13 +28,13 @@ double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_info *info)
 
 int asyncrt_nvrtc_version(void)
 {
-    int major = 0, minor = 0;
-    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 0;
-    return major * 1000 + minor * 10;
+    const asyncrt_nvrtc *nv;
+    return asyncrt_nvrtc_load(&nv, NULL, 0) == ASYNCRT_SUCCESS ? nv->version : 0;
 }
 
 asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)
 {
+    ASYNCRT_ENTER(ctx);
     *count = 0;
     asyncrt_status s = asyncrt_require_driver(ctx);
     if (s != ASYNCRT_SUCCESS) return s;
@@ -56,6 +54,7 @@ static void format_uuid(const CUuuid *u, char *out, size_t size)
 
 asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
 {
+    ASYNCRT_ENTER(ctx);
     memset(out, 0, sizeof *out);
     int count = 0;
     asyncrt_status s = asyncrt_device_count(ctx, &count);
@@ -109,7 +108,9 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
     }
     out->cluster_launch = cluster != 0;
     out->driver_version = d->version;
-    out->nvrtc_version = asyncrt_nvrtc_version();
+    asyncrt_nvrtc_facts nvrtc; /* from the memo when there is one: opening a device opens no NVRTC */
+    out->nvrtc_version =
+        asyncrt_nvrtc_facts_get(ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     out->features = asyncrt_features_from_cc(out->cc_major, out->cc_minor, out->cluster_launch);
     return ASYNCRT_SUCCESS;
 }

@@ -33,7 +33,12 @@ static void load_once(void)
     /* cuInit first, through dlsym: on the toolkit's stub library every call
      * returns CUDA_ERROR_STUB_LIBRARY, which must read as "no driver". */
     PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(g_driver.handle, "cuInit");
-    CUresult r = init ? init(0) : CUDA_ERROR_NOT_FOUND;
+    if (!init) {
+        fail(ASYNCRT_ERROR_NO_DRIVER, "no CUDA driver: %s is not a CUDA driver library (it lacks cuInit)%s",
+             path, "");
+        return;
+    }
+    CUresult r = init(0);
     if (r == CUDA_ERROR_STUB_LIBRARY) {
         fail(ASYNCRT_ERROR_NO_DRIVER,
              "no CUDA driver: %s is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY)%s", path, "");

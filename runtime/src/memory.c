@@ -20,6 +20,7 @@ struct asyncrt_timer {
 
 asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_deviceptr *out)
 {
+    ASYNCRT_ENTER(ctx);
     *out = 0;
     CUdeviceptr p = 0;
     asyncrt_status s = asyncrt_require_device(ctx);
@@ -33,18 +34,21 @@ asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_
 
 asyncrt_status asyncrt_memory_free(asyncrt_context *ctx, asyncrt_deviceptr ptr)
 {
+    ASYNCRT_ENTER(ctx);
     if (!ptr) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemFree((CUdeviceptr)ptr), "0x%llx", (unsigned long long)ptr);
 }
 
 asyncrt_status asyncrt_memory_to_device(asyncrt_context *ctx, asyncrt_deviceptr dst, const void *src, size_t bytes)
 {
+    ASYNCRT_ENTER(ctx);
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemcpyHtoD((CUdeviceptr)dst, src, bytes), "%zu bytes", bytes);
 }
 
 asyncrt_status asyncrt_memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_deviceptr src, size_t bytes)
 {
+    ASYNCRT_ENTER(ctx);
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemcpyDtoH(dst, (CUdeviceptr)src, bytes), "%zu bytes", bytes);
 }
@@ -52,6 +56,7 @@ asyncrt_status asyncrt_memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_d
 asyncrt_status asyncrt_memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst, asyncrt_deviceptr src,
                                    size_t bytes, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(ctx);
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER,
                 cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream),
@@ -61,6 +66,7 @@ asyncrt_status asyncrt_memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst, 
 asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, uint8_t byte,
                                    size_t bytes, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(ctx);
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemsetD8Async((CUdeviceptr)dst, byte, bytes, (CUstream)stream),
                 "%zu bytes", bytes);
@@ -68,30 +74,35 @@ asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, 
 
 asyncrt_status asyncrt_synchronize(asyncrt_context *ctx)
 {
+    ASYNCRT_ENTER(ctx);
     DEVICE_CALL(ctx, ASYNCRT_ERROR_LAUNCH, cuCtxSynchronize(), "a kernel or copy on device %d failed",
                 ctx->info.ordinal);
 }
 
 asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out)
 {
+    ASYNCRT_ENTER(ctx);
     *out = NULL;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuStreamCreate((CUstream *)out, CU_STREAM_NON_BLOCKING), "%s", "");
 }
 
 asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(ctx);
     if (!stream) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuStreamDestroy((CUstream)stream), "%s", "");
 }
 
 asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(ctx);
     DEVICE_CALL(ctx, ASYNCRT_ERROR_LAUNCH, cuStreamSynchronize((CUstream)stream),
                 "a kernel or copy on device %d failed", ctx->info.ordinal);
 }
 
 asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
 {
+    ASYNCRT_ENTER(ctx);
     *out = NULL;
     asyncrt_status s = asyncrt_require_device(ctx);
     if (s != ASYNCRT_SUCCESS) return s;
@@ -120,16 +131,19 @@ void asyncrt_timer_destroy(asyncrt_timer *t)
 
 asyncrt_status asyncrt_timer_start(asyncrt_timer *t, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(t->ctx);
     DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventRecord(t->start, (CUstream)stream), "%s", "start");
 }
 
 asyncrt_status asyncrt_timer_stop(asyncrt_timer *t, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(t->ctx);
     DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventRecord(t->stop, (CUstream)stream), "%s", "stop");
 }
 
 asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *t, float *ms)
 {
+    ASYNCRT_ENTER(t->ctx);
     *ms = 0;
     asyncrt_status s = asyncrt_require_device(t->ctx);
     if (s != ASYNCRT_SUCCESS) return s;

@@ -30,6 +30,7 @@ struct asyncrt_module {
 asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                    asyncrt_module **out)
 {
+    ASYNCRT_ENTER(ctx);
     *out = NULL;
     asyncrt_status s = asyncrt_require_device(ctx);
     if (s != ASYNCRT_SUCCESS) return s;
@@ -75,6 +76,7 @@ asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_nam
                                     const char *source, const asyncrt_compile_options *opts,
                                     asyncrt_module **out)
 {
+    ASYNCRT_ENTER(ctx);
     *out = NULL;
     double start = asyncrt_now_ms();
     asyncrt_program *program = NULL;
@@ -106,6 +108,7 @@ void asyncrt_module_destroy(asyncrt_module *m)
 
 asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
 {
+    ASYNCRT_ENTER(m->ctx);
     asyncrt_context *ctx = m->ctx;
     *out = NULL;
     for (asyncrt_kernel *k = m->kernels; k; k = k->next)
@@ -181,6 +184,7 @@ static asyncrt_status read_params(asyncrt_kernel *k)
 asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
                                           size_t *count)
 {
+    ASYNCRT_ENTER(k->module->ctx);
     *count = 0;
     asyncrt_status s = read_params(k);
     if (s != ASYNCRT_SUCCESS) return s;
@@ -241,6 +245,7 @@ static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
 asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
                                      const size_t *arg_sizes, size_t arg_count)
 {
+    ASYNCRT_ENTER(k->module->ctx);
     asyncrt_context *ctx = k->module->ctx;
     asyncrt_status s = asyncrt_require_device(ctx);
     if (s != ASYNCRT_SUCCESS) return s;

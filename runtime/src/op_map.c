@@ -337,6 +337,7 @@ void asyncrt_map_destroy(asyncrt_map *map)
 
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
+    ASYNCRT_ENTER(ctx);
     if (!out) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
     *out = NULL;
     if (!d) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
@@ -420,6 +421,7 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
                                   const asyncrt_deviceptr *outputs, const void *const *scalars,
                                   asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(m->ctx);
     asyncrt_context *ctx = m->ctx;
     if (!m->kernel)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,

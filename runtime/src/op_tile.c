@@ -307,6 +307,7 @@ void asyncrt_tile_destroy(asyncrt_tile_op *op)
 
 asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *d, asyncrt_tile_op **out)
 {
+    ASYNCRT_ENTER(ctx);
     if (!out) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: out is NULL");
     *out = NULL;
     if (!d) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the description is NULL");
@@ -447,6 +448,7 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
 asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
                                    asyncrt_deviceptr out, asyncrt_stream stream)
 {
+    ASYNCRT_ENTER(op->ctx);
     asyncrt_context *ctx = op->ctx;
     if (!op->main.kernel)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,

@@ -136,6 +136,16 @@ const char *asyncrt_program_arch(const asyncrt_program *p) { return p->arch; }
 const char *asyncrt_program_log(const asyncrt_program *p) { return p->log; }
 asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *p) { return p->origin; }
 
+const char *asyncrt_program_origin_string(asyncrt_program_origin origin)
+{
+    switch (origin) {
+    case ASYNCRT_ORIGIN_COMPILED: return "compiled";
+    case ASYNCRT_ORIGIN_MEMORY_CACHE: return "memory cache";
+    case ASYNCRT_ORIGIN_DISK_CACHE: return "disk cache";
+    }
+    return "unknown";
+}
+
 const char *asyncrt_program_lowered_name(const asyncrt_program *p, const char *expression)
 {
     for (size_t i = 0; i < p->name_count; i++)

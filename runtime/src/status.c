@@ -23,6 +23,7 @@ static const struct {
     [ASYNCRT_ERROR_UNSUPPORTED] = {"ASYNCRT_ERROR_UNSUPPORTED", "the device or driver cannot do this"},
     [ASYNCRT_ERROR_TENSORMAP_INVALID] = {"ASYNCRT_ERROR_TENSORMAP_INVALID", "the tensor map breaks a rule of cuTensorMapEncode"},
     [ASYNCRT_ERROR_IO] = {"ASYNCRT_ERROR_IO", "a file could not be read or written"},
+    [ASYNCRT_ERROR_NO_NVRTC] = {"ASYNCRT_ERROR_NO_NVRTC", "no usable NVRTC library to compile with"},
 };
 
 const char *asyncrt_status_string(asyncrt_status status)

@@ -130,6 +130,7 @@ static char *dump_im2col(const asyncrt_tensormap_im2col_desc *d)
 asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
                                         asyncrt_tensor_map *out)
 {
+    ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!desc || !out)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -160,6 +161,7 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
                                                const asyncrt_tensormap_im2col_desc *desc,
                                                asyncrt_tensor_map *out)
 {
+    ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!desc || !out)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -190,6 +192,7 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
 asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_tensor_map *map,
                                                  asyncrt_deviceptr address)
 {
+    ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!map)
         return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,

@@ -29,6 +29,9 @@ def arch_matrix(tool):
     m = doc["arch_matrix"]
     if doc["devices"] != []:
         fail("--arch-matrix alone must probe no device", p)
+    # Which NVRTC the search order chose, and why (runtime/src/nvrtc_loader.h).
+    if "libnvrtc" not in (doc["nvrtc_path"] or "") or not doc["nvrtc_choice"]:
+        fail("nvrtc_path / nvrtc_choice missing", p)
     for arch in ("sm_80", "sm_90", "sm_90a"):
         if arch not in m["archs"]:
             fail(f"{arch} missing from {m['archs']}")

@@ -7,6 +7,7 @@
 
 #include "arch_matrix.h"
 #include "devices.h"
+#include "nvrtc_loader.h"
 #include "output.h"
 #include "tool.h"
 
@@ -84,6 +85,14 @@ int main(int argc, char **argv)
         return PROBE_EXIT_INTERNAL;
     }
     probe_report r = {.nvrtc_version = asyncrt_nvrtc_version(), .checked = o.check, .benched = o.bench};
+    const asyncrt_nvrtc *nvrtc; /* which NVRTC the search order chose, and why */
+    char nvrtc_missing[2048];
+    if (asyncrt_nvrtc_load(&nvrtc, nvrtc_missing, sizeof nvrtc_missing) == ASYNCRT_SUCCESS) {
+        r.nvrtc_path = nvrtc->path;
+        r.nvrtc_why = nvrtc->why;
+    } else {
+        r.nvrtc_why = nvrtc_missing;
+    }
     probe_arch_matrix *matrix = NULL;
     if (o.arch_matrix) {
         if (!(matrix = malloc(sizeof *matrix))) {

@@ -137,7 +137,11 @@ void probe_write_json(FILE *f, const probe_report *r)
     else fputs("null", f);
     fputs(",\n  \"devices\": [\n", f);
     for (size_t i = 0; i < r->device_count; i++) write_device(f, r, &r->devices[i], i + 1 == r->device_count);
-    fputs("  ],\n  \"arch_matrix\": ", f);
+    fputs("  ],\n  \"nvrtc_path\": ", f);
+    json_string_or_null(f, r->nvrtc_path ? r->nvrtc_path : "");
+    fputs(",\n  \"nvrtc_choice\": ", f);
+    json_string_or_null(f, r->nvrtc_why ? r->nvrtc_why : "");
+    fputs(",\n  \"arch_matrix\": ", f);
     if (r->arch_matrix)
         write_arch_matrix(f, r->arch_matrix);
     else

@@ -132,7 +132,10 @@ void probe_write_text(FILE *f, const probe_report *r)
 {
     char nvrtc[16];
     probe_format_version(r->nvrtc_version, nvrtc, sizeof nvrtc);
-    fprintf(f, "asyncrt-probe %s (NVRTC %s)\n\n", ASYNCRT_VERSION_STRING, nvrtc);
+    fprintf(f, "asyncrt-probe %s (NVRTC %s)\n", ASYNCRT_VERSION_STRING, nvrtc);
+    if (r->nvrtc_why)
+        fprintf(f, "NVRTC: %s (%s)\n", r->nvrtc_path ? r->nvrtc_path : "none", r->nvrtc_why);
+    fputc('\n', f);
     if (r->device_count) write_devices(f, r);
     if (r->device_count && r->arch_matrix) fputc('\n', f);
     if (r->arch_matrix) write_arch_matrix(f, r->arch_matrix);

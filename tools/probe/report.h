@@ -55,6 +55,8 @@ typedef struct probe_arch_matrix {
 
 typedef struct probe_report {
     int nvrtc_version;
+    const char *nvrtc_path;     /* the NVRTC chosen by the search order, NULL if none */
+    const char *nvrtc_why;      /* why that one; or why none was usable */
     bool checked;               /* --check */
     bool benched;               /* --bench */
     size_t device_count;

@@ -61,8 +61,10 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 asyncrt_status asyncrt_context_create(asyncrt_context **out);
 void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
 
-/* The details of the last failure on this context ("" if none). Valid until
- * the next call on the context. */
+/* The details of the last failure on this context. Each public call that
+ * can fail clears it on entry, so it describes the most recent such call:
+ * its failure, or "" after it succeeded. Valid until the next call on the
+ * context. */
 const char *asyncrt_context_last_error(const asyncrt_context *ctx);
 
 /* 0 = quiet (default), 1 = info, 2 = debug. Messages go to stderr. */
@@ -139,7 +141,8 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
 /* The info of the device opened with asyncrt_context_open_device, or NULL. */
 const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
 
-/* The NVRTC version as major*1000 + minor*10 (13000 for 13.0). */
+/* The NVRTC version as major*1000 + minor*10 (13000 for 13.0); 0 when no NVRTC
+ * is found. Opens NVRTC on first use (see README, "Finding NVRTC"). */
 int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
@@ -198,6 +201,8 @@ bool asyncrt_program_is_ptx(const asyncrt_program *program);
 const char *asyncrt_program_arch(const asyncrt_program *program);  /* e.g. "sm_90", "compute_80" */
 const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
 asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
+/* "compiled", "memory cache" or "disk cache"; "unknown" for other values. Never NULL. */
+const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
 const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
 

@@ -26,6 +26,7 @@ typedef enum asyncrt_status {
     ASYNCRT_ERROR_UNSUPPORTED,        /* the device cannot do this (e.g. a forced TMA path on sm_80) */
     ASYNCRT_ERROR_TENSORMAP_INVALID,  /* a tensor map descriptor breaks a rule of cuTensorMapEncode* */
     ASYNCRT_ERROR_IO,                 /* a file could not be read or written */
+    ASYNCRT_ERROR_NO_NVRTC,           /* a compile is needed and no usable NVRTC was found */
     ASYNCRT_STATUS_COUNT
 } asyncrt_status;
 
