@@ -28,7 +28,7 @@ const char *const asyncrt_lean_off_option = "-Xptxas=-O3";
 bool asyncrt_lean_enabled(void)
 {
     const char *v = getenv("ASYNCRT_LEAN");
-    return v && strcmp(v, "1") == 0;
+    return !(v && strcmp(v, "0") == 0); /* on unless ASYNCRT_LEAN=0 */
 }
 
 /* ---- pruning ------------------------------------------------------------- */

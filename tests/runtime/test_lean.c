@@ -76,7 +76,7 @@ static void barrier_kernel_is_lean(void **state)
 {
     asyncrt_context *ctx = *state;
     bool ptx;
-    setenv("ASYNCRT_LEAN", "0", 1); /* off (the default): NVRTC's image, cached apart */
+    setenv("ASYNCRT_LEAN", "0", 1); /* off: NVRTC's image, cached apart */
     size_t off = compiled_size(ctx, "sm_90", false, &ptx);
     setenv("ASYNCRT_LEAN", "1", 1);
     size_t lean = compiled_size(ctx, "sm_90", false, &ptx);
@@ -91,6 +91,7 @@ static void barrier_kernel_is_lean(void **state)
     print_message("<cuda/barrier> kernel, compute_90 PTX: %zu bytes lean\n", ptx_size);
     assert_true(ptx_size < 16 * 1024);
     unsetenv("ASYNCRT_LEAN");
+    assert_int_equal(compiled_size(ctx, "sm_90", false, &ptx), lean); /* lean is the default */
 }
 
 int main(void)
