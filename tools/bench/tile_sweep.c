@@ -304,7 +304,8 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
     for (size_t i = 0; i < count; i++) {
         char label[128];
         snprintf(label, sizeof label, "%s/%s/%s/%s", configs[i].kind == ASYNCRT_TILE_STENCIL ? "stencil" : "transpose",
-                 asyncrt_map_path_name(configs[i].path), configs[i].arch ? "sm80-ptx" : "native", configs[i].tune);
+                 asyncrt_map_path_name(configs[i].path), configs[i].arch ? "sm80-ptx" : "native",
+                 *configs[i].tune ? configs[i].tune : "(default)");
         if (filter && !strstr(label, filter)) continue;
         failures += run_config(&d, &configs[i]);
     }
