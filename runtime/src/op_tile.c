@@ -96,7 +96,7 @@ static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
     *th = op->th;
 }
 
-static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map_path path, tile_tune *t)
+static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map_path path, int target, tile_tune *t)
 {
     /* The defaults: one CTA per tile (measured fastest on the H100 on every
      * path, see asyncrt_tile_create), 256 threads, the staged variant (both
@@ -104,15 +104,17 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
      * its registers capped for 6 CTAs per SM (40 instead of 54, no spills:
      * 6 x 16 KiB of loads in flight per SM instead of 4). Off the TMA path,
      * loads ask for a 256-byte L2 prefetch, and the stencil takes 32 rows per
-     * thread on LDGSTS and 128 threads on the plain path: the best of
-     * `asyncrt-bench --tile-sweep` on the H100, native and compute_80 builds
-     * alike (16384^2 f32, same-run D2D: transpose LDGSTS 94.1%, plain 93.6%;
-     * stencil LDGSTS 95.5%, plain 94.4%; against 93.3/92.1/91.2/90.1% without). */
+     * thread on LDGSTS and 128 threads on the plain path, whose prefetch only
+     * the compute_80 build gains from: the best of `asyncrt-bench
+     * --tile-sweep` on the H100 (16384^2 f32, random, same-run D2D; sm_90 and
+     * compute_80 builds: transpose LDGSTS 94.1/94.1%, plain 93.1/93.5%;
+     * stencil LDGSTS 96.1/95.5%, plain 94.4/96.6% (sm_90 with the prefetch:
+     * 89.9%); against transpose 93.3/92.1% and stencil 91.2/90.1% before). */
     *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
                      .minctas = stencil ? 0 : 6, .l2 = path == ASYNCRT_PATH_TMA ? 0 : 256};
     if (stencil && path == ASYNCRT_PATH_LDGSTS) t->opt = 32;
     const char *env = getenv("ASYNCRT_TILE_TUNE");
-    bool threads_given = false;
+    bool threads_given = false, l2_given = false;
     if (!env) env = "";
     char key[16], value[16];
     unsigned long v;
@@ -140,9 +142,11 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
             t->minctas = (unsigned)v;
         } else if (!strcmp(key, "l2") && number && (v == 0 || v == 128 || v == 256)) {
             t->l2 = (unsigned)v;
+            l2_given = true;
         } else goto bad;
     }
     if (stencil && path == ASYNCRT_PATH_PLAIN && !threads_given && t->tw == 128) t->threads = 128;
+    if (stencil && path == ASYNCRT_PATH_PLAIN && target >= 90 && !l2_given) t->l2 = 0;
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
     if (stencil ? t->threads % t->tw != 0 : t->threads > 256) goto bad;
     if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */
@@ -328,7 +332,7 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     op->kind = d->kind;
     op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
-    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, &op->tune))) goto fail;
+    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, arch.number, &op->tune))) goto fail;
     if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
         s = asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                          "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "

@@ -39,17 +39,17 @@ static void choice_follows_the_rules(void **state)
     } cases[] = {
         /* the built-in table: the H100's winners */
         {ASYNCRT_DISPATCH_MAP, 90, 90, false, T, "built-in table, measured on an H100 for sm_90"},
-        {ASYNCRT_DISPATCH_TRANSPOSE, 90, 90, false, T, "tma 94.8%"},
-        {ASYNCRT_DISPATCH_STENCIL, 90, 90, false, T, "built-in table"},
+        {ASYNCRT_DISPATCH_TRANSPOSE, 90, 90, false, L, "ldgsts 94.1%"},
+        {ASYNCRT_DISPATCH_STENCIL, 90, 90, false, L, "built-in table"},
         /* a compute_80 build on the H100: its ranking without TMA */
-        {ASYNCRT_DISPATCH_TRANSPOSE, 90, 80, false, P, "sm_90"},
-        {ASYNCRT_DISPATCH_TILE_MAP, 90, 80, false, P, "sm_90"},
+        {ASYNCRT_DISPATCH_TRANSPOSE, 90, 80, false, L, "sm_90"},
+        {ASYNCRT_DISPATCH_TILE_MAP, 90, 80, false, L, "sm_90"},
         {ASYNCRT_DISPATCH_STENCIL, 90, 80, false, L, "sm_90"},
         {ASYNCRT_DISPATCH_MAP, 90, 80, false, L, "sm_90"},
         {ASYNCRT_DISPATCH_MAP, 90, 75, false, P, "sm_90"},
-        /* the provisional sm_80 family rows */
-        {ASYNCRT_DISPATCH_TRANSPOSE, 80, 80, false, P, "provisional"},
-        {ASYNCRT_DISPATCH_STENCIL, 86, 86, false, L, "sm_86"},
+        /* the sm_80 family rows (the compute_80 build, measured on the H100) */
+        {ASYNCRT_DISPATCH_TRANSPOSE, 80, 80, false, L, "compute_80 build"},
+        {ASYNCRT_DISPATCH_STENCIL, 86, 86, false, P, "sm_86"},
         {ASYNCRT_DISPATCH_MAP, 89, 89, false, L, "sm_89"},
         /* families never measured: the newest path the target has */
         {ASYNCRT_DISPATCH_TRANSPOSE, 75, 75, false, P, "nothing measured for sm_75"},
@@ -62,7 +62,7 @@ static void choice_follows_the_rules(void **state)
         {ASYNCRT_DISPATCH_MAP, 90, 90, true, T, "calibrated"},
         {ASYNCRT_DISPATCH_MAP, 90, 80, true, L, "calibrated"},
         /* nothing calibrated that the target runs: the table decides */
-        {ASYNCRT_DISPATCH_TILE_MAP, 90, 80, true, P, "built-in table"},
+        {ASYNCRT_DISPATCH_TILE_MAP, 90, 80, true, L, "built-in table"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char why[256] = "";
@@ -193,8 +193,8 @@ static void ops_take_the_dispatchers_path(void **state)
         const char *arch, *env;
         asyncrt_map_path expect;
     } cases[] = {
-        {ASYNCRT_TILE_TRANSPOSE, "sm_90", NULL, T},   {ASYNCRT_TILE_TRANSPOSE, "sm_80", NULL, P},
-        {ASYNCRT_TILE_STENCIL, "sm_80", NULL, L},     {ASYNCRT_TILE_MAP, "sm_86", NULL, P},
+        {ASYNCRT_TILE_TRANSPOSE, "sm_90", NULL, L},   {ASYNCRT_TILE_TRANSPOSE, "sm_80", NULL, L},
+        {ASYNCRT_TILE_STENCIL, "sm_80", NULL, P},     {ASYNCRT_TILE_MAP, "sm_86", NULL, L},
         {ASYNCRT_TILE_TRANSPOSE, "sm_75", NULL, P},   {ASYNCRT_TILE_TRANSPOSE, "sm_80", "ldgsts", L},
         {ASYNCRT_TILE_STENCIL, "sm_90", "plain", P},
     };

@@ -163,6 +163,9 @@ static void test_interleave_swizzle_layouts(void **state)
         assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_out, 0xFF, out_bytes, NULL));
         assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_align, 0xFF, TILES * sizeof(unsigned), NULL));
         asyncrt_tensor_map map;
+        printf("SWIZZLE case: interleave %s swizzle %s ...\n", asyncrt_tensormap_interleave_name(c->interleave),
+               asyncrt_tensormap_swizzle_name(c->swizzle));
+        fflush(stdout);
         encode_raw(c, d_in, &map);
         void *args[] = {&map, &d_out, &d_align};
         size_t sizes[] = {sizeof map, sizeof d_out, sizeof d_align};
@@ -196,6 +199,7 @@ static void test_interleave_swizzle_layouts(void **state)
                matched == UNKNOWN ? "matches NO model" : padded_match ? "matches, rows padded to the span, the model of swizzle" : "matches, rows dense, the model of swizzle", own, (size_t)TILES * SWZ_BOX_BYTES,
                asyncrt_tensormap_swizzle_name(c->swizzle));
         if (matched != UNKNOWN) printf("    (models matched: %s)\n", matches);
+        fflush(stdout); /* a later case may hang the device: keep what this one showed */
         if (own) print_chunk_map(tensor, hw);
         if (c->interleave == IL(32B) && c->swizzle != SW(32B) && own)
             verdict_il32 = "interleave 32B with another swizzle does NOT give that swizzle's layout";
