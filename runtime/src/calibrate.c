@@ -81,7 +81,7 @@ static asyncrt_status random_fill(asyncrt_context *ctx, asyncrt_deviceptr p, siz
 {
     enum { BLOCK = 1 << 20 };
     uint32_t *host = malloc(BLOCK), x = 0x9e3779b9u;
-    if (!host) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
+    if (!host) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
     for (size_t i = 0; i < BLOCK / 4; i++) {
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
         host[i] = (x & 0x807fffffu) | 0x3f000000u; /* finite floats in [0.5, 2) with either sign */
@@ -104,13 +104,13 @@ static void rank_sort(asyncrt_dispatch_rank *r)
         }
 }
 
-asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_sizes *z, asyncrt_calibration *out)
+asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_sizes *z, asyncrt_calibration *out)
 {
     memset(out, 0, sizeof *out);
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
-    if (!dev) return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE, "calibration: no device is open");
+    if (!dev) return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE, "calibration: no device is open");
     if (z->repeats < 1 || z->warmup < 0 || !z->map_elements || !z->tile_rows || !z->tile_cols)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "calibration: sizes and repeats must be positive (repeats %d, warmup %d)", z->repeats,
                             z->warmup);
     snprintf(out->uuid, sizeof out->uuid, "%s", dev->uuid);
@@ -136,7 +136,7 @@ asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_s
             if (!(s = make_op(&r, p)) && !(s = time_run(&r, z, &ms))) {
                 rank->path[rank->count] = p;
                 rank->pct[rank->count++] = ms > 0 ? 100.0 * copy_ms / ms : 0;
-                asyncrt_log(ctx, 1, "calibration: %s %s %.4f ms, D2D %.4f ms", asyncrt_dispatch_op_name(r.op),
+                asyncrt__log(ctx, 1, "calibration: %s %s %.4f ms, D2D %.4f ms", asyncrt__dispatch_op_name(r.op),
                             asyncrt_map_path_name(p), ms, copy_ms);
             }
             asyncrt_map_destroy(r.map);
@@ -153,27 +153,27 @@ done:
     return s;
 }
 
-asyncrt_status asyncrt_calibration_save(asyncrt_context *ctx, const asyncrt_calibration *cal, char **path_out)
+asyncrt_status asyncrt__calibration_save(asyncrt_context *ctx, const asyncrt_calibration *cal, char **path_out)
 {
     *path_out = NULL;
-    char *path = asyncrt_calibration_path(asyncrt_context_cache_dir(ctx), cal->uuid);
+    char *path = asyncrt__calibration_path(asyncrt_context_cache_dir(ctx), cal->uuid);
     if (!path)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "calibration: the disk cache is off, so there is nowhere to keep the result; set "
                             "ASYNCRT_CACHE_DIR");
     /* Compiling the measured ops has normally made the directory already. */
     (void)mkdir(asyncrt_context_cache_dir(ctx), 0700);
-    char *text = asyncrt_calibration_format(cal), *tmp = asyncrt_format("%s.%ld.tmp", path, (long)getpid());
+    char *text = asyncrt__calibration_format(cal), *tmp = asyncrt__format("%s.%ld.tmp", path, (long)getpid());
     asyncrt_status s = ASYNCRT_SUCCESS;
     FILE *f = text && tmp ? fopen(tmp, "wb") : NULL;
-    if (!text || !tmp) s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
-    else if (!f) s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", tmp);
+    if (!text || !tmp) s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
+    else if (!f) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", tmp);
     else {
         bool ok = fputs(text, f) >= 0;
         ok = fclose(f) == 0 && ok;
         if (!ok || rename(tmp, path) != 0) {
             unlink(tmp);
-            s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", path);
+            s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", path);
         }
     }
     free(text);

@@ -92,7 +92,7 @@ static void load_once(void)
     g_status = ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_driver_load(const asyncrt_driver **out, char *msg, size_t msg_size)
+asyncrt_status asyncrt__driver_load(const asyncrt_driver **out, char *msg, size_t msg_size)
 {
     pthread_once(&g_once, load_once);
     if (g_status != ASYNCRT_SUCCESS) {
@@ -104,7 +104,7 @@ asyncrt_status asyncrt_driver_load(const asyncrt_driver **out, char *msg, size_t
     return ASYNCRT_SUCCESS;
 }
 
-void asyncrt_driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size)
+void asyncrt__driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size)
 {
     const char *name = NULL, *text = NULL;
     if (drv && drv->cuGetErrorName) drv->cuGetErrorName(result, &name);

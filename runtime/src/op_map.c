@@ -97,20 +97,20 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
                                  size_t count, size_t min, size_t max, const asyncrt_map_desc *d)
 {
     if (count < min || count > max)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "map: %zu %s given; between %zu and %zu are allowed", count, what, min, max);
     if (count && !args)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: %s is NULL but its count is %zu",
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: %s is NULL but its count is %zu",
                             what, count);
     for (size_t i = 0; i < count; i++) {
         const char *name = args[i].name;
         if (!is_identifier(name) || strncmp(name, "asyncrt", 7) == 0 || name[0] == '_')
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "map: %s %zu has the name '%s'; names must be C identifiers of at most "
                                 "64 characters that do not start with '_' or 'asyncrt'",
                                 what, i, name ? name : "(null)");
         if ((unsigned)args[i].dtype >= ASYNCRT_DTYPE_COUNT)
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "map: %s '%s' has dtype %d, which is not an asyncrt_dtype", what, name,
                                 (int)args[i].dtype);
         /* Every name must be unique across inputs, outputs and scalars. */
@@ -119,7 +119,7 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
         for (int l = 0; l < 3; l++)
             for (size_t j = 0; j < counts[l]; j++)
                 if (&lists[l][j] != &args[i] && lists[l][j].name && strcmp(lists[l][j].name, name) == 0)
-                    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                         "map: the name '%s' is used twice; names must be unique", name);
     }
     return ASYNCRT_SUCCESS;
@@ -171,7 +171,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
     }
     return ASYNCRT_SUCCESS;
 bad:
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "ASYNCRT_MAP_TUNE='%s' is not a list of ctas=1..32, stage=1024..262144 (bytes), "
                         "stages=1..8, store=cs|wb|bulk, order=tiles|chunks, grid=persistent|tiles", env);
 }
@@ -214,8 +214,8 @@ static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, cons
 /* ---- source generation ---------------------------------------------------- */
 
 typedef asyncrt_strbuf strbuf;
-#define sb_printf asyncrt_sb_printf
-#define sb_lines asyncrt_sb_lines
+#define sb_printf asyncrt__sb_printf
+#define sb_lines asyncrt__sb_lines
 
 static void scalar_decls(strbuf *b, const asyncrt_map_desc *d)
 {
@@ -338,24 +338,24 @@ void asyncrt_map_destroy(asyncrt_map *map)
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
     ASYNCRT_ENTER(ctx);
-    if (!out) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
+    if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
     *out = NULL;
-    if (!d) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
+    if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
     asyncrt_status s;
     if ((s = check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d)) ||
         (s = check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d)) ||
         (s = check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d)))
         return s;
     if (!d->expression || !*d->expression)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
-    if ((s = asyncrt_op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
+    if ((s = asyncrt__op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
         return s;
 
     asyncrt_map *m = calloc(1, sizeof *m);
-    if (!m) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
+    if (!m) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
     m->ctx = ctx;
     m->path = path;
     if ((s = parse_tune(ctx, &m->tune))) {
@@ -384,7 +384,7 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
     plan(m, in_vec_total, out_vec_total, asyncrt_context_device(ctx));
 
     if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total, out_vecs, out_vec_total))) {
-        s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
         goto fail;
     }
     asyncrt_compile_options opts = {.arch = arch_name};
@@ -394,7 +394,7 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
             (s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)))
             goto fail;
     }
-    asyncrt_log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
+    asyncrt__log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
                 "grid <= %u, store %u, %s", path_names[m->path], arch_name, m->pack, m->tile, m->stages,
                 m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
     *out = m;
@@ -424,11 +424,11 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     ASYNCRT_ENTER(m->ctx);
     asyncrt_context *ctx = m->ctx;
     if (!m->kernel)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "map: compiled without an open device, so it cannot be launched; open the "
                             "device before asyncrt_map_create");
     if (!inputs || !outputs || (m->scalars && !scalars))
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "map: inputs, outputs and (with %zu scalars) scalars must not be NULL", m->scalars);
     if (n == 0) return ASYNCRT_SUCCESS;
 
@@ -437,7 +437,7 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     for (size_t k = 0; k < m->inputs + m->outputs; k++) {
         ptrs[k] = k < m->inputs ? inputs[k] : outputs[k - m->inputs];
         if (!ptrs[k] || ptrs[k] % m->sizes[k])
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "map: %s %zu is 0x%llx; it must be a device pointer aligned to its "
                                 "element size (%zu bytes)", k < m->inputs ? "input" : "output",
                                 k < m->inputs ? k : k - m->inputs, (unsigned long long)ptrs[k], m->sizes[k]);
@@ -445,7 +445,7 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     uint64_t *slots = ptrs + m->inputs + m->outputs;
     for (size_t k = 0; k < m->scalars; k++) {
         if (!scalars[k])
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: scalar %zu is NULL", k);
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: scalar %zu is NULL", k);
         memcpy(&slots[k], scalars[k], m->scalar_sizes[k]); /* low bytes on a little-endian host */
     }
     size_t head = common_head(m, ptrs, n);

@@ -639,7 +639,7 @@ static bool check_combination(parser *p)
     if (!c->source) return fail(p, "no source file given (use - for stdin)");
     if (strcmp(c->arch, "auto")) {
         asyncrt_arch arch;
-        if (!asyncrt_arch_parse(c->arch, &arch))
+        if (!asyncrt__arch_parse(c->arch, &arch))
             return fail(p, "--arch '%s': expected auto, sm_XY, sm_XYa, compute_XY or compute_XYa (e.g. sm_90)", c->arch);
     }
     if (c->compile_only) {

@@ -4,6 +4,8 @@
 #ifndef ASYNCRT_STATUS_H
 #define ASYNCRT_STATUS_H
 
+#include "asyncrt/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,10 +34,10 @@ typedef enum asyncrt_status {
 
 /* A short constant name for a status, e.g. "ASYNCRT_ERROR_COMPILE".
  * Never NULL; unknown values give "ASYNCRT_STATUS_UNKNOWN". */
-const char *asyncrt_status_string(asyncrt_status status);
+ASYNCRT_EXTERN const char *asyncrt_status_string(asyncrt_status status);
 
 /* One sentence saying what the status means. Never NULL. */
-const char *asyncrt_status_description(asyncrt_status status);
+ASYNCRT_EXTERN const char *asyncrt_status_description(asyncrt_status status);
 
 #ifdef __cplusplus
 }
