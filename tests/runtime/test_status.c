@@ -14,6 +14,21 @@ static void every_status_has_its_own_name(void **state)
     }
 }
 
+/* The values are ABI (README, "ABI and versioning"): a row inserted into
+ * ASYNCRT_STATUS_MAP instead of appended would renumber those after it. */
+static void status_values_keep_their_positions(void **state)
+{
+    (void)state;
+    assert_int_equal(ASYNCRT_SUCCESS, 0);
+    assert_int_equal(ASYNCRT_ERROR_INVALID_ARGUMENT, 1);
+    assert_int_equal(ASYNCRT_ERROR_DRIVER, 5);
+    assert_int_equal(ASYNCRT_ERROR_LAUNCH, 11);
+    assert_int_equal(ASYNCRT_ERROR_TENSORMAP_INVALID, 15);
+    assert_int_equal(ASYNCRT_ERROR_NO_NVRTC, 17);
+    assert_string_equal(asyncrt_status_string(ASYNCRT_ERROR_NO_NVRTC), "ASYNCRT_ERROR_NO_NVRTC");
+    assert_string_equal(asyncrt_status_description(ASYNCRT_ERROR_IO), "a file could not be read or written");
+}
+
 static void unknown_values_are_named_unknown(void **state)
 {
     (void)state;
@@ -37,6 +52,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_status_has_its_own_name),
+        cmocka_unit_test(status_values_keep_their_positions),
         cmocka_unit_test(unknown_values_are_named_unknown),
         cmocka_unit_test(context_starts_with_an_empty_message),
     };
