@@ -9,6 +9,7 @@
 #include "asyncrt/ops.h"
 #include "arch.h"
 #include "context.h"
+#include "map_store.cuh" /* kernels_src/: the store modes, shared with the kernels */
 #include "op_util.h"
 
 #define MAP_MAX_INPUTS 16
@@ -24,10 +25,19 @@ typedef struct map_tune {
     unsigned ctas_per_sm; /* stages are sized so this many CTAs share an SM */
     unsigned stage_bytes; /* input bytes per stage (target) */
     unsigned max_stages;
-    unsigned store;       /* 0 st.global.cs, 1 st.global, 2 bulk from shared (TMA; else 0) */
+    unsigned store;       /* an ASYNCRT_MAP_STORE_* mode; BULK only on the TMA path */
     unsigned chunked;     /* 1: contiguous runs of tiles per CTA; 0: round-robin */
     unsigned per_tile;    /* 1: one CTA per tile (grid = tiles); 0: a persistent grid */
 } map_tune;
+
+/* ASYNCRT_MAP_TUNE's store=WORD, and the name the generated Op::store uses. */
+static const struct {
+    const char *word, *constant;
+} store_modes[ASYNCRT_MAP_STORE_COUNT] = {
+#define STORE_MODE(name, word) [ASYNCRT_MAP_STORE_##name] = {word, "ASYNCRT_MAP_STORE_" #name},
+    ASYNCRT_MAP_STORE_MODES(STORE_MODE)
+#undef STORE_MODE
+};
 
 static const struct dtype_info {
     const char *name, *storage, *compute;
@@ -133,12 +143,11 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
      * 95.6% and 93.7% for the best persistent ring (1 CTA per SM, 6 x 32 KiB
      * stages). The hardware's block scheduler balances the tail better than a
      * grid-stride loop can. grid=persistent keeps the ring for other devices. */
-    *t = (map_tune){.ctas_per_sm = 8, .stage_bytes = 16 << 10, .max_stages = 1, .store = 0, .chunked = 0,
+    *t = (map_tune){.ctas_per_sm = 8, .stage_bytes = 16 << 10, .max_stages = 1, .store = ASYNCRT_MAP_STORE_CS, .chunked = 0,
                     .per_tile = 1};
     const char *env = getenv("ASYNCRT_MAP_TUNE");
     if (!env || !*env) return ASYNCRT_SUCCESS;
-    static const char *const stores[] = {"cs", "wb", "bulk"}, *const orders[] = {"tiles", "chunks"},
-                             *const grids[] = {"persistent", "tiles"};
+    static const char *const orders[] = {"tiles", "chunks"}, *const grids[] = {"persistent", "tiles"};
     char key[16], value[16];
     for (const char *c = env; *c;) {
         int used = 0;
@@ -151,8 +160,8 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
         else if (!strcmp(key, "stages") && number && v >= 1 && v <= 8) t->max_stages = (unsigned)v;
         else if (!strcmp(key, "store")) {
             unsigned k = 0;
-            while (k < 3 && strcmp(value, stores[k])) k++;
-            if (k == 3) goto bad;
+            while (k < ASYNCRT_MAP_STORE_COUNT && strcmp(value, store_modes[k].word)) k++;
+            if (k == ASYNCRT_MAP_STORE_COUNT) goto bad;
             t->store = k;
         } else if (!strcmp(key, "order")) {
             unsigned k = 0;
@@ -183,7 +192,7 @@ static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, cons
 {
     const map_tune *t = &m->tune;
     size_t pack_bytes = in_vec_total * 16;
-    size_t stage_pack = (in_vec_total + (t->store == 2 ? out_vec_total : 0)) * 16;
+    size_t stage_pack = (in_vec_total + (t->store == ASYNCRT_MAP_STORE_BULK ? out_vec_total : 0)) * 16;
     unsigned target = m->path == ASYNCRT_PATH_PLAIN ? MAP_PLAIN_TILE : t->stage_bytes;
     unsigned ppt = (unsigned)(target / (MAP_THREADS * pack_bytes));
     if (ppt < 1) ppt = 1;
@@ -263,8 +272,8 @@ static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pa
     for (size_t k = 0; k < d->output_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", out_vecs[k]);
     sb_printf(&b, "};\n    static constexpr int threads = %d, packs_per_thread = %u, stages = %u;\n", MAP_THREADS,
               m->tile / MAP_THREADS, m->stages);
-    sb_printf(&b, "    static constexpr int store = %u;\n    static constexpr bool chunked = %s;\n\n", m->tune.store,
-              m->tune.chunked ? "true" : "false");
+    sb_printf(&b, "    static constexpr int store = %s;\n    static constexpr bool chunked = %s;\n\n",
+              store_modes[m->tune.store].constant, m->tune.chunked ? "true" : "false");
 
     /* One pack from registers: inputs at v, outputs stored at element e. */
     sb_printf(&b, "    template <class Sink>\n    static __device__ __forceinline__ void compute_store(const params &p, "
@@ -362,7 +371,8 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
         free(m);
         return s;
     }
-    if (m->tune.store == 2 && path != ASYNCRT_PATH_TMA) m->tune.store = 0; /* bulk stores are TMA's */
+    if (m->tune.store == ASYNCRT_MAP_STORE_BULK && path != ASYNCRT_PATH_TMA)
+        m->tune.store = ASYNCRT_MAP_STORE_CS; /* bulk stores are TMA's */
 
     /* A pack is 16 bytes of the smallest element, so every array moves in
      * whole 16-byte vectors. */
