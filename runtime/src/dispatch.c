@@ -18,6 +18,15 @@ const char *asyncrt__dispatch_op_name(asyncrt_dispatch_op op)
     return (unsigned)op < ASYNCRT_DISPATCH_OP_COUNT ? k_op_names[op] : "?";
 }
 
+/* The paths' names live with what the dispatcher knows of each path, below
+ * every op that prints or parses them (op_util.c, op_map.c, op_tile.c). */
+static const char *const k_path_names[] = {"auto", "tma", "ldgsts", "plain"};
+
+const char *asyncrt_map_path_name(asyncrt_map_path path)
+{
+    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_path_names[path] : NULL;
+}
+
 int asyncrt__dispatch_path_needs(asyncrt_map_path path)
 {
     return path == ASYNCRT_PATH_TMA ? 90 : path == ASYNCRT_PATH_LDGSTS ? 80 : 0;

@@ -51,8 +51,6 @@ static const struct dtype_info {
     [ASYNCRT_BF16] = {"bf16", "asyncrt_bf16", "float", 2},
 };
 
-static const char *const path_names[] = {"auto", "tma", "ldgsts", "plain"};
-
 struct asyncrt_map {
     asyncrt_context *ctx;
     asyncrt_map_path path;
@@ -79,11 +77,6 @@ const char *asyncrt_dtype_name(asyncrt_dtype dtype)
 size_t asyncrt_dtype_size(asyncrt_dtype dtype)
 {
     return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].size : 0;
-}
-
-const char *asyncrt_map_path_name(asyncrt_map_path path)
-{
-    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? path_names[path] : NULL;
 }
 
 asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->path; }
@@ -405,7 +398,7 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
             goto fail;
     }
     asyncrt__log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
-                "grid <= %u, store %u, %s", path_names[m->path], arch_name, m->pack, m->tile, m->stages,
+                "grid <= %u, store %u, %s", asyncrt_map_path_name(m->path), arch_name, m->pack, m->tile, m->stages,
                 m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
     *out = m;
     return ASYNCRT_SUCCESS;
