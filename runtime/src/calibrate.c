@@ -41,14 +41,16 @@ static asyncrt_status time_run(const cal_run *r, const asyncrt_calibrate_sizes *
     asyncrt_timer *t = NULL;
     double *samples = calloc((size_t)z->repeats, sizeof *samples);
     asyncrt_status s = samples ? asyncrt_timer_create(r->ctx, &t) : ASYNCRT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; !s && i < z->warmup; i++) s = run_once(r);
-    for (int i = 0; !s && i < z->repeats; i++) {
+    for (int i = 0; s == ASYNCRT_SUCCESS && i < z->warmup; i++) s = run_once(r);
+    for (int i = 0; s == ASYNCRT_SUCCESS && i < z->repeats; i++) {
         float elapsed = 0;
-        if (!(s = asyncrt_timer_start(t, NULL)) && !(s = run_once(r)) && !(s = asyncrt_timer_stop(t, NULL)) &&
-            !(s = asyncrt_timer_elapsed_ms(t, &elapsed)))
-            samples[i] = elapsed;
+        if ((s = asyncrt_timer_start(t, NULL)) != ASYNCRT_SUCCESS || (s = run_once(r)) != ASYNCRT_SUCCESS ||
+            (s = asyncrt_timer_stop(t, NULL)) != ASYNCRT_SUCCESS ||
+            (s = asyncrt_timer_elapsed_ms(t, &elapsed)) != ASYNCRT_SUCCESS)
+            break;
+        samples[i] = elapsed;
     }
-    if (!s) {
+    if (s == ASYNCRT_SUCCESS) {
         qsort(samples, (size_t)z->repeats, sizeof *samples, compare_double);
         *ms = samples[z->repeats / 2];
     }
@@ -87,7 +89,7 @@ static asyncrt_status random_fill(asyncrt_context *ctx, asyncrt_deviceptr p, siz
         host[i] = (x & 0x807fffffu) | 0x3f000000u; /* finite floats in [0.5, 2) with either sign */
     }
     asyncrt_status s = ASYNCRT_SUCCESS;
-    for (size_t at = 0; !s && at < bytes; at += BLOCK)
+    for (size_t at = 0; s == ASYNCRT_SUCCESS && at < bytes; at += BLOCK)
         s = asyncrt_memory_to_device(ctx, p + at, host, bytes - at < BLOCK ? bytes - at : BLOCK);
     free(host);
     return s;
@@ -119,21 +121,21 @@ asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_
     size_t tile_n = z->tile_rows * z->tile_cols, n = tile_n > z->map_elements ? tile_n : z->map_elements;
     asyncrt_deviceptr in = 0, buf = 0;
     asyncrt_status s;
-    if ((s = asyncrt_memory_alloc(ctx, n * 4, &in)) || (s = asyncrt_memory_alloc(ctx, n * 4, &buf)) ||
-        (s = random_fill(ctx, in, n * 4)))
-        goto done;
-    for (int op = 0; !s && op < ASYNCRT_DISPATCH_OP_COUNT; op++) {
+    if ((s = asyncrt_memory_alloc(ctx, n * 4, &in)) != ASYNCRT_SUCCESS) goto done;
+    if ((s = asyncrt_memory_alloc(ctx, n * 4, &buf)) != ASYNCRT_SUCCESS) goto done;
+    if ((s = random_fill(ctx, in, n * 4)) != ASYNCRT_SUCCESS) goto done;
+    for (int op = 0; s == ASYNCRT_SUCCESS && op < ASYNCRT_DISPATCH_OP_COUNT; op++) {
         cal_run r = {.ctx = ctx, .op = (asyncrt_dispatch_op)op, .in = in, .out = buf};
         r.n = op == ASYNCRT_DISPATCH_MAP ? z->map_elements : tile_n;
         r.rows = z->tile_rows, r.cols = z->tile_cols;
         double copy_ms = 0, ms = 0;
-        if ((s = time_run(&r, z, &copy_ms))) break; /* no op yet: the copy */
+        if ((s = time_run(&r, z, &copy_ms)) != ASYNCRT_SUCCESS) break; /* no op yet: the copy */
         asyncrt_dispatch_rank *rank = &out->rank[op];
-        for (asyncrt_map_path p = ASYNCRT_PATH_TMA; !s && p <= ASYNCRT_PATH_PLAIN; p++) {
+        for (asyncrt_map_path p = ASYNCRT_PATH_TMA; s == ASYNCRT_SUCCESS && p <= ASYNCRT_PATH_PLAIN; p++) {
             if ((p == ASYNCRT_PATH_TMA && !dev->features.tma) || (p == ASYNCRT_PATH_LDGSTS && !dev->features.ldgsts))
                 continue;
             r.map = NULL, r.tile = NULL;
-            if (!(s = make_op(&r, p)) && !(s = time_run(&r, z, &ms))) {
+            if ((s = make_op(&r, p)) == ASYNCRT_SUCCESS && (s = time_run(&r, z, &ms)) == ASYNCRT_SUCCESS) {
                 rank->path[rank->count] = p;
                 rank->pct[rank->count++] = ms > 0 ? 100.0 * copy_ms / ms : 0;
                 asyncrt__log(ctx, 1, "calibration: %s %s %.4f ms, D2D %.4f ms", asyncrt__dispatch_op_name(r.op),
@@ -146,7 +148,7 @@ asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_
             rank->pct[i] = rank->pct[i] < 0.01 ? 0.01 : rank->pct[i] > 200 ? 200 : rank->pct[i];
         rank_sort(rank);
     }
-    if (!s) s = asyncrt_synchronize(ctx);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
 done:
     asyncrt_memory_free(ctx, in);
     asyncrt_memory_free(ctx, buf);
@@ -178,7 +180,7 @@ asyncrt_status asyncrt__calibration_save(asyncrt_context *ctx, const asyncrt_cal
     }
     free(text);
     free(tmp);
-    if (s) free(path);
+    if (s != ASYNCRT_SUCCESS) free(path);
     else *path_out = path;
     return s;
 }

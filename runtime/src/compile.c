@@ -609,9 +609,8 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
         asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s))
         return s;
-    if (is_auto && (s = asyncrt__wait_device(ctx)) != ASYNCRT_SUCCESS) return s; /* "auto" needs the device */
-    s = asyncrt__arch_resolve(ctx, job.opts->arch, &job.arch);
-    if (s != ASYNCRT_SUCCESS) return s;
+    if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
+    ASYNCRT_TRY(asyncrt__arch_resolve(ctx, job.opts->arch, &job.arch));
     if (lookup_only) {
         s = compile_target(&job, true, false, out);
         if (key_out) memcpy(key_out, job.key, 32);

@@ -282,8 +282,7 @@ asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc 
 
 asyncrt_status asyncrt__require_device(asyncrt_context *ctx)
 {
-    asyncrt_status s = asyncrt__wait_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__wait_device(ctx));
     if (!ctx->device_open)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "no device is open: call asyncrt_context_open_device first");
@@ -302,8 +301,7 @@ static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
                             "device %d is already open on this context; create another context "
                             "for device %d", ctx->info.ordinal, ordinal);
     asyncrt_device_info info;
-    asyncrt_status s = asyncrt_device_probe(ctx, ordinal, &info);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt_device_probe(ctx, ordinal, &info));
     CUresult r = ctx->drv->cuDeviceGet(&ctx->device, ordinal);
     if (r != CUDA_SUCCESS)
         return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_NO_DEVICE, r, "cuDeviceGet", "device %d", ordinal);

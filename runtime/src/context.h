@@ -9,6 +9,7 @@
 #include "asyncrt/runtime.h"
 #include "driver.h"
 #include "nvrtc_loader.h"
+#include "try.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */

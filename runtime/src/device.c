@@ -36,8 +36,7 @@ asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)
 {
     ASYNCRT_ENTER(ctx);
     *count = 0;
-    asyncrt_status s = asyncrt__require_driver(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_driver(ctx));
     CUresult r = ctx->drv->cuDeviceGetCount(count);
     if (r != CUDA_SUCCESS) return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetCount", "%s", "");
     return ASYNCRT_SUCCESS;
@@ -57,8 +56,7 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
     ASYNCRT_ENTER(ctx);
     memset(out, 0, sizeof *out);
     int count = 0;
-    asyncrt_status s = asyncrt_device_count(ctx, &count);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt_device_count(ctx, &count));
     if (ordinal < 0 || ordinal >= count)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "device %d does not exist: the driver reports %d device%s (valid: 0..%d)",

@@ -142,12 +142,10 @@ asyncrt_status asyncrt__launch_prepare(asyncrt_context *ctx, CUfunction f, const
         a->value.clusterDim.x = cluster[0];
         a->value.clusterDim.y = cluster[1];
         a->value.clusterDim.z = cluster[2];
-        asyncrt_status s = check_cluster(ctx, f, name, cfg, cluster, grid, &resident_clusters);
-        if (s != ASYNCRT_SUCCESS) return s;
+        ASYNCRT_TRY(check_cluster(ctx, f, name, cfg, cluster, grid, &resident_clusters));
     }
     if (c->cooperative) {
-        asyncrt_status s = check_cooperative(ctx, f, name, cfg, cluster, resident_clusters);
-        if (s != ASYNCRT_SUCCESS) return s;
+        ASYNCRT_TRY(check_cooperative(ctx, f, name, cfg, cluster, resident_clusters));
         CUlaunchAttribute *a = &attrs[cfg->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         a->value.cooperative = 1;
@@ -164,8 +162,7 @@ asyncrt_status asyncrt__launch_prepare(asyncrt_context *ctx, CUfunction f, const
 asyncrt_status asyncrt_stream_priority_range(asyncrt_context *ctx, int *least, int *greatest)
 {
     *least = *greatest = 0;
-    asyncrt_status s = asyncrt__require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     CUresult r = ctx->drv->cuCtxGetStreamPriorityRange(least, greatest);
     if (r != CUDA_SUCCESS)
         return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuCtxGetStreamPriorityRange",
@@ -178,8 +175,7 @@ asyncrt_status asyncrt_stream_create_with_priority(asyncrt_context *ctx, int pri
 {
     *out = NULL;
     int least, greatest;
-    asyncrt_status s = asyncrt_stream_priority_range(ctx, &least, &greatest);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt_stream_priority_range(ctx, &least, &greatest));
     if (priority > least || priority < greatest)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "stream priority %d is outside device %d's range [%d (most urgent), %d "

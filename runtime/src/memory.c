@@ -23,8 +23,7 @@ asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_
     ASYNCRT_ENTER(ctx);
     *out = 0;
     CUdeviceptr p = 0;
-    asyncrt_status s = asyncrt__require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     CUresult r = ctx->drv->cuMemAlloc(&p, bytes ? bytes : 1);
     if (r != CUDA_SUCCESS)
         return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuMemAlloc", "%zu bytes", bytes);
@@ -104,8 +103,7 @@ asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
 {
     ASYNCRT_ENTER(ctx);
     *out = NULL;
-    asyncrt_status s = asyncrt__require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     asyncrt_timer *t = calloc(1, sizeof *t);
     if (!t) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
     t->ctx = ctx;
@@ -145,8 +143,7 @@ asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *t, float *ms)
 {
     ASYNCRT_ENTER(t->ctx);
     *ms = 0;
-    asyncrt_status s = asyncrt__require_device(t->ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(t->ctx));
     CUresult r = t->ctx->drv->cuEventSynchronize(t->stop);
     if (r != CUDA_SUCCESS)
         return asyncrt__fail_cu(t->ctx, ASYNCRT_ERROR_LAUNCH, r, "cuEventSynchronize", "%s",

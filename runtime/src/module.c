@@ -32,8 +32,8 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
 {
     ASYNCRT_ENTER(ctx);
     *out = NULL;
-    asyncrt_status s = asyncrt__require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
+    asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
     char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
     if (m) m->program = asyncrt__program_clone(program);
@@ -116,8 +116,7 @@ asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, as
             *out = k;
             return ASYNCRT_SUCCESS;
         }
-    asyncrt_status s = asyncrt__require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     const char *lowered = asyncrt_program_lowered_name(m->program, name);
     CUfunction f;
     CUresult r = ctx->drv->cuModuleGetFunction(&f, m->handle, lowered ? lowered : name);
@@ -186,8 +185,7 @@ asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size
 {
     ASYNCRT_ENTER(k->module->ctx);
     *count = 0;
-    asyncrt_status s = read_params(k);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(read_params(k));
     for (size_t i = 0; i < k->param_count && i < capacity; i++) sizes[i] = k->param_sizes[i];
     *count = k->param_count;
     return ASYNCRT_SUCCESS;
@@ -247,8 +245,7 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
 {
     ASYNCRT_ENTER(k->module->ctx);
     asyncrt_context *ctx = k->module->ctx;
-    asyncrt_status s = asyncrt__require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {
         grid[i] = c->grid[i] ? c->grid[i] : (i ? 1 : 0);
@@ -266,13 +263,12 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
                             "launch of '%s': block %ux%ux%u = %s threads, above the device's %d",
                             k->name, block[0], block[1], block[2], count, ctx->info.max_threads_per_block);
     }
-    if (arg_sizes && (s = check_arguments(k, arg_sizes, arg_count)) != ASYNCRT_SUCCESS) return s;
-    if ((s = prepare_shared(k, c->shared_bytes)) != ASYNCRT_SUCCESS) return s;
+    if (arg_sizes) ASYNCRT_TRY(check_arguments(k, arg_sizes, arg_count));
+    ASYNCRT_TRY(prepare_shared(k, c->shared_bytes));
 
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
     CUlaunchConfig cfg;
-    s = asyncrt__launch_prepare(ctx, k->function, k->name, c, grid, block, &cfg, attrs);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__launch_prepare(ctx, k->function, k->name, c, grid, block, &cfg, attrs));
     CUresult r = ctx->drv->cuLaunchKernelEx(&cfg, k->function, args, NULL);
     if (r != CUDA_SUCCESS)
         return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx",

@@ -343,27 +343,23 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
     if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
     *out = NULL;
     if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
-    asyncrt_status s;
-    if ((s = check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d)) ||
-        (s = check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d)) ||
-        (s = check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d)))
-        return s;
+    ASYNCRT_TRY(check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d));
+    ASYNCRT_TRY(check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d));
+    ASYNCRT_TRY(check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d));
     if (!d->expression || !*d->expression)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
-    if ((s = asyncrt__op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
-        return s;
+    ASYNCRT_TRY(asyncrt__op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path));
+    map_tune tune;
+    ASYNCRT_TRY(parse_tune(ctx, &tune));
 
     asyncrt_map *m = calloc(1, sizeof *m);
     if (!m) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
     m->ctx = ctx;
     m->path = path;
-    if ((s = parse_tune(ctx, &m->tune))) {
-        free(m);
-        return s;
-    }
+    m->tune = tune;
     if (m->tune.store == ASYNCRT_MAP_STORE_BULK && path != ASYNCRT_PATH_TMA)
         m->tune.store = ASYNCRT_MAP_STORE_CS; /* bulk stores are TMA's */
 
@@ -386,16 +382,17 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
     for (size_t k = 0; k < m->outputs; k++) out_vec_total += out_vecs[k] = m->pack * m->sizes[m->inputs + k] / 16;
     plan(m, in_vec_total, out_vec_total, asyncrt_context_device(ctx));
 
+    asyncrt_status s;
     if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total, out_vecs, out_vec_total))) {
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
         goto fail;
     }
     asyncrt_compile_options opts = {.arch = arch_name};
-    if ((s = asyncrt_program_compile(ctx, "asyncrt_map.cu", m->source, &opts, &m->program))) goto fail;
+    if ((s = asyncrt_program_compile(ctx, "asyncrt_map.cu", m->source, &opts, &m->program)) != ASYNCRT_SUCCESS)
+        goto fail;
     if (asyncrt_context_device(ctx)) {
-        if ((s = asyncrt_module_load(ctx, m->program, &m->module)) ||
-            (s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)))
-            goto fail;
+        if ((s = asyncrt_module_load(ctx, m->program, &m->module)) != ASYNCRT_SUCCESS) goto fail;
+        if ((s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)) != ASYNCRT_SUCCESS) goto fail;
     }
     asyncrt__log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
                 "grid <= %u, store %u, %s", asyncrt_map_path_name(m->path), arch_name, m->pack, m->tile, m->stages,

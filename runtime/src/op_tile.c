@@ -315,16 +315,14 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: out is NULL");
     *out = NULL;
     if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the description is NULL");
-    asyncrt_status s;
-    if ((s = check_desc(ctx, d))) return s;
+    ASYNCRT_TRY(check_desc(ctx, d));
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
     int dop = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
               : d->kind == ASYNCRT_TILE_MAP  ? ASYNCRT_DISPATCH_TILE_MAP
                                              : ASYNCRT_DISPATCH_TRANSPOSE;
-    if ((s = asyncrt__op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
-        return s;
+    ASYNCRT_TRY(asyncrt__op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path));
 
     asyncrt_tile_op *op = calloc(1, sizeof *op);
     if (!op) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
@@ -332,7 +330,8 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     op->kind = d->kind;
     op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
-    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, arch.number, &op->tune))) goto fail;
+    asyncrt_status s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, arch.number, &op->tune);
+    if (s != ASYNCRT_SUCCESS) goto fail;
     if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                          "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "
@@ -364,12 +363,15 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
         goto fail;
     }
     asyncrt_compile_options opts = {.arch = arch_name};
-    if ((s = asyncrt_program_compile(ctx, "asyncrt_tile.cu", op->source, &opts, &op->program))) goto fail;
+    if ((s = asyncrt_program_compile(ctx, "asyncrt_tile.cu", op->source, &opts, &op->program)) != ASYNCRT_SUCCESS)
+        goto fail;
     if (dev) {
-        if ((s = asyncrt_module_load(ctx, op->program, &op->module)) ||
-            (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel", &op->main.kernel)) ||
-            (path == ASYNCRT_PATH_TMA &&
-             (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel))))
+        if ((s = asyncrt_module_load(ctx, op->program, &op->module)) != ASYNCRT_SUCCESS) goto fail;
+        if ((s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel", &op->main.kernel)) != ASYNCRT_SUCCESS)
+            goto fail;
+        if (path == ASYNCRT_PATH_TMA &&
+            (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel)) !=
+                ASYNCRT_SUCCESS)
             goto fail;
     }
     asyncrt__log(ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
@@ -412,8 +414,7 @@ static asyncrt_status encode(asyncrt_tile_op *op, asyncrt_deviceptr p, size_t ro
     uint32_t box[2] = {box_rows, box_cols};
     /* The element size is all a copy needs: pick the unsigned type of that size. */
     asyncrt_tensormap_dtype t = op->esize == 4 ? ASYNCRT_TENSORMAP_DTYPE_U32 : ASYNCRT_TENSORMAP_DTYPE_U16;
-    asyncrt_status s = asyncrt_tensormap_describe_dense(&d, t, p, 2, shape, box);
-    if (s) return s;
+    ASYNCRT_TRY(asyncrt_tensormap_describe_dense(&d, t, p, 2, shape, box));
     d.swizzle = swizzle;
     return asyncrt_tensormap_encode(op->ctx, &d, out);
 }
@@ -423,20 +424,17 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
 {
     if (!(op->maps_valid && op->map_rows == rows && op->map_cols == cols && op->map_in == in && op->map_out == out)) {
         op->maps_valid = false;
-        asyncrt_status s;
         if (op->kind == ASYNCRT_TILE_STENCIL) {
-            if ((s = encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
-                            ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map)) ||
-                (s = encode(op, out, rows, cols, op->th, op->tune.tw, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
-                return s;
+            ASYNCRT_TRY(encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
+                               ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map));
+            ASYNCRT_TRY(encode(op, out, rows, cols, op->th, op->tune.tw, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map));
         } else {
             size_t tw, th;
             tile_shape(op, &tw, &th);
             bool tr = op->kind == ASYNCRT_TILE_TRANSPOSE;
-            if ((s = encode(op, in, rows, cols, (uint32_t)th, (uint32_t)tw, ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->in_map)) ||
-                (s = encode(op, out, tr ? cols : rows, tr ? rows : cols, (uint32_t)tw, (uint32_t)tw,
-                            ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->out_map)))
-                return s;
+            ASYNCRT_TRY(encode(op, in, rows, cols, (uint32_t)th, (uint32_t)tw, ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->in_map));
+            ASYNCRT_TRY(encode(op, out, tr ? cols : rows, tr ? rows : cols, (uint32_t)tw, (uint32_t)tw,
+                               ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->out_map));
         }
         op->maps_valid = true;
         op->map_rows = rows;
@@ -489,8 +487,7 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     const tile_kernel *k = &op->main;
     if (op->path == ASYNCRT_PATH_TMA) {
         if (asyncrt_tile_launch_path(op, rows, cols, in, out) == ASYNCRT_PATH_TMA) {
-            asyncrt_status s = encode_maps(op, rows, cols, in, out, &p);
-            if (s) return s;
+            ASYNCRT_TRY(encode_maps(op, rows, cols, in, out, &p));
         } else {
             k = &op->fallback;
         }

@@ -48,17 +48,16 @@ asyncrt_status asyncrt__op_select_for(asyncrt_context *ctx, const char *op, int 
                                      const char *arch_text, asyncrt_arch *arch, char *arch_name,
                                      size_t arch_name_size, asyncrt_map_path *out)
 {
-    asyncrt_status s;
     if ((unsigned)wanted > ASYNCRT_PATH_PLAIN)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: path %d is not an asyncrt_map_path", op,
                             (int)wanted);
     const char *env = getenv("ASYNCRT_PATH");
     const char *forced = wanted != ASYNCRT_PATH_AUTO ? "the description" : NULL;
     if (wanted == ASYNCRT_PATH_AUTO && env && *env) {
-        if ((s = parse_path(ctx, op, env, &wanted))) return s;
+        ASYNCRT_TRY(parse_path(ctx, op, env, &wanted));
         if (wanted != ASYNCRT_PATH_AUTO) forced = "ASYNCRT_PATH";
     }
-    if ((s = asyncrt__arch_resolve(ctx, arch_text, arch))) return s;
+    ASYNCRT_TRY(asyncrt__arch_resolve(ctx, arch_text, arch));
     asyncrt__arch_format(arch, arch_name, arch_name_size);
 
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);

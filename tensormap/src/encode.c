@@ -52,13 +52,12 @@ _Static_assert(SAME(ASYNCRT_TENSORMAP_OOB_FILL_ZERO, CU_TENSOR_MAP_FLOAT_OOB_FIL
  * without), for the small-tensor fix. */
 static asyncrt_status prepare(asyncrt_context *ctx, int *sm)
 {
-    asyncrt_status s = asyncrt__require_driver(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_driver(ctx));
     *sm = 0;
     if (!asyncrt_context_device(ctx)) return ASYNCRT_SUCCESS;
-    s = asyncrt__require_device(ctx);
-    if (s == ASYNCRT_SUCCESS) *sm = ctx->info.cc_major * 10 + ctx->info.cc_minor;
-    return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
+    *sm = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+    return ASYNCRT_SUCCESS;
 }
 
 /* A rejection validation did not predict: a gap in our rules, reported with
@@ -135,11 +134,9 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
     if (!desc || !out)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode: desc and out must not be NULL");
-    asyncrt_status s = rules(ctx, desc, NULL, "tensor map");
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(rules(ctx, desc, NULL, "tensor map"));
     int sm;
-    s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(prepare(ctx, &sm));
 
     CUresult r = ctx->drv->cuTensorMapEncodeTiled(
         (CUtensorMap *)out, (CUtensorMapDataType)desc->dtype, desc->rank,
@@ -152,7 +149,7 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
         return ASYNCRT_SUCCESS;
     }
     char *dump = dump_tiled(desc);
-    s = driver_rejected(ctx, r, "cuTensorMapEncodeTiled", dump);
+    asyncrt_status s = driver_rejected(ctx, r, "cuTensorMapEncodeTiled", dump);
     free(dump);
     return s;
 }
@@ -166,11 +163,9 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
     if (!desc || !out)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode_im2col: desc and out must not be NULL");
-    asyncrt_status s = rules(ctx, &desc->tiled, desc, "im2col tensor map");
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(rules(ctx, &desc->tiled, desc, "im2col tensor map"));
     int sm;
-    s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(prepare(ctx, &sm));
 
     const asyncrt_tensormap_desc *d = &desc->tiled;
     CUresult r = ctx->drv->cuTensorMapEncodeIm2col(
@@ -184,7 +179,7 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
         return ASYNCRT_SUCCESS;
     }
     char *dump = dump_im2col(desc);
-    s = driver_rejected(ctx, r, "cuTensorMapEncodeIm2col", dump);
+    asyncrt_status s = driver_rejected(ctx, r, "cuTensorMapEncodeIm2col", dump);
     free(dump);
     return s;
 }
@@ -201,8 +196,7 @@ asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_t
         return asyncrt__fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID,
                             "address (0x%llx): must be 16-byte aligned", (unsigned long long)address);
     int sm;
-    asyncrt_status s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(prepare(ctx, &sm));
     /* Where the small-tensor fix applies, a bit 85 that was clear stays clear
      * (the tensor, and so the decision, is the same; the driver may redo it). */
     bool keep_clear = asyncrt__tensormap_needs_small_tensor_fix(sm, ctx->drv->version, 0) &&

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tensormap_rules.h"
+#include "try.h"
 
 #define TWO_POW_32 (UINT64_C(1) << 32)
 #define TWO_POW_40 (UINT64_C(1) << 40)
@@ -338,8 +339,6 @@ static asyncrt_status check_im2col(const asyncrt_tensormap_im2col_desc *c, const
     return ASYNCRT_SUCCESS;
 }
 
-#define TRY(call) do { asyncrt_status s_ = (call); if (s_ != ASYNCRT_SUCCESS) return s_; } while (0)
-
 static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
                                    int sm, bool driver_only, const char **rule_out, char *msg, size_t msg_size)
 {
@@ -355,7 +354,7 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
      * encode for such a device is not known, so the prediction skips it. */
     if (!driver_only && sm != 0 && sm < 90)
         FAIL("sm_tma", "target sm_%d: tensor maps (TMA) need compute capability 9.0 or newer", sm);
-    TRY(check_enums(d, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_enums(d, rule_out, msg, msg_size));
     if (im2col && (d->rank < 3 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK))
         FAIL("rank", "rank (%u): must be 3..5 for im2col", d->rank);
     if (d->rank < 1 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK)
@@ -363,12 +362,12 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
     if (d->interleave != ASYNCRT_TENSORMAP_INTERLEAVE_NONE && d->rank < 3)
         FAIL("rank_interleave", "rank (%u): must be at least 3 when interleave is %s", d->rank,
              d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_16B ? "16B" : "32B");
-    TRY(check_global(d, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_global(d, rule_out, msg, msg_size));
 
     const char *what = "box_dim[0]";
     uint32_t inner = d->box_dim[0];
     if (im2col) {
-        TRY(check_im2col(im2col, rule_out, msg, msg_size));
+        ASYNCRT_TRY(check_im2col(im2col, rule_out, msg, msg_size));
         what = "channels_per_pixel";
         inner = im2col->channels_per_pixel;
     } else {
@@ -376,9 +375,9 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
             if (d->box_dim[i] == 0 || d->box_dim[i] > 256)
                 FAIL("box_dim_range", "box_dim[%u] (%u): must be 1..256", i, d->box_dim[i]);
     }
-    TRY(check_inner(d, im2col != NULL, what, inner, rule_out, msg, msg_size));
-    TRY(check_layout(d, what, inner, driver_only, rule_out, msg, msg_size));
-    TRY(check_smem(d, im2col, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_inner(d, im2col != NULL, what, inner, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_layout(d, what, inner, driver_only, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_smem(d, im2col, rule_out, msg, msg_size));
     return check_sm(d, sm, rule_out, msg, msg_size);
 }
 
@@ -471,9 +470,8 @@ asyncrt_status asyncrt__tensormap_analyze_im2col_or_tiled(const asyncrt_tensorma
     if (!r) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     memset(r, 0, sizeof *r);
     if (!opts) opts = &defaults;
-    asyncrt_status s = asyncrt__tensormap_check(d, im2col, opts->sm, &r->error.rule, r->error.message,
-                                               sizeof r->error.message);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__tensormap_check(d, im2col, opts->sm, &r->error.rule, r->error.message,
+                                         sizeof r->error.message));
     asyncrt__tensormap_collect_warnings(d, im2col, opts->smem_per_block, r);
     if (opts->warnings_as_errors && r->warning_count > 0) {
         r->error = r->warnings[0];
