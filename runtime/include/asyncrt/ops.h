@@ -73,7 +73,8 @@ typedef struct asyncrt_map asyncrt_map;
 
 /* Validates the description, generates and compiles the kernel, and loads it
  * when a device is open. A bad expression gives ASYNCRT_ERROR_COMPILE with
- * NVRTC's errors, which name the expression as "map expression(LINE)". */
+ * NVRTC's errors, which name the expression as "map expression(LINE)".
+ * *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *desc, asyncrt_map **out);
 ASYNCRT_EXTERN void asyncrt_map_destroy(asyncrt_map *map); /* NULL is fine */
 

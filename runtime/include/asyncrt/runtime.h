@@ -57,7 +57,7 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 /* Creates a context without touching the driver: compiling for an explicit
  * arch works on machines with no GPU. Reads ASYNCRT_LOG, ASYNCRT_CACHE,
  * ASYNCRT_CACHE_DIR (else XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt).
- * Fails only with ASYNCRT_ERROR_OUT_OF_MEMORY. */
+ * Fails only with ASYNCRT_ERROR_OUT_OF_MEMORY, leaving *out NULL. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_create(asyncrt_context **out);
 ASYNCRT_EXTERN void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
 
@@ -190,11 +190,12 @@ typedef enum asyncrt_program_origin {
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
  * always available, and device-side <cmath>, <cstdint>, <type_traits>, ...
  * unless no_std_headers (README: "Headers kernels see"). With arch auto, a
- * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once. */
+ * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once.
+ * *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out);
-ASYNCRT_EXTERN void asyncrt_program_destroy(asyncrt_program *program);
+ASYNCRT_EXTERN void asyncrt_program_destroy(asyncrt_program *program); /* NULL is fine */
 
 ASYNCRT_EXTERN const void *asyncrt_program_image(const asyncrt_program *program, size_t *size);
 ASYNCRT_EXTERN bool asyncrt_program_is_ptx(const asyncrt_program *program);
@@ -209,17 +210,18 @@ ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *p
 /* ---- modules and kernels ------------------------------------------------ */
 
 /* Loads a program on the opened device with cuModuleLoadDataEx; a rejected
- * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. */
+ * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. *out is
+ * NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                    asyncrt_module **out);
-/* Compile and load in one step. */
+/* Compile and load in one step. *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
                                     const char *source, const asyncrt_compile_options *opts,
                                     asyncrt_module **out);
-ASYNCRT_EXTERN void asyncrt_module_destroy(asyncrt_module *module);
+ASYNCRT_EXTERN void asyncrt_module_destroy(asyncrt_module *module); /* NULL is fine */
 
 /* `name` is an extern "C" name or one of the program's name expressions.
- * The kernel stays owned by the module. */
+ * The kernel stays owned by the module. *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_module_get_kernel(asyncrt_module *module, const char *name,
                                          asyncrt_kernel **out);
 
@@ -331,6 +333,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_
 
 /* Waits for all work on the device; a fault in a kernel surfaces here. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_synchronize(asyncrt_context *ctx);
+/* A non-blocking stream; *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out);
 ASYNCRT_EXTERN asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream);
 ASYNCRT_EXTERN asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream);
@@ -341,12 +344,13 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, a
 ASYNCRT_EXTERN asyncrt_status asyncrt_stream_priority_range(asyncrt_context *ctx, int *least, int *greatest);
 /* A non-blocking stream of `priority`, which must lie in the range above
  * (ASYNCRT_ERROR_INVALID_ARGUMENT otherwise, where the driver would clamp it
- * silently). Destroy it with asyncrt_stream_destroy. */
+ * silently). Destroy it with asyncrt_stream_destroy. *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_stream_create_with_priority(asyncrt_context *ctx, int priority,
                                                    asyncrt_stream *out);
 
+/* *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out);
-ASYNCRT_EXTERN void asyncrt_timer_destroy(asyncrt_timer *timer);
+ASYNCRT_EXTERN void asyncrt_timer_destroy(asyncrt_timer *timer); /* NULL is fine */
 ASYNCRT_EXTERN asyncrt_status asyncrt_timer_start(asyncrt_timer *timer, asyncrt_stream stream);
 ASYNCRT_EXTERN asyncrt_status asyncrt_timer_stop(asyncrt_timer *timer, asyncrt_stream stream);
 /* Waits for the stop event, then gives the time between the two. */

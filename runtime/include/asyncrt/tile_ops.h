@@ -65,7 +65,7 @@ typedef struct asyncrt_tile_op asyncrt_tile_op;
 
 /* Validates, generates and compiles the kernel(s), and loads them when a
  * device is open. A bad expression gives ASYNCRT_ERROR_COMPILE with NVRTC's
- * errors, which name it as "tile expression(LINE)". */
+ * errors, which name it as "tile expression(LINE)". *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *desc, asyncrt_tile_op **out);
 ASYNCRT_EXTERN void asyncrt_tile_destroy(asyncrt_tile_op *op); /* NULL is fine */
 
