@@ -60,16 +60,6 @@ bool asyncrt__tensormap_dtype_is_float(asyncrt_tensormap_dtype t)
     }
 }
 
-uint64_t asyncrt__tensormap_bytes_of(asyncrt_tensormap_dtype dtype, uint64_t count)
-{
-    uint64_t bits = asyncrt_tensormap_dtype_bits(dtype);
-    if (bits % 8 == 0) {
-        uint64_t size = bits / 8;
-        return count > UINT64_MAX / size ? UINT64_MAX : count * size;
-    }
-    return count / 8 * bits + (count % 8 * bits + 7) / 8; /* no overflow for any count */
-}
-
 /* Swizzle span in bytes (0 for NONE). */
 static unsigned swizzle_span(asyncrt_tensormap_swizzle s)
 {
