@@ -419,22 +419,23 @@ static const char *oob_name(int v) { return asyncrt_tensormap_oob_fill_name((asy
 
 /* One handler per --tmap key. A list key gets the raw value (val, vlen); a
  * word key (an enum's name) gets it as a string in `word`. */
+/* box, dims, estrides: one entry per dimension, innermost first. */
+static bool tmap_per_dim(parser *p, const char *spec, const char *key, const char *val, size_t vlen, uint64_t *out,
+                         int *count, uint64_t hi)
+{
+    if (parse_list(val, vlen, ",", out, RUN_MAX_TMAP_RANK, count, 0, hi)) return true;
+    return fail(p, "--tmap %s: %s: expected 1 to %d comma-separated integers, innermost first", spec, key,
+                RUN_MAX_TMAP_RANK);
+}
+
 static bool tmap_box(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
 {
-    (void)word;
-    if (!parse_list(val, vlen, ",", t->box, RUN_MAX_TMAP_RANK, &t->rank, 0, UINT32_MAX))
-        return fail(p, "--tmap %s: box: expected 1 to %d comma-separated integers, innermost first", spec,
-                    RUN_MAX_TMAP_RANK);
-    return true;
+    return (void)word, tmap_per_dim(p, spec, "box", val, vlen, t->box, &t->rank, UINT32_MAX);
 }
 
 static bool tmap_dims(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
 {
-    (void)word;
-    if (!parse_list(val, vlen, ",", t->dims, RUN_MAX_TMAP_RANK, &t->dims_rank, 0, UINT64_MAX))
-        return fail(p, "--tmap %s: dims: expected 1 to %d comma-separated integers, innermost first", spec,
-                    RUN_MAX_TMAP_RANK);
-    return true;
+    return (void)word, tmap_per_dim(p, spec, "dims", val, vlen, t->dims, &t->dims_rank, UINT64_MAX);
 }
 
 static bool tmap_strides(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen,
@@ -450,11 +451,7 @@ static bool tmap_strides(parser *p, run_tmap_spec *t, const char *spec, const ch
 static bool tmap_estrides(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen,
                           const char *word)
 {
-    (void)word;
-    if (!parse_list(val, vlen, ",", t->estrides, RUN_MAX_TMAP_RANK, &t->estrides_rank, 0, UINT32_MAX))
-        return fail(p, "--tmap %s: estrides: expected 1 to %d comma-separated integers, innermost first",
-                    spec, RUN_MAX_TMAP_RANK);
-    return true;
+    return (void)word, tmap_per_dim(p, spec, "estrides", val, vlen, t->estrides, &t->estrides_rank, UINT32_MAX);
 }
 
 static bool tmap_dtype(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
@@ -755,10 +752,15 @@ static void init_launch(run_launch_spec *l)
 
 /* ---- options that take a value: one handler each, found by name ---------- */
 
+/* A string option that must not be empty; `empty` is the message if it is. */
+static bool take_text(parser *p, const char *v, const char **to, const char *empty)
+{
+    return *v ? (*to = v, true) : fail(p, "%s", empty);
+}
+
 static bool take_arch(parser *p, const char *name, const char *v)
 {
-    (void)name;
-    return *v ? (p->cli->arch = v, true) : fail(p, "--arch needs a value");
+    return (void)name, take_text(p, v, &p->cli->arch, "--arch needs a value");
 }
 
 static bool take_device(parser *p, const char *name, const char *v)
@@ -772,14 +774,12 @@ static bool take_device(parser *p, const char *name, const char *v)
 
 static bool take_std(parser *p, const char *name, const char *v)
 {
-    (void)name;
-    return *v ? (p->cli->std = v, true) : fail(p, "--std needs a value such as c++17");
+    return (void)name, take_text(p, v, &p->cli->std, "--std needs a value such as c++17");
 }
 
 static bool take_kernel(parser *p, const char *name, const char *v)
 {
-    (void)name;
-    return *v ? (current(p)->kernel = v, true) : fail(p, "--kernel needs a name");
+    return (void)name, take_text(p, v, &current(p)->kernel, "--kernel needs a name");
 }
 
 static bool take_grid(parser *p, const char *name, const char *v) { return parse_dim3(p, name, v, current(p)->grid); }
@@ -849,14 +849,12 @@ static bool take_bytes(parser *p, const char *name, const char *v)
 
 static bool take_emit_ptx(parser *p, const char *name, const char *v)
 {
-    (void)name;
-    return *v ? (p->cli->emit_ptx = v, true) : fail(p, "--emit-ptx needs a file name");
+    return (void)name, take_text(p, v, &p->cli->emit_ptx, "--emit-ptx needs a file name");
 }
 
 static bool take_emit_cubin(parser *p, const char *name, const char *v)
 {
-    (void)name;
-    return *v ? (p->cli->emit_cubin = v, true) : fail(p, "--emit-cubin needs a file name");
+    return (void)name, take_text(p, v, &p->cli->emit_cubin, "--emit-cubin needs a file name");
 }
 
 static bool take_priority(parser *p, const char *name, const char *v)
