@@ -1,12 +1,12 @@
 # Writes OUT, a C file holding each of FILES (a ;-list) as a string named
 # "<PREFIX><file name>" (PREFIX defaults to "asyncrt/"), for the runtime to
 # hand to NVRTC, in a table named <SYMBOL>_files (SYMBOL defaults to
-# asyncrt_embedded). Run with cmake -P.
+# asyncrt__embedded). Run with cmake -P.
 if(NOT DEFINED PREFIX)
   set(PREFIX "asyncrt/")
 endif()
 if(NOT DEFINED SYMBOL)
-  set(SYMBOL asyncrt_embedded)
+  set(SYMBOL asyncrt__embedded)
 endif()
 set(body "#include \"embedded.h\"\n#include <string.h>\n\n")
 set(table "")

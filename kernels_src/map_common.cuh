@@ -9,8 +9,7 @@
 //   in_vec_total     sum of in_vecs
 //   outputs, out_vecs[k], out_vec_total   the same for the outputs
 //   threads, packs_per_thread, stages
-//   store            0: st.global.cs (streaming), 1: st.global (write-back),
-//                    2: bulk stores from a shared-memory stage (TMA path)
+//   store            an ASYNCRT_MAP_STORE_* mode (map_store.cuh)
 //   chunked          each CTA takes one contiguous run of tiles (else tiles
 //                    are dealt round-robin over the grid)
 //   scalar(p, i)     element i, straight from global memory
@@ -26,6 +25,7 @@
 #pragma once
 
 #include <asyncrt/device.cuh>
+#include <asyncrt/map_store.cuh>
 
 template <int Pointers, int Scalars>
 struct asyncrt_map_params_t {
@@ -145,7 +145,7 @@ __device__ __forceinline__ void asyncrt_map_store_wb(void *p, uint4 v)
                  : "memory");
 }
 
-// Stores a pack's output k straight to global memory (store modes 0 and 1).
+// Stores a pack's output k straight to global memory (modes CS and WB).
 template <int Store>
 struct asyncrt_map_global_sink {
     template <int K, int Vecs, typename T>
@@ -154,7 +154,7 @@ struct asyncrt_map_global_sink {
         uint4 *dst = reinterpret_cast<uint4 *>(reinterpret_cast<T *>(base) + e);
 #pragma unroll
         for (int c = 0; c < Vecs; c++) {
-            if (Store == 1) asyncrt_map_store_wb(dst + c, v[c]);
+            if (Store == ASYNCRT_MAP_STORE_WB) asyncrt_map_store_wb(dst + c, v[c]);
             else asyncrt_map_store_cs(dst + c, v[c]);
         }
     }
@@ -197,7 +197,7 @@ template <class Op>
 struct asyncrt_map_tiles {
     static constexpr unsigned tile = Op::threads * Op::packs_per_thread; // packs per tile
     static constexpr unsigned in_bytes = tile * Op::in_vec_total * 16;    // a stage's inputs
-    static constexpr unsigned stage_bytes = in_bytes + (Op::store == 2 ? tile * Op::out_vec_total * 16 : 0);
+    static constexpr unsigned stage_bytes = in_bytes + (Op::store == ASYNCRT_MAP_STORE_BULK ? tile * Op::out_vec_total * 16 : 0);
 
     unsigned long long start, step, mine; // mine: how many tiles this CTA processes
 

@@ -8,7 +8,7 @@
 // use of a stage is phase i / stages of both barriers, so waits use parity
 // (i / stages) & 1.
 //
-// Results go out as 16-byte vector stores, or (Op::store == 2) into the
+// Results go out as 16-byte vector stores, or (ASYNCRT_MAP_STORE_BULK) into the
 // stage's output region, from which thread 0 sends them with one bulk store
 // per output once every warp has arrived. Then the stage is refilled one
 // tile later, after the bulk store has read it (wait_group.read), so the
@@ -63,7 +63,7 @@ template <class Op, class P>
 __device__ __forceinline__ void asyncrt_map_tma(const P &p)
 {
     typedef asyncrt_map_tiles<Op> tiles;
-    constexpr bool bulk = Op::store == 2;
+    constexpr bool bulk = Op::store == ASYNCRT_MAP_STORE_BULK;
     extern __shared__ __align__(128) unsigned char asyncrt_map_smem[];
     __shared__ unsigned long long full[Op::stages], empty[Op::stages];
 

@@ -7,7 +7,7 @@
 
 #include "context.h"
 
-bool asyncrt_arch_parse(const char *text, asyncrt_arch *out)
+bool asyncrt__arch_parse(const char *text, asyncrt_arch *out)
 {
     const char *p;
     memset(out, 0, sizeof *out);
@@ -28,7 +28,7 @@ bool asyncrt_arch_parse(const char *text, asyncrt_arch *out)
     return *p == '\0';
 }
 
-void asyncrt_arch_format(const asyncrt_arch *arch, char *buf, size_t size)
+void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size)
 {
     if (arch->suffix)
         snprintf(buf, size, "%s_%d%c", arch->ptx ? "compute" : "sm", arch->number, arch->suffix);
@@ -51,7 +51,7 @@ static bool contains(const int *list, size_t count, int value)
     return false;
 }
 
-asyncrt_status asyncrt_arch_select_auto(int cc_major, int cc_minor, int driver_version,
+asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
                                         int nvrtc_version, const int *supported, size_t count,
                                         asyncrt_arch *out, char *why, size_t why_size)
 {
@@ -93,11 +93,11 @@ asyncrt_status asyncrt_arch_select_auto(int cc_major, int cc_minor, int driver_v
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
                                   char *why, size_t why_size)
 {
     char name[32], list[256];
-    asyncrt_arch_format(arch, name, sizeof name);
+    asyncrt__arch_format(arch, name, sizeof name);
     list_archs(supported, count, list, sizeof list);
     if (!contains(supported, count, arch->number)) {
         snprintf(why, why_size,
@@ -125,12 +125,12 @@ static bool lacks_instruction(const char *log, const char *arch_name)
     return log && strstr(log, needle) != NULL;
 }
 
-bool asyncrt_arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
+bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
                                 size_t count, const char *log, asyncrt_arch *retry, char *hint,
                                 size_t hint_size)
 {
     char name[32];
-    asyncrt_arch_format(tried, name, sizeof name);
+    asyncrt__arch_format(tried, name, sizeof name);
     hint[0] = '\0';
     if (tried->ptx || !lacks_instruction(log, name)) return false;
     if (tried->suffix == 'a') {
@@ -160,43 +160,43 @@ bool asyncrt_arch_after_failure(const asyncrt_arch *tried, bool from_auto, const
     return false;
 }
 
-size_t asyncrt_nvrtc_supported_archs(int *out, size_t capacity)
+size_t asyncrt__nvrtc_supported_archs(int *out, size_t capacity)
 {
     const asyncrt_nvrtc *nv;
     int n = 0;
-    if (asyncrt_nvrtc_load(&nv, NULL, 0) != ASYNCRT_SUCCESS) return 0;
+    if (asyncrt__nvrtc_load(&nv, NULL, 0) != ASYNCRT_SUCCESS) return 0;
     if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
     if (nv->nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
     return (size_t)n;
 }
 
-asyncrt_status asyncrt_arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
+asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
 {
     /* From the memo beside the cache when there is one: a cache hit then needs no NVRTC. */
     asyncrt_nvrtc_facts facts;
     char missing[2048];
-    asyncrt_status loaded = asyncrt_nvrtc_facts_get(ctx->cache_dir, &facts, missing, sizeof missing);
-    if (loaded != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, loaded, "%s", missing);
+    asyncrt_status loaded = asyncrt__nvrtc_facts_get(ctx->cache_dir, &facts, missing, sizeof missing);
+    if (loaded != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, loaded, "%s", missing);
     const int *supported = facts.archs;
     size_t count = facts.arch_count;
     char why[768];
     asyncrt_status s;
     if (!text || strcmp(text, "auto") == 0) {
         if (!ctx->device_open)
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                                 "arch 'auto' needs an open device to read its compute capability; "
                                 "name a target instead, e.g. sm_90 or compute_80");
-        s = asyncrt_arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor,
+        s = asyncrt__arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor,
                                      ctx->info.driver_version, facts.version, supported,
                                      count, out, why, sizeof why);
-    } else if (!asyncrt_arch_parse(text, out)) {
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+    } else if (!asyncrt__arch_parse(text, out)) {
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "arch '%s' is malformed: expected auto, sm_XY, sm_XYa, compute_XY or "
                             "compute_XYa (e.g. sm_90, sm_90a, compute_80)", text);
     } else {
-        s = asyncrt_arch_check(out, supported, count, why, sizeof why);
+        s = asyncrt__arch_check(out, supported, count, why, sizeof why);
     }
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
-    asyncrt_log(ctx, 1, "target %s", why);
+    if (s != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, s, "%s", why);
+    asyncrt__log(ctx, 1, "target %s", why);
     return ASYNCRT_SUCCESS;
 }

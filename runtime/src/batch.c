@@ -47,18 +47,18 @@ typedef struct batch {
 static void request_digest(const asyncrt_build_request *r, uint8_t out[32])
 {
     asyncrt_sha256 h;
-    asyncrt_sha256_init(&h);
+    asyncrt__sha256_init(&h);
     const char *parts[] = {r->source_name ? r->source_name : "", r->source ? r->source : ""};
     for (size_t i = 0; i < 2; i++) {
         uint64_t n = strlen(parts[i]);
-        asyncrt_sha256_update(&h, &n, sizeof n);
-        asyncrt_sha256_update(&h, parts[i], n);
+        asyncrt__sha256_update(&h, &n, sizeof n);
+        asyncrt__sha256_update(&h, parts[i], n);
     }
     const void *opts = r->opts;
     bool has_source = r->source != NULL;
-    asyncrt_sha256_update(&h, &opts, sizeof opts);
-    asyncrt_sha256_update(&h, &has_source, sizeof has_source);
-    asyncrt_sha256_final(&h, out);
+    asyncrt__sha256_update(&h, &opts, sizeof opts);
+    asyncrt__sha256_update(&h, &has_source, sizeof has_source);
+    asyncrt__sha256_final(&h, out);
 }
 
 static bool find_leaders(batch *b)
@@ -85,7 +85,7 @@ static bool find_leaders(batch *b)
 static void fail_request(asyncrt_context *ctx, asyncrt_build_request *r, asyncrt_status s)
 {
     r->status = s;
-    r->message = asyncrt_thread_error_copy(ctx);
+    r->message = asyncrt__thread_error_copy(ctx);
 }
 
 static void load_request(asyncrt_context *ctx, asyncrt_build_request *r)
@@ -99,7 +99,7 @@ static void lookup_one(void *arg, size_t index)
     batch *b = arg;
     asyncrt_build_request *r = &b->reqs[b->leaders[index]];
     lead_state *st = &b->state[index];
-    st->lookup = asyncrt_program_lookup(b->ctx, r->source_name, r->source, r->opts, &r->program, st->key);
+    st->lookup = asyncrt__program_lookup(b->ctx, r->source_name, r->source, r->opts, &r->program, st->key);
     if (st->lookup != ASYNCRT_SUCCESS && st->lookup != ASYNCRT_ERROR_NOT_FOUND &&
         st->lookup != ASYNCRT_ERROR_UNSUPPORTED)
         fail_request(b->ctx, r, st->lookup); /* what compiling would say: a bad arch, no device... */
@@ -113,12 +113,12 @@ static void compile_in_worker(void *arg, size_t index)
     asyncrt_arch arch;
     char name[32];
     st->worker = ASYNCRT_ERROR_IO;
-    if (asyncrt_arch_resolve(b->ctx, r->opts ? r->opts->arch : NULL, &arch) != ASYNCRT_SUCCESS) return;
-    asyncrt_arch_format(&arch, name, sizeof name);
-    st->worker = asyncrt_compile_in_worker(b->worker, b->ctx->cache_dir, r->source_name, r->source, r->opts,
+    if (asyncrt__arch_resolve(b->ctx, r->opts ? r->opts->arch : NULL, &arch) != ASYNCRT_SUCCESS) return;
+    asyncrt__arch_format(&arch, name, sizeof name);
+    st->worker = asyncrt__compile_in_worker(b->worker, b->ctx->cache_dir, r->source_name, r->source, r->opts,
                                            name, &st->worker_message);
     if (st->worker == ASYNCRT_ERROR_IO)
-        asyncrt_log(b->ctx, 1, "warning: compile worker %s failed for %s; compiling in this process",
+        asyncrt__log(b->ctx, 1, "warning: compile worker %s failed for %s; compiling in this process",
                     b->worker, r->source_name ? r->source_name : "kernel.cu");
 }
 
@@ -166,8 +166,8 @@ static void build_one(void *arg, size_t index)
             dup->message = first->message ? strdup(first->message) : NULL;
             continue;
         }
-        if (!(dup->program = asyncrt_program_clone(first->program))) {
-            fail_request(ctx, dup, asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory"));
+        if (!(dup->program = asyncrt__program_clone(first->program))) {
+            fail_request(ctx, dup, asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory"));
             continue;
         }
         dup->program->origin = ASYNCRT_ORIGIN_MEMORY_CACHE; /* it was not compiled for this request */
@@ -177,14 +177,14 @@ static void build_one(void *arg, size_t index)
 
 static void forget_thread(void *arg)
 {
-    asyncrt_thread_error_forget(((batch *)arg)->ctx);
+    asyncrt__thread_error_forget(((batch *)arg)->ctx);
 }
 
 asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *reqs, size_t count,
                                    unsigned threads, bool load)
 {
     if (count && !reqs)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "reqs is NULL with count %zu", count);
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "reqs is NULL with count %zu", count);
     for (size_t i = 0; i < count; i++) {
         reqs[i].program = NULL;
         reqs[i].module = NULL;
@@ -196,41 +196,41 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
     if (!find_leaders(&b)) {
         free(b.leader);
         free(b.leaders);
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory for a batch of %zu", count);
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory for a batch of %zu", count);
     }
-    double start = asyncrt_now_ms();
+    double start = asyncrt__now_ms();
     b.state = calloc(b.leader_count, sizeof *b.state);
     b.misses = calloc(b.leader_count, sizeof *b.misses);
-    b.worker = ctx->cache_dir && ctx->memory_cache ? asyncrt_compile_worker_path() : NULL;
+    b.worker = ctx->cache_dir && ctx->memory_cache ? asyncrt__compile_worker_path() : NULL;
     if (b.state && b.misses && b.worker && b.leader_count > 1) {
-        asyncrt_pool_run(threads, b.leader_count, lookup_one, forget_thread, &b);
+        asyncrt__pool_run(threads, b.leader_count, lookup_one, forget_thread, &b);
         choose_misses(&b);
         if (b.miss_count > 1) { /* one miss: compiling here is as fast, without a spawn */
-            asyncrt_log(ctx, 2, "batch: %zu cache misses go to worker processes (%s)", b.miss_count, b.worker);
-            asyncrt_pool_run(threads, b.miss_count, compile_in_worker, forget_thread, &b);
+            asyncrt__log(ctx, 2, "batch: %zu cache misses go to worker processes (%s)", b.miss_count, b.worker);
+            asyncrt__pool_run(threads, b.miss_count, compile_in_worker, forget_thread, &b);
         } else {
             for (size_t k = 0; k < b.miss_count; k++) b.state[b.misses[k]].worker_owner = false;
         }
     }
     if (!b.state) {
         free(b.leader), free(b.leaders), free(b.misses);
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory for a batch of %zu", count);
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory for a batch of %zu", count);
     }
-    asyncrt_pool_run(threads, b.leader_count, build_one, forget_thread, &b);
+    asyncrt__pool_run(threads, b.leader_count, build_one, forget_thread, &b);
     for (size_t i = 0; i < b.leader_count; i++) free(b.state[i].worker_message);
     free(b.state);
     free(b.misses);
     size_t failed = 0, first = count;
     for (size_t i = 0; i < count; i++)
         if (reqs[i].status != ASYNCRT_SUCCESS && failed++ == 0) first = i;
-    asyncrt_log(ctx, 2, "batch of %zu (%zu distinct) built in %.1f ms on up to %u threads, %zu failed",
-                count, b.leader_count, asyncrt_now_ms() - start,
-                threads ? threads : asyncrt_pool_default_threads(), failed);
+    asyncrt__log(ctx, 2, "batch of %zu (%zu distinct) built in %.1f ms on up to %u threads, %zu failed",
+                count, b.leader_count, asyncrt__now_ms() - start,
+                threads ? threads : asyncrt__pool_default_threads(), failed);
     free(b.leader);
     free(b.leaders);
     if (!failed) return ASYNCRT_SUCCESS;
     const asyncrt_build_request *r = &reqs[first];
-    return asyncrt_fail(ctx, r->status, "%zu of %zu builds failed; the first is request %zu (%s): %s",
+    return asyncrt__fail(ctx, r->status, "%zu of %zu builds failed; the first is request %zu (%s): %s",
                         failed, count, first, r->source_name ? r->source_name : "kernel.cu",
                         r->message ? r->message : asyncrt_status_string(r->status));
 }

@@ -38,7 +38,7 @@ struct asyncrt_cache {
 
 static void count(asyncrt_cache *c, int which) { __atomic_fetch_add(&c->counters[which], 1, __ATOMIC_RELAXED); }
 
-bool asyncrt_cache_parse_size(const char *text, uint64_t *out)
+bool asyncrt__cache_parse_size(const char *text, uint64_t *out)
 {
     char *end;
     errno = 0;
@@ -53,7 +53,7 @@ bool asyncrt_cache_parse_size(const char *text, uint64_t *out)
     return true;
 }
 
-asyncrt_cache *asyncrt_cache_create(const asyncrt_context *ctx)
+asyncrt_cache *asyncrt__cache_create(const asyncrt_context *ctx)
 {
     asyncrt_cache *c = calloc(1, sizeof *c);
     if (!c || pthread_mutex_init(&c->lock, NULL) != 0) {
@@ -62,9 +62,9 @@ asyncrt_cache *asyncrt_cache_create(const asyncrt_context *ctx)
     }
     c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
     const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
-    if (max && *max && !asyncrt_cache_parse_size(max, &c->max_bytes)) {
+    if (max && *max && !asyncrt__cache_parse_size(max, &c->max_bytes)) {
         c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
-        asyncrt_log(ctx, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, 2G); "
+        asyncrt__log(ctx, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, 2G); "
                             "using 1G", max);
     }
     const char *shared = getenv("ASYNCRT_CACHE_SHARED");
@@ -79,12 +79,12 @@ static void release(asyncrt_cache *c, cached *n)
     last = --n->refs == 0;
     pthread_mutex_unlock(&c->lock);
     if (!last) return;
-    asyncrt_dep_set_free(&n->deps);
+    asyncrt__dep_set_free(&n->deps);
     asyncrt_program_destroy(n->program);
     free(n);
 }
 
-void asyncrt_cache_clear(asyncrt_context *ctx)
+void asyncrt__cache_clear(asyncrt_context *ctx)
 {
     asyncrt_cache *c = ctx->cache;
     if (!c) return;
@@ -100,17 +100,17 @@ void asyncrt_cache_clear(asyncrt_context *ctx)
     }
 }
 
-void asyncrt_cache_destroy(asyncrt_context *ctx)
+void asyncrt__cache_destroy(asyncrt_context *ctx)
 {
     asyncrt_cache *c = ctx->cache;
     if (!c) return;
     asyncrt_cache_stats s;
     asyncrt_context_cache_stats(ctx, &s);
-    asyncrt_log(ctx, 2, "cache: %llu memory hits, %llu disk hits, %llu misses, %llu stores, %llu evictions, "
+    asyncrt__log(ctx, 2, "cache: %llu memory hits, %llu disk hits, %llu misses, %llu stores, %llu evictions, "
                         "%llu rejected", (unsigned long long)s.memory_hits, (unsigned long long)s.disk_hits,
                 (unsigned long long)s.misses, (unsigned long long)s.stores, (unsigned long long)s.evictions,
                 (unsigned long long)s.rejected);
-    asyncrt_cache_clear(ctx);
+    asyncrt__cache_clear(ctx);
     pthread_mutex_destroy(&c->lock);
     free(c->checked_dir);
     free(c);
@@ -131,8 +131,8 @@ asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_c
 static char *file_path(const char *dir, const uint8_t key[32], const char *suffix)
 {
     char hex[65];
-    asyncrt_sha256_hex(key, hex);
-    return asyncrt_format("%s/%s%s", dir, hex, suffix);
+    asyncrt__sha256_hex(key, hex);
+    return asyncrt__format("%s/%s%s", dir, hex, suffix);
 }
 
 /* The cache directory if it may be used (checked once per directory, and
@@ -146,9 +146,9 @@ static char *usable_dir(asyncrt_context *ctx, uint8_t mac_key[32], bool *shared)
         free(c->checked_dir);
         c->checked_dir = strdup(ctx->cache_dir);
         char why[512];
-        c->dir_ok = c->checked_dir && asyncrt_cache_trust_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why);
+        c->dir_ok = c->checked_dir && asyncrt__cache_trust_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why);
         if (!c->dir_ok && c->checked_dir)
-            asyncrt_log(ctx, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir, why);
+            asyncrt__log(ctx, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir, why);
     }
     char *dir = c->dir_ok ? strdup(c->checked_dir) : NULL;
     memcpy(mac_key, c->mac_key, 32);
@@ -162,8 +162,8 @@ static void remember(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep
 {
     cached *n = calloc(1, sizeof *n);
     if (!n) return;
-    n->program = asyncrt_program_clone(program);
-    if (!n->program || !asyncrt_dep_set_copy(&n->deps, deps)) {
+    n->program = asyncrt__program_clone(program);
+    if (!n->program || !asyncrt__dep_set_copy(&n->deps, deps)) {
         asyncrt_program_destroy(n->program);
         free(n);
         return;
@@ -191,8 +191,8 @@ static asyncrt_program *find_in_memory(asyncrt_cache *c, const uint8_t key1[32])
     pthread_mutex_unlock(&c->lock);
     asyncrt_program *found = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (!found && asyncrt_dep_set_valid(&candidates[i]->deps) &&
-            (found = asyncrt_program_clone(candidates[i]->program)))
+        if (!found && asyncrt__dep_set_valid(&candidates[i]->deps) &&
+            (found = asyncrt__program_clone(candidates[i]->program)))
             found->origin = ASYNCRT_ORIGIN_MEMORY_CACHE;
         release(c, candidates[i]);
     }
@@ -204,9 +204,9 @@ static asyncrt_program *find_in_memory(asyncrt_cache *c, const uint8_t key1[32])
 static unsigned char *read_cache_file(asyncrt_context *ctx, const char *path, size_t *size)
 {
     char why[256];
-    unsigned char *data = asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, true, size, why, sizeof why);
+    unsigned char *data = asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, true, size, why, sizeof why);
     if (!data && why[0]) {
-        asyncrt_log(ctx, 1, "warning: refusing cache file %s: it %s", path, why);
+        asyncrt__log(ctx, 1, "warning: refusing cache file %s: it %s", path, why);
         count(ctx->cache, C_REJECTED);
     }
     return data;
@@ -216,7 +216,7 @@ static void discard(asyncrt_context *ctx, const char *path, const char *why)
 {
     /* Another process may be renaming a good file over this one; unlinking
      * is still safe, since rename replaces atomically. */
-    asyncrt_log(ctx, 1, "warning: discarding cache file %s: %s", path, why);
+    asyncrt__log(ctx, 1, "warning: discarding cache file %s: %s", path, why);
     count(ctx->cache, C_REJECTED);
     unlink(path);
 }
@@ -229,31 +229,31 @@ static asyncrt_program *find_on_disk(asyncrt_context *ctx, const char *dir, cons
     unsigned char *data = mf_path ? read_cache_file(ctx, mf_path, &size) : NULL;
     asyncrt_manifest m = {0};
     char why[256];
-    if (data && !asyncrt_manifest_decode(data, size, key1, mac_key, &m, why, sizeof why)) discard(ctx, mf_path, why);
+    if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &m, why, sizeof why)) discard(ctx, mf_path, why);
     free(data);
     asyncrt_program *program = NULL;
     for (size_t s = 0; s < m.count && !program; s++) {
-        if (!asyncrt_dep_set_valid(&m.sets[s])) continue;
+        if (!asyncrt__dep_set_valid(&m.sets[s])) continue;
         char *path = file_path(dir, m.sets[s].result_key, ".bin");
         data = path ? read_cache_file(ctx, path, &size) : NULL;
-        if (data && asyncrt_program_decode_keyed(data, size, m.sets[s].result_key, mac_key, &program, why,
+        if (data && asyncrt__program_decode_keyed(data, size, m.sets[s].result_key, mac_key, &program, why,
                                                  sizeof why) != ASYNCRT_SUCCESS)
             discard(ctx, path, why);
         if (program) {
-            asyncrt_log(ctx, 2, "cache hit: %s", path);
+            asyncrt__log(ctx, 2, "cache hit: %s", path);
             remember(ctx->cache, key1, &m.sets[s], program);
         }
         free(data);
         free(path);
         break; /* the newest valid set decides: an older one is another header version */
     }
-    if (!program) asyncrt_log(ctx, 2, "cache miss: %s", mf_path ? mf_path : dir);
-    asyncrt_manifest_free(&m);
+    if (!program) asyncrt__log(ctx, 2, "cache miss: %s", mf_path ? mf_path : dir);
+    asyncrt__manifest_free(&m);
     free(mf_path);
     return program;
 }
 
-asyncrt_program *asyncrt_cache_find(asyncrt_context *ctx, const uint8_t key1[32])
+asyncrt_program *asyncrt__cache_find(asyncrt_context *ctx, const uint8_t key1[32])
 {
     asyncrt_cache *c = ctx->cache;
     if (!c || !ctx->memory_cache) return NULL;
@@ -282,25 +282,25 @@ static bool write_manifest(asyncrt_context *ctx, const char *dir, const uint8_t 
     if (!path) return false;
     size_t size = 0;
     char why[256];
-    unsigned char *data = asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why);
+    unsigned char *data = asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why);
     asyncrt_manifest old = {0};
-    if (data && !asyncrt_manifest_decode(data, size, key1, mac_key, &old, why, sizeof why))
-        asyncrt_log(ctx, 1, "warning: replacing cache manifest %s: %s", path, why);
+    if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &old, why, sizeof why))
+        asyncrt__log(ctx, 1, "warning: replacing cache manifest %s: %s", path, why);
     free(data);
     asyncrt_dep_set sets[ASYNCRT_MANIFEST_MAX_SETS];
     asyncrt_manifest m = {sets, 1};
     sets[0] = *deps;
     for (size_t i = 0; i < old.count && m.count < ASYNCRT_MANIFEST_MAX_SETS; i++)
         if (memcmp(old.sets[i].result_key, deps->result_key, 32) != 0) sets[m.count++] = old.sets[i];
-    data = asyncrt_manifest_encode(&m, key1, mac_key, &size);
-    bool ok = data && asyncrt_cache_write_file(path, data, size, mode);
+    data = asyncrt__manifest_encode(&m, key1, mac_key, &size);
+    bool ok = data && asyncrt__cache_write_file(path, data, size, mode);
     free(data);
-    asyncrt_manifest_free(&old);
+    asyncrt__manifest_free(&old);
     free(path);
     return ok;
 }
 
-void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
+void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
                          const asyncrt_program *program)
 {
     asyncrt_cache *c = ctx->cache;
@@ -316,14 +316,14 @@ void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asy
     char *path = file_path(dir, program->key, ".bin");
     const char *name = path ? strrchr(path, '/') + 1 : NULL;
     size_t size = 0;
-    unsigned char *data = asyncrt_program_encode_keyed(program, mac, &size);
+    unsigned char *data = asyncrt__program_encode_keyed(program, mac, &size);
     const char *failed = !path || !data                                   ? "out of memory"
-                         : !asyncrt_cache_write_file(path, data, size, mode) ? "cannot write the entry"
+                         : !asyncrt__cache_write_file(path, data, size, mode) ? "cannot write the entry"
                          : !write_manifest(ctx, dir, key1, deps, mac, mode)  ? "cannot write the manifest"
                                                                               : NULL;
     if (failed) {
         int err = errno;
-        asyncrt_log(ctx, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(err));
+        asyncrt__log(ctx, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(err));
         if (err == ENOENT) { /* removed under us: check (and create) it again next time */
             pthread_mutex_lock(&c->lock);
             free(c->checked_dir);
@@ -331,12 +331,12 @@ void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asy
             pthread_mutex_unlock(&c->lock);
         }
     } else {
-        asyncrt_log(ctx, 2, "cached %s (%zu bytes, %zu dependencies)", path, size, deps->count);
+        asyncrt__log(ctx, 2, "cached %s (%zu bytes, %zu dependencies)", path, size, deps->count);
         size_t temps = 0;
-        size_t evicted = asyncrt_cache_evict(dir, c->max_bytes, name, &temps);
+        size_t evicted = asyncrt__cache_evict(dir, c->max_bytes, name, &temps);
         __atomic_fetch_add(&c->counters[C_EVICTIONS], evicted, __ATOMIC_RELAXED);
         if (evicted || temps)
-            asyncrt_log(ctx, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
+            asyncrt__log(ctx, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
                         evicted, (unsigned long long)c->max_bytes, temps);
     }
     free(data);

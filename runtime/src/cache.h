@@ -6,7 +6,7 @@
  * Lookup: key1 -> the newest dependency set whose files still hold their
  * recorded content -> the program stored under that set's result key.
  *
- * Thread safety: asyncrt_cache_find, asyncrt_cache_store, asyncrt_cache_clear
+ * Thread safety: asyncrt__cache_find, asyncrt__cache_store, asyncrt__cache_clear
  * and asyncrt_context_cache_stats may be called concurrently on one context.
  * A mutex guards the in-memory list and the directory check; it is never
  * held while validating dependencies (stat, hashing) or reading and writing
@@ -25,29 +25,29 @@
 typedef struct asyncrt_cache asyncrt_cache;
 
 /* Reads ASYNCRT_CACHE_MAX_BYTES and ASYNCRT_CACHE_SHARED. NULL on OOM. */
-asyncrt_cache *asyncrt_cache_create(const asyncrt_context *ctx);
+asyncrt_cache *asyncrt__cache_create(const asyncrt_context *ctx);
 /* Logs the counters at ASYNCRT_LOG=2 and frees everything. */
-void asyncrt_cache_destroy(asyncrt_context *ctx);
+void asyncrt__cache_destroy(asyncrt_context *ctx);
 
 /* A copy of the program cached for key1 whose recorded dependencies are
  * unchanged, or NULL on a miss. A damaged, foreign or oddly typed disk file
  * is a miss (logged, counted as rejected), never loaded. */
-asyncrt_program *asyncrt_cache_find(asyncrt_context *ctx, const uint8_t key1[32]);
+asyncrt_program *asyncrt__cache_find(asyncrt_context *ctx, const uint8_t key1[32]);
 
 /* Stores a copy under key1 with the files it read (deps); program->key must
  * be deps->result_key. In memory, and on disk when the directory is trusted;
  * then trims the directory to the cap. Failures degrade to "not cached" with
  * a warning at ASYNCRT_LOG=1: never a reason to fail. */
-void asyncrt_cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
+void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
                          const asyncrt_program *program);
 
 /* Empties the in-memory cache. */
-void asyncrt_cache_clear(asyncrt_context *ctx);
+void asyncrt__cache_clear(asyncrt_context *ctx);
 
 /* ASYNCRT_CACHE_MAX_BYTES's default. */
 #define ASYNCRT_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
 
 /* Parses "1048576", "512K", "64M", "1G" (binary units). False if malformed. */
-bool asyncrt_cache_parse_size(const char *text, uint64_t *out);
+bool asyncrt__cache_parse_size(const char *text, uint64_t *out);
 
 #endif

@@ -6,7 +6,7 @@
 
 #include "sha256.h"
 
-void asyncrt_put(asyncrt_writer *w, const void *src, size_t n)
+void asyncrt__put(asyncrt_writer *w, const void *src, size_t n)
 {
     if (w->failed || n == 0) return;
     if (n > SIZE_MAX / 2 - w->size) {
@@ -28,16 +28,16 @@ void asyncrt_put(asyncrt_writer *w, const void *src, size_t n)
     w->size += n;
 }
 
-void asyncrt_put_u64(asyncrt_writer *w, uint64_t v) { asyncrt_put(w, &v, sizeof v); }
+void asyncrt__put_u64(asyncrt_writer *w, uint64_t v) { asyncrt__put(w, &v, sizeof v); }
 
-void asyncrt_put_str(asyncrt_writer *w, const char *s)
+void asyncrt__put_str(asyncrt_writer *w, const char *s)
 {
     size_t n = strlen(s);
-    asyncrt_put_u64(w, n);
-    asyncrt_put(w, s, n);
+    asyncrt__put_u64(w, n);
+    asyncrt__put(w, s, n);
 }
 
-const void *asyncrt_take(asyncrt_reader *r, size_t n)
+const void *asyncrt__take(asyncrt_reader *r, size_t n)
 {
     if (r->bad || n > r->left) {
         r->bad = true;
@@ -49,15 +49,15 @@ const void *asyncrt_take(asyncrt_reader *r, size_t n)
     return at;
 }
 
-uint64_t asyncrt_take_u64(asyncrt_reader *r)
+uint64_t asyncrt__take_u64(asyncrt_reader *r)
 {
     uint64_t v = 0;
-    const void *at = asyncrt_take(r, sizeof v);
+    const void *at = asyncrt__take(r, sizeof v);
     if (at) memcpy(&v, at, sizeof v);
     return v;
 }
 
-char *asyncrt_dup_bytes(const void *src, size_t n)
+char *asyncrt__dup_bytes(const void *src, size_t n)
 {
     char *s = malloc(n + 1);
     if (!s) return NULL;
@@ -66,33 +66,33 @@ char *asyncrt_dup_bytes(const void *src, size_t n)
     return s;
 }
 
-char *asyncrt_take_str(asyncrt_reader *r)
+char *asyncrt__take_str(asyncrt_reader *r)
 {
-    uint64_t n = asyncrt_take_u64(r);
-    const void *at = asyncrt_take(r, n);
+    uint64_t n = asyncrt__take_u64(r);
+    const void *at = asyncrt__take(r, n);
     if (at && memchr(at, '\0', n)) r->bad = true; /* what we write never holds a NUL */
-    return at && !r->bad ? asyncrt_dup_bytes(at, n) : NULL;
+    return at && !r->bad ? asyncrt__dup_bytes(at, n) : NULL;
 }
 
-void asyncrt_seal_begin(asyncrt_writer *w)
+void asyncrt__seal_begin(asyncrt_writer *w)
 {
     unsigned char header[ASYNCRT_SEAL_HEADER_SIZE] = {0};
-    asyncrt_put(w, header, sizeof header);
+    asyncrt__put(w, header, sizeof header);
 }
 
 static void digest_of(const unsigned char *payload, size_t size, const uint8_t *mac_key, uint8_t out[32])
 {
     if (mac_key) {
-        asyncrt_hmac_sha256(mac_key, 32, payload, size, out);
+        asyncrt__hmac_sha256(mac_key, 32, payload, size, out);
         return;
     }
     asyncrt_sha256 sha;
-    asyncrt_sha256_init(&sha);
-    asyncrt_sha256_update(&sha, payload, size);
-    asyncrt_sha256_final(&sha, out);
+    asyncrt__sha256_init(&sha);
+    asyncrt__sha256_update(&sha, payload, size);
+    asyncrt__sha256_final(&sha, out);
 }
 
-unsigned char *asyncrt_seal_end(asyncrt_writer *w, const char magic[8], uint32_t format,
+unsigned char *asyncrt__seal_end(asyncrt_writer *w, const char magic[8], uint32_t format,
                                 const uint8_t key[32], const uint8_t *mac_key, size_t *size)
 {
     if (w->failed || w->size < ASYNCRT_SEAL_HEADER_SIZE) {
@@ -162,7 +162,7 @@ static bool check_seal(const void *data, size_t size, const char magic[8], uint3
     return true;
 }
 
-bool asyncrt_seal_open(const char *what, const void *data, size_t size, const char magic[8], uint32_t format,
+bool asyncrt__seal_open(const char *what, const void *data, size_t size, const char magic[8], uint32_t format,
                        const uint8_t key[32], const uint8_t *mac_key, const unsigned char **payload,
                        size_t *payload_size, uint8_t key_out[32], char *why, size_t why_size)
 {

@@ -21,9 +21,9 @@ typedef struct asyncrt_writer {
     bool failed;
 } asyncrt_writer;
 
-void asyncrt_put(asyncrt_writer *w, const void *src, size_t n);
-void asyncrt_put_u64(asyncrt_writer *w, uint64_t v);
-void asyncrt_put_str(asyncrt_writer *w, const char *s); /* length-prefixed */
+void asyncrt__put(asyncrt_writer *w, const void *src, size_t n);
+void asyncrt__put_u64(asyncrt_writer *w, uint64_t v);
+void asyncrt__put_str(asyncrt_writer *w, const char *s); /* length-prefixed */
 
 typedef struct asyncrt_reader {
     const unsigned char *p;
@@ -31,16 +31,16 @@ typedef struct asyncrt_reader {
     bool bad;
 } asyncrt_reader;
 
-const void *asyncrt_take(asyncrt_reader *r, size_t n); /* NULL (and bad) past the end */
-uint64_t asyncrt_take_u64(asyncrt_reader *r);
-char *asyncrt_take_str(asyncrt_reader *r); /* malloc'd; one holding a NUL is bad */
-char *asyncrt_dup_bytes(const void *src, size_t n);      /* n bytes + NUL */
+const void *asyncrt__take(asyncrt_reader *r, size_t n); /* NULL (and bad) past the end */
+uint64_t asyncrt__take_u64(asyncrt_reader *r);
+char *asyncrt__take_str(asyncrt_reader *r); /* malloc'd; one holding a NUL is bad */
+char *asyncrt__dup_bytes(const void *src, size_t n);      /* n bytes + NUL */
 
 /* Starts a sealed buffer: reserves the header. */
-void asyncrt_seal_begin(asyncrt_writer *w);
+void asyncrt__seal_begin(asyncrt_writer *w);
 /* Fills the header in; returns the buffer (caller frees) or NULL. mac_key:
  * 32 bytes or NULL for a plain SHA-256. */
-unsigned char *asyncrt_seal_end(asyncrt_writer *w, const char magic[8], uint32_t format,
+unsigned char *asyncrt__seal_end(asyncrt_writer *w, const char magic[8], uint32_t format,
                                 const uint8_t key[32], const uint8_t *mac_key, size_t *size);
 
 /* Checks a sealed buffer: magic, format, flags (a MAC'd one needs mac_key
@@ -48,7 +48,7 @@ unsigned char *asyncrt_seal_end(asyncrt_writer *w, const char magic[8], uint32_t
  * length and digest. On success *payload and *payload_size point into data and
  * *key_out (if not NULL) receives the key it was sealed under. why starts
  * with `what` ("cache entry", "manifest"). */
-bool asyncrt_seal_open(const char *what, const void *data, size_t size, const char magic[8], uint32_t format,
+bool asyncrt__seal_open(const char *what, const void *data, size_t size, const char magic[8], uint32_t format,
                        const uint8_t key[32], const uint8_t *mac_key, const unsigned char **payload,
                        size_t *payload_size, uint8_t key_out[32], char *why, size_t why_size);
 

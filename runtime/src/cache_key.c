@@ -5,11 +5,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-void asyncrt_key_str(asyncrt_sha256 *h, const char *s)
+void asyncrt__key_str(asyncrt_sha256 *h, const char *s)
 {
     uint64_t n = strlen(s);
-    asyncrt_sha256_update(h, &n, sizeof n);
-    asyncrt_sha256_update(h, s, n);
+    asyncrt__sha256_update(h, &n, sizeof n);
+    asyncrt__sha256_update(h, s, n);
 }
 
 static void hash_stat(asyncrt_sha256 *h, const char *path)
@@ -21,15 +21,15 @@ static void hash_stat(asyncrt_sha256 *h, const char *path)
         id[3] = st.st_mtim.tv_sec, id[4] = st.st_mtim.tv_nsec, id[5] = st.st_ctim.tv_sec;
         id[6] = st.st_ctim.tv_nsec;
     }
-    asyncrt_key_str(h, path);
-    asyncrt_sha256_update(h, id, sizeof id);
+    asyncrt__key_str(h, path);
+    asyncrt__sha256_update(h, id, sizeof id);
 }
 
-void asyncrt_key_library_identity(asyncrt_sha256 *h, const void *symbol)
+void asyncrt__key_library_identity(asyncrt_sha256 *h, const void *symbol)
 {
     Dl_info info;
     /* Statically linked (no file to name): the version alone is all there is. */
     hash_stat(h, dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : "(static nvrtc)");
 }
 
-void asyncrt_key_dir_identity(asyncrt_sha256 *h, const char *dir) { hash_stat(h, dir); }
+void asyncrt__key_dir_identity(asyncrt_sha256 *h, const char *dir) { hash_stat(h, dir); }

@@ -6,15 +6,15 @@
 #include "sha256.h"
 
 /* Length-prefixed, so that "a","bc" and "ab","c" differ. */
-void asyncrt_key_str(asyncrt_sha256 *h, const char *s);
+void asyncrt__key_str(asyncrt_sha256 *h, const char *s);
 
 /* The identity of the NVRTC library that holds `symbol` (any of its
  * functions): its file's path, size, mtime, inode and device, so that a
  * patched NVRTC of the same version does not reuse another's images. */
-void asyncrt_key_library_identity(asyncrt_sha256 *h, const void *symbol);
+void asyncrt__key_library_identity(asyncrt_sha256 *h, const void *symbol);
 
 /* A directory's path and stat identity (device, inode, mtime, ctime): for
  * the toolkit's include directory, whose reinstallation changes these. */
-void asyncrt_key_dir_identity(asyncrt_sha256 *h, const char *dir);
+void asyncrt__key_dir_identity(asyncrt_sha256 *h, const char *dir);
 
 #endif

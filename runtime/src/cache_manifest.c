@@ -38,7 +38,7 @@ static bool hash_file(const char *path, uint8_t sha[32], struct stat *st, bool *
     if (fd < 0) return false;
     bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
     asyncrt_sha256 h;
-    asyncrt_sha256_init(&h);
+    asyncrt__sha256_init(&h);
     unsigned char buf[PROBE_LEN + 65536]; /* the last chunk's tail, then the next chunk */
     size_t kept = 0;
     while (ok) {
@@ -46,14 +46,14 @@ static bool hash_file(const char *path, uint8_t sha[32], struct stat *st, bool *
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) ok = false;
         if (n <= 0) break;
-        asyncrt_sha256_update(&h, buf + kept, (size_t)n);
+        asyncrt__sha256_update(&h, buf + kept, (size_t)n);
         size_t have = kept + (size_t)n;
         if (probe && memmem(buf, have, PROBE, PROBE_LEN)) *probe = true;
         kept = have < PROBE_LEN - 1 ? have : PROBE_LEN - 1;
         memmove(buf, buf + have - kept, kept);
     }
     close(fd);
-    asyncrt_sha256_final(&h, sha);
+    asyncrt__sha256_final(&h, sha);
     return ok;
 }
 
@@ -65,19 +65,19 @@ static bool at_or_after(int64_t s, int64_t ns, const struct timespec *t)
 static void result_key(asyncrt_dep_set *set, const uint8_t key1[32])
 {
     asyncrt_sha256 h;
-    asyncrt_sha256_init(&h);
-    asyncrt_sha256_update(&h, "asyncrt result", 14);
-    asyncrt_sha256_update(&h, key1, 32);
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, "asyncrt result", 14);
+    asyncrt__sha256_update(&h, key1, 32);
     uint64_t n = strlen(set->cwd);
-    asyncrt_sha256_update(&h, &n, sizeof n);
-    asyncrt_sha256_update(&h, set->cwd, n);
+    asyncrt__sha256_update(&h, &n, sizeof n);
+    asyncrt__sha256_update(&h, set->cwd, n);
     for (size_t i = 0; i < set->count; i++) {
         n = strlen(set->deps[i].path);
-        asyncrt_sha256_update(&h, &n, sizeof n);
-        asyncrt_sha256_update(&h, set->deps[i].path, n);
-        asyncrt_sha256_update(&h, set->deps[i].sha, 32);
+        asyncrt__sha256_update(&h, &n, sizeof n);
+        asyncrt__sha256_update(&h, set->deps[i].path, n);
+        asyncrt__sha256_update(&h, set->deps[i].sha, 32);
     }
-    asyncrt_sha256_final(&h, set->result_key);
+    asyncrt__sha256_final(&h, set->result_key);
 }
 
 /* Under dir/ (the toolkit's headers, whose own probes change only with the toolkit). */
@@ -87,7 +87,7 @@ static bool inside(const char *path, const char *dir)
     return n && strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
+bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
                             size_t memory_count, const char *toolkit_dir, const struct timespec *start,
                             const uint8_t key1[32], asyncrt_dep_set *out, char *why, size_t why_size)
 {
@@ -137,14 +137,14 @@ bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *co
         }
     }
     if (!ok) {
-        asyncrt_dep_set_free(out);
+        asyncrt__dep_set_free(out);
         return false;
     }
     result_key(out, key1);
     return true;
 }
 
-bool asyncrt_dep_set_valid(const asyncrt_dep_set *set)
+bool asyncrt__dep_set_valid(const asyncrt_dep_set *set)
 {
     if (set->cwd[0]) {
         char cwd[PATH_MAX];
@@ -165,7 +165,7 @@ bool asyncrt_dep_set_valid(const asyncrt_dep_set *set)
     return true;
 }
 
-void asyncrt_dep_set_free(asyncrt_dep_set *set)
+void asyncrt__dep_set_free(asyncrt_dep_set *set)
 {
     for (size_t i = 0; set->deps && i < set->count; i++) free(set->deps[i].path);
     free(set->deps);
@@ -173,7 +173,7 @@ void asyncrt_dep_set_free(asyncrt_dep_set *set)
     *set = (asyncrt_dep_set){0};
 }
 
-bool asyncrt_dep_set_copy(asyncrt_dep_set *dst, const asyncrt_dep_set *src)
+bool asyncrt__dep_set_copy(asyncrt_dep_set *dst, const asyncrt_dep_set *src)
 {
     *dst = *src;
     dst->count = 0;
@@ -184,73 +184,73 @@ bool asyncrt_dep_set_copy(asyncrt_dep_set *dst, const asyncrt_dep_set *src)
         dst->deps[i] = src->deps[i];
         ok = (dst->deps[i].path = strdup(src->deps[i].path)) != NULL;
     }
-    if (!ok) asyncrt_dep_set_free(dst);
+    if (!ok) asyncrt__dep_set_free(dst);
     return ok;
 }
 
-void asyncrt_manifest_free(asyncrt_manifest *m)
+void asyncrt__manifest_free(asyncrt_manifest *m)
 {
-    for (size_t i = 0; i < m->count; i++) asyncrt_dep_set_free(&m->sets[i]);
+    for (size_t i = 0; i < m->count; i++) asyncrt__dep_set_free(&m->sets[i]);
     free(m->sets);
     *m = (asyncrt_manifest){0};
 }
 
-unsigned char *asyncrt_manifest_encode(const asyncrt_manifest *m, const uint8_t key1[32],
+unsigned char *asyncrt__manifest_encode(const asyncrt_manifest *m, const uint8_t key1[32],
                                        const uint8_t *mac_key, size_t *size)
 {
     asyncrt_writer w = {0};
-    asyncrt_seal_begin(&w);
-    asyncrt_put_u64(&w, m->count);
+    asyncrt__seal_begin(&w);
+    asyncrt__put_u64(&w, m->count);
     for (size_t s = 0; s < m->count; s++) {
         const asyncrt_dep_set *set = &m->sets[s];
-        asyncrt_put(&w, set->result_key, 32);
-        asyncrt_put_str(&w, set->cwd);
-        asyncrt_put_u64(&w, set->count);
+        asyncrt__put(&w, set->result_key, 32);
+        asyncrt__put_str(&w, set->cwd);
+        asyncrt__put_u64(&w, set->count);
         for (size_t i = 0; i < set->count; i++) {
             const asyncrt_dep *d = &set->deps[i];
-            asyncrt_put_str(&w, d->path);
+            asyncrt__put_str(&w, d->path);
             const uint64_t fields[] = {d->size, d->ino, d->dev, (uint64_t)d->mtime_s, (uint64_t)d->mtime_ns,
                                        (uint64_t)d->ctime_s, (uint64_t)d->ctime_ns};
-            asyncrt_put(&w, fields, sizeof fields);
-            asyncrt_put(&w, d->sha, 32);
+            asyncrt__put(&w, fields, sizeof fields);
+            asyncrt__put(&w, d->sha, 32);
         }
     }
-    return asyncrt_seal_end(&w, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, size);
+    return asyncrt__seal_end(&w, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, size);
 }
 
 /* Smallest encoded dep: empty path length + 7 fields + hash. */
 #define DEP_MIN_BYTES (8 + 7 * 8 + 32)
 
-bool asyncrt_manifest_decode(const void *data, size_t size, const uint8_t key1[32], const uint8_t *mac_key,
+bool asyncrt__manifest_decode(const void *data, size_t size, const uint8_t key1[32], const uint8_t *mac_key,
                              asyncrt_manifest *out, char *why, size_t why_size)
 {
     *out = (asyncrt_manifest){0};
     const unsigned char *payload;
     size_t payload_size;
-    if (!asyncrt_seal_open("manifest", data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload,
+    if (!asyncrt__seal_open("manifest", data, size, MANIFEST_MAGIC, MANIFEST_FORMAT, key1, mac_key, &payload,
                            &payload_size, NULL, why, why_size))
         return false;
     asyncrt_reader r = {payload, payload_size, false};
-    uint64_t sets = asyncrt_take_u64(&r);
+    uint64_t sets = asyncrt__take_u64(&r);
     if (sets == 0 || sets > ASYNCRT_MANIFEST_MAX_SETS) r.bad = true;
     if (!r.bad && !(out->sets = calloc(sets, sizeof *out->sets))) r.bad = true;
     for (uint64_t s = 0; !r.bad && s < sets; s++) {
         asyncrt_dep_set *set = &out->sets[out->count++]; /* counted first: freed even half-read */
-        const void *key = asyncrt_take(&r, 32);
+        const void *key = asyncrt__take(&r, 32);
         if (key) memcpy(set->result_key, key, 32);
-        set->cwd = asyncrt_take_str(&r);
-        uint64_t deps = asyncrt_take_u64(&r);
+        set->cwd = asyncrt__take_str(&r);
+        uint64_t deps = asyncrt__take_u64(&r);
         if (!set->cwd || deps > r.left / DEP_MIN_BYTES || !(set->deps = calloc(deps + 1, sizeof *set->deps))) {
             r.bad = true;
             break;
         }
         for (uint64_t i = 0; !r.bad && i < deps; i++) {
             asyncrt_dep *d = &set->deps[i];
-            d->path = asyncrt_take_str(&r);
+            d->path = asyncrt__take_str(&r);
             set->count++;
             uint64_t f[7];
-            const void *fields = asyncrt_take(&r, sizeof f);
-            const void *sha = asyncrt_take(&r, 32);
+            const void *fields = asyncrt__take(&r, sizeof f);
+            const void *sha = asyncrt__take(&r, 32);
             if (!d->path || !d->path[0] || !fields || !sha) {
                 r.bad = true;
                 break;
@@ -263,7 +263,7 @@ bool asyncrt_manifest_decode(const void *data, size_t size, const uint8_t key1[3
         }
     }
     if (r.bad || r.left != 0) {
-        asyncrt_manifest_free(out);
+        asyncrt__manifest_free(out);
         snprintf(why, why_size, "manifest payload is malformed");
         return false;
     }

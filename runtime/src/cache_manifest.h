@@ -50,22 +50,22 @@ typedef struct asyncrt_manifest {
  * seen another version), vanished, is not a regular file, or, outside
  * toolkit_dir, uses __has_include (a probe that failed leaves no trace, so a
  * file created later would go unnoticed). */
-bool asyncrt_dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
+bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
                             size_t memory_count, const char *toolkit_dir, const struct timespec *start,
                             const uint8_t key1[32], asyncrt_dep_set *out, char *why, size_t why_size);
 
 /* True when every file still holds its recorded content (see above). */
-bool asyncrt_dep_set_valid(const asyncrt_dep_set *set);
+bool asyncrt__dep_set_valid(const asyncrt_dep_set *set);
 
-bool asyncrt_dep_set_copy(asyncrt_dep_set *dst, const asyncrt_dep_set *src);
-void asyncrt_dep_set_free(asyncrt_dep_set *set); /* its members; not set itself */
+bool asyncrt__dep_set_copy(asyncrt_dep_set *dst, const asyncrt_dep_set *src);
+void asyncrt__dep_set_free(asyncrt_dep_set *set); /* its members; not set itself */
 
 /* The sealed form ("ASYNCRTM", key1): set count, then per set the result
  * key, cwd, dep count and each dep's fields. */
-unsigned char *asyncrt_manifest_encode(const asyncrt_manifest *m, const uint8_t key1[32],
+unsigned char *asyncrt__manifest_encode(const asyncrt_manifest *m, const uint8_t key1[32],
                                        const uint8_t *mac_key, size_t *size);
-bool asyncrt_manifest_decode(const void *data, size_t size, const uint8_t key1[32], const uint8_t *mac_key,
+bool asyncrt__manifest_decode(const void *data, size_t size, const uint8_t key1[32], const uint8_t *mac_key,
                              asyncrt_manifest *out, char *why, size_t why_size);
-void asyncrt_manifest_free(asyncrt_manifest *m);
+void asyncrt__manifest_free(asyncrt_manifest *m);
 
 #endif

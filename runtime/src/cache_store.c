@@ -16,7 +16,7 @@ static bool ends_with(const char *s, const char *suffix)
     return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-asyncrt_cache_file_kind asyncrt_cache_kind_of(const char *name)
+asyncrt_cache_file_kind asyncrt__cache_kind_of(const char *name)
 {
     if (strncmp(name, ".tmp.", 5) == 0) return ASYNCRT_CACHE_TEMP;
     if (strlen(name) == 64 + 4 && ends_with(name, ".bin")) return ASYNCRT_CACHE_ENTRY;
@@ -24,14 +24,14 @@ asyncrt_cache_file_kind asyncrt_cache_kind_of(const char *name)
     return ASYNCRT_CACHE_OTHER;
 }
 
-void asyncrt_cache_listing_free(asyncrt_cache_listing *l)
+void asyncrt__cache_listing_free(asyncrt_cache_listing *l)
 {
     for (size_t i = 0; i < l->count; i++) free(l->files[i].name);
     free(l->files);
     *l = (asyncrt_cache_listing){0};
 }
 
-bool asyncrt_cache_scan(const char *dir, asyncrt_cache_listing *out)
+bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out)
 {
     *out = (asyncrt_cache_listing){0};
     DIR *d = opendir(dir);
@@ -59,7 +59,7 @@ bool asyncrt_cache_scan(const char *dir, asyncrt_cache_listing *out)
             break;
         }
         out->count++;
-        f->kind = asyncrt_cache_kind_of(e->d_name);
+        f->kind = asyncrt__cache_kind_of(e->d_name);
         f->regular = S_ISREG(st.st_mode);
         f->size = (uint64_t)st.st_size;
         f->mtime = st.st_mtim;
@@ -73,7 +73,7 @@ bool asyncrt_cache_scan(const char *dir, asyncrt_cache_listing *out)
         }
     }
     closedir(d);
-    if (!ok) asyncrt_cache_listing_free(out);
+    if (!ok) asyncrt__cache_listing_free(out);
     return ok;
 }
 
@@ -111,11 +111,11 @@ static bool remove_file(const char *dir, const char *name)
     return unlink(path) == 0;
 }
 
-size_t asyncrt_cache_evict(const char *dir, uint64_t max_bytes, const char *keep, size_t *temps_removed)
+size_t asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep, size_t *temps_removed)
 {
     asyncrt_cache_listing l;
     if (temps_removed) *temps_removed = 0;
-    if (!asyncrt_cache_scan(dir, &l)) return 0;
+    if (!asyncrt__cache_scan(dir, &l)) return 0;
     for (size_t i = 0; i < l.count; i++)
         if (l.files[i].kind == ASYNCRT_CACHE_TEMP && l.files[i].regular && stale_temp(&l.files[i]) &&
             remove_file(dir, l.files[i].name) && temps_removed)
@@ -133,17 +133,17 @@ size_t asyncrt_cache_evict(const char *dir, uint64_t max_bytes, const char *keep
             total -= f->size;
         }
     }
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     return evicted;
 }
 
-size_t asyncrt_cache_remove_all(const char *dir)
+size_t asyncrt__cache_remove_all(const char *dir)
 {
     asyncrt_cache_listing l;
-    if (!asyncrt_cache_scan(dir, &l)) return 0;
+    if (!asyncrt__cache_scan(dir, &l)) return 0;
     size_t removed = 0;
     for (size_t i = 0; i < l.count; i++)
         if (l.files[i].kind != ASYNCRT_CACHE_OTHER && remove_file(dir, l.files[i].name)) removed++;
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     return removed;
 }

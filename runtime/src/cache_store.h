@@ -1,7 +1,7 @@
 /* The cache directory as a set of files: entries <key2>.bin, manifests
  * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY.
  * Eviction is least-recently-used by mtime (a hit refreshes it, see
- * asyncrt_cache_read_file) and needs no lock: every process trims the
+ * asyncrt__cache_read_file) and needs no lock: every process trims the
  * directory to the cap after its own store, deletions race harmlessly (a
  * file deleted twice is gone once), and deleting a file another process has
  * open is fine on POSIX (it keeps reading its descriptor; on NFS the client
@@ -36,19 +36,19 @@ typedef struct asyncrt_cache_listing {
     size_t entries, manifests, temps;
 } asyncrt_cache_listing;
 
-asyncrt_cache_file_kind asyncrt_cache_kind_of(const char *name);
+asyncrt_cache_file_kind asyncrt__cache_kind_of(const char *name);
 
 /* Lists dir (lstat of each name). False when it cannot be read. */
-bool asyncrt_cache_scan(const char *dir, asyncrt_cache_listing *out);
-void asyncrt_cache_listing_free(asyncrt_cache_listing *l);
+bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out);
+void asyncrt__cache_listing_free(asyncrt_cache_listing *l);
 
 /* Deletes the least recently used entries and manifests until they take at
  * most max_bytes (never `keep`, the name just stored), and temporaries left
  * by dead writers. Returns how many entries and manifests it deleted. */
-size_t asyncrt_cache_evict(const char *dir, uint64_t max_bytes, const char *keep, size_t *temps_removed);
+size_t asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep, size_t *temps_removed);
 
 /* Deletes every entry, manifest and temporary (not KEY). Returns the count. */
-size_t asyncrt_cache_remove_all(const char *dir);
+size_t asyncrt__cache_remove_all(const char *dir);
 
 /* A temporary is stale when its writer is known dead (same host, no such
  * pid) or it is older than this many seconds (other hosts). */

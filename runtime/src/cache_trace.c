@@ -226,7 +226,7 @@ static void parse_value(parser *ps, int depth, bool events)
     }
 }
 
-void asyncrt_trace_headers_free(asyncrt_trace_headers *h)
+void asyncrt__trace_headers_free(asyncrt_trace_headers *h)
 {
     for (size_t i = 0; i < h->count; i++) free(h->paths[i]);
     free(h->paths);
@@ -234,7 +234,7 @@ void asyncrt_trace_headers_free(asyncrt_trace_headers *h)
     h->count = 0;
 }
 
-bool asyncrt_trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size)
+bool asyncrt__trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size)
 {
     *out = (asyncrt_trace_headers){0};
     parser ps = {json, json + size, false, out, false, false};
@@ -249,7 +249,7 @@ bool asyncrt_trace_parse(const char *json, size_t size, asyncrt_trace_headers *o
                                                   : NULL;
     if (problem) {
         snprintf(why, why_size, "NVRTC's time trace is unusable: %s", problem);
-        asyncrt_trace_headers_free(out);
+        asyncrt__trace_headers_free(out);
         return false;
     }
     return true;

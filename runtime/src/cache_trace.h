@@ -19,7 +19,7 @@ typedef struct asyncrt_trace_headers {
 
 /* Parses a trace (json, size bytes, need not be NUL-terminated). False with
  * a reason for malformed JSON, a missing event list or builtin header. */
-bool asyncrt_trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size);
-void asyncrt_trace_headers_free(asyncrt_trace_headers *h);
+bool asyncrt__trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size);
+void asyncrt__trace_headers_free(asyncrt_trace_headers *h);
 
 #endif

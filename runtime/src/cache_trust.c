@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-uid_t (*asyncrt_cache_trust_euid)(void) = geteuid;
+uid_t (*asyncrt__cache_trust_euid)(void) = geteuid;
 
 static bool in_group(gid_t gid)
 {
@@ -46,7 +46,7 @@ static int make_dirs(const char *dir, mode_t mode)
 
 static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32], char *why, size_t why_size);
 
-bool asyncrt_cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
     struct stat st;
     if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
@@ -65,7 +65,7 @@ bool asyncrt_cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], 
         snprintf(why, why_size, "%s is not a directory", dir);
         return false;
     }
-    uid_t me = asyncrt_cache_trust_euid();
+    uid_t me = asyncrt__cache_trust_euid();
     unsigned mode = st.st_mode & 07777;
     if (!shared) {
         if (st.st_uid != me) {
@@ -109,7 +109,7 @@ static bool read_all(int fd, unsigned char *data, size_t size)
     return true;
 }
 
-unsigned char *asyncrt_cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
+unsigned char *asyncrt__cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
                                        size_t why_size)
 {
     why[0] = '\0';
@@ -175,7 +175,7 @@ static char *temp_name(const char *path)
     return tmp;
 }
 
-bool asyncrt_cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode)
+bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode)
 {
     char *tmp = temp_name(path);
     if (!tmp) {

@@ -17,11 +17,11 @@
 
 /* Test seam: the effective uid that owners are compared with (geteuid by
  * default); tests point it elsewhere to act as another user while root. */
-extern uid_t (*asyncrt_cache_trust_euid)(void);
+extern uid_t (*asyncrt__cache_trust_euid)(void);
 
 /* Creates `dir` if missing (0700; 02770 in shared mode) and checks it. True
  * when it may be used; mac_key is then filled in shared mode. */
-bool asyncrt_cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
+bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
 
 /* Largest plausible entry or manifest: anything bigger is refused unread. */
 #define ASYNCRT_CACHE_FILE_MAX ((size_t)256 << 20)
@@ -30,12 +30,12 @@ bool asyncrt_cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], 
  * checking with fstat that it is a regular file of 1..max bytes before any
  * read; EINTR is retried. touch: refresh its times (the LRU's recency).
  * NULL when refused or absent: why is "" when it simply is not there. */
-unsigned char *asyncrt_cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
+unsigned char *asyncrt__cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
                                        size_t why_size);
 
 /* Writes data to `path` atomically: a temporary in the same directory, then
  * rename (atomic on local and NFS filesystems; readers see old or new). mode:
  * 0600 private, 0660 shared. False with errno set on failure. */
-bool asyncrt_cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode);
+bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode);
 
 #endif

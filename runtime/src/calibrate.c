@@ -41,14 +41,16 @@ static asyncrt_status time_run(const cal_run *r, const asyncrt_calibrate_sizes *
     asyncrt_timer *t = NULL;
     double *samples = calloc((size_t)z->repeats, sizeof *samples);
     asyncrt_status s = samples ? asyncrt_timer_create(r->ctx, &t) : ASYNCRT_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; !s && i < z->warmup; i++) s = run_once(r);
-    for (int i = 0; !s && i < z->repeats; i++) {
+    for (int i = 0; s == ASYNCRT_SUCCESS && i < z->warmup; i++) s = run_once(r);
+    for (int i = 0; s == ASYNCRT_SUCCESS && i < z->repeats; i++) {
         float elapsed = 0;
-        if (!(s = asyncrt_timer_start(t, NULL)) && !(s = run_once(r)) && !(s = asyncrt_timer_stop(t, NULL)) &&
-            !(s = asyncrt_timer_elapsed_ms(t, &elapsed)))
-            samples[i] = elapsed;
+        if ((s = asyncrt_timer_start(t, NULL)) != ASYNCRT_SUCCESS || (s = run_once(r)) != ASYNCRT_SUCCESS ||
+            (s = asyncrt_timer_stop(t, NULL)) != ASYNCRT_SUCCESS ||
+            (s = asyncrt_timer_elapsed_ms(t, &elapsed)) != ASYNCRT_SUCCESS)
+            break;
+        samples[i] = elapsed;
     }
-    if (!s) {
+    if (s == ASYNCRT_SUCCESS) {
         qsort(samples, (size_t)z->repeats, sizeof *samples, compare_double);
         *ms = samples[z->repeats / 2];
     }
@@ -81,13 +83,13 @@ static asyncrt_status random_fill(asyncrt_context *ctx, asyncrt_deviceptr p, siz
 {
     enum { BLOCK = 1 << 20 };
     uint32_t *host = malloc(BLOCK), x = 0x9e3779b9u;
-    if (!host) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
+    if (!host) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
     for (size_t i = 0; i < BLOCK / 4; i++) {
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
         host[i] = (x & 0x807fffffu) | 0x3f000000u; /* finite floats in [0.5, 2) with either sign */
     }
     asyncrt_status s = ASYNCRT_SUCCESS;
-    for (size_t at = 0; !s && at < bytes; at += BLOCK)
+    for (size_t at = 0; s == ASYNCRT_SUCCESS && at < bytes; at += BLOCK)
         s = asyncrt_memory_to_device(ctx, p + at, host, bytes - at < BLOCK ? bytes - at : BLOCK);
     free(host);
     return s;
@@ -104,13 +106,13 @@ static void rank_sort(asyncrt_dispatch_rank *r)
         }
 }
 
-asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_sizes *z, asyncrt_calibration *out)
+asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_sizes *z, asyncrt_calibration *out)
 {
     memset(out, 0, sizeof *out);
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
-    if (!dev) return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE, "calibration: no device is open");
+    if (!dev) return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE, "calibration: no device is open");
     if (z->repeats < 1 || z->warmup < 0 || !z->map_elements || !z->tile_rows || !z->tile_cols)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "calibration: sizes and repeats must be positive (repeats %d, warmup %d)", z->repeats,
                             z->warmup);
     snprintf(out->uuid, sizeof out->uuid, "%s", dev->uuid);
@@ -119,24 +121,24 @@ asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_s
     size_t tile_n = z->tile_rows * z->tile_cols, n = tile_n > z->map_elements ? tile_n : z->map_elements;
     asyncrt_deviceptr in = 0, buf = 0;
     asyncrt_status s;
-    if ((s = asyncrt_memory_alloc(ctx, n * 4, &in)) || (s = asyncrt_memory_alloc(ctx, n * 4, &buf)) ||
-        (s = random_fill(ctx, in, n * 4)))
-        goto done;
-    for (int op = 0; !s && op < ASYNCRT_DISPATCH_OP_COUNT; op++) {
+    if ((s = asyncrt_memory_alloc(ctx, n * 4, &in)) != ASYNCRT_SUCCESS) goto done;
+    if ((s = asyncrt_memory_alloc(ctx, n * 4, &buf)) != ASYNCRT_SUCCESS) goto done;
+    if ((s = random_fill(ctx, in, n * 4)) != ASYNCRT_SUCCESS) goto done;
+    for (int op = 0; s == ASYNCRT_SUCCESS && op < ASYNCRT_DISPATCH_OP_COUNT; op++) {
         cal_run r = {.ctx = ctx, .op = (asyncrt_dispatch_op)op, .in = in, .out = buf};
         r.n = op == ASYNCRT_DISPATCH_MAP ? z->map_elements : tile_n;
         r.rows = z->tile_rows, r.cols = z->tile_cols;
         double copy_ms = 0, ms = 0;
-        if ((s = time_run(&r, z, &copy_ms))) break; /* no op yet: the copy */
+        if ((s = time_run(&r, z, &copy_ms)) != ASYNCRT_SUCCESS) break; /* no op yet: the copy */
         asyncrt_dispatch_rank *rank = &out->rank[op];
-        for (asyncrt_map_path p = ASYNCRT_PATH_TMA; !s && p <= ASYNCRT_PATH_PLAIN; p++) {
+        for (asyncrt_map_path p = ASYNCRT_PATH_TMA; s == ASYNCRT_SUCCESS && p <= ASYNCRT_PATH_PLAIN; p++) {
             if ((p == ASYNCRT_PATH_TMA && !dev->features.tma) || (p == ASYNCRT_PATH_LDGSTS && !dev->features.ldgsts))
                 continue;
             r.map = NULL, r.tile = NULL;
-            if (!(s = make_op(&r, p)) && !(s = time_run(&r, z, &ms))) {
+            if ((s = make_op(&r, p)) == ASYNCRT_SUCCESS && (s = time_run(&r, z, &ms)) == ASYNCRT_SUCCESS) {
                 rank->path[rank->count] = p;
                 rank->pct[rank->count++] = ms > 0 ? 100.0 * copy_ms / ms : 0;
-                asyncrt_log(ctx, 1, "calibration: %s %s %.4f ms, D2D %.4f ms", asyncrt_dispatch_op_name(r.op),
+                asyncrt__log(ctx, 1, "calibration: %s %s %.4f ms, D2D %.4f ms", asyncrt__dispatch_op_name(r.op),
                             asyncrt_map_path_name(p), ms, copy_ms);
             }
             asyncrt_map_destroy(r.map);
@@ -146,39 +148,39 @@ asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_s
             rank->pct[i] = rank->pct[i] < 0.01 ? 0.01 : rank->pct[i] > 200 ? 200 : rank->pct[i];
         rank_sort(rank);
     }
-    if (!s) s = asyncrt_synchronize(ctx);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
 done:
     asyncrt_memory_free(ctx, in);
     asyncrt_memory_free(ctx, buf);
     return s;
 }
 
-asyncrt_status asyncrt_calibration_save(asyncrt_context *ctx, const asyncrt_calibration *cal, char **path_out)
+asyncrt_status asyncrt__calibration_save(asyncrt_context *ctx, const asyncrt_calibration *cal, char **path_out)
 {
     *path_out = NULL;
-    char *path = asyncrt_calibration_path(asyncrt_context_cache_dir(ctx), cal->uuid);
+    char *path = asyncrt__calibration_path(asyncrt_context_cache_dir(ctx), cal->uuid);
     if (!path)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "calibration: the disk cache is off, so there is nowhere to keep the result; set "
                             "ASYNCRT_CACHE_DIR");
     /* Compiling the measured ops has normally made the directory already. */
     (void)mkdir(asyncrt_context_cache_dir(ctx), 0700);
-    char *text = asyncrt_calibration_format(cal), *tmp = asyncrt_format("%s.%ld.tmp", path, (long)getpid());
+    char *text = asyncrt__calibration_format(cal), *tmp = asyncrt__format("%s.%ld.tmp", path, (long)getpid());
     asyncrt_status s = ASYNCRT_SUCCESS;
     FILE *f = text && tmp ? fopen(tmp, "wb") : NULL;
-    if (!text || !tmp) s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
-    else if (!f) s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", tmp);
+    if (!text || !tmp) s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
+    else if (!f) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", tmp);
     else {
         bool ok = fputs(text, f) >= 0;
         ok = fclose(f) == 0 && ok;
         if (!ok || rename(tmp, path) != 0) {
             unlink(tmp);
-            s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", path);
+            s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", path);
         }
     }
     free(text);
     free(tmp);
-    if (s) free(path);
+    if (s != ASYNCRT_SUCCESS) free(path);
     else *path_out = path;
     return s;
 }

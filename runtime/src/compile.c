@@ -58,7 +58,7 @@ static void list_free(string_list *l)
 
 static bool has_file(const char *dir, const char *rel)
 {
-    char *path = asyncrt_format("%s/%s", dir, rel);
+    char *path = asyncrt__format("%s/%s", dir, rel);
     struct stat st;
     bool found = path && stat(path, &st) == 0;
     free(path);
@@ -139,24 +139,24 @@ static void build_options(compile_job *job)
 {
     const asyncrt_compile_options *o = job->opts;
     string_list *l = &job->options;
-    list_push_owned(l, asyncrt_format("-arch=%s", job->arch_name));
-    list_push_owned(l, asyncrt_format("-std=%s", o->std ? o->std : "c++17"));
+    list_push_owned(l, asyncrt__format("-arch=%s", job->arch_name));
+    list_push_owned(l, asyncrt__format("-std=%s", o->std ? o->std : "c++17"));
     /* unannotated functions and variables are device ones, as jitify does
      * (README: "Headers kernels see" has the measurements) */
     if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
     char *toolkit = job->toolkit;
     if (find_toolkit_include(toolkit, sizeof job->toolkit)) {
-        list_push_owned(l, asyncrt_format("-I%s", toolkit));
-        if (has_file(toolkit, "cccl/cuda")) list_push_owned(l, asyncrt_format("-I%s/cccl", toolkit));
+        list_push_owned(l, asyncrt__format("-I%s", toolkit));
+        if (has_file(toolkit, "cccl/cuda")) list_push_owned(l, asyncrt__format("-I%s/cccl", toolkit));
     } else {
         toolkit[0] = '\0';
-        asyncrt_log(job->ctx, 1, "warning: no CUDA toolkit include directory found (set CUDA_PATH); "
+        asyncrt__log(job->ctx, 1, "warning: no CUDA toolkit include directory found (set CUDA_PATH); "
                                  "<cuda/barrier> and similar headers will not resolve");
     }
     for (size_t i = 0; i < o->include_dir_count; i++)
-        list_push_owned(l, asyncrt_format("-I%s", o->include_dirs[i]));
+        list_push_owned(l, asyncrt__format("-I%s", o->include_dirs[i]));
     for (size_t i = 0; i < o->define_count; i++)
-        list_push_owned(l, asyncrt_format("-D%s", o->defines[i]));
+        list_push_owned(l, asyncrt__format("-D%s", o->defines[i]));
     for (size_t i = 0; i < o->option_count; i++) list_push_owned(l, strdup(o->options[i]));
 }
 
@@ -194,18 +194,18 @@ static pthread_once_t g_digests_once = PTHREAD_ONCE_INIT;
 static void digest_builtins(void)
 {
     asyncrt_sha256 h;
-    asyncrt_sha256_init(&h);
-    for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
-        asyncrt_key_str(&h, asyncrt_embedded_files[i].name);
-        asyncrt_key_str(&h, asyncrt_embedded_files[i].content);
+    asyncrt__sha256_init(&h);
+    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
+        asyncrt__key_str(&h, asyncrt__embedded_files[i].name);
+        asyncrt__key_str(&h, asyncrt__embedded_files[i].content);
     }
-    asyncrt_key_str(&h, k_cuda_h.content);
-    asyncrt_sha256_final(&h, g_embedded_digest);
-    g_std_digested = asyncrt_std_header_file_count <= 64;
-    for (size_t i = 0; g_std_digested && i < asyncrt_std_header_file_count; i++) {
-        asyncrt_sha256_init(&h);
-        asyncrt_key_str(&h, asyncrt_std_header_files[i].content);
-        asyncrt_sha256_final(&h, g_std_digests[i]);
+    asyncrt__key_str(&h, k_cuda_h.content);
+    asyncrt__sha256_final(&h, g_embedded_digest);
+    g_std_digested = asyncrt__std_header_file_count <= 64;
+    for (size_t i = 0; g_std_digested && i < asyncrt__std_header_file_count; i++) {
+        asyncrt__sha256_init(&h);
+        asyncrt__key_str(&h, asyncrt__std_header_files[i].content);
+        asyncrt__sha256_final(&h, g_std_digests[i]);
     }
 }
 
@@ -214,36 +214,36 @@ static void compute_key(compile_job *job)
     pthread_once(&g_digests_once, digest_builtins);
     const asyncrt_compile_options *o = job->opts;
     asyncrt_sha256 h;
-    asyncrt_sha256_init(&h);
+    asyncrt__sha256_init(&h);
     /* NVRTC's version (memo beside the cache) and file identity (stat): a hit opens no NVRTC. */
     asyncrt_nvrtc_facts nvrtc;
-    int nvrtc_version = asyncrt_nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+    int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     char versions[64];
     snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 2", ASYNCRT_VERSION_STRING, nvrtc_version);
-    asyncrt_key_str(&h, versions);
+    asyncrt__key_str(&h, versions);
     asyncrt_nvrtc_identity file = {0};
-    if (asyncrt_nvrtc_identity_get(&file)) asyncrt_key_dir_identity(&h, file.path);
-    if (asyncrt_lean_enabled()) asyncrt_key_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
-    asyncrt_key_dir_identity(&h, job->toolkit);
-    asyncrt_key_str(&h, job->source_name);
-    asyncrt_key_str(&h, job->source);
-    for (size_t i = 0; i < job->options.count; i++) asyncrt_key_str(&h, job->options.items[i]);
+    if (asyncrt__nvrtc_identity_get(&file)) asyncrt__key_dir_identity(&h, file.path);
+    if (asyncrt__lean_enabled()) asyncrt__key_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
+    asyncrt__key_dir_identity(&h, job->toolkit);
+    asyncrt__key_str(&h, job->source_name);
+    asyncrt__key_str(&h, job->source);
+    for (size_t i = 0; i < job->options.count; i++) asyncrt__key_str(&h, job->options.items[i]);
     for (size_t i = 0; i < o->header_count; i++) {
-        asyncrt_key_str(&h, o->headers[i].name);
-        asyncrt_key_str(&h, o->headers[i].content);
+        asyncrt__key_str(&h, o->headers[i].name);
+        asyncrt__key_str(&h, o->headers[i].content);
     }
-    asyncrt_sha256_update(&h, g_embedded_digest, sizeof g_embedded_digest);
-    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
-        if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
-            asyncrt_key_str(&h, asyncrt_std_header_files[i].name);
-            if (g_std_digested) asyncrt_sha256_update(&h, g_std_digests[i], 32);
-            else asyncrt_key_str(&h, asyncrt_std_header_files[i].content);
+    asyncrt__sha256_update(&h, g_embedded_digest, sizeof g_embedded_digest);
+    for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt__std_header_files[i].name)) {
+            asyncrt__key_str(&h, asyncrt__std_header_files[i].name);
+            if (g_std_digested) asyncrt__sha256_update(&h, g_std_digests[i], 32);
+            else asyncrt__key_str(&h, asyncrt__std_header_files[i].content);
         }
-    for (size_t i = 0; i < o->name_expression_count; i++) asyncrt_key_str(&h, o->name_expressions[i]);
-    asyncrt_sha256_final(&h, job->key);
+    for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
+    asyncrt__sha256_final(&h, job->key);
     const char *why = job->ctx->memory_cache ? uncacheable_reason(job, nvrtc_version) : "";
     job->cacheable = why == NULL;
-    if (why && *why) asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+    if (why && *why) asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
 }
 
 /* Asks NVRTC for a time trace into a fresh private directory: the trace
@@ -254,13 +254,13 @@ static void add_trace_option(compile_job *job)
     snprintf(job->trace_dir, sizeof job->trace_dir, "%s/asyncrt-trace-XXXXXX",
              tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
     if (!mkdtemp(job->trace_dir)) {
-        asyncrt_log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
+        asyncrt__log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
                     job->trace_dir);
         job->trace_dir[0] = '\0';
         job->cacheable = false;
         return;
     }
-    list_push_owned(&job->options, asyncrt_format("-fdevice-time-trace=%s/trace", job->trace_dir));
+    list_push_owned(&job->options, asyncrt__format("-fdevice-time-trace=%s/trace", job->trace_dir));
 }
 
 /* Removes the trace option (the job's options serve a retry too) and the
@@ -269,7 +269,7 @@ static void remove_trace(compile_job *job)
 {
     if (!job->trace_dir[0]) return;
     if (!job->options.failed && job->options.count) free(job->options.items[--job->options.count]);
-    char *trace = asyncrt_format("%s/trace.json", job->trace_dir);
+    char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
     if (trace) unlink(trace); /* a failed compile may still have written it */
     free(trace);
     rmdir(job->trace_dir);
@@ -292,7 +292,7 @@ static void add_line_names(string_list *names, const char *text)
         q += strspn(q, " \t");
         if (*q++ != '"') continue;
         size_t n = strcspn(q, "\"\n");
-        if (q[n] == '"') list_push_owned(names, asyncrt_format("%.*s", (int)n, q));
+        if (q[n] == '"') list_push_owned(names, asyncrt__format("%.*s", (int)n, q));
     }
 }
 
@@ -300,10 +300,10 @@ static void add_line_names(string_list *names, const char *text)
 static void store_with_dependencies(compile_job *job, asyncrt_program *p, const struct timespec *start)
 {
     const asyncrt_compile_options *o = job->opts;
-    char *trace = asyncrt_format("%s/trace.json", job->trace_dir);
+    char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
     size_t size = 0;
     char why[512] = "out of memory";
-    unsigned char *json = trace ? asyncrt_cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why)
+    unsigned char *json = trace ? asyncrt__cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why)
                                 : NULL;
     if (!json && trace && !why[0]) snprintf(why, sizeof why, "NVRTC wrote no time trace");
     /* Names the trace may give that are not disk files: in-memory headers,
@@ -316,26 +316,26 @@ static void store_with_dependencies(compile_job *job, asyncrt_program *p, const 
         list_push_owned(&memory, strdup(o->headers[i].name));
         add_line_names(&memory, o->headers[i].content);
     }
-    for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
-        list_push_owned(&memory, strdup(asyncrt_embedded_files[i].name));
-        add_line_names(&memory, asyncrt_embedded_files[i].content);
+    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
+        list_push_owned(&memory, strdup(asyncrt__embedded_files[i].name));
+        add_line_names(&memory, asyncrt__embedded_files[i].content);
     }
-    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
-        if (std_header_offered(o, asyncrt_std_header_files[i].name))
-            list_push_owned(&memory, strdup(asyncrt_std_header_files[i].name));
+    for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt__std_header_files[i].name))
+            list_push_owned(&memory, strdup(asyncrt__std_header_files[i].name));
     if (memory.failed) snprintf(why, sizeof why, "out of memory");
     asyncrt_trace_headers headers = {0};
     asyncrt_dep_set deps = {0};
-    if (json && !memory.failed && asyncrt_trace_parse((const char *)json, size, &headers, why, sizeof why) &&
-        asyncrt_dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit, start,
+    if (json && !memory.failed && asyncrt__trace_parse((const char *)json, size, &headers, why, sizeof why) &&
+        asyncrt__dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit, start,
                                job->key, &deps, why, sizeof why)) {
         memcpy(p->key, deps.result_key, sizeof p->key);
-        asyncrt_cache_store(job->ctx, job->key, &deps, p);
+        asyncrt__cache_store(job->ctx, job->key, &deps, p);
     } else {
-        asyncrt_log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+        asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
     }
-    asyncrt_dep_set_free(&deps);
-    asyncrt_trace_headers_free(&headers);
+    asyncrt__dep_set_free(&deps);
+    asyncrt__trace_headers_free(&headers);
     list_free(&memory);
     free(json);
     if (trace) unlink(trace);
@@ -347,7 +347,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     const asyncrt_compile_options *o = job->opts;
-    size_t header_count = o->header_count + asyncrt_embedded_file_count + asyncrt_std_header_file_count + 1;
+    size_t header_count = o->header_count + asyncrt__embedded_file_count + asyncrt__std_header_file_count + 1;
     const char **contents = calloc(header_count + 1, sizeof(char *));
     const char **names = calloc(header_count + 1, sizeof(char *));
     asyncrt_program *p = calloc(1, sizeof *p);
@@ -356,21 +356,21 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     const asyncrt_nvrtc *nv = NULL;
     asyncrt_status status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     if (!contents || !names || !p) goto done;
-    if ((status = asyncrt_require_nvrtc(ctx, &nv)) != ASYNCRT_SUCCESS) goto done;
+    if ((status = asyncrt__require_nvrtc(ctx, &nv)) != ASYNCRT_SUCCESS) goto done;
     status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < o->header_count; i++) {
         names[i] = o->headers[i].name;
         contents[i] = o->headers[i].content;
     }
-    for (size_t i = 0; i < asyncrt_embedded_file_count; i++) {
-        names[o->header_count + i] = asyncrt_embedded_files[i].name;
-        contents[o->header_count + i] = asyncrt_embedded_files[i].content;
+    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
+        names[o->header_count + i] = asyncrt__embedded_files[i].name;
+        contents[o->header_count + i] = asyncrt__embedded_files[i].content;
     }
-    header_count = o->header_count + asyncrt_embedded_file_count;
-    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
-        if (std_header_offered(o, asyncrt_std_header_files[i].name)) {
-            names[header_count] = asyncrt_std_header_files[i].name;
-            contents[header_count++] = asyncrt_std_header_files[i].content;
+    header_count = o->header_count + asyncrt__embedded_file_count;
+    for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
+        if (std_header_offered(o, asyncrt__std_header_files[i].name)) {
+            names[header_count] = asyncrt__std_header_files[i].name;
+            contents[header_count++] = asyncrt__std_header_files[i].content;
         }
     if (!caller_has_cuda_h(o)) {
         names[header_count] = k_cuda_h.name;
@@ -379,26 +379,26 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     nvrtcResult r = nv->nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
                                        contents, names);
     if (r != NVRTC_SUCCESS) {
-        status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcCreateProgram(%s) failed: %s",
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcCreateProgram(%s) failed: %s",
                               job->source_name, nv->nvrtcGetErrorString(r));
         prog = NULL;
         goto done;
     }
     for (size_t i = 0; i < o->name_expression_count; i++) {
         if ((r = nv->nvrtcAddNameExpression(prog, o->name_expressions[i])) != NVRTC_SUCCESS) {
-            status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcAddNameExpression(\"%s\") failed: %s",
+            status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcAddNameExpression(\"%s\") failed: %s",
                                   o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
     }
-    nvrtcResult compiled = asyncrt_fault_hit(ctx, "nvrtcCompileProgram")
+    nvrtcResult compiled = asyncrt__fault_hit(ctx, "nvrtcCompileProgram")
                                ? NVRTC_ERROR_INTERNAL_ERROR
                                : nv->nvrtcCompileProgram(prog, (int)job->options.count,
                                                      (const char *const *)job->options.items);
     size_t log_size = 0;
     if (nv->nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
         nv->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
-        status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "cannot read NVRTC's log for %s", job->source_name);
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "cannot read NVRTC's log for %s", job->source_name);
         goto done;
     }
     if (compiled != NVRTC_SUCCESS) {
@@ -406,7 +406,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         status = compiled == NVRTC_ERROR_COMPILATION ? ASYNCRT_ERROR_COMPILE
                  : compiled == NVRTC_ERROR_INVALID_OPTION ? ASYNCRT_ERROR_INVALID_ARGUMENT
                                                           : ASYNCRT_ERROR_NVRTC;
-        status = asyncrt_fail(ctx, status, "compiling %s for %s failed (%s):\n%s", job->source_name,
+        status = asyncrt__fail(ctx, status, "compiling %s for %s failed (%s):\n%s", job->source_name,
                               job->arch_name, nv->nvrtcGetErrorString(compiled), log);
         goto done;
     }
@@ -421,22 +421,22 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     if (r == NVRTC_SUCCESS)
         r = p->ptx ? nv->nvrtcGetPTX(prog, (char *)p->image) : nv->nvrtcGetCUBIN(prog, (char *)p->image);
     if (r != NVRTC_SUCCESS) {
-        status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "reading the %s image of %s failed: %s",
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "reading the %s image of %s failed: %s",
                               p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
         goto done;
     }
-    if (!asyncrt_lean_enabled()) { /* lean.h says why and when */
+    if (!asyncrt__lean_enabled()) { /* lean.h says why and when */
     } else if (p->ptx)
-        p->image_size = asyncrt_lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
-    else if (asyncrt_lean_options_allow(o->options, o->option_count))
-        asyncrt_lean_apply(ctx, nv, prog, job->arch_name, &p->image, &p->image_size);
+        p->image_size = asyncrt__lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
+    else if (asyncrt__lean_options_allow(o->options, o->option_count))
+        asyncrt__lean_apply(ctx, nv, prog, job->arch_name, &p->image, &p->image_size);
     p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
     p->lowered = calloc(o->name_expression_count + 1, sizeof(char *));
     if (!p->expressions || !p->lowered) goto done;
     for (size_t i = 0; i < o->name_expression_count; i++, p->name_count++) {
         const char *lowered = NULL;
         if ((r = nv->nvrtcGetLoweredName(prog, o->name_expressions[i], &lowered)) != NVRTC_SUCCESS) {
-            status = asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetLoweredName(\"%s\") failed: %s",
+            status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetLoweredName(\"%s\") failed: %s",
                                   o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
@@ -453,7 +453,7 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     status = ASYNCRT_SUCCESS;
 done:
     if (status == ASYNCRT_ERROR_OUT_OF_MEMORY)
-        asyncrt_fail(ctx, status, "out of memory compiling %s", job->source_name);
+        asyncrt__fail(ctx, status, "out of memory compiling %s", job->source_name);
     if (prog) nv->nvrtcDestroyProgram(&prog);
     asyncrt_program_destroy(p);
     free(log);
@@ -469,7 +469,7 @@ done:
 static void release_claim(compile_job *job)
 {
     if (!job->claimed) return;
-    asyncrt_inflight_leave(job->ctx, job->key);
+    asyncrt__inflight_leave(job->ctx, job->key);
     job->claimed = false;
 }
 
@@ -480,31 +480,31 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
 {
     asyncrt_context *ctx = job->ctx;
     *out = NULL;
-    double start = asyncrt_now_ms();
+    double start = asyncrt__now_ms();
     if (!job->prepared) {
         release_claim(job);
-        asyncrt_arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
+        asyncrt__arch_format(&job->arch, job->arch_name, sizeof job->arch_name);
         list_free(&job->options);
         memset(&job->options, 0, sizeof job->options);
         build_options(job);
         if (job->options.failed)
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s", job->source_name);
         compute_key(job);
         job->prepared = true;
         job->looked_up = false;
     }
     if (job->cacheable && !job->looked_up) {
         if (claim || !cache_only) {
-            asyncrt_inflight_enter(ctx, job->key);
+            asyncrt__inflight_enter(ctx, job->key);
             job->claimed = true;
         }
-        asyncrt_program *p = asyncrt_cache_find(ctx, job->key);
+        asyncrt_program *p = asyncrt__cache_find(ctx, job->key);
         job->looked_up = !p;
         if (p) {
             release_claim(job);
-            asyncrt_log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
+            asyncrt__log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
                         p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
-                        asyncrt_now_ms() - start);
+                        asyncrt__now_ms() - start);
             *out = p;
             return ASYNCRT_SUCCESS;
         }
@@ -516,12 +516,12 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
      * written after this instant has an mtime at or after it. */
     struct timespec began;
     clock_gettime(CLOCK_REALTIME_COARSE, &began);
-    asyncrt_status s = job->options.failed ? asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
+    asyncrt_status s = job->options.failed ? asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
                                                           "out of memory compiling %s", job->source_name)
                                            : run_nvrtc(job, &p);
     if (s == ASYNCRT_SUCCESS) {
-        asyncrt_log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
-                    p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt_now_ms() - start);
+        asyncrt__log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
+                    p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt__now_ms() - start);
         if (job->cacheable) store_with_dependencies(job, p, &began);
     }
     remove_trace(job);
@@ -552,37 +552,37 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
         list_free(&alt.options);
         if (*out) {
             release_claim(job);
-            asyncrt_log(ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
+            asyncrt__log(ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
         }
     }
     if (s != ASYNCRT_SUCCESS || *out) return s;
     s = compile_target(job, false, true, out); /* first's options and key are still prepared */
     if (s != ASYNCRT_ERROR_COMPILE) return s;
     int supported[64]; /* only now: a cache hit must not load NVRTC */
-    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
     char hint[512];
     char *first_error = strdup(asyncrt_context_last_error(ctx));
-    if (!first_error) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
-    if (asyncrt_arch_after_failure(&first, from_auto, supported, count, first_error, &retry, hint,
+    if (!first_error) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (asyncrt__arch_after_failure(&first, from_auto, supported, count, first_error, &retry, hint,
                                    sizeof hint)) {
         char name[32], first_name[32];
-        asyncrt_arch_format(&retry, name, sizeof name);
-        asyncrt_arch_format(&first, first_name, sizeof first_name);
-        asyncrt_log(ctx, 1, "target %s: ptxas says %s lacks instructions %s uses; retrying with %s",
+        asyncrt__arch_format(&retry, name, sizeof name);
+        asyncrt__arch_format(&first, first_name, sizeof first_name);
+        asyncrt__log(ctx, 1, "target %s: ptxas says %s lacks instructions %s uses; retrying with %s",
                     name, job->arch_name, job->source_name, name);
         job->arch = retry;
         job->prepared = false;
         s = compile_target(job, false, true, out);
         if (s == ASYNCRT_ERROR_COMPILE) {
             char *second = strdup(asyncrt_context_last_error(ctx));
-            asyncrt_arch_after_failure(&retry, true, supported, count, second, &retry, hint, sizeof hint);
-            s = asyncrt_fail(ctx, s, "%s\n(arch auto: %s was tried after ptxas said %s lacks "
+            asyncrt__arch_after_failure(&retry, true, supported, count, second, &retry, hint, sizeof hint);
+            s = asyncrt__fail(ctx, s, "%s\n(arch auto: %s was tried after ptxas said %s lacks "
                              "instructions the kernel uses)%s%s", second ? second : "", name,
                              first_name, *hint ? "\n" : "", hint);
             free(second);
         }
     } else if (*hint) {
-        s = asyncrt_fail(ctx, s, "%s\n%s", first_error, hint);
+        s = asyncrt__fail(ctx, s, "%s\n%s", first_error, hint);
     }
     free(first_error);
     return s;
@@ -598,7 +598,7 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     static const asyncrt_compile_options no_options = {0};
     *out = NULL;
     if (!source)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
     compile_job job = {.ctx = ctx,
                        .source_name = source_name && *source_name ? source_name : "kernel.cu",
                        .source = source,
@@ -606,12 +606,11 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     /* "auto" while the device opens on another thread: try the remembered target. */
     bool is_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
     asyncrt_status s;
-    if (!lookup_only && is_auto && asyncrt_device_pending(ctx) &&
-        asyncrt_speculative_compile(ctx, source_name, source, opts, out, &s))
+    if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
+        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s))
         return s;
-    if (is_auto && (s = asyncrt_wait_device(ctx)) != ASYNCRT_SUCCESS) return s; /* "auto" needs the device */
-    s = asyncrt_arch_resolve(ctx, job.opts->arch, &job.arch);
-    if (s != ASYNCRT_SUCCESS) return s;
+    if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
+    ASYNCRT_TRY(asyncrt__arch_resolve(ctx, job.opts->arch, &job.arch));
     if (lookup_only) {
         s = compile_target(&job, true, false, out);
         if (key_out) memcpy(key_out, job.key, 32);
@@ -632,7 +631,7 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
     return compile_flow(ctx, source_name, source, opts, out, false, NULL);
 }
 
-asyncrt_status asyncrt_program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
+asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
                                       uint8_t key[32])
 {

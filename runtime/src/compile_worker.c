@@ -14,7 +14,7 @@
 
 extern char **environ;
 
-const char *asyncrt_compile_worker_path(void)
+const char *asyncrt__compile_worker_path(void)
 {
     const char *env = getenv("ASYNCRT_COMPILE_WORKER");
     if (env && *env) return strcmp(env, "0") == 0 || access(env, X_OK) != 0 ? NULL : env;
@@ -92,7 +92,7 @@ static bool encode_request(buffer *b, const char *cache_dir, const char *source_
     return !b->failed;
 }
 
-asyncrt_status asyncrt_compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
+asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
                                          const char *source, const asyncrt_compile_options *opts,
                                          const char *arch, char **message)
 {

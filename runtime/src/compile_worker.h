@@ -27,19 +27,19 @@
  * hit; NOT_FOUND on a miss and UNSUPPORTED when the compile is not cacheable
  * (both: nothing set in the last error); any other status is the failure the
  * compile itself would give (bad arch, no device...). key: the cache key. */
-asyncrt_status asyncrt_program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
+asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
                                       uint8_t key[32]);
 
 /* The worker to use: $ASYNCRT_COMPILE_WORKER ("0" turns workers off), else
  * the installed one, else the one in the build tree; NULL if none runs. */
-const char *asyncrt_compile_worker_path(void);
+const char *asyncrt__compile_worker_path(void);
 
 /* Runs one compile in a worker process, into cache_dir. Returns the worker's
  * status, its message in *message (malloc'd, NULL on success), or
  * ASYNCRT_ERROR_IO when the worker itself could not run or answer (then the
  * caller compiles here). `arch` is explicit (resolved by the caller). */
-asyncrt_status asyncrt_compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
+asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
                                          const char *source, const asyncrt_compile_options *opts,
                                          const char *arch, char **message);
 

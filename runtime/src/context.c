@@ -9,7 +9,7 @@
 #include "cache.h"
 #include "speculate.h"
 
-char *asyncrt_vformat(const char *fmt, va_list ap)
+char *asyncrt__vformat(const char *fmt, va_list ap)
 {
     va_list copy;
     va_copy(copy, ap);
@@ -21,11 +21,11 @@ char *asyncrt_vformat(const char *fmt, va_list ap)
     return s;
 }
 
-char *asyncrt_format(const char *fmt, ...)
+char *asyncrt__format(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *s = asyncrt_vformat(fmt, ap);
+    char *s = asyncrt__vformat(fmt, ap);
     va_end(ap);
     return s;
 }
@@ -66,7 +66,7 @@ static asyncrt_error_slot **find_slot(asyncrt_context *ctx, uint64_t thread)
 static _Thread_local int t_call_depth;
 static _Thread_local bool t_error_set;
 
-asyncrt_context *asyncrt_enter(asyncrt_context *ctx)
+asyncrt_context *asyncrt__enter(asyncrt_context *ctx)
 {
     if (ctx && t_call_depth++ == 0 && t_error_set) {
         pthread_mutex_lock(&ctx->lock);
@@ -77,7 +77,7 @@ asyncrt_context *asyncrt_enter(asyncrt_context *ctx)
     return ctx;
 }
 
-void asyncrt_leave(asyncrt_context **ctx)
+void asyncrt__leave(asyncrt_context **ctx)
 {
     if (*ctx) t_call_depth--;
 }
@@ -87,7 +87,7 @@ static void set_error(asyncrt_context *ctx, char *message)
     /* Keep the old message when formatting the new one ran out of memory:
      * an empty message would be worse than a stale one. */
     if (!message) return;
-    asyncrt_log(ctx, 2, "error: %s", message);
+    asyncrt__log(ctx, 2, "error: %s", message);
     t_error_set = true;
     pthread_mutex_lock(&ctx->lock);
     asyncrt_error_slot **at = find_slot(ctx, this_thread());
@@ -101,7 +101,7 @@ static void set_error(asyncrt_context *ctx, char *message)
     free(message);
 }
 
-char *asyncrt_thread_error_copy(asyncrt_context *ctx)
+char *asyncrt__thread_error_copy(asyncrt_context *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
     asyncrt_error_slot *slot = *find_slot(ctx, this_thread());
@@ -110,7 +110,7 @@ char *asyncrt_thread_error_copy(asyncrt_context *ctx)
     return copy;
 }
 
-void asyncrt_thread_error_forget(asyncrt_context *ctx)
+void asyncrt__thread_error_forget(asyncrt_context *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
     asyncrt_error_slot **at = find_slot(ctx, this_thread()), *slot = *at;
@@ -122,31 +122,31 @@ void asyncrt_thread_error_forget(asyncrt_context *ctx)
     pthread_mutex_unlock(&ctx->lock);
 }
 
-asyncrt_status asyncrt_fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
+asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    set_error(ctx, asyncrt_vformat(fmt, ap));
+    set_error(ctx, asyncrt__vformat(fmt, ap));
     va_end(ap);
     return status;
 }
 
-asyncrt_status asyncrt_fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
+asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
                                const char *call, const char *fmt, ...)
 {
     char code[256];
-    asyncrt_driver_describe(ctx->drv, result, code, sizeof code);
+    asyncrt__driver_describe(ctx->drv, result, code, sizeof code);
     va_list ap;
     va_start(ap, fmt);
-    char *what = asyncrt_vformat(fmt, ap);
+    char *what = asyncrt__vformat(fmt, ap);
     va_end(ap);
-    set_error(ctx, asyncrt_format("%s failed: %s%s%s", call, code, what && *what ? ": " : "",
+    set_error(ctx, asyncrt__format("%s failed: %s%s%s", call, code, what && *what ? ": " : "",
                                   what ? what : ""));
     free(what);
     return status;
 }
 
-void asyncrt_log(const asyncrt_context *ctx, int level, const char *fmt, ...)
+void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
 {
     if (!ctx || level > ctx->log_level) return;
     va_list ap;
@@ -157,7 +157,7 @@ void asyncrt_log(const asyncrt_context *ctx, int level, const char *fmt, ...)
     va_end(ap);
 }
 
-double asyncrt_now_ms(void)
+double asyncrt__now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -169,9 +169,9 @@ static char *default_cache_dir(void)
     const char *dir = getenv("ASYNCRT_CACHE_DIR");
     if (dir && *dir) return strdup(dir);
     const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) return asyncrt_format("%s/asyncrt", xdg);
+    if (xdg && *xdg) return asyncrt__format("%s/asyncrt", xdg);
     const char *home = getenv("HOME");
-    if (home && *home) return asyncrt_format("%s/.cache/asyncrt", home);
+    if (home && *home) return asyncrt__format("%s/.cache/asyncrt", home);
     return NULL;
 }
 
@@ -195,7 +195,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     const char *cache = getenv("ASYNCRT_CACHE");
     ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
-    ctx->cache = asyncrt_cache_create(ctx);
+    ctx->cache = asyncrt__cache_create(ctx);
     if (!locks || !ctx->cache) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
@@ -208,7 +208,7 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
     settle(ctx); /* never free what the opener thread writes */
-    asyncrt_cache_destroy(ctx);
+    asyncrt__cache_destroy(ctx);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     while (ctx->errors) {
         asyncrt_error_slot *slot = ctx->errors;
@@ -251,7 +251,7 @@ asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *d
 
 const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return ctx->cache_dir; }
 
-asyncrt_status asyncrt_require_driver(asyncrt_context *ctx)
+asyncrt_status asyncrt__require_driver(asyncrt_context *ctx)
 {
     /* The table itself loads once per process (pthread_once in driver.c);
      * the lock only orders the write of ctx->drv against other threads. */
@@ -260,36 +260,35 @@ asyncrt_status asyncrt_require_driver(asyncrt_context *ctx)
     pthread_mutex_unlock(&ctx->lock);
     if (drv) return ASYNCRT_SUCCESS;
     char why[512];
-    asyncrt_status s = asyncrt_driver_load(&drv, why, sizeof why);
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
+    asyncrt_status s = asyncrt__driver_load(&drv, why, sizeof why);
+    if (s != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, s, "%s", why);
     pthread_mutex_lock(&ctx->lock);
     bool first = !ctx->drv;
     ctx->drv = drv;
     pthread_mutex_unlock(&ctx->lock);
     if (first)
-        asyncrt_log(ctx, 2, "CUDA driver loaded, version %d.%d", drv->version / 1000,
+        asyncrt__log(ctx, 2, "CUDA driver loaded, version %d.%d", drv->version / 1000,
                     drv->version % 1000 / 10);
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out)
+asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out)
 {
     char why[2048];
-    asyncrt_status s = asyncrt_nvrtc_load(out, why, sizeof why);
-    if (s != ASYNCRT_SUCCESS) return asyncrt_fail(ctx, s, "%s", why);
+    asyncrt_status s = asyncrt__nvrtc_load(out, why, sizeof why);
+    if (s != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, s, "%s", why);
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_require_device(asyncrt_context *ctx)
+asyncrt_status asyncrt__require_device(asyncrt_context *ctx)
 {
-    asyncrt_status s = asyncrt_wait_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__wait_device(ctx));
     if (!ctx->device_open)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "no device is open: call asyncrt_context_open_device first");
     CUresult r = ctx->drv->cuCtxSetCurrent(ctx->cu_context);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuCtxSetCurrent", "device %d",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuCtxSetCurrent", "device %d",
                                ctx->info.ordinal);
     return ASYNCRT_SUCCESS;
 }
@@ -298,28 +297,27 @@ static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
 {
     ASYNCRT_ENTER(ctx);
     if (ctx->device_open)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "device %d is already open on this context; create another context "
                             "for device %d", ctx->info.ordinal, ordinal);
     asyncrt_device_info info;
-    asyncrt_status s = asyncrt_device_probe(ctx, ordinal, &info);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt_device_probe(ctx, ordinal, &info));
     CUresult r = ctx->drv->cuDeviceGet(&ctx->device, ordinal);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_NO_DEVICE, r, "cuDeviceGet", "device %d", ordinal);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_NO_DEVICE, r, "cuDeviceGet", "device %d", ordinal);
     r = ctx->drv->cuDevicePrimaryCtxRetain(&ctx->cu_context, ctx->device);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDevicePrimaryCtxRetain",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDevicePrimaryCtxRetain",
                                "device %d", ordinal);
     ctx->device_open = true;
     ctx->info = info;
-    asyncrt_log(ctx, 1, "device %d: %s, compute capability %d.%d, %d SMs", ordinal, info.name,
+    asyncrt__log(ctx, 1, "device %d: %s, compute capability %d.%d, %d SMs", ordinal, info.name,
                 info.cc_major, info.cc_minor, info.sm_count);
     CUresult current = ctx->drv->cuCtxSetCurrent(ctx->cu_context);
     if (current != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, current, "cuCtxSetCurrent", "device %d",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, current, "cuCtxSetCurrent", "device %d",
                                ordinal);
-    asyncrt_speculation_record(ctx);
+    asyncrt__speculation_record(ctx);
     return ASYNCRT_SUCCESS;
 }
 
@@ -341,8 +339,8 @@ static void *open_thread(void *arg)
     open_request *req = arg;
     asyncrt_context *ctx = req->ctx;
     ctx->open_status = open_device(ctx, req->ordinal);
-    if (ctx->open_status != ASYNCRT_SUCCESS) ctx->open_error = asyncrt_thread_error_copy(ctx);
-    asyncrt_thread_error_forget(ctx);
+    if (ctx->open_status != ASYNCRT_SUCCESS) ctx->open_error = asyncrt__thread_error_copy(ctx);
+    asyncrt__thread_error_forget(ctx);
     free(req);
     return NULL;
 }
@@ -351,11 +349,11 @@ asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordin
 {
     reset_async_open(ctx);
     if (ctx->device_open)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "device %d is already open on this context; create another context "
                             "for device %d", ctx->info.ordinal, ordinal);
     open_request *req = malloc(sizeof *req);
-    if (!req) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (!req) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
     *req = (open_request){ctx, ordinal};
     ctx->open_ordinal = ordinal;
     atomic_store(&ctx->device_state, ASYNCRT_DEVICE_OPENING);
@@ -368,7 +366,7 @@ asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordin
     return ASYNCRT_SUCCESS;
 }
 
-bool asyncrt_device_pending(const asyncrt_context *ctx)
+bool asyncrt__device_pending(const asyncrt_context *ctx)
 {
     return atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_OPENING;
 }
@@ -385,13 +383,13 @@ static void settle(asyncrt_context *ctx)
     pthread_mutex_unlock(&ctx->open_lock);
 }
 
-asyncrt_status asyncrt_wait_device(asyncrt_context *ctx)
+asyncrt_status asyncrt__wait_device(asyncrt_context *ctx)
 {
     settle(ctx);
     /* A failed asynchronous open is every later caller's answer, until an
      * open_device call tries again. */
     if (atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_SETTLED && ctx->open_status != ASYNCRT_SUCCESS)
-        return asyncrt_fail(ctx, ctx->open_status, "opening the device failed: %s",
+        return asyncrt__fail(ctx, ctx->open_status, "opening the device failed: %s",
                             ctx->open_error ? ctx->open_error : "");
     return ASYNCRT_SUCCESS;
 }
@@ -408,12 +406,12 @@ static void reset_async_open(asyncrt_context *ctx)
 
 asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx)
 {
-    return asyncrt_wait_device(ctx);
+    return asyncrt__wait_device(ctx);
 }
 
 const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
 {
-    if (asyncrt_device_pending(ctx)) asyncrt_wait_device((asyncrt_context *)ctx);
+    if (asyncrt__device_pending(ctx)) asyncrt__wait_device((asyncrt_context *)ctx);
     return ctx->device_open ? &ctx->info : NULL;
 }
 
@@ -432,7 +430,7 @@ static asyncrt_inflight **find_inflight(asyncrt_context *ctx, const uint8_t key[
     return at;
 }
 
-void asyncrt_inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
+void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
 {
     asyncrt_inflight *mine = malloc(sizeof *mine);
     pthread_mutex_lock(&ctx->lock);
@@ -445,7 +443,7 @@ void asyncrt_inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
     pthread_mutex_unlock(&ctx->lock);
 }
 
-void asyncrt_inflight_leave(asyncrt_context *ctx, const uint8_t key[32])
+void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32])
 {
     pthread_mutex_lock(&ctx->lock);
     asyncrt_inflight **at = find_inflight(ctx, key), *node = *at;

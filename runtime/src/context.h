@@ -9,6 +9,7 @@
 #include "asyncrt/runtime.h"
 #include "driver.h"
 #include "nvrtc_loader.h"
+#include "try.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */
@@ -27,7 +28,7 @@ struct asyncrt_context {
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
     asyncrt_device_info info;
-    const char *fault;               /* test seam: a call to fail, see asyncrt_fault_hit */
+    const char *fault;               /* test seam: a call to fail, see asyncrt__fault_hit */
 
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
     pthread_mutex_t lock;            /* guards drv's first load, errors, inflight */
@@ -50,65 +51,65 @@ struct asyncrt_context {
  * path, module_build's compile) leaves the outer call's message alone. The
  * depth is the calling thread's (messages are per thread, see context.c) and
  * is undone when the function returns, by the cleanup attribute. */
-asyncrt_context *asyncrt_enter(asyncrt_context *ctx);
-void asyncrt_leave(asyncrt_context **ctx);
+asyncrt_context *asyncrt__enter(asyncrt_context *ctx);
+void asyncrt__leave(asyncrt_context **ctx);
 #define ASYNCRT_ENTER(ctx) \
-    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt_leave), unused)) = asyncrt_enter(ctx)
+    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt__leave), unused)) = asyncrt__enter(ctx)
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true
  * when the tests asked this context to fail `call`. Driver calls are failed by
  * swapping an entry of a copy of ctx->drv instead. */
-static inline bool asyncrt_fault_hit(const asyncrt_context *ctx, const char *call)
+static inline bool asyncrt__fault_hit(const asyncrt_context *ctx, const char *call)
 {
     return ctx->fault && __builtin_strcmp(ctx->fault, call) == 0;
 }
 
 /* Sets the last-error message and returns `status`, so that
- * `return asyncrt_fail(ctx, ASYNCRT_ERROR_X, "...", ...);` reads naturally. */
-asyncrt_status asyncrt_fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
+ * `return asyncrt__fail(ctx, ASYNCRT_ERROR_X, "...", ...);` reads naturally. */
+asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* A failed driver call: "cuModuleLoadDataEx failed: CUDA_ERROR_X (text)" plus `what`. */
-asyncrt_status asyncrt_fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
+asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
                                const char *call, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /* Logs when level <= the context's level, to stderr, prefixed "asyncrt: ". */
-void asyncrt_log(const asyncrt_context *ctx, int level, const char *fmt, ...)
+void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Loads the driver into ctx->drv if needed. */
-asyncrt_status asyncrt_require_driver(asyncrt_context *ctx);
+asyncrt_status asyncrt__require_driver(asyncrt_context *ctx);
 
 /* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
-asyncrt_status asyncrt_require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
+asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
 
 /* Fails unless a device is open; makes its context current for this thread. */
-asyncrt_status asyncrt_require_device(asyncrt_context *ctx);
+asyncrt_status asyncrt__require_device(asyncrt_context *ctx);
 
 /* Waits for an asynchronous device open to finish (no-op otherwise). Returns
  * its failure, with its message, in the calling thread's last error. */
-asyncrt_status asyncrt_wait_device(asyncrt_context *ctx);
+asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
 
 /* True while asyncrt_context_open_device_async has not been waited for. */
-bool asyncrt_device_pending(const asyncrt_context *ctx);
+bool asyncrt__device_pending(const asyncrt_context *ctx);
 
 /* The calling thread's last-error message on ctx, malloc'd copy ("" if none),
  * and dropping that thread's slot (pool threads do before they exit). */
-char *asyncrt_thread_error_copy(asyncrt_context *ctx);
-void asyncrt_thread_error_forget(asyncrt_context *ctx);
+char *asyncrt__thread_error_copy(asyncrt_context *ctx);
+void asyncrt__thread_error_forget(asyncrt_context *ctx);
 
 /* Single flight per cache key: enter waits while another thread of this
  * context compiles the same key, so a duplicate finds the first one's result
  * in the cache instead of running NVRTC again. Every enter needs a leave. */
-void asyncrt_inflight_enter(asyncrt_context *ctx, const uint8_t key[32]);
-void asyncrt_inflight_leave(asyncrt_context *ctx, const uint8_t key[32]);
+void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32]);
+void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32]);
 
 /* Milliseconds on a monotonic clock, for the debug log's timings. */
-double asyncrt_now_ms(void);
+double asyncrt__now_ms(void);
 
 /* malloc'd printf; NULL on allocation failure. */
-char *asyncrt_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *asyncrt_vformat(const char *fmt, va_list ap);
+char *asyncrt__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *asyncrt__vformat(const char *fmt, va_list ap);
 
 #endif

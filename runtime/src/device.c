@@ -29,17 +29,16 @@ double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_info *info)
 int asyncrt_nvrtc_version(void)
 {
     const asyncrt_nvrtc *nv;
-    return asyncrt_nvrtc_load(&nv, NULL, 0) == ASYNCRT_SUCCESS ? nv->version : 0;
+    return asyncrt__nvrtc_load(&nv, NULL, 0) == ASYNCRT_SUCCESS ? nv->version : 0;
 }
 
 asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)
 {
     ASYNCRT_ENTER(ctx);
     *count = 0;
-    asyncrt_status s = asyncrt_require_driver(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_driver(ctx));
     CUresult r = ctx->drv->cuDeviceGetCount(count);
-    if (r != CUDA_SUCCESS) return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetCount", "%s", "");
+    if (r != CUDA_SUCCESS) return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetCount", "%s", "");
     return ASYNCRT_SUCCESS;
 }
 
@@ -57,26 +56,25 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
     ASYNCRT_ENTER(ctx);
     memset(out, 0, sizeof *out);
     int count = 0;
-    asyncrt_status s = asyncrt_device_count(ctx, &count);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt_device_count(ctx, &count));
     if (ordinal < 0 || ordinal >= count)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "device %d does not exist: the driver reports %d device%s (valid: 0..%d)",
                             ordinal, count, count == 1 ? "" : "s", count - 1);
     const asyncrt_driver *d = ctx->drv;
     CUdevice dev;
     CUresult r = d->cuDeviceGet(&dev, ordinal);
-    if (r != CUDA_SUCCESS) return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGet", "device %d", ordinal);
+    if (r != CUDA_SUCCESS) return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGet", "device %d", ordinal);
 
     out->ordinal = ordinal;
     if ((r = d->cuDeviceGetName(out->name, (int)sizeof out->name, dev)) != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetName", "device %d", ordinal);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetName", "device %d", ordinal);
     CUuuid uuid;
     if ((r = d->cuDeviceGetUuid(&uuid, dev)) != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetUuid", "device %d", ordinal);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetUuid", "device %d", ordinal);
     format_uuid(&uuid, out->uuid, sizeof out->uuid);
     if ((r = d->cuDeviceTotalMem(&out->total_memory_bytes, dev)) != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceTotalMem", "device %d", ordinal);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceTotalMem", "device %d", ordinal);
 
     int cluster = 0;
     const struct {
@@ -103,14 +101,14 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
         r = d->cuDeviceGetAttribute(attrs[i].dst, attrs[i].attr, dev);
         if (r != CUDA_SUCCESS)
-            return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetAttribute",
+            return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetAttribute",
                                    "CU_DEVICE_ATTRIBUTE_%s of device %d", attrs[i].name, ordinal);
     }
     out->cluster_launch = cluster != 0;
     out->driver_version = d->version;
     asyncrt_nvrtc_facts nvrtc; /* from the memo when there is one: opening a device opens no NVRTC */
     out->nvrtc_version =
-        asyncrt_nvrtc_facts_get(ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+        asyncrt__nvrtc_facts_get(ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     out->features = asyncrt_features_from_cc(out->cc_major, out->cc_minor, out->cluster_launch);
     return ASYNCRT_SUCCESS;
 }

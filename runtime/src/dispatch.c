@@ -6,19 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h" /* asyncrt_format */
+#include "context.h" /* asyncrt__format */
 
 #define CAL_MAGIC "asyncrt-calibration 1"
 #define CAL_MAX_BYTES 4096
 
 static const char *const k_op_names[ASYNCRT_DISPATCH_OP_COUNT] = {"map", "transpose", "tilemap", "stencil"};
 
-const char *asyncrt_dispatch_op_name(asyncrt_dispatch_op op)
+const char *asyncrt__dispatch_op_name(asyncrt_dispatch_op op)
 {
     return (unsigned)op < ASYNCRT_DISPATCH_OP_COUNT ? k_op_names[op] : "?";
 }
 
-int asyncrt_dispatch_path_needs(asyncrt_map_path path)
+/* The paths' names live with what the dispatcher knows of each path, below
+ * every op that prints or parses them (op_util.c, op_map.c, op_tile.c). */
+static const char *const k_path_names[] = {"auto", "tma", "ldgsts", "plain"};
+
+const char *asyncrt_map_path_name(asyncrt_map_path path)
+{
+    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_path_names[path] : NULL;
+}
+
+int asyncrt__dispatch_path_needs(asyncrt_map_path path)
 {
     return path == ASYNCRT_PATH_TMA ? 90 : path == ASYNCRT_PATH_LDGSTS ? 80 : 0;
 }
@@ -71,7 +80,7 @@ static const table_entry k_table[] = {
 static int first_runnable(const asyncrt_dispatch_rank *r, int target)
 {
     for (int i = 0; i < r->count && i < 3; i++)
-        if (asyncrt_dispatch_path_needs(r->path[i]) <= target) return i;
+        if (asyncrt__dispatch_path_needs(r->path[i]) <= target) return i;
     return -1;
 }
 
@@ -89,11 +98,11 @@ static void describe_rank(const asyncrt_dispatch_rank *r, char *buf, size_t size
     }
 }
 
-asyncrt_map_path asyncrt_dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
+asyncrt_map_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
                                          const asyncrt_calibration *cal, char *why, size_t why_size)
 {
     char ranking[96];
-    const char *name = asyncrt_dispatch_op_name(op);
+    const char *name = asyncrt__dispatch_op_name(op);
     if ((unsigned)op < ASYNCRT_DISPATCH_OP_COUNT && cal) {
         int i = first_runnable(&cal->rank[op], target);
         if (i >= 0) {
@@ -120,15 +129,15 @@ asyncrt_map_path asyncrt_dispatch_choose(asyncrt_dispatch_op op, int device_cc, 
 
 /* ---- calibration files ---------------------------------------------------- */
 
-char *asyncrt_calibration_path(const char *cache_dir, const char *uuid)
+char *asyncrt__calibration_path(const char *cache_dir, const char *uuid)
 {
     if (!cache_dir || !*cache_dir || !uuid || !*uuid) return NULL;
-    return asyncrt_format("%s/calibration-%s.txt", cache_dir, uuid);
+    return asyncrt__format("%s/calibration-%s.txt", cache_dir, uuid);
 }
 
-char *asyncrt_calibration_format(const asyncrt_calibration *cal)
+char *asyncrt__calibration_format(const asyncrt_calibration *cal)
 {
-    char *text = asyncrt_format(CAL_MAGIC "\nuuid %s\ndriver %d\ncc %d\n", cal->uuid, cal->driver_version, cal->cc);
+    char *text = asyncrt__format(CAL_MAGIC "\nuuid %s\ndriver %d\ncc %d\n", cal->uuid, cal->driver_version, cal->cc);
     for (int op = 0; text && op < ASYNCRT_DISPATCH_OP_COUNT; op++) {
         const asyncrt_dispatch_rank *r = &cal->rank[op];
         char line[160];
@@ -136,12 +145,12 @@ char *asyncrt_calibration_format(const asyncrt_calibration *cal)
         for (int i = 0; i < r->count && i < 3; i++)
             used += (size_t)snprintf(line + used, sizeof line - used, " %s %.2f", asyncrt_map_path_name(r->path[i]),
                                      r->pct[i]);
-        char *grown = asyncrt_format("%s%s\n", text, line);
+        char *grown = asyncrt__format("%s%s\n", text, line);
         free(text);
         text = grown;
     }
     if (text) {
-        char *grown = asyncrt_format("%send\n", text);
+        char *grown = asyncrt__format("%send\n", text);
         free(text);
         text = grown;
     }
@@ -188,7 +197,7 @@ static bool parse_rank(char *rest, asyncrt_dispatch_rank *r, char *why, size_t s
     return true;
 }
 
-bool asyncrt_calibration_parse(const char *text, size_t size, const char *uuid, int driver_version,
+bool asyncrt__calibration_parse(const char *text, size_t size, const char *uuid, int driver_version,
                                asyncrt_calibration *out, char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);

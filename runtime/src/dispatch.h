@@ -26,7 +26,7 @@ typedef enum asyncrt_dispatch_op {
     ASYNCRT_DISPATCH_OP_COUNT
 } asyncrt_dispatch_op;
 
-const char *asyncrt_dispatch_op_name(asyncrt_dispatch_op op); /* "map", "transpose", "tilemap", "stencil" */
+const char *asyncrt__dispatch_op_name(asyncrt_dispatch_op op); /* "map", "transpose", "tilemap", "stencil" */
 
 /* One op's paths, fastest first, with their share of cuMemcpyDtoD in percent. */
 typedef struct asyncrt_dispatch_rank {
@@ -46,23 +46,23 @@ typedef struct asyncrt_calibration {
  * arch's number when no device is open) compiled for `target` (a path
  * needing more than the target is skipped). `cal`: this device's
  * calibration or NULL. `why` gets the rule that decided and its evidence. */
-asyncrt_map_path asyncrt_dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
+asyncrt_map_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
                                          const asyncrt_calibration *cal, char *why, size_t why_size);
 
 /* The oldest arch a path runs on: 90, 80 or 0. */
-int asyncrt_dispatch_path_needs(asyncrt_map_path path);
+int asyncrt__dispatch_path_needs(asyncrt_map_path path);
 
 /* Parses a calibration file's text. False (with `why`) unless it is
  * complete and well formed and its UUID and driver are `uuid` and
  * `driver_version`. */
-bool asyncrt_calibration_parse(const char *text, size_t size, const char *uuid, int driver_version,
+bool asyncrt__calibration_parse(const char *text, size_t size, const char *uuid, int driver_version,
                                asyncrt_calibration *out, char *why, size_t why_size);
 /* The text of a calibration file (malloc'd; NULL when out of memory). */
-char *asyncrt_calibration_format(const asyncrt_calibration *cal);
+char *asyncrt__calibration_format(const asyncrt_calibration *cal);
 
 /* <cache dir>/calibration-<uuid>.txt (malloc'd), or NULL without a cache
  * directory. */
-char *asyncrt_calibration_path(const char *cache_dir, const char *uuid);
+char *asyncrt__calibration_path(const char *cache_dir, const char *uuid);
 
 #endif
 
@@ -78,7 +78,7 @@ typedef struct asyncrt_calibrate_sizes {
 
 /* Times every path the open device has for each op (random data, the same
  * run's cuMemcpyDtoD of the same bytes as 100%) and ranks them into `out`. */
-asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_sizes *sizes, asyncrt_calibration *out);
+asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_sizes *sizes, asyncrt_calibration *out);
 /* Writes `cal` where the dispatcher looks for it (atomically: a temporary
  * file renamed); `*path_out` (malloc'd) says where. */
-asyncrt_status asyncrt_calibration_save(asyncrt_context *ctx, const asyncrt_calibration *cal, char **path_out);
+asyncrt_status asyncrt__calibration_save(asyncrt_context *ctx, const asyncrt_calibration *cal, char **path_out);

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,16 @@ static asyncrt_status g_status;
 static char g_message[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static void fail(asyncrt_status status, const char *fmt, const char *a, const char *b)
+/* Records why the driver cannot be used (every later asyncrt__driver_load
+ * reports it) and drops what was loaded. */
+static void fail(asyncrt_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(asyncrt_status status, const char *fmt, ...)
 {
     g_status = status;
-    snprintf(g_message, sizeof g_message, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_message, sizeof g_message, fmt, ap);
+    va_end(ap);
     if (g_driver.handle) dlclose(g_driver.handle);
     memset(&g_driver, 0, sizeof g_driver);
 }
@@ -34,28 +41,26 @@ static void load_once(void)
      * returns CUDA_ERROR_STUB_LIBRARY, which must read as "no driver". */
     PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(g_driver.handle, "cuInit");
     if (!init) {
-        fail(ASYNCRT_ERROR_NO_DRIVER, "no CUDA driver: %s is not a CUDA driver library (it lacks cuInit)%s",
-             path, "");
+        fail(ASYNCRT_ERROR_NO_DRIVER, "no CUDA driver: %s is not a CUDA driver library (it lacks cuInit)", path);
         return;
     }
     CUresult r = init(0);
     if (r == CUDA_ERROR_STUB_LIBRARY) {
         fail(ASYNCRT_ERROR_NO_DRIVER,
-             "no CUDA driver: %s is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY)%s", path, "");
+             "no CUDA driver: %s is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY)", path);
         return;
     }
     if (r == CUDA_ERROR_NO_DEVICE) {
-        fail(ASYNCRT_ERROR_NO_DEVICE, "CUDA driver %s found no device (CUDA_ERROR_NO_DEVICE)%s", path, "");
+        fail(ASYNCRT_ERROR_NO_DEVICE, "CUDA driver %s found no device (CUDA_ERROR_NO_DEVICE)", path);
         return;
     }
     if (r != CUDA_SUCCESS) {
         /* cuGetErrorName works before a successful cuInit; name the result. */
-        char code[96];
         const char *name = NULL;
         PFN_cuGetErrorName_v6000 error_name = (PFN_cuGetErrorName_v6000)dlsym(g_driver.handle, "cuGetErrorName");
         if (!error_name || error_name(r, &name) != CUDA_SUCCESS) name = NULL;
-        snprintf(code, sizeof code, "%d%s%s%s", (int)r, name ? " (" : "", name ? name : "", name ? ")" : "");
-        fail(ASYNCRT_ERROR_NO_DRIVER, "CUDA driver %s: cuInit failed with CUresult %s", path, code);
+        fail(ASYNCRT_ERROR_NO_DRIVER, "CUDA driver %s: cuInit failed with CUresult %d%s%s%s", path, (int)r,
+             name ? " (" : "", name ? name : "", name ? ")" : "");
         return;
     }
 
@@ -63,8 +68,7 @@ static void load_once(void)
         (PFN_cuGetProcAddress_v12000)dlsym(g_driver.handle, "cuGetProcAddress_v2");
     if (!get_proc) {
         fail(ASYNCRT_ERROR_NO_DRIVER,
-             "CUDA driver %s%s is too old: it lacks cuGetProcAddress_v2 (CUDA 12.0 or newer needed)",
-             path, "");
+             "CUDA driver %s is too old: it lacks cuGetProcAddress_v2 (CUDA 12.0 or newer needed)", path);
         return;
     }
 
@@ -86,13 +90,13 @@ static void load_once(void)
 #undef ASYNCRT_DRIVER_RESOLVE_OPTIONAL
 
     if (g_driver.cuDriverGetVersion(&g_driver.version) != CUDA_SUCCESS) {
-        fail(ASYNCRT_ERROR_NO_DRIVER, "CUDA driver %s: cuDriverGetVersion failed%s", path, "");
+        fail(ASYNCRT_ERROR_NO_DRIVER, "CUDA driver %s: cuDriverGetVersion failed", path);
         return;
     }
     g_status = ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_driver_load(const asyncrt_driver **out, char *msg, size_t msg_size)
+asyncrt_status asyncrt__driver_load(const asyncrt_driver **out, char *msg, size_t msg_size)
 {
     pthread_once(&g_once, load_once);
     if (g_status != ASYNCRT_SUCCESS) {
@@ -104,7 +108,7 @@ asyncrt_status asyncrt_driver_load(const asyncrt_driver **out, char *msg, size_t
     return ASYNCRT_SUCCESS;
 }
 
-void asyncrt_driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size)
+void asyncrt__driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size)
 {
     const char *name = NULL, *text = NULL;
     if (drv && drv->cuGetErrorName) drv->cuGetErrorName(result, &name);

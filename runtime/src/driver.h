@@ -71,9 +71,9 @@ typedef struct asyncrt_driver {
  * $ASYNCRT_LIBCUDA or libcuda.so.1. On failure returns NO_DRIVER (or DRIVER)
  * and copies the reason into msg. The driver is process-wide by nature, so
  * this one table is too; contexts hold a pointer to it. */
-asyncrt_status asyncrt_driver_load(const asyncrt_driver **out, char *msg, size_t msg_size);
+asyncrt_status asyncrt__driver_load(const asyncrt_driver **out, char *msg, size_t msg_size);
 
 /* "CUDA_ERROR_INVALID_VALUE (invalid argument)" for a result; never NULL. */
-void asyncrt_driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size);
+void asyncrt__driver_describe(const asyncrt_driver *drv, CUresult result, char *buf, size_t size);
 
 #endif

@@ -10,16 +10,16 @@ typedef struct asyncrt_embedded_file {
     const char *content;
 } asyncrt_embedded_file;
 
-extern const asyncrt_embedded_file asyncrt_embedded_files[];
-extern const size_t asyncrt_embedded_file_count;
+extern const asyncrt_embedded_file asyncrt__embedded_files[];
+extern const size_t asyncrt__embedded_file_count;
 
 /* The content of an embedded file, or NULL. */
-const char *asyncrt_embedded_find(const char *name);
+const char *asyncrt__embedded_find(const char *name);
 
 /* kernels_src/std/: built-in device-side standard headers ("cmath",
  * "cstdint", "type_traits", ...), named as written in #include. */
-extern const asyncrt_embedded_file asyncrt_std_header_files[];
-extern const size_t asyncrt_std_header_file_count;
-const char *asyncrt_std_header_find(const char *name);
+extern const asyncrt_embedded_file asyncrt__std_header_files[];
+extern const size_t asyncrt__std_header_file_count;
+const char *asyncrt__std_header_find(const char *name);
 
 #endif

@@ -22,15 +22,15 @@ static asyncrt_status check_cluster(asyncrt_context *ctx, CUfunction f, const ch
                                     const CUlaunchConfig *cfg, const unsigned cluster[3],
                                     const unsigned grid[3], int *resident)
 {
-    unsigned long long blocks = asyncrt_product3(cluster[0], cluster[1], cluster[2]);
+    unsigned long long blocks = asyncrt__product3(cluster[0], cluster[1], cluster[2]);
     if (!ctx->info.cluster_launch)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
                             "launch of '%s': thread block clusters need sm_90+ "
                             "(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH); device %d is compute capability %d.%d",
                             name, ctx->info.ordinal, ctx->info.cc_major, ctx->info.cc_minor);
     for (int i = 0; i < 3; i++)
         if (grid[i] % cluster[i])
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "launch of '%s': grid %ux%ux%u is not a multiple of cluster %ux%ux%u "
                                 "(dimension %c: %u %% %u != 0)", name, grid[0], grid[1], grid[2],
                                 cluster[0], cluster[1], cluster[2], "xyz"[i], grid[i], cluster[i]);
@@ -38,14 +38,14 @@ static asyncrt_status check_cluster(asyncrt_context *ctx, CUfunction f, const ch
     if (blocks > 8) { /* above the portable size the function must opt in */
         r = ctx->drv->cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
         if (r != CUDA_SUCCESS)
-            return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuFuncSetAttribute",
+            return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuFuncSetAttribute",
                                    "launch of '%s': cluster %ux%ux%u = %llu blocks is above the portable "
                                    "8 and the device refuses non-portable cluster sizes", name,
                                    cluster[0], cluster[1], cluster[2], blocks);
     }
     *resident = 0;
     r = ctx->drv->cuOccupancyMaxActiveClusters(resident, f, cfg);
-    unsigned long long threads = asyncrt_product3(cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ);
+    unsigned long long threads = asyncrt__product3(cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ);
     if (r == CUDA_SUCCESS && *resident > 0) return ASYNCRT_SUCCESS;
     char what[512];
     snprintf(what, sizeof what,
@@ -53,11 +53,11 @@ static asyncrt_status check_cluster(asyncrt_context *ctx, CUfunction f, const ch
              "(+ %d static) per block", cluster[0], cluster[1], cluster[2], blocks, threads,
              cfg->sharedMemBytes, static_shared(ctx, f));
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuOccupancyMaxActiveClusters",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuOccupancyMaxActiveClusters",
                                "launch of '%s': %s is refused by the device (at most 8 blocks per "
                                "cluster are portable, 16 on the H100 with the non-portable opt-in)",
                                name, what);
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
                         "launch of '%s': %s cannot be resident on device %d: "
                         "cuOccupancyMaxActiveClusters = 0 (all blocks of a cluster must fit at once on "
                         "the SMs of one GPC: %d threads and %d bytes of shared memory per SM); use "
@@ -75,18 +75,18 @@ static asyncrt_status check_cooperative(asyncrt_context *ctx, CUfunction f, cons
     CUresult r = ctx->drv->cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
                                                 ctx->device);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetAttribute",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetAttribute",
                                "CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH of device %d", ctx->info.ordinal);
     if (!supported)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
                             "launch of '%s': device %d does not support cooperative launches "
                             "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)", name, ctx->info.ordinal);
-    unsigned long long grid = asyncrt_product3(cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ);
+    unsigned long long grid = asyncrt__product3(cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ);
     unsigned threads = cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
     unsigned long long limit;
     char how[512];
     if (resident_clusters > 0) {
-        unsigned long long per = asyncrt_product3(cluster[0], cluster[1], cluster[2]);
+        unsigned long long per = asyncrt__product3(cluster[0], cluster[1], cluster[2]);
         limit = (unsigned long long)resident_clusters * per;
         snprintf(how, sizeof how, "cuOccupancyMaxActiveClusters = %d clusters of %llu blocks",
                  resident_clusters, per);
@@ -95,7 +95,7 @@ static asyncrt_status check_cooperative(asyncrt_context *ctx, CUfunction f, cons
         r = ctx->drv->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             &per_sm, f, (int)threads, cfg->sharedMemBytes, CU_OCCUPANCY_DEFAULT);
         if (r != CUDA_SUCCESS)
-            return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r,
+            return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r,
                                    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
                                    "kernel '%s', %u threads, %u bytes of dynamic shared memory", name,
                                    threads, cfg->sharedMemBytes);
@@ -106,7 +106,7 @@ static asyncrt_status check_cooperative(asyncrt_context *ctx, CUfunction f, cons
                  per_sm, threads, cfg->sharedMemBytes, static_shared(ctx, f), ctx->info.sm_count);
     }
     if (grid <= limit) return ASYNCRT_SUCCESS;
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
                         "cooperative launch of '%s': grid %ux%ux%u = %llu blocks, but at most %llu "
                         "can be resident at once on device %d (%s); a grid-synchronising kernel "
                         "needs every block resident: launch at most %llu blocks (e.g. with a "
@@ -114,7 +114,7 @@ static asyncrt_status check_cooperative(asyncrt_context *ctx, CUfunction f, cons
                         limit, ctx->info.ordinal, how, limit);
 }
 
-asyncrt_status asyncrt_launch_prepare(asyncrt_context *ctx, CUfunction f, const char *name,
+asyncrt_status asyncrt__launch_prepare(asyncrt_context *ctx, CUfunction f, const char *name,
                                       const asyncrt_launch_config *c, const unsigned grid[3],
                                       const unsigned block[3], CUlaunchConfig *cfg,
                                       CUlaunchAttribute *attrs)
@@ -128,7 +128,7 @@ asyncrt_status asyncrt_launch_prepare(asyncrt_context *ctx, CUfunction f, const 
     cfg->attrs = attrs;
 
     if (c->programmatic_serialization && ctx->info.cc_major < 9)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
                             "launch of '%s': programmatic dependent launch "
                             "(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) needs sm_90+; "
                             "device %d is compute capability %d.%d", name, ctx->info.ordinal,
@@ -142,12 +142,10 @@ asyncrt_status asyncrt_launch_prepare(asyncrt_context *ctx, CUfunction f, const 
         a->value.clusterDim.x = cluster[0];
         a->value.clusterDim.y = cluster[1];
         a->value.clusterDim.z = cluster[2];
-        asyncrt_status s = check_cluster(ctx, f, name, cfg, cluster, grid, &resident_clusters);
-        if (s != ASYNCRT_SUCCESS) return s;
+        ASYNCRT_TRY(check_cluster(ctx, f, name, cfg, cluster, grid, &resident_clusters));
     }
     if (c->cooperative) {
-        asyncrt_status s = check_cooperative(ctx, f, name, cfg, cluster, resident_clusters);
-        if (s != ASYNCRT_SUCCESS) return s;
+        ASYNCRT_TRY(check_cooperative(ctx, f, name, cfg, cluster, resident_clusters));
         CUlaunchAttribute *a = &attrs[cfg->numAttrs++];
         a->id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         a->value.cooperative = 1;
@@ -164,11 +162,10 @@ asyncrt_status asyncrt_launch_prepare(asyncrt_context *ctx, CUfunction f, const 
 asyncrt_status asyncrt_stream_priority_range(asyncrt_context *ctx, int *least, int *greatest)
 {
     *least = *greatest = 0;
-    asyncrt_status s = asyncrt_require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     CUresult r = ctx->drv->cuCtxGetStreamPriorityRange(least, greatest);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuCtxGetStreamPriorityRange",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuCtxGetStreamPriorityRange",
                                "device %d", ctx->info.ordinal);
     return ASYNCRT_SUCCESS;
 }
@@ -178,17 +175,16 @@ asyncrt_status asyncrt_stream_create_with_priority(asyncrt_context *ctx, int pri
 {
     *out = NULL;
     int least, greatest;
-    asyncrt_status s = asyncrt_stream_priority_range(ctx, &least, &greatest);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt_stream_priority_range(ctx, &least, &greatest));
     if (priority > least || priority < greatest)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "stream priority %d is outside device %d's range [%d (most urgent), %d "
                             "(default)]: lower numbers are higher priorities", priority,
                             ctx->info.ordinal, greatest, least);
     CUstream stream = NULL;
     CUresult r = ctx->drv->cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, priority);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuStreamCreateWithPriority",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuStreamCreateWithPriority",
                                "priority %d", priority);
     *out = stream;
     return ASYNCRT_SUCCESS;

@@ -8,7 +8,7 @@
 #define ASYNCRT_LAUNCH_MAX_ATTRS 3
 
 /* x*y*z, saturated at ULLONG_MAX on overflow (3 x 32 bits can exceed 64). */
-static inline unsigned long long asyncrt_product3(unsigned x, unsigned y, unsigned z)
+static inline unsigned long long asyncrt__product3(unsigned x, unsigned y, unsigned z)
 {
     unsigned long long p;
     if (__builtin_mul_overflow((unsigned long long)x, (unsigned long long)y, &p) ||
@@ -24,7 +24,7 @@ static inline unsigned long long asyncrt_product3(unsigned x, unsigned y, unsign
  * the device cannot do (UNSUPPORTED) or cannot hold at once
  * (RESOURCE_LIMIT): a cluster shape no SM group can host, a cooperative grid
  * larger than what can be resident. */
-asyncrt_status asyncrt_launch_prepare(asyncrt_context *ctx, CUfunction function, const char *name,
+asyncrt_status asyncrt__launch_prepare(asyncrt_context *ctx, CUfunction function, const char *name,
                                       const asyncrt_launch_config *c, const unsigned grid[3],
                                       const unsigned block[3], CUlaunchConfig *cfg,
                                       CUlaunchAttribute *attrs);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const asyncrt_lean_barrier_example =
+const char *const asyncrt__lean_barrier_example =
     "#include <cuda/barrier>\n"
     "extern \"C\" __global__ void barrier_scale(const float *x, float *y, int n) {\n"
     "  __shared__ cuda::barrier<cuda::thread_scope_block> bar;\n"
@@ -23,9 +23,9 @@ const char *const asyncrt_lean_barrier_example =
     "  bar.arrive_and_wait();\n"
     "  if (i < n) y[i] = 2.0f * s[threadIdx.x] + 1.0f;\n"
     "}\n";
-const char *const asyncrt_lean_off_option = "-Xptxas=-O3";
+const char *const asyncrt__lean_off_option = "-Xptxas=-O3";
 
-bool asyncrt_lean_enabled(void)
+bool asyncrt__lean_enabled(void)
 {
     const char *v = getenv("ASYNCRT_LEAN");
     return !(v && strcmp(v, "0") == 0); /* on unless ASYNCRT_LEAN=0 */
@@ -150,14 +150,14 @@ static size_t prune_once(char *ptx)
     return removed;
 }
 
-size_t asyncrt_lean_prune_ptx(char *ptx)
+size_t asyncrt__lean_prune_ptx(char *ptx)
 {
     size_t total = 0;
     for (size_t r; (r = prune_once(ptx)) > 0;) total += r;
     return total;
 }
 
-bool asyncrt_lean_options_allow(const char *const *options, size_t count)
+bool asyncrt__lean_options_allow(const char *const *options, size_t count)
 {
     static const char *const k_ptxas_affecting[] = {
         "-G", "--device-debug", "-lineinfo", "--generate-line-info", "-maxrregcount", "--maxrregcount",
@@ -228,7 +228,7 @@ static void open_jitlink(void)
     }
 }
 
-void *asyncrt_lean_assemble(const char *nvrtc_path, const char *ptx, const char *arch, size_t *size,
+void *asyncrt__lean_assemble(const char *nvrtc_path, const char *ptx, const char *arch, size_t *size,
                             char *why, size_t why_size)
 {
     *size = 0;
@@ -261,7 +261,7 @@ void *asyncrt_lean_assemble(const char *nvrtc_path, const char *ptx, const char 
     return cubin;
 }
 
-void asyncrt_lean_apply(asyncrt_context *ctx, const asyncrt_nvrtc *nv, void *nvrtc_program,
+void asyncrt__lean_apply(asyncrt_context *ctx, const asyncrt_nvrtc *nv, void *nvrtc_program,
                         const char *arch, unsigned char **image, size_t *image_size)
 {
     nvrtcProgram prog = nvrtc_program;
@@ -269,19 +269,19 @@ void asyncrt_lean_apply(asyncrt_context *ctx, const asyncrt_nvrtc *nv, void *nvr
     char *ptx = NULL;
     if (nv->nvrtcGetPTXSize(prog, &ptx_size) != NVRTC_SUCCESS || !(ptx = malloc(ptx_size + 1))) return;
     ptx[ptx_size] = 0;
-    if (nv->nvrtcGetPTX(prog, ptx) != NVRTC_SUCCESS || asyncrt_lean_prune_ptx(ptx) == 0) {
+    if (nv->nvrtcGetPTX(prog, ptx) != NVRTC_SUCCESS || asyncrt__lean_prune_ptx(ptx) == 0) {
         free(ptx);
         return;
     }
     char why[384];
     size_t lean_size = 0;
-    void *lean = asyncrt_lean_assemble(nv->path, ptx, arch, &lean_size, why, sizeof why);
+    void *lean = asyncrt__lean_assemble(nv->path, ptx, arch, &lean_size, why, sizeof why);
     free(ptx);
     if (!lean) {
-        asyncrt_log(ctx, 1, "keeping NVRTC's %zu-byte CUBIN: %s", *image_size, why);
+        asyncrt__log(ctx, 1, "keeping NVRTC's %zu-byte CUBIN: %s", *image_size, why);
         return;
     }
-    asyncrt_log(ctx, 2, "lean CUBIN: %zu bytes instead of NVRTC's %zu (unused globals dropped)", lean_size,
+    asyncrt__log(ctx, 2, "lean CUBIN: %zu bytes instead of NVRTC's %zu (unused globals dropped)", lean_size,
                 *image_size);
     free(*image);
     *image = lean;

@@ -19,22 +19,22 @@
 #include <stddef.h>
 
 /* True unless ASYNCRT_LEAN=0, read on each compile (it is in the cache key). */
-bool asyncrt_lean_enabled(void);
+bool asyncrt__lean_enabled(void);
 
 /* Pure: removes, in place, the module-scope .global/.const declarations that
  * are neither .visible, .extern nor .weak and are named nowhere else in the
  * PTX (repeatedly, as a dropped initializer may free another). `ptx` is
  * NUL-terminated; returns how many declarations were removed. */
-size_t asyncrt_lean_prune_ptx(char *ptx);
+size_t asyncrt__lean_prune_ptx(char *ptx);
 
 /* True when NVRTC options leave the CUBIN to ptxas defaults, so assembling
  * the PTX ourselves gives the same code: no -G, -lineinfo, -maxrregcount,
  * -Xptxas / --ptxas-options, -dlto, -rdc or debug options among them. */
-bool asyncrt_lean_options_allow(const char *const *options, size_t count);
+bool asyncrt__lean_options_allow(const char *const *options, size_t count);
 
 /* Assembles `ptx` for `arch` ("sm_90", "sm_90a") with nvJitLink found beside
  * `nvrtc_path`. On success returns a malloc'd CUBIN; on failure NULL and why. */
-void *asyncrt_lean_assemble(const char *nvrtc_path, const char *ptx, const char *arch, size_t *size,
+void *asyncrt__lean_assemble(const char *nvrtc_path, const char *ptx, const char *arch, size_t *size,
                             char *why, size_t why_size);
 
 /* The kernel the numbers above are about (y = 2x + 1 staged through shared
@@ -42,15 +42,15 @@ void *asyncrt_lean_assemble(const char *nvrtc_path, const char *ptx, const char 
  * barrier_scale(const float *x, float *y, int n)), for the tests and
  * asyncrt-bench; and an option that keeps NVRTC's own CUBIN without
  * changing the code (-Xptxas=-O3 is ptxas's default). */
-extern const char *const asyncrt_lean_barrier_example;
-extern const char *const asyncrt_lean_off_option;
+extern const char *const asyncrt__lean_barrier_example;
+extern const char *const asyncrt__lean_off_option;
 
 /* For compile.c: when the program's CUBIN carries unused globals, replaces
  * *image with the lean one (logging both sizes at ASYNCRT_LOG=2); otherwise,
  * or on any failure (logged at ASYNCRT_LOG=1), leaves it as it is. */
 typedef struct asyncrt_context asyncrt_context;
 typedef struct asyncrt_nvrtc asyncrt_nvrtc;
-void asyncrt_lean_apply(asyncrt_context *ctx, const asyncrt_nvrtc *nv, void *nvrtc_program,
+void asyncrt__lean_apply(asyncrt_context *ctx, const asyncrt_nvrtc *nv, void *nvrtc_program,
                         const char *arch, unsigned char **image, size_t *image_size);
 
 #endif

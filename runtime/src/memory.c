@@ -10,11 +10,11 @@ struct asyncrt_timer {
 
 #define DEVICE_CALL(ctx, status, call, ...)                                        \
     do {                                                                           \
-        asyncrt_status s_ = asyncrt_require_device(ctx);                           \
+        asyncrt_status s_ = asyncrt__require_device(ctx);                           \
         if (s_ != ASYNCRT_SUCCESS) return s_;                                      \
         CUresult r_ = (ctx)->drv->call;                                            \
         if (r_ != CUDA_SUCCESS)                                                    \
-            return asyncrt_fail_cu(ctx, status, r_, #call, __VA_ARGS__);           \
+            return asyncrt__fail_cu(ctx, status, r_, #call, __VA_ARGS__);           \
         return ASYNCRT_SUCCESS;                                                    \
     } while (0)
 
@@ -23,11 +23,10 @@ asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_
     ASYNCRT_ENTER(ctx);
     *out = 0;
     CUdeviceptr p = 0;
-    asyncrt_status s = asyncrt_require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     CUresult r = ctx->drv->cuMemAlloc(&p, bytes ? bytes : 1);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuMemAlloc", "%zu bytes", bytes);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuMemAlloc", "%zu bytes", bytes);
     *out = (asyncrt_deviceptr)p;
     return ASYNCRT_SUCCESS;
 }
@@ -104,16 +103,15 @@ asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
 {
     ASYNCRT_ENTER(ctx);
     *out = NULL;
-    asyncrt_status s = asyncrt_require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     asyncrt_timer *t = calloc(1, sizeof *t);
-    if (!t) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (!t) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
     t->ctx = ctx;
     CUresult r = ctx->drv->cuEventCreate(&t->start, CU_EVENT_DEFAULT);
     if (r == CUDA_SUCCESS) r = ctx->drv->cuEventCreate(&t->stop, CU_EVENT_DEFAULT);
     if (r != CUDA_SUCCESS) {
         asyncrt_timer_destroy(t);
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuEventCreate", "%s", "");
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuEventCreate", "%s", "");
     }
     *out = t;
     return ASYNCRT_SUCCESS;
@@ -122,7 +120,7 @@ asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
 void asyncrt_timer_destroy(asyncrt_timer *t)
 {
     if (!t) return;
-    if (asyncrt_require_device(t->ctx) == ASYNCRT_SUCCESS) {
+    if (asyncrt__require_device(t->ctx) == ASYNCRT_SUCCESS) {
         if (t->start) t->ctx->drv->cuEventDestroy(t->start);
         if (t->stop) t->ctx->drv->cuEventDestroy(t->stop);
     }
@@ -145,11 +143,10 @@ asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *t, float *ms)
 {
     ASYNCRT_ENTER(t->ctx);
     *ms = 0;
-    asyncrt_status s = asyncrt_require_device(t->ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(t->ctx));
     CUresult r = t->ctx->drv->cuEventSynchronize(t->stop);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(t->ctx, ASYNCRT_ERROR_LAUNCH, r, "cuEventSynchronize", "%s",
+        return asyncrt__fail_cu(t->ctx, ASYNCRT_ERROR_LAUNCH, r, "cuEventSynchronize", "%s",
                                "the timed work failed");
     DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventElapsedTime(ms, t->start, t->stop), "%s", "");
 }

@@ -32,13 +32,13 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
 {
     ASYNCRT_ENTER(ctx);
     *out = NULL;
-    asyncrt_status s = asyncrt_require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
+    asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
     char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
-    if (m) m->program = asyncrt_program_clone(program);
+    if (m) m->program = asyncrt__program_clone(program);
     if (!m || !m->program || !info || !error) {
-        s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
         goto done;
     }
     CUjit_option keys[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
@@ -48,7 +48,7 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
     if (r != CUDA_SUCCESS) {
         /* PTX for compute_XY meets ptxas only here: say what the fix is */
         bool specific = program->ptx && strstr(error, "not supported on .target");
-        s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx",
+        s = asyncrt__fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx",
                             "%s image for %s on device %d (compute capability %d.%d)%s%s%s%s%s",
                             program->ptx ? "PTX" : "CUBIN", program->arch, ctx->info.ordinal,
                             ctx->info.cc_major, ctx->info.cc_minor, *error ? "\nJIT error log:\n" : "",
@@ -58,7 +58,7 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
                                        "target such as compute_90a or sm_90a" : "");
         goto done;
     }
-    if (*info) asyncrt_log(ctx, 2, "JIT info log: %s", info);
+    if (*info) asyncrt__log(ctx, 2, "JIT info log: %s", info);
     m->ctx = ctx;
     *out = m;
     m = NULL;
@@ -78,13 +78,13 @@ asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_nam
 {
     ASYNCRT_ENTER(ctx);
     *out = NULL;
-    double start = asyncrt_now_ms();
+    double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, opts, &program);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_module_load(ctx, program, out);
     if (s == ASYNCRT_SUCCESS)
-        asyncrt_log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",
-                    source_name ? source_name : "kernel.cu", asyncrt_now_ms() - start,
+        asyncrt__log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",
+                    source_name ? source_name : "kernel.cu", asyncrt__now_ms() - start,
                     program->origin == ASYNCRT_ORIGIN_COMPILED ? "compiled" : "from cache");
     asyncrt_program_destroy(program);
     return s;
@@ -100,7 +100,7 @@ void asyncrt_module_destroy(asyncrt_module *m)
         free(k->name);
         free(k);
     }
-    if (m->handle && asyncrt_require_device(m->ctx) == ASYNCRT_SUCCESS)
+    if (m->handle && asyncrt__require_device(m->ctx) == ASYNCRT_SUCCESS)
         m->ctx->drv->cuModuleUnload(m->handle);
     asyncrt_program_destroy(m->program);
     free(m);
@@ -116,22 +116,21 @@ asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, as
             *out = k;
             return ASYNCRT_SUCCESS;
         }
-    asyncrt_status s = asyncrt_require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     const char *lowered = asyncrt_program_lowered_name(m->program, name);
     CUfunction f;
     CUresult r = ctx->drv->cuModuleGetFunction(&f, m->handle, lowered ? lowered : name);
     if (r == CUDA_ERROR_NOT_FOUND)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NOT_FOUND,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NOT_FOUND,
                             "no kernel '%s' in the module: give an extern \"C\" __global__ name, or "
                             "register a C++ name such as \"scale<float>\" as a name expression when "
                             "compiling", name);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuModuleGetFunction", "kernel '%s'", name);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuModuleGetFunction", "kernel '%s'", name);
     asyncrt_kernel *k = calloc(1, sizeof *k);
     if (!k || !(k->name = strdup(name))) {
         free(k);
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     k->module = m;
     k->function = f;
@@ -151,7 +150,7 @@ static asyncrt_status read_params(asyncrt_kernel *k)
     asyncrt_context *ctx = k->module->ctx;
     if (k->params_read) return ASYNCRT_SUCCESS;
     if (!ctx->drv->cuFuncGetParamInfo)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
                             "the driver (CUDA %d) lacks cuFuncGetParamInfo (CUDA 12.4+)",
                             ctx->drv->version);
     size_t count = 0, cap = 0, *sizes = NULL;
@@ -161,7 +160,7 @@ static asyncrt_status read_params(asyncrt_kernel *k)
         if (r == CUDA_ERROR_INVALID_VALUE) break;
         if (r != CUDA_SUCCESS) {
             free(sizes);
-            return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetParamInfo",
+            return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetParamInfo",
                                    "kernel '%s' parameter %zu", k->name, count);
         }
         if (count == cap) {
@@ -169,7 +168,7 @@ static asyncrt_status read_params(asyncrt_kernel *k)
             size_t *grown = realloc(sizes, cap * sizeof *sizes);
             if (!grown) {
                 free(sizes);
-                return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+                return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
             }
             sizes = grown;
         }
@@ -186,8 +185,7 @@ asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size
 {
     ASYNCRT_ENTER(k->module->ctx);
     *count = 0;
-    asyncrt_status s = read_params(k);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(read_params(k));
     for (size_t i = 0; i < k->param_count && i < capacity; i++) sizes[i] = k->param_sizes[i];
     *count = k->param_count;
     return ASYNCRT_SUCCESS;
@@ -213,7 +211,7 @@ static asyncrt_status check_arguments(asyncrt_kernel *k, const size_t *arg_sizes
     char want[1024], got[1024];
     format_sizes(want, sizeof want, k->param_sizes, k->param_count);
     format_sizes(got, sizeof got, arg_sizes, arg_count);
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH,
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH,
                         "kernel '%s' takes %zu parameter%s of sizes (%s) bytes; %zu argument%s "
                         "given of sizes (%s) bytes", k->name, k->param_count,
                         k->param_count == 1 ? "" : "s", want, arg_count, arg_count == 1 ? "" : "s", got);
@@ -227,16 +225,16 @@ static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
     int static_bytes = 0;
     CUresult r = ctx->drv->cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->function);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetAttribute", "kernel '%s'", k->name);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuFuncGetAttribute", "kernel '%s'", k->name);
     size_t optin = (size_t)ctx->info.shared_memory_per_block_optin;
     if (dynamic + (size_t)static_bytes > optin)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
                             "kernel '%s' asks for %zu bytes of dynamic shared memory (+ %d static) "
                             "but device %d allows at most %zu bytes per block",
                             k->name, dynamic, static_bytes, ctx->info.ordinal, optin);
     r = ctx->drv->cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuFuncSetAttribute",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, r, "cuFuncSetAttribute",
                                "raising kernel '%s' to %zu bytes of dynamic shared memory", k->name, dynamic);
     k->raised_shared = dynamic;
     return ASYNCRT_SUCCESS;
@@ -247,35 +245,33 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
 {
     ASYNCRT_ENTER(k->module->ctx);
     asyncrt_context *ctx = k->module->ctx;
-    asyncrt_status s = asyncrt_require_device(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {
         grid[i] = c->grid[i] ? c->grid[i] : (i ? 1 : 0);
         block[i] = c->block[i] ? c->block[i] : (i ? 1 : 0);
     }
     if (!grid[0] || !block[0])
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "launch of '%s': grid.x (%u) and block.x (%u) must be at least 1",
                             k->name, c->grid[0], c->block[0]);
-    unsigned long long threads = asyncrt_product3(block[0], block[1], block[2]);
+    unsigned long long threads = asyncrt__product3(block[0], block[1], block[2]);
     if (threads > (unsigned long long)ctx->info.max_threads_per_block) {
         char count[32] = "more than 2^64"; /* the product of three 32-bit sizes can overflow */
         if (threads != ~0ull) snprintf(count, sizeof count, "%llu", threads);
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT,
                             "launch of '%s': block %ux%ux%u = %s threads, above the device's %d",
                             k->name, block[0], block[1], block[2], count, ctx->info.max_threads_per_block);
     }
-    if (arg_sizes && (s = check_arguments(k, arg_sizes, arg_count)) != ASYNCRT_SUCCESS) return s;
-    if ((s = prepare_shared(k, c->shared_bytes)) != ASYNCRT_SUCCESS) return s;
+    if (arg_sizes) ASYNCRT_TRY(check_arguments(k, arg_sizes, arg_count));
+    ASYNCRT_TRY(prepare_shared(k, c->shared_bytes));
 
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
     CUlaunchConfig cfg;
-    s = asyncrt_launch_prepare(ctx, k->function, k->name, c, grid, block, &cfg, attrs);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__launch_prepare(ctx, k->function, k->name, c, grid, block, &cfg, attrs));
     CUresult r = ctx->drv->cuLaunchKernelEx(&cfg, k->function, args, NULL);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx",
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx",
                                "kernel '%s', grid %ux%ux%u, block %ux%ux%u, %zu bytes dynamic shared memory",
                                k->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                c->shared_bytes);

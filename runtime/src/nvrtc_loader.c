@@ -62,7 +62,7 @@ static void add_dir(asyncrt_nvrtc_candidate *out, size_t capacity, size_t *n, co
     }
 }
 
-size_t asyncrt_nvrtc_candidates(const asyncrt_nvrtc_search *s, asyncrt_nvrtc_candidate *out,
+size_t asyncrt__nvrtc_candidates(const asyncrt_nvrtc_search *s, asyncrt_nvrtc_candidate *out,
                                 size_t capacity)
 {
     size_t n = 0;
@@ -100,7 +100,7 @@ static bool loadable_by(const asyncrt_nvrtc_candidate *c, int driver_version)
     return c->major <= 0 || c->major * 1000 <= driver_version;
 }
 
-int asyncrt_nvrtc_choose(const asyncrt_nvrtc_candidate *c, size_t count, int driver_version,
+int asyncrt__nvrtc_choose(const asyncrt_nvrtc_candidate *c, size_t count, int driver_version,
                          char *why, size_t why_size)
 {
     int first = -1;
@@ -143,7 +143,7 @@ static void choose_once(void)
 {
     asyncrt_nvrtc_search s = {getenv("ASYNCRT_NVRTC"), getenv("CUDA_PATH"), getenv("CUDA_HOME"),
                               ASYNCRT_TOOLKIT_LIBDIR};
-    g_count = asyncrt_nvrtc_candidates(&s, g_candidates, ASYNCRT_NVRTC_MAX_CANDIDATES);
+    g_count = asyncrt__nvrtc_candidates(&s, g_candidates, ASYNCRT_NVRTC_MAX_CANDIDATES);
     /* Ask the driver only when the choice depends on it: several majors. */
     int majors_seen = 0, last_major = 0, driver_version = 0;
     for (size_t i = 0; i < g_count; i++) {
@@ -153,12 +153,12 @@ static void choose_once(void)
     }
     if (majors_seen > 1) {
         const asyncrt_driver *drv;
-        if (asyncrt_driver_load(&drv, NULL, 0) == ASYNCRT_SUCCESS) driver_version = drv->version;
+        if (asyncrt__driver_load(&drv, NULL, 0) == ASYNCRT_SUCCESS) driver_version = drv->version;
     }
-    g_chosen = asyncrt_nvrtc_choose(g_candidates, g_count, driver_version, g_why, sizeof g_why);
+    g_chosen = asyncrt__nvrtc_choose(g_candidates, g_count, driver_version, g_why, sizeof g_why);
 }
 
-bool asyncrt_nvrtc_identity_get(asyncrt_nvrtc_identity *out)
+bool asyncrt__nvrtc_identity_get(asyncrt_nvrtc_identity *out)
 {
     pthread_once(&g_choose_once, choose_once);
     memset(out, 0, sizeof *out);
@@ -282,7 +282,7 @@ static void load_once(void)
     g_status = ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t msg_size)
+asyncrt_status asyncrt__nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t msg_size)
 {
     pthread_once(&g_load_once, load_once);
     if (g_status != ASYNCRT_SUCCESS) {
@@ -350,21 +350,21 @@ static void write_memo(const char *path, const asyncrt_nvrtc_identity *id, const
     if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
 }
 
-asyncrt_status asyncrt_nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
+asyncrt_status asyncrt__nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
                                        size_t msg_size)
 {
     pthread_mutex_lock(&g_facts_lock);
     asyncrt_status status = ASYNCRT_SUCCESS;
     asyncrt_nvrtc_identity id;
     char memo[4400] = "";
-    if (!g_have_facts && cache_dir && asyncrt_nvrtc_identity_get(&id)) {
+    if (!g_have_facts && cache_dir && asyncrt__nvrtc_identity_get(&id)) {
         memo_path(cache_dir, &id, memo, sizeof memo);
         g_have_facts = read_memo(memo, &id, &g_facts);
     }
     if (!g_have_facts) {
         const asyncrt_nvrtc *nv;
         int n = 0;
-        status = asyncrt_nvrtc_load(&nv, msg, msg_size);
+        status = asyncrt__nvrtc_load(&nv, msg, msg_size);
         if (status == ASYNCRT_SUCCESS &&
             (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 64 ||
              nv->nvrtcGetSupportedArchs(g_facts.archs) != NVRTC_SUCCESS)) {

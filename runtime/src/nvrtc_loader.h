@@ -60,21 +60,21 @@ typedef struct asyncrt_nvrtc {
 /* The process's NVRTC table, chosen and opened once (thread-safe) on first
  * call. On failure returns ASYNCRT_ERROR_NO_NVRTC and copies into msg a
  * message naming every place looked at (or the file that lacks a symbol). */
-asyncrt_status asyncrt_nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t msg_size);
+asyncrt_status asyncrt__nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t msg_size);
 
 /* What identifies the NVRTC a compile would use, found WITHOUT opening it
  * (stat only, ~microseconds; dlopen costs ~6 ms), so that a cache lookup can
  * key on it and a cache hit never loads NVRTC.
  *
  * Contract: fills *out and returns true when an NVRTC file was found by the
- * search order above; the same file as asyncrt_nvrtc_load() opens in this
+ * search order above; the same file as asyncrt__nvrtc_load() opens in this
  * process (the choice is made once and shared). `path` is the resolved real
  * path; `size` and `mtime_ns` change when the file is replaced, so a key
  * over (path, size, mtime_ns) changes whenever the NVRTC that would compile
  * changes. `major` comes from the soname (13, 12). Returns false when no
  * NVRTC can be found (then a compile fails with ASYNCRT_ERROR_NO_NVRTC), or
  * when the candidate is only reachable through the dynamic loader and so
- * cannot be stat-ed before dlopen: callers then key on asyncrt_nvrtc_load()'s
+ * cannot be stat-ed before dlopen: callers then key on asyncrt__nvrtc_load()'s
  * version instead. */
 typedef struct asyncrt_nvrtc_identity {
     char path[4096];
@@ -82,11 +82,11 @@ typedef struct asyncrt_nvrtc_identity {
     int64_t mtime_ns;
     int major;
 } asyncrt_nvrtc_identity;
-bool asyncrt_nvrtc_identity_get(asyncrt_nvrtc_identity *out);
+bool asyncrt__nvrtc_identity_get(asyncrt_nvrtc_identity *out);
 
 /* What arch selection needs from NVRTC: its version and supported archs.
  * Served without opening NVRTC when a memo for the NVRTC the search order
- * finds (same path, size and mtime: asyncrt_nvrtc_identity_get) lies in
+ * finds (same path, size and mtime: asyncrt__nvrtc_identity_get) lies in
  * cache_dir (written there the first time NVRTC is opened; cache_dir may be
  * NULL: no memo). So with a cache key over the identity, a cache hit never
  * loads NVRTC. Thread-safe; process-wide once known. NO_NVRTC (msg says
@@ -97,7 +97,7 @@ typedef struct asyncrt_nvrtc_facts {
     size_t arch_count;
     bool from_memo;    /* read from cache_dir, NVRTC not opened for it */
 } asyncrt_nvrtc_facts;
-asyncrt_status asyncrt_nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
+asyncrt_status asyncrt__nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
                                        size_t msg_size);
 
 /* --- the search itself, separated from the process-wide state for tests --- */
@@ -118,13 +118,13 @@ typedef struct asyncrt_nvrtc_search {
 } asyncrt_nvrtc_search;
 
 /* Lists the places to look, in order (existing files flagged). Returns the count. */
-size_t asyncrt_nvrtc_candidates(const asyncrt_nvrtc_search *search, asyncrt_nvrtc_candidate *out,
+size_t asyncrt__nvrtc_candidates(const asyncrt_nvrtc_search *search, asyncrt_nvrtc_candidate *out,
                                 size_t capacity);
 
 /* Picks the index of the candidate to open: the first existing file (or,
  * failing files, the first soname) whose major the driver can load
  * (driver_version 0 = unknown: the first). -1 when there is none. Writes why. */
-int asyncrt_nvrtc_choose(const asyncrt_nvrtc_candidate *c, size_t count, int driver_version,
+int asyncrt__nvrtc_choose(const asyncrt_nvrtc_candidate *c, size_t count, int driver_version,
                          char *why, size_t why_size);
 
 #endif

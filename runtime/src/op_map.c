@@ -9,6 +9,7 @@
 #include "asyncrt/ops.h"
 #include "arch.h"
 #include "context.h"
+#include "map_store.cuh" /* kernels_src/: the store modes, shared with the kernels */
 #include "op_util.h"
 
 #define MAP_MAX_INPUTS 16
@@ -24,10 +25,19 @@ typedef struct map_tune {
     unsigned ctas_per_sm; /* stages are sized so this many CTAs share an SM */
     unsigned stage_bytes; /* input bytes per stage (target) */
     unsigned max_stages;
-    unsigned store;       /* 0 st.global.cs, 1 st.global, 2 bulk from shared (TMA; else 0) */
+    unsigned store;       /* an ASYNCRT_MAP_STORE_* mode; BULK only on the TMA path */
     unsigned chunked;     /* 1: contiguous runs of tiles per CTA; 0: round-robin */
     unsigned per_tile;    /* 1: one CTA per tile (grid = tiles); 0: a persistent grid */
 } map_tune;
+
+/* ASYNCRT_MAP_TUNE's store=WORD, and the name the generated Op::store uses. */
+static const struct {
+    const char *word, *constant;
+} store_modes[ASYNCRT_MAP_STORE_COUNT] = {
+#define STORE_MODE(name, word) [ASYNCRT_MAP_STORE_##name] = {word, "ASYNCRT_MAP_STORE_" #name},
+    ASYNCRT_MAP_STORE_MODES(STORE_MODE)
+#undef STORE_MODE
+};
 
 static const struct dtype_info {
     const char *name, *storage, *compute;
@@ -40,8 +50,6 @@ static const struct dtype_info {
     [ASYNCRT_F16] = {"f16", "asyncrt_f16", "float", 2},
     [ASYNCRT_BF16] = {"bf16", "asyncrt_bf16", "float", 2},
 };
-
-static const char *const path_names[] = {"auto", "tma", "ldgsts", "plain"};
 
 struct asyncrt_map {
     asyncrt_context *ctx;
@@ -71,11 +79,6 @@ size_t asyncrt_dtype_size(asyncrt_dtype dtype)
     return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].size : 0;
 }
 
-const char *asyncrt_map_path_name(asyncrt_map_path path)
-{
-    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? path_names[path] : NULL;
-}
-
 asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->path; }
 const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->program; }
 const char *asyncrt_map_source(const asyncrt_map *map) { return map->source; }
@@ -97,20 +100,20 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
                                  size_t count, size_t min, size_t max, const asyncrt_map_desc *d)
 {
     if (count < min || count > max)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "map: %zu %s given; between %zu and %zu are allowed", count, what, min, max);
     if (count && !args)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: %s is NULL but its count is %zu",
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: %s is NULL but its count is %zu",
                             what, count);
     for (size_t i = 0; i < count; i++) {
         const char *name = args[i].name;
         if (!is_identifier(name) || strncmp(name, "asyncrt", 7) == 0 || name[0] == '_')
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "map: %s %zu has the name '%s'; names must be C identifiers of at most "
                                 "64 characters that do not start with '_' or 'asyncrt'",
                                 what, i, name ? name : "(null)");
         if ((unsigned)args[i].dtype >= ASYNCRT_DTYPE_COUNT)
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "map: %s '%s' has dtype %d, which is not an asyncrt_dtype", what, name,
                                 (int)args[i].dtype);
         /* Every name must be unique across inputs, outputs and scalars. */
@@ -119,7 +122,7 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
         for (int l = 0; l < 3; l++)
             for (size_t j = 0; j < counts[l]; j++)
                 if (&lists[l][j] != &args[i] && lists[l][j].name && strcmp(lists[l][j].name, name) == 0)
-                    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                         "map: the name '%s' is used twice; names must be unique", name);
     }
     return ASYNCRT_SUCCESS;
@@ -133,12 +136,11 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
      * 95.6% and 93.7% for the best persistent ring (1 CTA per SM, 6 x 32 KiB
      * stages). The hardware's block scheduler balances the tail better than a
      * grid-stride loop can. grid=persistent keeps the ring for other devices. */
-    *t = (map_tune){.ctas_per_sm = 8, .stage_bytes = 16 << 10, .max_stages = 1, .store = 0, .chunked = 0,
+    *t = (map_tune){.ctas_per_sm = 8, .stage_bytes = 16 << 10, .max_stages = 1, .store = ASYNCRT_MAP_STORE_CS, .chunked = 0,
                     .per_tile = 1};
     const char *env = getenv("ASYNCRT_MAP_TUNE");
     if (!env || !*env) return ASYNCRT_SUCCESS;
-    static const char *const stores[] = {"cs", "wb", "bulk"}, *const orders[] = {"tiles", "chunks"},
-                             *const grids[] = {"persistent", "tiles"};
+    static const char *const orders[] = {"tiles", "chunks"}, *const grids[] = {"persistent", "tiles"};
     char key[16], value[16];
     for (const char *c = env; *c;) {
         int used = 0;
@@ -151,8 +153,8 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
         else if (!strcmp(key, "stages") && number && v >= 1 && v <= 8) t->max_stages = (unsigned)v;
         else if (!strcmp(key, "store")) {
             unsigned k = 0;
-            while (k < 3 && strcmp(value, stores[k])) k++;
-            if (k == 3) goto bad;
+            while (k < ASYNCRT_MAP_STORE_COUNT && strcmp(value, store_modes[k].word)) k++;
+            if (k == ASYNCRT_MAP_STORE_COUNT) goto bad;
             t->store = k;
         } else if (!strcmp(key, "order")) {
             unsigned k = 0;
@@ -171,7 +173,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
     }
     return ASYNCRT_SUCCESS;
 bad:
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "ASYNCRT_MAP_TUNE='%s' is not a list of ctas=1..32, stage=1024..262144 (bytes), "
                         "stages=1..8, store=cs|wb|bulk, order=tiles|chunks, grid=persistent|tiles", env);
 }
@@ -183,7 +185,7 @@ static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, cons
 {
     const map_tune *t = &m->tune;
     size_t pack_bytes = in_vec_total * 16;
-    size_t stage_pack = (in_vec_total + (t->store == 2 ? out_vec_total : 0)) * 16;
+    size_t stage_pack = (in_vec_total + (t->store == ASYNCRT_MAP_STORE_BULK ? out_vec_total : 0)) * 16;
     unsigned target = m->path == ASYNCRT_PATH_PLAIN ? MAP_PLAIN_TILE : t->stage_bytes;
     unsigned ppt = (unsigned)(target / (MAP_THREADS * pack_bytes));
     if (ppt < 1) ppt = 1;
@@ -214,8 +216,8 @@ static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, cons
 /* ---- source generation ---------------------------------------------------- */
 
 typedef asyncrt_strbuf strbuf;
-#define sb_printf asyncrt_sb_printf
-#define sb_lines asyncrt_sb_lines
+#define sb_printf asyncrt__sb_printf
+#define sb_lines asyncrt__sb_lines
 
 static void scalar_decls(strbuf *b, const asyncrt_map_desc *d)
 {
@@ -263,8 +265,8 @@ static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pa
     for (size_t k = 0; k < d->output_count; k++) sb_printf(&b, "%s%zu", k ? ", " : "", out_vecs[k]);
     sb_printf(&b, "};\n    static constexpr int threads = %d, packs_per_thread = %u, stages = %u;\n", MAP_THREADS,
               m->tile / MAP_THREADS, m->stages);
-    sb_printf(&b, "    static constexpr int store = %u;\n    static constexpr bool chunked = %s;\n\n", m->tune.store,
-              m->tune.chunked ? "true" : "false");
+    sb_printf(&b, "    static constexpr int store = %s;\n    static constexpr bool chunked = %s;\n\n",
+              store_modes[m->tune.store].constant, m->tune.chunked ? "true" : "false");
 
     /* One pack from registers: inputs at v, outputs stored at element e. */
     sb_printf(&b, "    template <class Sink>\n    static __device__ __forceinline__ void compute_store(const params &p, "
@@ -338,31 +340,28 @@ void asyncrt_map_destroy(asyncrt_map *map)
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
     ASYNCRT_ENTER(ctx);
-    if (!out) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
+    if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
     *out = NULL;
-    if (!d) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
-    asyncrt_status s;
-    if ((s = check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d)) ||
-        (s = check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d)) ||
-        (s = check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d)))
-        return s;
+    if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
+    ASYNCRT_TRY(check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d));
+    ASYNCRT_TRY(check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d));
+    ASYNCRT_TRY(check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d));
     if (!d->expression || !*d->expression)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
-    if ((s = asyncrt_op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
-        return s;
+    ASYNCRT_TRY(asyncrt__op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path));
+    map_tune tune;
+    ASYNCRT_TRY(parse_tune(ctx, &tune));
 
     asyncrt_map *m = calloc(1, sizeof *m);
-    if (!m) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
+    if (!m) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
     m->ctx = ctx;
     m->path = path;
-    if ((s = parse_tune(ctx, &m->tune))) {
-        free(m);
-        return s;
-    }
-    if (m->tune.store == 2 && path != ASYNCRT_PATH_TMA) m->tune.store = 0; /* bulk stores are TMA's */
+    m->tune = tune;
+    if (m->tune.store == ASYNCRT_MAP_STORE_BULK && path != ASYNCRT_PATH_TMA)
+        m->tune.store = ASYNCRT_MAP_STORE_CS; /* bulk stores are TMA's */
 
     /* A pack is 16 bytes of the smallest element, so every array moves in
      * whole 16-byte vectors. */
@@ -383,19 +382,20 @@ asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *
     for (size_t k = 0; k < m->outputs; k++) out_vec_total += out_vecs[k] = m->pack * m->sizes[m->inputs + k] / 16;
     plan(m, in_vec_total, out_vec_total, asyncrt_context_device(ctx));
 
+    asyncrt_status s;
     if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total, out_vecs, out_vec_total))) {
-        s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
         goto fail;
     }
     asyncrt_compile_options opts = {.arch = arch_name};
-    if ((s = asyncrt_program_compile(ctx, "asyncrt_map.cu", m->source, &opts, &m->program))) goto fail;
+    if ((s = asyncrt_program_compile(ctx, "asyncrt_map.cu", m->source, &opts, &m->program)) != ASYNCRT_SUCCESS)
+        goto fail;
     if (asyncrt_context_device(ctx)) {
-        if ((s = asyncrt_module_load(ctx, m->program, &m->module)) ||
-            (s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)))
-            goto fail;
+        if ((s = asyncrt_module_load(ctx, m->program, &m->module)) != ASYNCRT_SUCCESS) goto fail;
+        if ((s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)) != ASYNCRT_SUCCESS) goto fail;
     }
-    asyncrt_log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
-                "grid <= %u, store %u, %s", path_names[m->path], arch_name, m->pack, m->tile, m->stages,
+    asyncrt__log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
+                "grid <= %u, store %u, %s", asyncrt_map_path_name(m->path), arch_name, m->pack, m->tile, m->stages,
                 m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
     *out = m;
     return ASYNCRT_SUCCESS;
@@ -424,11 +424,11 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     ASYNCRT_ENTER(m->ctx);
     asyncrt_context *ctx = m->ctx;
     if (!m->kernel)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "map: compiled without an open device, so it cannot be launched; open the "
                             "device before asyncrt_map_create");
     if (!inputs || !outputs || (m->scalars && !scalars))
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "map: inputs, outputs and (with %zu scalars) scalars must not be NULL", m->scalars);
     if (n == 0) return ASYNCRT_SUCCESS;
 
@@ -437,7 +437,7 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     for (size_t k = 0; k < m->inputs + m->outputs; k++) {
         ptrs[k] = k < m->inputs ? inputs[k] : outputs[k - m->inputs];
         if (!ptrs[k] || ptrs[k] % m->sizes[k])
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "map: %s %zu is 0x%llx; it must be a device pointer aligned to its "
                                 "element size (%zu bytes)", k < m->inputs ? "input" : "output",
                                 k < m->inputs ? k : k - m->inputs, (unsigned long long)ptrs[k], m->sizes[k]);
@@ -445,7 +445,7 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     uint64_t *slots = ptrs + m->inputs + m->outputs;
     for (size_t k = 0; k < m->scalars; k++) {
         if (!scalars[k])
-            return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: scalar %zu is NULL", k);
+            return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: scalar %zu is NULL", k);
         memcpy(&slots[k], scalars[k], m->scalar_sizes[k]); /* low bytes on a little-endian host */
     }
     size_t head = common_head(m, ptrs, n);

@@ -120,7 +120,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
     unsigned long v;
     bool number;
     int more;
-    for (const char *c = env; (more = asyncrt_tune_next(&c, key, value, &v, &number)) != 0;) {
+    for (const char *c = env; (more = asyncrt__tune_next(&c, key, value, &v, &number)) != 0;) {
         if (more < 0) goto bad;
         if (!strcmp(key, "variant")) {
             unsigned k = 0;
@@ -152,7 +152,7 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
     if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */
     return ASYNCRT_SUCCESS;
 bad:
-    return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "ASYNCRT_TILE_TUNE='%s' is not a list of variant=blocks|rows|staged, threads=64|128|192|256 "
                         "(transpose, map) or 128|256|512 (stencil; a multiple of tw), opt=8|16|32 (stencil rows per thread), "
                         "tw=128|256 (stencil tile width), "
@@ -193,29 +193,29 @@ static void plan_kernel(const asyncrt_tile_op *op, asyncrt_map_path path, tile_k
 static asyncrt_status check_desc(asyncrt_context *ctx, const asyncrt_tile_desc *d)
 {
     if ((unsigned)d->kind > ASYNCRT_TILE_STENCIL)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: kind %d is not an asyncrt_tile_kind",
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: kind %d is not an asyncrt_tile_kind",
                             (int)d->kind);
     if ((unsigned)d->dtype >= ASYNCRT_DTYPE_COUNT)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: dtype %d is not an asyncrt_dtype",
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: dtype %d is not an asyncrt_dtype",
                             (int)d->dtype);
     if (!tile_dtypes[d->dtype].storage)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_UNSUPPORTED,
                             "tile: dtype %s is not supported; tile ops take f32, i32, u32, f16 or bf16",
                             asyncrt_dtype_name(d->dtype));
     if (d->expression && !*d->expression)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the expression is empty (use NULL for the default)");
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the expression is empty (use NULL for the default)");
     if (d->kind == ASYNCRT_TILE_MAP && !d->expression)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: a MAP needs an expression that sets `out`");
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: a MAP needs an expression that sets `out`");
     if (d->kind != ASYNCRT_TILE_STENCIL) return ASYNCRT_SUCCESS;
     if (d->radius < 1 || d->radius > ASYNCRT_TILE_MAX_RADIUS)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: stencil radius %d is outside 1..%d",
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: stencil radius %d is outside 1..%d",
                             d->radius, ASYNCRT_TILE_MAX_RADIUS);
     if (!d->expression == !d->weights)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "tile: a stencil needs exactly one of weights and expression (%s given)",
                             d->weights ? "both" : "neither");
     if (d->weights && !tile_dtypes[d->dtype].is_float)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "tile: stencil weights need a float dtype (f32, f16, bf16), but the dtype is %s; "
                             "use an expression", asyncrt_dtype_name(d->dtype));
     return ASYNCRT_SUCCESS;
@@ -229,44 +229,44 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     const struct tile_dtype *t = &tile_dtypes[d->dtype];
     bool stencil = d->kind == ASYNCRT_TILE_STENCIL, tma = op->path == ASYNCRT_PATH_TMA;
     asyncrt_strbuf b = {0};
-    asyncrt_sb_printf(&b, "// asyncrt tile op, %s, %s path (generated)\n",
+    asyncrt__sb_printf(&b, "// asyncrt tile op, %s, %s path (generated)\n",
                       stencil ? "stencil" : d->kind == ASYNCRT_TILE_MAP ? "map" : "transpose", path_file[op->path]);
-    asyncrt_sb_printf(&b, "#include <asyncrt/tile_%s%s.cuh>\n\n", stencil ? "stencil" : "transpose", tma ? "_tma" : "");
+    asyncrt__sb_printf(&b, "#include <asyncrt/tile_%s%s.cuh>\n\n", stencil ? "stencil" : "transpose", tma ? "_tma" : "");
 
     const char *expression = d->expression ? d->expression : "out = v;";
     if (stencil && d->expression) {
-        asyncrt_sb_printf(&b, "__device__ __forceinline__ void asyncrt_tile_body(%s &out, const asyncrt_stencil_in<%s> &in, "
+        asyncrt__sb_printf(&b, "__device__ __forceinline__ void asyncrt_tile_body(%s &out, const asyncrt_stencil_in<%s> &in, "
                               "const int y, const int x, const int rows, const int cols)\n",
                           t->compute, t->storage);
     } else if (!stencil) {
-        asyncrt_sb_printf(&b, "__device__ __forceinline__ void asyncrt_tile_body(%s &out, const %s v, const int y, "
+        asyncrt__sb_printf(&b, "__device__ __forceinline__ void asyncrt_tile_body(%s &out, const %s v, const int y, "
                               "const int x, const int rows, const int cols)\n",
                           t->compute, t->compute);
     }
     if (!stencil || d->expression) {
-        asyncrt_sb_printf(&b, "{\n#line 1 \"tile expression\"\n%s\n", expression);
-        asyncrt_sb_printf(&b, "#line %u \"asyncrt_tile.cu\"\n}\n\n", asyncrt_sb_lines(&b) + 1);
+        asyncrt__sb_printf(&b, "{\n#line 1 \"tile expression\"\n%s\n", expression);
+        asyncrt__sb_printf(&b, "#line %u \"asyncrt_tile.cu\"\n}\n\n", asyncrt__sb_lines(&b) + 1);
     }
 
-    asyncrt_sb_printf(&b, "struct asyncrt_tile_op {\n    typedef %s T;\n    typedef %s C;\n", t->storage, t->compute);
-    asyncrt_sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u, l2 = %u;\n",
+    asyncrt__sb_printf(&b, "struct asyncrt_tile_op {\n    typedef %s T;\n    typedef %s C;\n", t->storage, t->compute);
+    asyncrt__sb_printf(&b, "    static constexpr int threads = %u, stages = %d, variant = %u, opt = %u, l2 = %u;\n",
                       op->threads, op->stages, op->tune.variant, op->tune.opt, op->tune.l2);
     if (stencil) {
-        asyncrt_sb_printf(&b, "    static constexpr int radius = %d, box_w = %u, tw = %u;\n"
+        asyncrt__sb_printf(&b, "    static constexpr int radius = %d, box_w = %u, tw = %u;\n"
                               "    static constexpr bool weights = %s;\n",
                           op->radius, op->box_w, op->tune.tw, d->weights ? "true" : "false");
         if (d->expression)
-            asyncrt_sb_printf(&b, "    static __device__ __forceinline__ C eval(const asyncrt_stencil_in<T> &in, int y, "
+            asyncrt__sb_printf(&b, "    static __device__ __forceinline__ C eval(const asyncrt_stencil_in<T> &in, int y, "
                                   "int x, int rows, int cols)\n    {\n        C out = 0;\n"
                                   "        asyncrt_tile_body(out, in, y, x, rows, cols);\n        return out;\n    }\n");
     } else {
-        asyncrt_sb_printf(&b, "    static constexpr bool transpose = %s;\n",
+        asyncrt__sb_printf(&b, "    static constexpr bool transpose = %s;\n",
                           d->kind == ASYNCRT_TILE_TRANSPOSE ? "true" : "false");
-        asyncrt_sb_printf(&b, "    static __device__ __forceinline__ C apply(C v, int y, int x, int rows, int cols)\n"
+        asyncrt__sb_printf(&b, "    static __device__ __forceinline__ C apply(C v, int y, int x, int rows, int cols)\n"
                               "    {\n        C out = 0;\n        asyncrt_tile_body(out, v, y, x, rows, cols);\n"
                               "        return out;\n    }\n");
     }
-    asyncrt_sb_printf(&b, "};\n\n");
+    asyncrt__sb_printf(&b, "};\n\n");
 
     /* The main kernel, and for TMA the LDGSTS kernel of matrices TMA cannot map. */
     const char *bodies[2];
@@ -288,7 +288,7 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     char bounds[32];
     snprintf(bounds, sizeof bounds, op->tune.minctas ? "%u, %u" : "%u", op->threads, op->tune.minctas);
     for (int k = 0; k < (tma ? 2 : 1); k++)
-        asyncrt_sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%s)\n"
+        asyncrt__sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%s)\n"
                               "asyncrt_tile_kernel%s(const __grid_constant__ asyncrt_tile_params p)\n{\n    %s(p);\n}\n",
                           bounds, k ? "_fallback" : "", bodies[k]);
     if (b.failed) {
@@ -312,29 +312,28 @@ void asyncrt_tile_destroy(asyncrt_tile_op *op)
 asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *d, asyncrt_tile_op **out)
 {
     ASYNCRT_ENTER(ctx);
-    if (!out) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: out is NULL");
+    if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: out is NULL");
     *out = NULL;
-    if (!d) return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the description is NULL");
-    asyncrt_status s;
-    if ((s = check_desc(ctx, d))) return s;
+    if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the description is NULL");
+    ASYNCRT_TRY(check_desc(ctx, d));
     asyncrt_arch arch;
     char arch_name[32];
     asyncrt_map_path path;
     int dop = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
               : d->kind == ASYNCRT_TILE_MAP  ? ASYNCRT_DISPATCH_TILE_MAP
                                              : ASYNCRT_DISPATCH_TRANSPOSE;
-    if ((s = asyncrt_op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path)))
-        return s;
+    ASYNCRT_TRY(asyncrt__op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path));
 
     asyncrt_tile_op *op = calloc(1, sizeof *op);
-    if (!op) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
+    if (!op) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
     op->ctx = ctx;
     op->kind = d->kind;
     op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
-    if ((s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, arch.number, &op->tune))) goto fail;
+    asyncrt_status s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, arch.number, &op->tune);
+    if (s != ASYNCRT_SUCCESS) goto fail;
     if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
-        s = asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                          "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "
                          "map's box is at most 256 wide; use tw=128 or the plain or LDGSTS path",
                          op->tune.tw, 16 / op->esize);
@@ -360,19 +359,22 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
     if (path == ASYNCRT_PATH_TMA) plan_kernel(op, ASYNCRT_PATH_LDGSTS, &op->fallback);
 
     if (!(op->source = generate(d, op))) {
-        s = asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
         goto fail;
     }
     asyncrt_compile_options opts = {.arch = arch_name};
-    if ((s = asyncrt_program_compile(ctx, "asyncrt_tile.cu", op->source, &opts, &op->program))) goto fail;
+    if ((s = asyncrt_program_compile(ctx, "asyncrt_tile.cu", op->source, &opts, &op->program)) != ASYNCRT_SUCCESS)
+        goto fail;
     if (dev) {
-        if ((s = asyncrt_module_load(ctx, op->program, &op->module)) ||
-            (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel", &op->main.kernel)) ||
-            (path == ASYNCRT_PATH_TMA &&
-             (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel))))
+        if ((s = asyncrt_module_load(ctx, op->program, &op->module)) != ASYNCRT_SUCCESS) goto fail;
+        if ((s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel", &op->main.kernel)) != ASYNCRT_SUCCESS)
+            goto fail;
+        if (path == ASYNCRT_PATH_TMA &&
+            (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel)) !=
+                ASYNCRT_SUCCESS)
             goto fail;
     }
-    asyncrt_log(ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
+    asyncrt__log(ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
                 "shared memory", asyncrt_map_path_name(path), arch_name, k_variants[op->tune.variant], op->threads,
                 op->th, op->tune.ctas ? "persistent grid" : "one CTA per tile", op->stages, op->main.shared_bytes);
     *out = op;
@@ -412,8 +414,7 @@ static asyncrt_status encode(asyncrt_tile_op *op, asyncrt_deviceptr p, size_t ro
     uint32_t box[2] = {box_rows, box_cols};
     /* The element size is all a copy needs: pick the unsigned type of that size. */
     asyncrt_tensormap_dtype t = op->esize == 4 ? ASYNCRT_TENSORMAP_DTYPE_U32 : ASYNCRT_TENSORMAP_DTYPE_U16;
-    asyncrt_status s = asyncrt_tensormap_describe_dense(&d, t, p, 2, shape, box);
-    if (s) return s;
+    ASYNCRT_TRY(asyncrt_tensormap_describe_dense(&d, t, p, 2, shape, box));
     d.swizzle = swizzle;
     return asyncrt_tensormap_encode(op->ctx, &d, out);
 }
@@ -423,20 +424,17 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
 {
     if (!(op->maps_valid && op->map_rows == rows && op->map_cols == cols && op->map_in == in && op->map_out == out)) {
         op->maps_valid = false;
-        asyncrt_status s;
         if (op->kind == ASYNCRT_TILE_STENCIL) {
-            if ((s = encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
-                            ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map)) ||
-                (s = encode(op, out, rows, cols, op->th, op->tune.tw, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map)))
-                return s;
+            ASYNCRT_TRY(encode(op, in, rows, cols, op->th + 2 * (uint32_t)op->radius, op->box_w,
+                               ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->in_map));
+            ASYNCRT_TRY(encode(op, out, rows, cols, op->th, op->tune.tw, ASYNCRT_TENSORMAP_SWIZZLE_NONE, &op->out_map));
         } else {
             size_t tw, th;
             tile_shape(op, &tw, &th);
             bool tr = op->kind == ASYNCRT_TILE_TRANSPOSE;
-            if ((s = encode(op, in, rows, cols, (uint32_t)th, (uint32_t)tw, ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->in_map)) ||
-                (s = encode(op, out, tr ? cols : rows, tr ? rows : cols, (uint32_t)tw, (uint32_t)tw,
-                            ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->out_map)))
-                return s;
+            ASYNCRT_TRY(encode(op, in, rows, cols, (uint32_t)th, (uint32_t)tw, ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->in_map));
+            ASYNCRT_TRY(encode(op, out, tr ? cols : rows, tr ? rows : cols, (uint32_t)tw, (uint32_t)tw,
+                               ASYNCRT_TENSORMAP_SWIZZLE_128B, &op->out_map));
         }
         op->maps_valid = true;
         op->map_rows = rows;
@@ -455,14 +453,14 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     ASYNCRT_ENTER(op->ctx);
     asyncrt_context *ctx = op->ctx;
     if (!op->main.kernel)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "tile: compiled without an open device, so it cannot be launched; open the device "
                             "before asyncrt_tile_create");
     if (rows > INT_MAX || cols > INT_MAX)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "tile: the matrix is %zu x %zu; rows and cols must be at most %d", rows, cols, INT_MAX);
     if (!in || !out || in % op->esize || out % op->esize)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "tile: in (0x%llx) and out (0x%llx) must be device pointers aligned to the element "
                             "size (%zu bytes)", (unsigned long long)in, (unsigned long long)out, op->esize);
     if (rows == 0 || cols == 0) return ASYNCRT_SUCCESS;
@@ -471,7 +469,7 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     tile_shape(op, &tw, &th);
     size_t tiles_x = (cols + tw - 1) / tw, tiles = tiles_x * ((rows + th - 1) / th);
     if (tiles > INT_MAX)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "tile: the matrix is %zu x %zu, which is %zu tiles; at most %d are allowed", rows, cols,
                             tiles, INT_MAX);
     tile_params p;
@@ -489,8 +487,7 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     const tile_kernel *k = &op->main;
     if (op->path == ASYNCRT_PATH_TMA) {
         if (asyncrt_tile_launch_path(op, rows, cols, in, out) == ASYNCRT_PATH_TMA) {
-            asyncrt_status s = encode_maps(op, rows, cols, in, out, &p);
-            if (s) return s;
+            ASYNCRT_TRY(encode_maps(op, rows, cols, in, out, &p));
         } else {
             k = &op->fallback;
         }

@@ -17,11 +17,11 @@
  * the target or the open device cannot run gives ASYNCRT_ERROR_UNSUPPORTED;
  * `op` names the op in messages. The choice and its reason are logged at
  * ASYNCRT_LOG=1. */
-asyncrt_status asyncrt_op_select_for(asyncrt_context *ctx, const char *op, int dispatch_op, asyncrt_map_path wanted,
+asyncrt_status asyncrt__op_select_for(asyncrt_context *ctx, const char *op, int dispatch_op, asyncrt_map_path wanted,
                                      const char *arch_text, asyncrt_arch *arch, char *arch_name,
                                      size_t arch_name_size, asyncrt_map_path *out);
 /* The same, "map" being asyncrt_map and anything else the transpose. */
-asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_map_path wanted,
+asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_map_path wanted,
                                  const char *arch_text, asyncrt_arch *arch, char *arch_name,
                                  size_t arch_name_size, asyncrt_map_path *out);
 
@@ -29,7 +29,7 @@ asyncrt_status asyncrt_op_select(asyncrt_context *ctx, const char *op, asyncrt_m
  * (keys and values [a-z0-9], up to 15 characters each; no trailing
  * comma): 1 and the pair (and the value as a number, if it is one), 0 at
  * the end, -1 if malformed. */
-int asyncrt_tune_next(const char **cursor, char key[16], char value[16], unsigned long *number, bool *is_number);
+int asyncrt__tune_next(const char **cursor, char key[16], char value[16], unsigned long *number, bool *is_number);
 
 typedef struct asyncrt_strbuf {
     char *data;
@@ -37,8 +37,8 @@ typedef struct asyncrt_strbuf {
     bool failed; /* an allocation failed: data is incomplete */
 } asyncrt_strbuf;
 
-void asyncrt_sb_printf(asyncrt_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void asyncrt__sb_printf(asyncrt_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The number of the line the next character goes on. */
-unsigned asyncrt_sb_lines(const asyncrt_strbuf *b);
+unsigned asyncrt__sb_lines(const asyncrt_strbuf *b);
 
 #endif

@@ -23,7 +23,7 @@ void asyncrt_program_destroy(asyncrt_program *p)
     free(p);
 }
 
-asyncrt_program *asyncrt_program_clone(const asyncrt_program *p)
+asyncrt_program *asyncrt__program_clone(const asyncrt_program *p)
 {
     asyncrt_program *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -32,7 +32,7 @@ asyncrt_program *asyncrt_program_clone(const asyncrt_program *p)
     c->ptx = p->ptx;
     c->origin = p->origin;
     c->log = strdup(p->log);
-    c->image = (unsigned char *)asyncrt_dup_bytes(p->image, p->image_size);
+    c->image = (unsigned char *)asyncrt__dup_bytes(p->image, p->image_size);
     c->image_size = p->image_size;
     c->expressions = calloc(p->name_count + 1, sizeof(char *));
     c->lowered = calloc(p->name_count + 1, sizeof(char *));
@@ -52,29 +52,29 @@ asyncrt_program *asyncrt_program_clone(const asyncrt_program *p)
 
 /* ---- encoding (cache_codec.h has the container) ------------------------ */
 
-unsigned char *asyncrt_program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size)
+unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size)
 {
     asyncrt_writer w = {0};
-    asyncrt_seal_begin(&w);
-    asyncrt_put_str(&w, p->arch);
-    asyncrt_put_u64(&w, p->ptx);
-    asyncrt_put_str(&w, p->log);
-    asyncrt_put_u64(&w, p->name_count);
+    asyncrt__seal_begin(&w);
+    asyncrt__put_str(&w, p->arch);
+    asyncrt__put_u64(&w, p->ptx);
+    asyncrt__put_str(&w, p->log);
+    asyncrt__put_u64(&w, p->name_count);
     for (size_t i = 0; i < p->name_count; i++) {
-        asyncrt_put_str(&w, p->expressions[i]);
-        asyncrt_put_str(&w, p->lowered[i]);
+        asyncrt__put_str(&w, p->expressions[i]);
+        asyncrt__put_str(&w, p->lowered[i]);
     }
-    asyncrt_put_u64(&w, p->image_size);
-    asyncrt_put(&w, p->image, p->image_size);
-    return asyncrt_seal_end(&w, ENTRY_MAGIC, ENTRY_FORMAT, p->key, mac_key, size);
+    asyncrt__put_u64(&w, p->image_size);
+    asyncrt__put(&w, p->image, p->image_size);
+    return asyncrt__seal_end(&w, ENTRY_MAGIC, ENTRY_FORMAT, p->key, mac_key, size);
 }
 
-unsigned char *asyncrt_program_encode(const asyncrt_program *p, size_t *size)
+unsigned char *asyncrt__program_encode(const asyncrt_program *p, size_t *size)
 {
-    return asyncrt_program_encode_keyed(p, NULL, size);
+    return asyncrt__program_encode_keyed(p, NULL, size);
 }
 
-asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
+asyncrt_status asyncrt__program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
                                             const uint8_t *mac_key, asyncrt_program **out, char *why,
                                             size_t why_size)
 {
@@ -82,20 +82,20 @@ asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const
     const unsigned char *payload;
     size_t payload_size;
     uint8_t sealed_key[32];
-    if (!asyncrt_seal_open("cache entry", data, size, ENTRY_MAGIC, ENTRY_FORMAT, key, mac_key, &payload,
+    if (!asyncrt__seal_open("cache entry", data, size, ENTRY_MAGIC, ENTRY_FORMAT, key, mac_key, &payload,
                            &payload_size, sealed_key, why, why_size))
         return ASYNCRT_ERROR_IO;
     asyncrt_reader r = {payload, payload_size, false};
     asyncrt_program *p = calloc(1, sizeof *p);
     if (!p) return ASYNCRT_ERROR_OUT_OF_MEMORY;
     memcpy(p->key, sealed_key, 32);
-    char *arch = asyncrt_take_str(&r);
+    char *arch = asyncrt__take_str(&r);
     if (arch && strlen(arch) < sizeof p->arch) strcpy(p->arch, arch);
     else r.bad = true;
     free(arch);
-    p->ptx = asyncrt_take_u64(&r) != 0;
-    p->log = asyncrt_take_str(&r);
-    uint64_t names = asyncrt_take_u64(&r);
+    p->ptx = asyncrt__take_u64(&r) != 0;
+    p->log = asyncrt__take_str(&r);
+    uint64_t names = asyncrt__take_u64(&r);
     if (names > r.left / 16) r.bad = true; /* each name pair takes at least 16 bytes */
     if (!r.bad) {
         p->expressions = calloc(names + 1, sizeof(char *));
@@ -103,13 +103,13 @@ asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const
         if (!p->expressions || !p->lowered) r.bad = true;
     }
     for (uint64_t i = 0; !r.bad && i < names; i++, p->name_count++) {
-        p->expressions[i] = asyncrt_take_str(&r);
-        p->lowered[i] = asyncrt_take_str(&r);
+        p->expressions[i] = asyncrt__take_str(&r);
+        p->lowered[i] = asyncrt__take_str(&r);
         if (!p->expressions[i] || !p->lowered[i]) r.bad = true;
     }
-    p->image_size = asyncrt_take_u64(&r);
-    const void *image = asyncrt_take(&r, p->image_size);
-    if (image) p->image = (unsigned char *)asyncrt_dup_bytes(image, p->image_size);
+    p->image_size = asyncrt__take_u64(&r);
+    const void *image = asyncrt__take(&r, p->image_size);
+    if (image) p->image = (unsigned char *)asyncrt__dup_bytes(image, p->image_size);
     if (r.bad || !p->log || !p->image || r.left != 0 || p->image_size == 0) {
         asyncrt_program_destroy(p);
         snprintf(why, why_size, "cache entry payload is malformed");
@@ -120,10 +120,10 @@ asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8_t key[32],
+asyncrt_status asyncrt__program_decode(const void *data, size_t size, const uint8_t key[32],
                                       asyncrt_program **out, char *why, size_t why_size)
 {
-    return asyncrt_program_decode_keyed(data, size, key, NULL, out, why, why_size);
+    return asyncrt__program_decode_keyed(data, size, key, NULL, out, why, why_size);
 }
 
 const void *asyncrt_program_image(const asyncrt_program *p, size_t *size)

@@ -21,20 +21,20 @@ struct asyncrt_program {
 };
 
 /* NULL on allocation failure. */
-asyncrt_program *asyncrt_program_clone(const asyncrt_program *p);
+asyncrt_program *asyncrt__program_clone(const asyncrt_program *p);
 
 /* The on-disk form: cache_codec.h's sealed container ("ASYNCRTC", format 2,
  * the key) around arch, ptx flag, log, name pairs and the image. */
-unsigned char *asyncrt_program_encode(const asyncrt_program *p, size_t *size);
+unsigned char *asyncrt__program_encode(const asyncrt_program *p, size_t *size);
 /* mac_key (32 bytes): HMAC-SHA-256 instead of SHA-256, for the shared cache. */
-unsigned char *asyncrt_program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size);
+unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size);
 
 /* Parses an entry; anything short, long, damaged or built under another key
  * is refused with a reason. Never trusts a length it has not bounds-checked. */
-asyncrt_status asyncrt_program_decode(const void *data, size_t size, const uint8_t key[32],
+asyncrt_status asyncrt__program_decode(const void *data, size_t size, const uint8_t key[32],
                                       asyncrt_program **out, char *why, size_t why_size);
 /* The same with a MAC key (NULL: plain SHA-256, and a MAC'd entry is refused). */
-asyncrt_status asyncrt_program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
+asyncrt_status asyncrt__program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
                                             const uint8_t *mac_key, asyncrt_program **out, char *why,
                                             size_t why_size);
 

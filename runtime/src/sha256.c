@@ -34,7 +34,7 @@ static void compress(uint32_t s[8], const uint8_t b[64])
     s[0] += a; s[1] += bb; s[2] += c; s[3] += d; s[4] += e; s[5] += f; s[6] += g; s[7] += h;
 }
 
-void asyncrt_sha256_init(asyncrt_sha256 *h)
+void asyncrt__sha256_init(asyncrt_sha256 *h)
 {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -43,7 +43,7 @@ void asyncrt_sha256_init(asyncrt_sha256 *h)
     h->used = 0;
 }
 
-void asyncrt_sha256_update(asyncrt_sha256 *h, const void *data, size_t size)
+void asyncrt__sha256_update(asyncrt_sha256 *h, const void *data, size_t size)
 {
     const uint8_t *p = data;
     h->length += size;
@@ -60,47 +60,47 @@ void asyncrt_sha256_update(asyncrt_sha256 *h, const void *data, size_t size)
     }
 }
 
-void asyncrt_sha256_final(asyncrt_sha256 *h, uint8_t digest[32])
+void asyncrt__sha256_final(asyncrt_sha256 *h, uint8_t digest[32])
 {
     uint64_t bits = h->length * 8;
     uint8_t pad = 0x80;
-    asyncrt_sha256_update(h, &pad, 1);
+    asyncrt__sha256_update(h, &pad, 1);
     pad = 0;
-    while (h->used != 56) asyncrt_sha256_update(h, &pad, 1);
+    while (h->used != 56) asyncrt__sha256_update(h, &pad, 1);
     uint8_t len[8];
     for (int i = 0; i < 8; i++) len[i] = (uint8_t)(bits >> (56 - 8 * i));
-    asyncrt_sha256_update(h, len, 8);
+    asyncrt__sha256_update(h, len, 8);
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 4; j++) digest[4 * i + j] = (uint8_t)(h->state[i] >> (24 - 8 * j));
 }
 
-void asyncrt_sha256_hex(const uint8_t digest[32], char out[65])
+void asyncrt__sha256_hex(const uint8_t digest[32], char out[65])
 {
     for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", digest[i]);
 }
 
-void asyncrt_hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
+void asyncrt__hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
                          uint8_t mac[32])
 {
     uint8_t block[64] = {0}, inner[32];
     if (key_size > sizeof block) {
         asyncrt_sha256 h;
-        asyncrt_sha256_init(&h);
-        asyncrt_sha256_update(&h, key, key_size);
-        asyncrt_sha256_final(&h, block);
+        asyncrt__sha256_init(&h);
+        asyncrt__sha256_update(&h, key, key_size);
+        asyncrt__sha256_final(&h, block);
     } else if (key_size) {
         memcpy(block, key, key_size);
     }
     uint8_t pad[64];
     asyncrt_sha256 h;
     for (int i = 0; i < 64; i++) pad[i] = block[i] ^ 0x36;
-    asyncrt_sha256_init(&h);
-    asyncrt_sha256_update(&h, pad, sizeof pad);
-    asyncrt_sha256_update(&h, data, size);
-    asyncrt_sha256_final(&h, inner);
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, pad, sizeof pad);
+    asyncrt__sha256_update(&h, data, size);
+    asyncrt__sha256_final(&h, inner);
     for (int i = 0; i < 64; i++) pad[i] = block[i] ^ 0x5c;
-    asyncrt_sha256_init(&h);
-    asyncrt_sha256_update(&h, pad, sizeof pad);
-    asyncrt_sha256_update(&h, inner, sizeof inner);
-    asyncrt_sha256_final(&h, mac);
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, pad, sizeof pad);
+    asyncrt__sha256_update(&h, inner, sizeof inner);
+    asyncrt__sha256_final(&h, mac);
 }

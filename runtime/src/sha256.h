@@ -12,14 +12,14 @@ typedef struct asyncrt_sha256 {
     size_t used;          /* bytes waiting in block */
 } asyncrt_sha256;
 
-void asyncrt_sha256_init(asyncrt_sha256 *h);
-void asyncrt_sha256_update(asyncrt_sha256 *h, const void *data, size_t size);
-void asyncrt_sha256_final(asyncrt_sha256 *h, uint8_t digest[32]);
+void asyncrt__sha256_init(asyncrt_sha256 *h);
+void asyncrt__sha256_update(asyncrt_sha256 *h, const void *data, size_t size);
+void asyncrt__sha256_final(asyncrt_sha256 *h, uint8_t digest[32]);
 /* Lowercase hex of a digest into out[65]. */
-void asyncrt_sha256_hex(const uint8_t digest[32], char out[65]);
+void asyncrt__sha256_hex(const uint8_t digest[32], char out[65]);
 
 /* HMAC-SHA-256 (RFC 2104) of data under key, for the shared team cache. */
-void asyncrt_hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
+void asyncrt__hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
                          uint8_t mac[32]);
 
 #endif

@@ -20,10 +20,10 @@ static char *hint_path(const char *cache_dir, int ordinal)
     host[sizeof host - 1] = '\0';
     for (char *c = host; *c; c++)
         if (*c == '/') *c = '_';
-    return asyncrt_format("%s/targets/%s-device-%d", cache_dir, host, ordinal);
+    return asyncrt__format("%s/targets/%s-device-%d", cache_dir, host, ordinal);
 }
 
-bool asyncrt_speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size)
+bool asyncrt__speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size)
 {
     if (!cache_dir || size == 0) return false;
     char *path = hint_path(cache_dir, ordinal);
@@ -39,29 +39,29 @@ bool asyncrt_speculation_guess(const char *cache_dir, int ordinal, char *arch, s
     text[n] = '\0';
     text[strcspn(text, "\n")] = '\0';
     asyncrt_arch parsed;
-    if (!asyncrt_arch_parse(text, &parsed) || strlen(text) >= size) return false;
+    if (!asyncrt__arch_parse(text, &parsed) || strlen(text) >= size) return false;
     snprintf(arch, size, "%s", text);
     return true;
 }
 
-void asyncrt_speculation_record(asyncrt_context *ctx)
+void asyncrt__speculation_record(asyncrt_context *ctx)
 {
     if (!ctx->cache_dir || !ctx->memory_cache) return;
     int supported[64];
-    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
     asyncrt_arch arch;
     char why[768], name[32], old[32];
-    if (!count || asyncrt_arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor, ctx->info.driver_version,
+    if (!count || asyncrt__arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor, ctx->info.driver_version,
                                            asyncrt_nvrtc_version(), supported, count, &arch, why,
                                            sizeof why) != ASYNCRT_SUCCESS)
         return;
-    asyncrt_arch_format(&arch, name, sizeof name);
+    asyncrt__arch_format(&arch, name, sizeof name);
     int ordinal = ctx->info.ordinal;
-    if (asyncrt_speculation_guess(ctx->cache_dir, ordinal, old, sizeof old) && strcmp(old, name) == 0) return;
+    if (asyncrt__speculation_guess(ctx->cache_dir, ordinal, old, sizeof old) && strcmp(old, name) == 0) return;
 
-    char *dir = asyncrt_format("%s/targets", ctx->cache_dir);
+    char *dir = asyncrt__format("%s/targets", ctx->cache_dir);
     char *path = hint_path(ctx->cache_dir, ordinal);
-    char *tmp = path ? asyncrt_format("%s.tmp.%ld", path, (long)getpid()) : NULL;
+    char *tmp = path ? asyncrt__format("%s.tmp.%ld", path, (long)getpid()) : NULL;
     int fd = -1;
     /* Only inside an existing cache directory: creating that one, with its
      * trust rules, is the cache's business (cache_trust.c). */
@@ -76,7 +76,7 @@ void asyncrt_speculation_record(asyncrt_context *ctx)
     if (fd >= 0 && close(fd) != 0) ok = false;
     if (ok && rename(tmp, path) != 0) ok = false;
     if (!ok && tmp) unlink(tmp);
-    asyncrt_log(ctx, 2, ok ? "remembered target %s for device %d in %s"
+    asyncrt__log(ctx, 2, ok ? "remembered target %s for device %d in %s"
                                     : "warning: cannot remember target %s for device %d in %s",
                 name, ordinal, dir ? dir : "?");
     free(dir);
@@ -84,40 +84,40 @@ void asyncrt_speculation_record(asyncrt_context *ctx)
     free(tmp);
 }
 
-bool asyncrt_speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
+bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
                                  const asyncrt_compile_options *opts, asyncrt_program **out,
                                  asyncrt_status *status)
 {
     char guess[32];
-    if (!ctx->memory_cache || !asyncrt_speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
-        *status = asyncrt_wait_device(ctx); /* a failed open is the answer: "auto" has none */
+    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
+        *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
         return *status != ASYNCRT_SUCCESS;
     }
-    double start = asyncrt_now_ms();
+    double start = asyncrt__now_ms();
     asyncrt_compile_options o = opts ? *opts : (asyncrt_compile_options){0};
     o.arch = guess;
     asyncrt_program *p = NULL;
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &o, &p);
-    double compiled = asyncrt_now_ms();
-    asyncrt_status w = asyncrt_wait_device(ctx);
+    double compiled = asyncrt__now_ms();
+    asyncrt_status w = asyncrt__wait_device(ctx);
     asyncrt_arch real;
     char name[32];
-    if (w == ASYNCRT_SUCCESS) w = asyncrt_arch_resolve(ctx, NULL, &real);
+    if (w == ASYNCRT_SUCCESS) w = asyncrt__arch_resolve(ctx, NULL, &real);
     if (w != ASYNCRT_SUCCESS) { /* no device: "auto" has no answer, whatever was guessed */
         asyncrt_program_destroy(p);
         *status = w;
         return true;
     }
-    asyncrt_arch_format(&real, name, sizeof name);
+    asyncrt__arch_format(&real, name, sizeof name);
     if (strcmp(name, guess) != 0) {
-        asyncrt_log(ctx, 1, "%s: speculative target %s was wrong, the device needs %s: compiling again",
+        asyncrt__log(ctx, 1, "%s: speculative target %s was wrong, the device needs %s: compiling again",
                     source_name ? source_name : "kernel.cu", guess, name);
         asyncrt_program_destroy(p);
         return false;
     }
-    asyncrt_log(ctx, 2, "%s: speculative target %s was right; %.1f ms of compile overlapped the "
+    asyncrt__log(ctx, 2, "%s: speculative target %s was right; %.1f ms of compile overlapped the "
                         "device's start-up, %.1f ms waited for it after",
-                source_name ? source_name : "kernel.cu", guess, compiled - start, asyncrt_now_ms() - compiled);
+                source_name ? source_name : "kernel.cu", guess, compiled - start, asyncrt__now_ms() - compiled);
     *out = p;
     *status = s;
     return true;

@@ -15,17 +15,17 @@
 
 /* Called once the device is open: remembers its "auto" target beside the
  * cache (<cache dir>/targets/<host>-device-<ordinal>). Failures only log. */
-void asyncrt_speculation_record(asyncrt_context *ctx);
+void asyncrt__speculation_record(asyncrt_context *ctx);
 
 /* The remembered target for `ordinal` under `cache_dir`, if there is a
  * well-formed one (a file we did not write is only ever a hint). */
-bool asyncrt_speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size);
+bool asyncrt__speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size);
 
 /* For a compile with arch "auto" while the device is still opening. Returns
  * true when *status (and *out) is the compile's answer (the device's failure
  * to open included); false when the caller must compile as usual (no guess,
  * or a wrong one), the device then open. */
-bool asyncrt_speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
+bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
                                  const asyncrt_compile_options *opts, asyncrt_program **out,
                                  asyncrt_status *status);
 

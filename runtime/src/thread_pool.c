@@ -16,7 +16,7 @@ typedef struct pool_job {
     void *arg;
 } pool_job;
 
-unsigned asyncrt_pool_default_threads(void)
+unsigned asyncrt__pool_default_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1u : n > POOL_MAX_THREADS ? POOL_MAX_THREADS : (unsigned)n;
@@ -37,11 +37,11 @@ static void *helper(void *arg)
     return NULL;
 }
 
-void asyncrt_pool_run(unsigned threads, size_t count, asyncrt_pool_task task,
+void asyncrt__pool_run(unsigned threads, size_t count, asyncrt_pool_task task,
                       void (*thread_exit)(void *arg), void *arg)
 {
     if (!count) return;
-    if (!threads) threads = asyncrt_pool_default_threads();
+    if (!threads) threads = asyncrt__pool_default_threads();
     if (threads > POOL_MAX_THREADS) threads = POOL_MAX_THREADS;
     if (threads > count) threads = (unsigned)count;
     pool_job job = {.count = count, .task = task, .thread_exit = thread_exit, .arg = arg};

@@ -52,13 +52,12 @@ _Static_assert(SAME(ASYNCRT_TENSORMAP_OOB_FILL_ZERO, CU_TENSOR_MAP_FLOAT_OOB_FIL
  * without), for the small-tensor fix. */
 static asyncrt_status prepare(asyncrt_context *ctx, int *sm)
 {
-    asyncrt_status s = asyncrt_require_driver(ctx);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(asyncrt__require_driver(ctx));
     *sm = 0;
     if (!asyncrt_context_device(ctx)) return ASYNCRT_SUCCESS;
-    s = asyncrt_require_device(ctx);
-    if (s == ASYNCRT_SUCCESS) *sm = ctx->info.cc_major * 10 + ctx->info.cc_minor;
-    return s;
+    ASYNCRT_TRY(asyncrt__require_device(ctx));
+    *sm = ctx->info.cc_major * 10 + ctx->info.cc_minor;
+    return ASYNCRT_SUCCESS;
 }
 
 /* A rejection validation did not predict: a gap in our rules, reported with
@@ -67,7 +66,7 @@ static asyncrt_status driver_rejected(asyncrt_context *ctx, CUresult r, const ch
 {
     asyncrt_status status = r == CUDA_ERROR_INVALID_VALUE ? ASYNCRT_ERROR_TENSORMAP_INVALID
                                                           : ASYNCRT_ERROR_DRIVER;
-    return asyncrt_fail_cu(ctx, status, r, call,
+    return asyncrt__fail_cu(ctx, status, r, call,
                            "the descriptor passed asyncrt's validation, so this is a rule asyncrt "
                            "does not know yet (please report it); the parameters were:\n%s",
                            dump ? dump : "(out of memory)");
@@ -87,13 +86,13 @@ static asyncrt_status rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *
                                   ? (uint64_t)info->shared_memory_per_block_optin : 0;
     }
     asyncrt_tensormap_report *r = calloc(1, sizeof *r);
-    if (!r) return asyncrt_fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
-    asyncrt_status s = asyncrt_tensormap_analyze_im2col_or_tiled(d, im2col, &opts, r);
+    if (!r) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "%s: out of memory", what);
+    asyncrt_status s = asyncrt__tensormap_analyze_im2col_or_tiled(d, im2col, &opts, r);
     if (s != ASYNCRT_SUCCESS) {
-        s = asyncrt_fail(ctx, s, "%s: %s", what, r->error.message);
+        s = asyncrt__fail(ctx, s, "%s: %s", what, r->error.message);
     } else {
         for (unsigned i = 0; i < r->warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
-            asyncrt_log(ctx, 1, "%s: warning [%s]: %s", what, r->warnings[i].rule, r->warnings[i].message);
+            asyncrt__log(ctx, 1, "%s: warning [%s]: %s", what, r->warnings[i].rule, r->warnings[i].message);
     }
     free(r);
     return s;
@@ -103,10 +102,10 @@ static asyncrt_status rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *
 static void small_tensor_fix(asyncrt_context *ctx, const asyncrt_tensormap_desc *d, int sm,
                              asyncrt_tensor_map *out)
 {
-    uint64_t span = asyncrt_tensormap_span_bytes(d);
-    if (!asyncrt_tensormap_needs_small_tensor_fix(sm, ctx->drv->version, span)) return;
-    asyncrt_tensormap_apply_small_tensor_fix(out);
-    asyncrt_log(ctx, 1, "tensor map: %llu-byte tensor on sm_%d with driver %d: bit 85 cleared "
+    uint64_t span = asyncrt__tensormap_span_bytes(d);
+    if (!asyncrt__tensormap_needs_small_tensor_fix(sm, ctx->drv->version, span)) return;
+    asyncrt__tensormap_apply_small_tensor_fix(out);
+    asyncrt__log(ctx, 1, "tensor map: %llu-byte tensor on sm_%d with driver %d: bit 85 cleared "
                 "(NVIDIA's workaround for small tensors on Blackwell)", (unsigned long long)span, sm,
                 ctx->drv->version);
 }
@@ -133,13 +132,11 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
     ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!desc || !out)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode: desc and out must not be NULL");
-    asyncrt_status s = rules(ctx, desc, NULL, "tensor map");
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(rules(ctx, desc, NULL, "tensor map"));
     int sm;
-    s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(prepare(ctx, &sm));
 
     CUresult r = ctx->drv->cuTensorMapEncodeTiled(
         (CUtensorMap *)out, (CUtensorMapDataType)desc->dtype, desc->rank,
@@ -152,7 +149,7 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
         return ASYNCRT_SUCCESS;
     }
     char *dump = dump_tiled(desc);
-    s = driver_rejected(ctx, r, "cuTensorMapEncodeTiled", dump);
+    asyncrt_status s = driver_rejected(ctx, r, "cuTensorMapEncodeTiled", dump);
     free(dump);
     return s;
 }
@@ -164,13 +161,11 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
     ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!desc || !out)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_encode_im2col: desc and out must not be NULL");
-    asyncrt_status s = rules(ctx, &desc->tiled, desc, "im2col tensor map");
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(rules(ctx, &desc->tiled, desc, "im2col tensor map"));
     int sm;
-    s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(prepare(ctx, &sm));
 
     const asyncrt_tensormap_desc *d = &desc->tiled;
     CUresult r = ctx->drv->cuTensorMapEncodeIm2col(
@@ -184,7 +179,7 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
         return ASYNCRT_SUCCESS;
     }
     char *dump = dump_im2col(desc);
-    s = driver_rejected(ctx, r, "cuTensorMapEncodeIm2col", dump);
+    asyncrt_status s = driver_rejected(ctx, r, "cuTensorMapEncodeIm2col", dump);
     free(dump);
     return s;
 }
@@ -195,22 +190,21 @@ asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_t
     ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!map)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "asyncrt_tensormap_replace_address: map must not be NULL");
     if (address % 16 != 0)
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_TENSORMAP_INVALID,
                             "address (0x%llx): must be 16-byte aligned", (unsigned long long)address);
     int sm;
-    asyncrt_status s = prepare(ctx, &sm);
-    if (s != ASYNCRT_SUCCESS) return s;
+    ASYNCRT_TRY(prepare(ctx, &sm));
     /* Where the small-tensor fix applies, a bit 85 that was clear stays clear
      * (the tensor, and so the decision, is the same; the driver may redo it). */
-    bool keep_clear = asyncrt_tensormap_needs_small_tensor_fix(sm, ctx->drv->version, 0) &&
-                      !asyncrt_tensormap_bit85(map);
+    bool keep_clear = asyncrt__tensormap_needs_small_tensor_fix(sm, ctx->drv->version, 0) &&
+                      !asyncrt__tensormap_bit85(map);
     CUresult r = ctx->drv->cuTensorMapReplaceAddress((CUtensorMap *)map, (void *)(uintptr_t)address);
-    if (r == CUDA_SUCCESS && keep_clear) asyncrt_tensormap_apply_small_tensor_fix(map);
+    if (r == CUDA_SUCCESS && keep_clear) asyncrt__tensormap_apply_small_tensor_fix(map);
     if (r != CUDA_SUCCESS)
-        return asyncrt_fail_cu(ctx, r == CUDA_ERROR_INVALID_VALUE ? ASYNCRT_ERROR_TENSORMAP_INVALID
+        return asyncrt__fail_cu(ctx, r == CUDA_ERROR_INVALID_VALUE ? ASYNCRT_ERROR_TENSORMAP_INVALID
                                                                   : ASYNCRT_ERROR_DRIVER,
                                r, "cuTensorMapReplaceAddress",
                                "address 0x%llx (it must be 32-byte aligned for maps made with "

@@ -21,7 +21,7 @@ asyncrt_status asyncrt_tensormap_describe_dense(asyncrt_tensormap_desc *out,
         out->box_dim[i] = box[rank - 1 - i];
         out->element_stride[i] = 1;
     }
-    uint64_t stride = asyncrt_tensormap_bytes_of(dtype, out->global_dim[0]);
+    uint64_t stride = asyncrt__tensormap_bytes_of(dtype, out->global_dim[0]);
     for (uint32_t i = 0; i + 1 < rank; i++) {
         out->global_stride[i] = stride;
         uint64_t next = out->global_dim[i + 1];
@@ -36,7 +36,7 @@ asyncrt_tensormap_swizzle asyncrt_tensormap_widest_swizzle(asyncrt_tensormap_dty
     bool align16b = dtype == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN16B ||
                     dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B;
     if (asyncrt_tensormap_dtype_bits(dtype) == 0) return ASYNCRT_TENSORMAP_SWIZZLE_NONE;
-    uint64_t row = align16b ? inner_box : asyncrt_tensormap_bytes_of(dtype, inner_box);
+    uint64_t row = align16b ? inner_box : asyncrt__tensormap_bytes_of(dtype, inner_box);
     switch (row) {
     case 32: return align16b ? ASYNCRT_TENSORMAP_SWIZZLE_NONE : ASYNCRT_TENSORMAP_SWIZZLE_32B;
     case 64: return align16b ? ASYNCRT_TENSORMAP_SWIZZLE_NONE : ASYNCRT_TENSORMAP_SWIZZLE_64B;
@@ -60,7 +60,7 @@ size_t asyncrt_tensormap_box_bytes(const asyncrt_tensormap_desc *d)
     if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN16B ||
         d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B)
         return (size_t)count; /* 16 values take 16 bytes in shared memory */
-    return (size_t)asyncrt_tensormap_bytes_of(d->dtype, count);
+    return (size_t)asyncrt__tensormap_bytes_of(d->dtype, count);
 }
 
 /* ---- dumps --------------------------------------------------------------- */

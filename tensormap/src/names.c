@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include "asyncrt/tensormap.h"
+#include "tensormap_rules.h"
 
 static const char *const dtype_names[] = {
     "u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64", "bf16", "f32_ftz", "tf32",
@@ -101,4 +102,16 @@ bool asyncrt_tensormap_oob_fill_parse(const char *name, asyncrt_tensormap_oob_fi
     if (v < 0) return false;
     *out = (asyncrt_tensormap_oob_fill)v;
     return true;
+}
+
+/* Here, beside the bit widths, so that rules.c and helpers.c both build on
+ * it without calling each other. */
+uint64_t asyncrt__tensormap_bytes_of(asyncrt_tensormap_dtype dtype, uint64_t count)
+{
+    uint64_t bits = asyncrt_tensormap_dtype_bits(dtype);
+    if (bits % 8 == 0) {
+        uint64_t size = bits / 8;
+        return count > UINT64_MAX / size ? UINT64_MAX : count * size;
+    }
+    return count / 8 * bits + (count % 8 * bits + 7) / 8; /* no overflow for any count */
 }

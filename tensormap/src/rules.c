@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tensormap_rules.h"
+#include "try.h"
 
 #define TWO_POW_32 (UINT64_C(1) << 32)
 #define TWO_POW_40 (UINT64_C(1) << 40)
@@ -46,7 +47,7 @@ static bool is_atom_swizzle(asyncrt_tensormap_swizzle s)
     return s >= ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_32B && s <= ASYNCRT_TENSORMAP_SWIZZLE_128B_ATOM_64B;
 }
 
-bool asyncrt_tensormap_dtype_is_float(asyncrt_tensormap_dtype t)
+bool asyncrt__tensormap_dtype_is_float(asyncrt_tensormap_dtype t)
 {
     switch (t) {
     case ASYNCRT_TENSORMAP_DTYPE_F16: case ASYNCRT_TENSORMAP_DTYPE_F32:
@@ -57,16 +58,6 @@ bool asyncrt_tensormap_dtype_is_float(asyncrt_tensormap_dtype t)
     default:
         return false;
     }
-}
-
-uint64_t asyncrt_tensormap_bytes_of(asyncrt_tensormap_dtype dtype, uint64_t count)
-{
-    uint64_t bits = asyncrt_tensormap_dtype_bits(dtype);
-    if (bits % 8 == 0) {
-        uint64_t size = bits / 8;
-        return count > UINT64_MAX / size ? UINT64_MAX : count * size;
-    }
-    return count / 8 * bits + (count % 8 * bits + 7) / 8; /* no overflow for any count */
 }
 
 /* Swizzle span in bytes (0 for NONE). */
@@ -101,7 +92,7 @@ static void size_text(char *buf, size_t size, asyncrt_tensormap_dtype t, uint64_
     unsigned bits = asyncrt_tensormap_dtype_bits(t);
     if (bits % 8 == 0)
         snprintf(buf, size, "x %u bytes = %llu bytes", bits / 8,
-                 (unsigned long long)asyncrt_tensormap_bytes_of(t, n));
+                 (unsigned long long)asyncrt__tensormap_bytes_of(t, n));
     else
         snprintf(buf, size, "x %u bits = %g bytes", bits, (double)n * bits / 8.0);
 }
@@ -235,7 +226,7 @@ static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *
     if (none && d->swizzle != ASYNCRT_TENSORMAP_SWIZZLE_NONE) {
         /* Shared-memory bytes of the row (the ALIGN16B types, a byte per value, only reach
          * here with 128B swizzles and rows of 128). */
-        uint64_t row = is_align16b(d->dtype) ? inner : asyncrt_tensormap_bytes_of(d->dtype, inner);
+        uint64_t row = is_align16b(d->dtype) ? inner : asyncrt__tensormap_bytes_of(d->dtype, inner);
         unsigned span = swizzle_span(d->swizzle);
         if (row > span) {
             char sz[64];
@@ -245,7 +236,7 @@ static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *
         }
     }
     if (d->oob_fill == ASYNCRT_TENSORMAP_OOB_FILL_NAN &&
-        (!asyncrt_tensormap_dtype_is_float(d->dtype) || is_packed(d->dtype)))
+        (!asyncrt__tensormap_dtype_is_float(d->dtype) || is_packed(d->dtype)))
         FAIL("oob_nan_float", "oob_fill (nan): NaN fill needs a floating-point dtype (f16, bf16, f32, "
              "f32_ftz, tf32, tf32_ftz, f64), not %s", tname);
     return ASYNCRT_SUCCESS;
@@ -260,7 +251,7 @@ static asyncrt_status check_smem(const asyncrt_tensormap_desc *d, const asyncrt_
                                  const char **rule_out, char *msg, size_t msg_size)
 {
     if (im2col) {
-        uint64_t bytes = asyncrt_tensormap_bytes_of(d->dtype, im2col->channels_per_pixel) *
+        uint64_t bytes = asyncrt__tensormap_bytes_of(d->dtype, im2col->channels_per_pixel) *
                          im2col->pixels_per_column;
         if (bytes > BOX_SMEM_MAX)
             FAIL("box_smem", "channels_per_pixel (%u) x pixels_per_column (%u) x %s = %llu bytes: the box "
@@ -279,7 +270,7 @@ static asyncrt_status check_smem(const asyncrt_tensormap_desc *d, const asyncrt_
             used += (size_t)snprintf(terms + used, sizeof terms - used, "%s%u/%u", i ? " x " : "",
                                      d->box_dim[i], d->element_stride[i]);
     }
-    uint64_t bytes = asyncrt_tensormap_bytes_of(d->dtype, d->box_dim[0] / d->element_stride[0]) * elems;
+    uint64_t bytes = asyncrt__tensormap_bytes_of(d->dtype, d->box_dim[0] / d->element_stride[0]) * elems;
     if (bytes > BOX_SMEM_MAX)
         FAIL("box_smem", "box_dim / element_stride (%s, each rounded down) = %llu elements of %s = %llu "
              "bytes: the box must fit in %llu bytes of shared memory (enforced by the driver, not "
@@ -338,8 +329,6 @@ static asyncrt_status check_im2col(const asyncrt_tensormap_im2col_desc *c, const
     return ASYNCRT_SUCCESS;
 }
 
-#define TRY(call) do { asyncrt_status s_ = (call); if (s_ != ASYNCRT_SUCCESS) return s_; } while (0)
-
 static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
                                    int sm, bool driver_only, const char **rule_out, char *msg, size_t msg_size)
 {
@@ -355,7 +344,7 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
      * encode for such a device is not known, so the prediction skips it. */
     if (!driver_only && sm != 0 && sm < 90)
         FAIL("sm_tma", "target sm_%d: tensor maps (TMA) need compute capability 9.0 or newer", sm);
-    TRY(check_enums(d, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_enums(d, rule_out, msg, msg_size));
     if (im2col && (d->rank < 3 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK))
         FAIL("rank", "rank (%u): must be 3..5 for im2col", d->rank);
     if (d->rank < 1 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK)
@@ -363,12 +352,12 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
     if (d->interleave != ASYNCRT_TENSORMAP_INTERLEAVE_NONE && d->rank < 3)
         FAIL("rank_interleave", "rank (%u): must be at least 3 when interleave is %s", d->rank,
              d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_16B ? "16B" : "32B");
-    TRY(check_global(d, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_global(d, rule_out, msg, msg_size));
 
     const char *what = "box_dim[0]";
     uint32_t inner = d->box_dim[0];
     if (im2col) {
-        TRY(check_im2col(im2col, rule_out, msg, msg_size));
+        ASYNCRT_TRY(check_im2col(im2col, rule_out, msg, msg_size));
         what = "channels_per_pixel";
         inner = im2col->channels_per_pixel;
     } else {
@@ -376,20 +365,20 @@ static asyncrt_status check_errors(const asyncrt_tensormap_desc *d, const asyncr
             if (d->box_dim[i] == 0 || d->box_dim[i] > 256)
                 FAIL("box_dim_range", "box_dim[%u] (%u): must be 1..256", i, d->box_dim[i]);
     }
-    TRY(check_inner(d, im2col != NULL, what, inner, rule_out, msg, msg_size));
-    TRY(check_layout(d, what, inner, driver_only, rule_out, msg, msg_size));
-    TRY(check_smem(d, im2col, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_inner(d, im2col != NULL, what, inner, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_layout(d, what, inner, driver_only, rule_out, msg, msg_size));
+    ASYNCRT_TRY(check_smem(d, im2col, rule_out, msg, msg_size));
     return check_sm(d, sm, rule_out, msg, msg_size);
 }
 
-asyncrt_status asyncrt_tensormap_check(const asyncrt_tensormap_desc *d,
+asyncrt_status asyncrt__tensormap_check(const asyncrt_tensormap_desc *d,
                                        const asyncrt_tensormap_im2col_desc *im2col, int sm,
                                        const char **rule_out, char *msg, size_t msg_size)
 {
     return check_errors(d, im2col, sm, false, rule_out, msg, msg_size);
 }
 
-asyncrt_status asyncrt_tensormap_predict_driver(const asyncrt_tensormap_desc *d,
+asyncrt_status asyncrt__tensormap_predict_driver(const asyncrt_tensormap_desc *d,
                                                 const asyncrt_tensormap_im2col_desc *im2col, int sm,
                                                 const char **rule_out, char *msg, size_t msg_size)
 {
@@ -418,18 +407,18 @@ static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt,
 static uint64_t box_smem_bytes(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col)
 {
     if (im2col)
-        return asyncrt_tensormap_bytes_of(d->dtype, im2col->channels_per_pixel) * im2col->pixels_per_column;
+        return asyncrt__tensormap_bytes_of(d->dtype, im2col->channels_per_pixel) * im2col->pixels_per_column;
     return asyncrt_tensormap_box_bytes(d);
 }
 
-void asyncrt_tensormap_collect_warnings(const asyncrt_tensormap_desc *d,
+void asyncrt__tensormap_collect_warnings(const asyncrt_tensormap_desc *d,
                                         const asyncrt_tensormap_im2col_desc *im2col,
                                         uint64_t smem_per_block, asyncrt_tensormap_report *r)
 {
     if (!IL32_SWIZZLE_IS_ERROR && il32_swizzle_broken(d))
         warn(r, "il32_swizzle", IL32_SWIZZLE_TEXT, asyncrt_tensormap_swizzle_name(d->swizzle));
     /* TMA stores clip dimension 0 to the row's 16-byte granules, not to elements. */
-    uint64_t row = asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]);
+    uint64_t row = asyncrt__tensormap_bytes_of(d->dtype, d->global_dim[0]);
     if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && row % 16 != 0) {
         char sz[64];
         size_text(sz, sizeof sz, d->dtype, d->global_dim[0]);
@@ -447,22 +436,22 @@ void asyncrt_tensormap_collect_warnings(const asyncrt_tensormap_desc *d,
 
 asyncrt_status asyncrt_tensormap_validate(const asyncrt_tensormap_desc *desc, char *msg, size_t msg_size)
 {
-    return asyncrt_tensormap_check(desc, NULL, 0, NULL, msg, msg_size);
+    return asyncrt__tensormap_check(desc, NULL, 0, NULL, msg, msg_size);
 }
 
 asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_tensormap_desc *desc, int sm, char *msg,
                                                  size_t msg_size)
 {
-    return asyncrt_tensormap_check(desc, NULL, sm, NULL, msg, msg_size);
+    return asyncrt__tensormap_check(desc, NULL, sm, NULL, msg, msg_size);
 }
 
 asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_desc *desc, char *msg,
                                                  size_t msg_size)
 {
-    return asyncrt_tensormap_check(desc ? &desc->tiled : NULL, desc, 0, NULL, msg, msg_size);
+    return asyncrt__tensormap_check(desc ? &desc->tiled : NULL, desc, 0, NULL, msg, msg_size);
 }
 
-asyncrt_status asyncrt_tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap_desc *d,
+asyncrt_status asyncrt__tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap_desc *d,
                                                         const asyncrt_tensormap_im2col_desc *im2col,
                                                         const asyncrt_tensormap_check_options *opts,
                                                         asyncrt_tensormap_report *r)
@@ -471,10 +460,9 @@ asyncrt_status asyncrt_tensormap_analyze_im2col_or_tiled(const asyncrt_tensormap
     if (!r) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     memset(r, 0, sizeof *r);
     if (!opts) opts = &defaults;
-    asyncrt_status s = asyncrt_tensormap_check(d, im2col, opts->sm, &r->error.rule, r->error.message,
-                                               sizeof r->error.message);
-    if (s != ASYNCRT_SUCCESS) return s;
-    asyncrt_tensormap_collect_warnings(d, im2col, opts->smem_per_block, r);
+    ASYNCRT_TRY(asyncrt__tensormap_check(d, im2col, opts->sm, &r->error.rule, r->error.message,
+                                         sizeof r->error.message));
+    asyncrt__tensormap_collect_warnings(d, im2col, opts->smem_per_block, r);
     if (opts->warnings_as_errors && r->warning_count > 0) {
         r->error = r->warnings[0];
         return ASYNCRT_ERROR_TENSORMAP_INVALID;
@@ -486,12 +474,12 @@ asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
                                          const asyncrt_tensormap_check_options *opts,
                                          asyncrt_tensormap_report *report)
 {
-    return asyncrt_tensormap_analyze_im2col_or_tiled(desc, NULL, opts, report);
+    return asyncrt__tensormap_analyze_im2col_or_tiled(desc, NULL, opts, report);
 }
 
 asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
                                                 const asyncrt_tensormap_check_options *opts,
                                                 asyncrt_tensormap_report *report)
 {
-    return asyncrt_tensormap_analyze_im2col_or_tiled(desc ? &desc->tiled : NULL, desc, opts, report);
+    return asyncrt__tensormap_analyze_im2col_or_tiled(desc ? &desc->tiled : NULL, desc, opts, report);
 }

@@ -18,10 +18,10 @@
 #define BIT85_WORD 1
 #define BIT85_MASK (UINT64_C(1) << 21)
 
-uint64_t asyncrt_tensormap_span_bytes(const asyncrt_tensormap_desc *d)
+uint64_t asyncrt__tensormap_span_bytes(const asyncrt_tensormap_desc *d)
 {
     if (!d || d->rank < 1 || d->rank > ASYNCRT_TENSORMAP_MAX_RANK) return UINT64_MAX;
-    uint64_t span = asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]);
+    uint64_t span = asyncrt__tensormap_bytes_of(d->dtype, d->global_dim[0]);
     for (uint32_t i = 1; i < d->rank; i++) {
         uint64_t n = d->global_dim[i] ? d->global_dim[i] - 1 : 0, s = d->global_stride[i - 1];
         if (s && n > (UINT64_MAX - span) / s) return UINT64_MAX;
@@ -30,19 +30,19 @@ uint64_t asyncrt_tensormap_span_bytes(const asyncrt_tensormap_desc *d)
     return span;
 }
 
-bool asyncrt_tensormap_needs_small_tensor_fix(int sm, int driver_version, uint64_t span_bytes)
+bool asyncrt__tensormap_needs_small_tensor_fix(int sm, int driver_version, uint64_t span_bytes)
 {
     bool blackwell = sm >= 100 && sm < 130; /* sm_100, 103, 110, 120, 121 */
     return blackwell && driver_version > 0 && driver_version <= SMALL_TENSOR_FIX_LAST_DRIVER &&
            span_bytes < SMALL_TENSOR_BYTES;
 }
 
-void asyncrt_tensormap_apply_small_tensor_fix(asyncrt_tensor_map *map)
+void asyncrt__tensormap_apply_small_tensor_fix(asyncrt_tensor_map *map)
 {
     map->opaque[BIT85_WORD] &= ~BIT85_MASK;
 }
 
-bool asyncrt_tensormap_bit85(const asyncrt_tensor_map *map)
+bool asyncrt__tensormap_bit85(const asyncrt_tensor_map *map)
 {
     return (map->opaque[BIT85_WORD] & BIT85_MASK) != 0;
 }

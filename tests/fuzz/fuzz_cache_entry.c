@@ -1,4 +1,4 @@
-/* libFuzzer target: the cache-entry reader (asyncrt_program_decode), without
+/* libFuzzer target: the cache-entry reader (asyncrt__program_decode), without
  * a key and with one. The first byte picks the mode: odd values wrap the rest
  * as a payload under a correct header (size and SHA-256), so that the payload
  * parser is reached past the checksum. */
@@ -18,7 +18,7 @@ static void decode(const unsigned char *entry, size_t size, const uint8_t *key)
     asyncrt_program *p = NULL;
     char why[256];
     why[0] = '\0';
-    asyncrt_status st = asyncrt_program_decode(entry, size, key, &p, why, sizeof why);
+    asyncrt_status st = asyncrt__program_decode(entry, size, key, &p, why, sizeof why);
     if (st == ASYNCRT_SUCCESS) {
         size_t n = 0;
         const unsigned char *image = asyncrt_program_image(p, &n);
@@ -29,10 +29,10 @@ static void decode(const unsigned char *entry, size_t size, const uint8_t *key)
         if (strlen(asyncrt_program_arch(p)) >= 32 || !asyncrt_program_log(p)) abort();
         /* What decodes must encode into an entry that decodes to the same image. */
         size_t again_size = 0;
-        unsigned char *again = asyncrt_program_encode(p, &again_size);
+        unsigned char *again = asyncrt__program_encode(p, &again_size);
         if (!again) abort();
         asyncrt_program *q = NULL;
-        if (asyncrt_program_decode(again, again_size, key, &q, why, sizeof why) != ASYNCRT_SUCCESS) abort();
+        if (asyncrt__program_decode(again, again_size, key, &q, why, sizeof why) != ASYNCRT_SUCCESS) abort();
         size_t m = 0;
         const void *image2 = asyncrt_program_image(q, &m);
         if (m != n || memcmp(image, image2, n) != 0 || strcmp(asyncrt_program_arch(p), asyncrt_program_arch(q))) abort();
@@ -63,9 +63,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         memcpy(entry + 48, &payload, 8);
         memcpy(entry + HEADER_SIZE, data, size);
         asyncrt_sha256 sha;
-        asyncrt_sha256_init(&sha);
-        asyncrt_sha256_update(&sha, data, size);
-        asyncrt_sha256_final(&sha, entry + 56);
+        asyncrt__sha256_init(&sha);
+        asyncrt__sha256_update(&sha, data, size);
+        asyncrt__sha256_final(&sha, entry + 56);
     } else {
         entry_size = size;
         entry = malloc(size ? size : 1);

@@ -1,6 +1,6 @@
 /* libFuzzer target: the whole file-level cache read path. Each input becomes
  * a manifest and an entry file in a private cache directory, then
- * asyncrt_cache_find runs on a fresh context as a compile would: safe open,
+ * asyncrt__cache_find runs on a fresh context as a compile would: safe open,
  * fstat checks, manifest decode, dependency validation (stat, re-hash),
  * entry decode, discarding what is refused. The trace parser gets the same
  * bytes as JSON.
@@ -43,15 +43,15 @@ static unsigned char *seal(const char magic[8], uint32_t format, const uint8_t k
                            size_t n, size_t *size)
 {
     asyncrt_writer w = {0};
-    asyncrt_seal_begin(&w);
-    asyncrt_put(&w, payload, n);
-    return asyncrt_seal_end(&w, magic, format, key, NULL, size);
+    asyncrt__seal_begin(&w);
+    asyncrt__put(&w, payload, n);
+    return asyncrt__seal_end(&w, magic, format, key, NULL, size);
 }
 
 
 static void remove_dir(void)
 {
-    asyncrt_cache_remove_all(g_dir);
+    asyncrt__cache_remove_all(g_dir);
     rmdir(g_dir);
 }
 
@@ -65,10 +65,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     /* The trace parser on the raw bytes. */
     asyncrt_trace_headers headers;
     char why[256];
-    if (asyncrt_trace_parse((const char *)data, size, &headers, why, sizeof why)) {
+    if (asyncrt__trace_parse((const char *)data, size, &headers, why, sizeof why)) {
         for (size_t i = 0; i < headers.count; i++)
             if (!headers.paths[i] || strcmp(headers.paths[i], ASYNCRT_NVRTC_BUILTIN_HEADER) == 0) abort();
-        asyncrt_trace_headers_free(&headers);
+        asyncrt__trace_headers_free(&headers);
     } else if (!why[0]) {
         abort();
     }
@@ -80,9 +80,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     const unsigned char *mf = data, *entry = data + mf_len;
     size_t entry_len = size - mf_len;
 
-    asyncrt_cache_remove_all(g_dir); /* the last input's files, FIFOs included */
+    asyncrt__cache_remove_all(g_dir); /* the last input's files, FIFOs included */
     char hex[65], path[256];
-    asyncrt_sha256_hex(k_key1, hex);
+    asyncrt__sha256_hex(k_key1, hex);
     snprintf(path, sizeof path, "%s/%s.mf", g_dir, hex);
     size_t sealed_size = 0;
     unsigned char *sealed = (mode & 1) ? seal("ASYNCRTM", 1, k_key1, mf, mf_len, &sealed_size) : NULL;
@@ -91,13 +91,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     /* The entry goes where the manifest's first set points, if it has one. */
     uint8_t result[32] = {0};
     asyncrt_manifest m;
-    if (asyncrt_manifest_decode(sealed ? sealed : mf, sealed ? sealed_size : mf_len, k_key1, NULL, &m, why,
+    if (asyncrt__manifest_decode(sealed ? sealed : mf, sealed ? sealed_size : mf_len, k_key1, NULL, &m, why,
                                 sizeof why)) {
         memcpy(result, m.sets[0].result_key, 32);
-        asyncrt_manifest_free(&m);
+        asyncrt__manifest_free(&m);
     }
     free(sealed);
-    asyncrt_sha256_hex(result, hex);
+    asyncrt__sha256_hex(result, hex);
     snprintf(path, sizeof path, "%s/%s.bin", g_dir, hex);
     if (mode & 4) {
         unlink(path);
@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) abort();
     if (asyncrt_context_set_cache_dir(ctx, g_dir) != ASYNCRT_SUCCESS) abort();
-    asyncrt_program *p = asyncrt_cache_find(ctx, k_key1);
+    asyncrt_program *p = asyncrt__cache_find(ctx, k_key1);
     asyncrt_cache_stats stats;
     asyncrt_context_cache_stats(ctx, &stats);
     if (p) {
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         *(volatile unsigned char *)&sum = sum;
         /* A second lookup in the same context is served from memory (unless a
          * dependency, e.g. a /proc file, changed meanwhile), the same image. */
-        asyncrt_program *again = asyncrt_cache_find(ctx, k_key1);
+        asyncrt_program *again = asyncrt__cache_find(ctx, k_key1);
         size_t n2 = 0;
         if (again && (asyncrt_program_origin_of(again) != ASYNCRT_ORIGIN_MEMORY_CACHE ||
                       !asyncrt_program_image(again, &n2) || n2 != n ||

@@ -1,4 +1,4 @@
-/* libFuzzer target: the calibration-file parser (asyncrt_calibration_parse),
+/* libFuzzer target: the calibration-file parser (asyncrt__calibration_parse),
  * which reads a file anyone could have written into the cache directory.
  * Whatever it accepts must name the expected device and driver, hold only
  * real paths ranked fastest first, and format into text it accepts again
@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     asyncrt_calibration cal, again;
     char why[160];
     why[0] = '\0';
-    if (!asyncrt_calibration_parse((const char *)data, size, k_uuid, 13000, &cal, why, sizeof why)) {
+    if (!asyncrt__calibration_parse((const char *)data, size, k_uuid, 13000, &cal, why, sizeof why)) {
         if (!why[0] || strlen(why) >= sizeof why) abort(); /* a refusal always says why */
         return 0;
     }
@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
                 (i && r->pct[i] > r->pct[i - 1]))
                 abort();
     }
-    char *text = asyncrt_calibration_format(&cal);
-    if (!text || !asyncrt_calibration_parse(text, strlen(text), k_uuid, 13000, &again, why, sizeof why)) abort();
+    char *text = asyncrt__calibration_format(&cal);
+    if (!text || !asyncrt__calibration_parse(text, strlen(text), k_uuid, 13000, &again, why, sizeof why)) abort();
     for (int op = 0; op < ASYNCRT_DISPATCH_OP_COUNT; op++)
         if (again.rank[op].count != cal.rank[op].count ||
             memcmp(again.rank[op].path, cal.rank[op].path, sizeof cal.rank[op].path))

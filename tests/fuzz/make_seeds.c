@@ -42,7 +42,7 @@ static int files_seed(const char *corpus, const char *arch, const unsigned char 
         asyncrt_manifest m = {&set, 1};
         uint8_t key1[32] = {0};
         size_t mf_size = 0;
-        unsigned char *mf = asyncrt_manifest_encode(&m, key1, NULL, &mf_size);
+        unsigned char *mf = asyncrt__manifest_encode(&m, key1, NULL, &mf_size);
         if (!mf) return 1;
         size_t payload = mf_size - ASYNCRT_SEAL_HEADER_SIZE;
         unsigned char head[3] = {3, (unsigned char)(payload & 0xFF), (unsigned char)(payload >> 8)};
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
             return 1;
         }
         size_t size = 0;
-        unsigned char *entry = asyncrt_program_encode(p, &size);
+        unsigned char *entry = asyncrt__program_encode(p, &size);
         unsigned char raw = 0, wrapped = 1;
         char name[64];
         snprintf(name, sizeof name, "entry_%s", arches[i]);

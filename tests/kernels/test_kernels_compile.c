@@ -14,7 +14,7 @@ static size_t g_arch_count;
 
 static int setup(void **state)
 {
-    g_arch_count = asyncrt_nvrtc_supported_archs(g_archs, 64);
+    g_arch_count = asyncrt__nvrtc_supported_archs(g_archs, 64);
     assert_true(g_arch_count > 0);
     return test_setup_context(state);
 }
@@ -38,17 +38,17 @@ static asyncrt_status compile(asyncrt_context *ctx, const char *source, const ch
 static void every_file_compiles_for_every_arch(void **state)
 {
     asyncrt_context *ctx = *state;
-    assert_true(asyncrt_embedded_file_count >= 5);
-    for (size_t f = 0; f < asyncrt_embedded_file_count; f++) {
+    assert_true(asyncrt__embedded_file_count >= 5);
+    for (size_t f = 0; f < asyncrt__embedded_file_count; f++) {
         char source[256];
-        snprintf(source, sizeof source, "#include <%s>\n", asyncrt_embedded_files[f].name);
+        snprintf(source, sizeof source, "#include <%s>\n", asyncrt__embedded_files[f].name);
         for (size_t a = 0; a <= g_arch_count; a++) {
             char arch[32];
             if (a == g_arch_count) snprintf(arch, sizeof arch, "sm_90a");
             else snprintf(arch, sizeof arch, "sm_%d", g_archs[a]);
             asyncrt_status s = compile(ctx, source, arch, NULL);
             if (s != ASYNCRT_SUCCESS)
-                fail_msg("%s for %s: %s", asyncrt_embedded_files[f].name, arch, asyncrt_context_last_error(ctx));
+                fail_msg("%s for %s: %s", asyncrt__embedded_files[f].name, arch, asyncrt_context_last_error(ctx));
         }
     }
 }
@@ -122,7 +122,7 @@ static void a_wrapper_below_its_arch_names_the_arch_it_needs(void **state)
                  cases[i].call);
         bool known = false;
         asyncrt_arch parsed;
-        assert_true(asyncrt_arch_parse(cases[i].arch, &parsed));
+        assert_true(asyncrt__arch_parse(cases[i].arch, &parsed));
         for (size_t a = 0; a < g_arch_count; a++) known |= g_archs[a] == parsed.number;
         if (!known) continue; /* this NVRTC dropped the arch */
         assert_status(ctx, ASYNCRT_ERROR_COMPILE, compile(ctx, source, cases[i].arch, NULL));

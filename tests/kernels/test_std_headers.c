@@ -31,19 +31,19 @@ static void expect_compile_error(asyncrt_context *ctx, const char *source, const
 static void each_header_compiles_alone(void **state)
 {
     asyncrt_context *ctx = *state;
-    assert_true(asyncrt_std_header_file_count >= 25);
+    assert_true(asyncrt__std_header_file_count >= 25);
     const char *archs[] = {"sm_80", "sm_90"};
-    for (size_t i = 0; i < asyncrt_std_header_file_count; i++)
+    for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
         for (int a = 0; a < 2; a++) {
             char source[256];
             snprintf(source, sizeof source, "#include <%s>\n#include <%s>\n__global__ void k() {}\n",
-                     asyncrt_std_header_files[i].name, asyncrt_std_header_files[i].name); /* twice: guards */
+                     asyncrt__std_header_files[i].name, asyncrt__std_header_files[i].name); /* twice: guards */
             asyncrt_compile_options o = {.arch = archs[a]};
             asyncrt_program *p;
             if (compile(ctx, source, &o, &p) != ASYNCRT_SUCCESS)
-                fail_msg("<%s> for %s: %s", asyncrt_std_header_files[i].name, archs[a], asyncrt_context_last_error(ctx));
+                fail_msg("<%s> for %s: %s", asyncrt__std_header_files[i].name, archs[a], asyncrt_context_last_error(ctx));
             if (strstr(asyncrt_program_log(p), "warning"))
-                fail_msg("<%s> for %s warns: %s", asyncrt_std_header_files[i].name, archs[a], asyncrt_program_log(p));
+                fail_msg("<%s> for %s warns: %s", asyncrt__std_header_files[i].name, archs[a], asyncrt_program_log(p));
             asyncrt_program_destroy(p);
         }
 }
@@ -57,7 +57,7 @@ static void the_documented_set_is_there(void **state)
                            "stdio.h", "cassert", "assert.h", "cstddef", "stddef.h", "cstdlib", "stdlib.h",
                            "cstring", "string.h", "initializer_list", "new"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!asyncrt_std_header_find(names[i])) fail_msg("no built-in <%s>", names[i]);
+        if (!asyncrt__std_header_find(names[i])) fail_msg("no built-in <%s>", names[i]);
 }
 
 static void nvcc_style_kernel_compiles(void **state)

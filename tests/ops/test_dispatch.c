@@ -66,11 +66,11 @@ static void choice_follows_the_rules(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char why[256] = "";
-        asyncrt_map_path got = asyncrt_dispatch_choose(cases[i].op, cases[i].device_cc, cases[i].target,
+        asyncrt_map_path got = asyncrt__dispatch_choose(cases[i].op, cases[i].device_cc, cases[i].target,
                                                        cases[i].calibrated ? &cal : NULL, why, sizeof why);
         if (got != cases[i].expect || !strstr(why, cases[i].why))
             fail_msg("case %zu (%s, sm_%d device, target %d%s): %s, expected %s; why: '%s', expected '%s'", i,
-                     asyncrt_dispatch_op_name(cases[i].op), cases[i].device_cc, cases[i].target,
+                     asyncrt__dispatch_op_name(cases[i].op), cases[i].device_cc, cases[i].target,
                      cases[i].calibrated ? ", calibrated" : "", asyncrt_map_path_name(got),
                      asyncrt_map_path_name(cases[i].expect), why, cases[i].why);
     }
@@ -79,10 +79,10 @@ static void choice_follows_the_rules(void **state)
         for (int cc = 50; cc <= 120; cc++)
             for (int target = 50; target <= cc; target += 5) {
                 char why[256];
-                asyncrt_map_path p = asyncrt_dispatch_choose((asyncrt_dispatch_op)op, cc, target,
+                asyncrt_map_path p = asyncrt__dispatch_choose((asyncrt_dispatch_op)op, cc, target,
                                                              cc == 90 ? &cal : NULL, why, sizeof why);
-                if (asyncrt_dispatch_path_needs(p) > target)
-                    fail_msg("%s on sm_%d for target %d: %s", asyncrt_dispatch_op_name(op), cc, target,
+                if (asyncrt__dispatch_path_needs(p) > target)
+                    fail_msg("%s on sm_%d for target %d: %s", asyncrt__dispatch_op_name(op), cc, target,
                              asyncrt_map_path_name(p));
             }
 }
@@ -91,9 +91,9 @@ static void calibration_round_trips(void **state)
 {
     (void)state;
     asyncrt_calibration cal = calibration(), back;
-    char *text = asyncrt_calibration_format(&cal), why[160] = "";
+    char *text = asyncrt__calibration_format(&cal), why[160] = "";
     assert_non_null(text);
-    if (!asyncrt_calibration_parse(text, strlen(text), k_uuid, 13000, &back, why, sizeof why))
+    if (!asyncrt__calibration_parse(text, strlen(text), k_uuid, 13000, &back, why, sizeof why))
         fail_msg("%s\n%s", why, text);
     assert_string_equal(back.uuid, k_uuid);
     assert_int_equal(back.driver_version, 13000);
@@ -127,7 +127,7 @@ static void damaged_and_foreign_files_are_refused(void **state)
 {
     (void)state;
     asyncrt_calibration cal = calibration(), back;
-    char *good = asyncrt_calibration_format(&cal);
+    char *good = asyncrt__calibration_format(&cal);
     assert_non_null(good);
     static const struct {
         const char *from, *to, *why;
@@ -156,7 +156,7 @@ static void damaged_and_foreign_files_are_refused(void **state)
     char why[160];
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         char *text = edited(good, edits[i].from, edits[i].to);
-        bool ok = asyncrt_calibration_parse(text, strlen(text), k_uuid, 13000, &back, why, sizeof why);
+        bool ok = asyncrt__calibration_parse(text, strlen(text), k_uuid, 13000, &back, why, sizeof why);
         if (ok || !strstr(why, edits[i].why))
             fail_msg("edit %zu ('%s' -> '%s') %s: '%s', expected '%s'", i, edits[i].from, edits[i].to,
                      ok ? "was accepted" : "was refused for another reason", why, edits[i].why);
@@ -164,22 +164,22 @@ static void damaged_and_foreign_files_are_refused(void **state)
     }
     /* Cut anywhere, it is refused. */
     for (size_t n = 0; n < strlen(good); n++)
-        if (asyncrt_calibration_parse(good, n, k_uuid, 13000, &back, why, sizeof why))
+        if (asyncrt__calibration_parse(good, n, k_uuid, 13000, &back, why, sizeof why))
             fail_msg("the first %zu bytes were accepted", n);
     /* A NUL inside, and too large. */
     char big[5000];
     memset(big, 'x', sizeof big);
     big[sizeof big - 1] = '\n';
-    assert_false(asyncrt_calibration_parse(big, sizeof big, k_uuid, 13000, &back, why, sizeof why));
+    assert_false(asyncrt__calibration_parse(big, sizeof big, k_uuid, 13000, &back, why, sizeof why));
     char *nul = strdup(good);
     nul[30] = 0;
-    assert_false(asyncrt_calibration_parse(nul, strlen(good), k_uuid, 13000, &back, why, sizeof why));
+    assert_false(asyncrt__calibration_parse(nul, strlen(good), k_uuid, 13000, &back, why, sizeof why));
     free(nul);
     free(good);
-    char *path = asyncrt_calibration_path("/tmp/c", k_uuid);
+    char *path = asyncrt__calibration_path("/tmp/c", k_uuid);
     assert_string_equal(path, "/tmp/c/calibration-GPU-12345678-9abc-def0-1234-56789abcdef0.txt");
     free(path);
-    assert_null(asyncrt_calibration_path(NULL, k_uuid));
+    assert_null(asyncrt__calibration_path(NULL, k_uuid));
 }
 
 /* The ops' AUTO path goes through the dispatcher (no device: the target's

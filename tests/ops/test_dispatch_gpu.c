@@ -49,7 +49,7 @@ static void calibration_produces_a_valid_table(void **state)
     asyncrt_calibrate_sizes sizes = {.map_elements = 1 << 20, .tile_rows = 1000, .tile_cols = 1024, .warmup = 1,
                                      .repeats = 3};
     asyncrt_calibration cal;
-    assert_ok(g_ctx, asyncrt_calibrate(g_ctx, &sizes, &cal));
+    assert_ok(g_ctx, asyncrt__calibrate(g_ctx, &sizes, &cal));
     assert_string_equal(cal.uuid, dev->uuid);
     assert_int_equal(cal.driver_version, dev->driver_version);
     assert_int_equal(cal.cc, cc);
@@ -58,18 +58,18 @@ static void calibration_produces_a_valid_table(void **state)
         assert_int_equal(r->count, paths);
         for (int i = 0; i < r->count; i++) {
             if (!(r->pct[i] >= 0.01 && r->pct[i] <= 200) || (i && r->pct[i] > r->pct[i - 1]))
-                fail_msg("%s: rank %d (%s) is %.2f%%", asyncrt_dispatch_op_name(op), i,
+                fail_msg("%s: rank %d (%s) is %.2f%%", asyncrt__dispatch_op_name(op), i,
                          asyncrt_map_path_name(r->path[i]), r->pct[i]);
             for (int j = 0; j < i; j++) assert_int_not_equal(r->path[i], r->path[j]);
         }
     }
 
     char *path = NULL;
-    assert_ok(g_ctx, asyncrt_calibration_save(g_ctx, &cal, &path));
+    assert_ok(g_ctx, asyncrt__calibration_save(g_ctx, &cal, &path));
     char *text = read_text(path);
     asyncrt_calibration back;
     char why[160];
-    if (!asyncrt_calibration_parse(text, strlen(text), dev->uuid, dev->driver_version, &back, why, sizeof why))
+    if (!asyncrt__calibration_parse(text, strlen(text), dev->uuid, dev->driver_version, &back, why, sizeof why))
         fail_msg("%s: %s\n%s", path, why, text);
 
     /* AUTO follows the file: the first calibrated transpose path. */
@@ -82,16 +82,16 @@ static void calibration_produces_a_valid_table(void **state)
     t->path[0] = last;
     for (int i = 0; i < t->count; i++) t->pct[i] = 90.0 - i;
     char *flipped_path = NULL;
-    assert_ok(g_ctx, asyncrt_calibration_save(g_ctx, &flipped, &flipped_path));
+    assert_ok(g_ctx, asyncrt__calibration_save(g_ctx, &flipped, &flipped_path));
     assert_int_equal(auto_transpose_path(), last);
 
     /* Foreign or damaged: ignored, the built-in table decides. */
     char table_why[256];
-    asyncrt_map_path table = asyncrt_dispatch_choose(ASYNCRT_DISPATCH_TRANSPOSE, cc, cc, NULL, table_why,
+    asyncrt_map_path table = asyncrt__dispatch_choose(ASYNCRT_DISPATCH_TRANSPOSE, cc, cc, NULL, table_why,
                                                      sizeof table_why);
     asyncrt_calibration foreign = flipped;
     foreign.driver_version += 10;
-    char *foreign_text = asyncrt_calibration_format(&foreign);
+    char *foreign_text = asyncrt__calibration_format(&foreign);
     write_text(path, foreign_text);
     if (table != last) assert_int_equal(auto_transpose_path(), table);
     write_text(path, "asyncrt-calibration 1\nuuid ");

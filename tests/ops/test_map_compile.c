@@ -142,6 +142,41 @@ static void bad_descriptions_are_refused_with_the_reason(void **state)
     assert_null(m);
 }
 
+/* ASYNCRT_MAP_TUNE's store=WORD reaches the kernel as a named mode
+ * (kernels_src/map_store.cuh), and each mode compiles where it applies. */
+static void store_modes_reach_the_kernel_by_name(void **state)
+{
+    asyncrt_context *ctx = *state;
+    static const struct {
+        const char *tune, *arch;
+        asyncrt_map_path path;
+        const char *expect;
+    } cases[] = {{"store=bulk", "sm_90", ASYNCRT_PATH_TMA, "store = ASYNCRT_MAP_STORE_BULK;"},
+                 {"store=wb", "sm_90", ASYNCRT_PATH_TMA, "store = ASYNCRT_MAP_STORE_WB;"},
+                 /* bulk stores are the TMA path's: elsewhere the default */
+                 {"store=bulk", "sm_80", ASYNCRT_PATH_LDGSTS, "store = ASYNCRT_MAP_STORE_CS;"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        asyncrt_map *m = NULL;
+        asyncrt_map_desc d = axpy("y = a * x + b;", cases[i].path, cases[i].arch);
+        setenv("ASYNCRT_MAP_TUNE", cases[i].tune, 1);
+        asyncrt_status s = asyncrt_map_create(ctx, &d, &m);
+        unsetenv("ASYNCRT_MAP_TUNE");
+        if (s == ASYNCRT_ERROR_UNSUPPORTED_ARCH) continue; /* this NVRTC dropped the arch */
+        assert_ok(ctx, s);
+        if (!strstr(asyncrt_map_source(m), cases[i].expect))
+            fail_msg("%s on %s: no \"%s\" in\n%s", cases[i].tune, cases[i].arch, cases[i].expect,
+                     asyncrt_map_source(m));
+        asyncrt_map_destroy(m);
+    }
+    asyncrt_map *m = NULL;
+    asyncrt_map_desc d = axpy("y = a * x + b;", ASYNCRT_PATH_TMA, "sm_90");
+    setenv("ASYNCRT_MAP_TUNE", "store=fast", 1);
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
+    unsetenv("ASYNCRT_MAP_TUNE");
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "store=cs|wb|bulk"));
+    assert_null(m);
+}
+
 static void names_and_sizes(void **state)
 {
     (void)state;
@@ -160,6 +195,7 @@ int main(void)
         cmocka_unit_test(auto_follows_the_target_without_a_device),
         cmocka_unit_test(env_forces_a_path_and_a_forced_path_must_fit_the_target),
         cmocka_unit_test(bad_descriptions_are_refused_with_the_reason),
+        cmocka_unit_test(store_modes_reach_the_kernel_by_name),
         cmocka_unit_test(names_and_sizes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -19,19 +19,19 @@ static void parse_accepts_the_documented_forms(void **state)
               {"compute_90a", 90, 'a', true}, {"sm_100f", 100, 'f', false}, {"sm_120", 120, 0, false}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         asyncrt_arch a;
-        assert_true(asyncrt_arch_parse(ok[i].text, &a));
+        assert_true(asyncrt__arch_parse(ok[i].text, &a));
         assert_int_equal(a.number, ok[i].number);
         assert_int_equal(a.suffix, ok[i].suffix);
         assert_int_equal(a.ptx, ok[i].ptx);
         char back[32];
-        asyncrt_arch_format(&a, back, sizeof back);
+        asyncrt__arch_format(&a, back, sizeof back);
         assert_string_equal(back, ok[i].text);
     }
     const char *bad[] = {"", "sm", "sm_", "sm_9", "sm_09", "sm_90b", "sm_90aa", "SM_90", "compute",
                          "compute_", "sm_1000", "sm_90 ", "arch=sm_90", "sm_-90", "auto"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         asyncrt_arch a;
-        if (asyncrt_arch_parse(bad[i], &a)) fail_msg("'%s' parsed as an arch", bad[i]);
+        if (asyncrt__arch_parse(bad[i], &a)) fail_msg("'%s' parsed as an arch", bad[i]);
     }
 }
 
@@ -58,12 +58,12 @@ static void auto_selection_table(void **state)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         asyncrt_arch a;
         char why[512];
-        asyncrt_status s = asyncrt_arch_select_auto(rows[i].cc_major, rows[i].cc_minor, rows[i].driver,
+        asyncrt_status s = asyncrt__arch_select_auto(rows[i].cc_major, rows[i].cc_minor, rows[i].driver,
                                                     rows[i].nvrtc, k_nvrtc13, N13, &a, why, sizeof why);
         if (s != rows[i].status) fail_msg("%s: status %s (%s)", rows[i].what, asyncrt_status_string(s), why);
         if (rows[i].arch) {
             char name[32];
-            asyncrt_arch_format(&a, name, sizeof name);
+            asyncrt__arch_format(&a, name, sizeof name);
             if (strcmp(name, rows[i].arch) != 0) fail_msg("%s: chose %s, expected %s", rows[i].what, name, rows[i].arch);
         }
         if (!strstr(why, rows[i].reason)) fail_msg("%s: explanation '%s' lacks '%s'", rows[i].what, why, rows[i].reason);
@@ -88,8 +88,8 @@ static void explicit_targets_are_checked_against_nvrtc(void **state)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         asyncrt_arch a;
         char why[512];
-        assert_true(asyncrt_arch_parse(rows[i].text, &a));
-        asyncrt_status s = asyncrt_arch_check(&a, k_nvrtc13, N13, why, sizeof why);
+        assert_true(asyncrt__arch_parse(rows[i].text, &a));
+        asyncrt_status s = asyncrt__arch_check(&a, k_nvrtc13, N13, why, sizeof why);
         if (s != rows[i].status || !strstr(why, rows[i].message))
             fail_msg("%s: %s '%s'", rows[i].text, asyncrt_status_string(s), why);
     }
@@ -99,7 +99,7 @@ static void real_nvrtc_lists_what_we_target(void **state)
 {
     (void)state;
     int archs[64];
-    size_t n = asyncrt_nvrtc_supported_archs(archs, 64);
+    size_t n = asyncrt__nvrtc_supported_archs(archs, 64);
     assert_true(n > 0);
     for (size_t i = 1; i < n; i++) assert_true(archs[i] > archs[i - 1]);
     assert_true(asyncrt_nvrtc_version() >= 12000);
@@ -111,12 +111,12 @@ static void resolve_reports_malformed_and_deviceless_auto(void **state)
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     asyncrt_arch a;
-    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_arch_resolve(ctx, "sm90", &a));
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt__arch_resolve(ctx, "sm90", &a));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "'sm90' is malformed"));
-    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_arch_resolve(ctx, "auto", &a));
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt__arch_resolve(ctx, "auto", &a));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "name a target"));
-    assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt_arch_resolve(ctx, "sm_12", &a));
-    assert_ok(ctx, asyncrt_arch_resolve(ctx, "sm_90a", &a));
+    assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt__arch_resolve(ctx, "sm_12", &a));
+    assert_ok(ctx, asyncrt__arch_resolve(ctx, "sm_90a", &a));
     asyncrt_context_destroy(ctx);
 }
 

@@ -56,13 +56,13 @@ static void decision_table(void **state)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         asyncrt_arch tried, retry = {0};
-        assert_true(asyncrt_arch_parse(rows[i].tried, &tried));
+        assert_true(asyncrt__arch_parse(rows[i].tried, &tried));
         char hint[512], name[32];
-        bool r = asyncrt_arch_after_failure(&tried, rows[i].from_auto, supported, 12, rows[i].log,
+        bool r = asyncrt__arch_after_failure(&tried, rows[i].from_auto, supported, 12, rows[i].log,
                                             &retry, hint, sizeof hint);
         if (r != rows[i].retry) fail_msg("row %zu (%s): retry %d, expected %d", i, rows[i].tried, r, rows[i].retry);
         if (r) {
-            asyncrt_arch_format(&retry, name, sizeof name);
+            asyncrt__arch_format(&retry, name, sizeof name);
             assert_string_equal(name, rows[i].retry_arch);
             assert_string_equal(hint, "");
         } else if (!*rows[i].hint) {
@@ -130,7 +130,7 @@ static void auto_retry_that_fails_says_so(void **state)
 {
     asyncrt_context *ctx = *state;
     int supported[64];
-    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
     bool has100 = false;
     for (size_t i = 0; i < count; i++) has100 |= supported[i] == 100;
     if (!has100) skip();

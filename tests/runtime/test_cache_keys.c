@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h" /* asyncrt_format */
+#include "context.h" /* asyncrt__format */
 #include "test_support.h"
 
 static char *g_root; /* the working directory of every case */
@@ -110,7 +110,7 @@ static void make_files(void)
 
 static char *fill(const char *fmt)
 {
-    return fmt ? asyncrt_format(fmt, g_root) : NULL; /* every %s is the root */
+    return fmt ? asyncrt__format(fmt, g_root) : NULL; /* every %s is the root */
 }
 
 /* Compiles the case in ctx (a fresh one when ctx is NULL) and returns the origin. */
@@ -123,7 +123,7 @@ static asyncrt_program_origin compile_case(asyncrt_context *ctx, const include_c
     }
     char *name = fill(c->source_name), *include = fill(c->source), *dir = fill(c->include_dir),
          *option = fill(c->raw_option);
-    char *source = asyncrt_format("%s\nextern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n", include);
+    char *source = asyncrt__format("%s\nextern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n", include);
     const char *dirs[] = {dir}, *options[] = {option};
     asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = dir ? 1 : 0,
                                  .options = options, .option_count = option ? 1 : 0};
@@ -139,7 +139,7 @@ static asyncrt_program_origin compile_case(asyncrt_context *ctx, const include_c
 static void each_form(const include_case *c)
 {
     char *cache = test_make_temp_dir("asyncrt-keys-cache");
-    char *toolkit = asyncrt_format("%s/toolkit", g_root);
+    char *toolkit = asyncrt__format("%s/toolkit", g_root);
     if (c->toolkit) setenv("CUDA_PATH", toolkit, 1);
     else unsetenv("CUDA_PATH");
     asyncrt_context *ctx;
@@ -153,9 +153,9 @@ static void each_form(const include_case *c)
 
     /* Unrelated files: edited, and a new one created beside the headers. */
     char *old = read_text(c->unrelated);
-    char *edited = asyncrt_format("%sedited\n", old);
+    char *edited = asyncrt__format("%sedited\n", old);
     write_text(c->unrelated, edited);
-    char *created = asyncrt_format("%s.new", c->unrelated);
+    char *created = asyncrt__format("%s.new", c->unrelated);
     write_text(created, "new\n");
     settle();
     assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_MEMORY_CACHE);
@@ -171,7 +171,7 @@ static void each_form(const include_case *c)
         assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE);
 
         /* Edited: a miss in this context and in a fresh one. */
-        char *changed = asyncrt_format("%s// edit %zu\n", text, i);
+        char *changed = asyncrt__format("%s// edit %zu\n", text, i);
         write_text(c->files[i], changed);
         settle();
         assert_int_equal(compile_case(ctx, c, cache), ASYNCRT_ORIGIN_COMPILED);
@@ -179,7 +179,7 @@ static void each_form(const include_case *c)
         settle();
         assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_DISK_CACHE); /* the older set */
         free(changed);
-        changed = asyncrt_format("%s// other edit %zu\n", text, i);
+        changed = asyncrt__format("%s// other edit %zu\n", text, i);
         write_text(c->files[i], changed);
         settle();
         assert_int_equal(compile_case(NULL, c, cache), ASYNCRT_ORIGIN_COMPILED);

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h" /* asyncrt_format */
+#include "context.h" /* asyncrt__format */
 #include "test_support.h"
 
 static char *g_dir;
@@ -17,7 +17,7 @@ static char *g_dir;
 /* Runs the tool with `args`; returns its exit code, its stdout+stderr in *out. */
 static int tool(const char *args, char **out)
 {
-    char *cmd = asyncrt_format("'%s' %s 2>&1", getenv("ASYNCRT_CACHE_TOOL"), args);
+    char *cmd = asyncrt__format("'%s' %s 2>&1", getenv("ASYNCRT_CACHE_TOOL"), args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     char *text = calloc(1, 1 << 16);
@@ -65,7 +65,7 @@ static void populate(int count)
 
 static char *first_entry(void)
 {
-    char *cmd = asyncrt_format("ls %s/*.bin | head -1", g_dir);
+    char *cmd = asyncrt__format("ls %s/*.bin | head -1", g_dir);
     FILE *ls = popen(cmd, "r");
     char *path = calloc(1, 1024);
     assert_non_null(fgets(path, 1024, ls));
@@ -79,12 +79,12 @@ static void every_command_on_a_real_cache(void **state)
 {
     (void)state;
     g_dir = test_make_temp_dir("asyncrt-cache-tool");
-    char *dir = asyncrt_format("--dir %s", g_dir);
+    char *dir = asyncrt__format("--dir %s", g_dir);
     char *args = NULL;
     populate(3);
 
 #define RUN(code, needle, fmt) \
-    do { args = asyncrt_format(fmt, dir); expect(args, code, needle); free(args); } while (0)
+    do { args = asyncrt__format(fmt, dir); expect(args, code, needle); free(args); } while (0)
     RUN(0, "entries    3", "%s stats");
     RUN(0, "manifests  3", "%s stats");
     RUN(0, "3 entries, 3 manifests", "%s list");
@@ -106,7 +106,7 @@ static void every_command_on_a_real_cache(void **state)
     /* A header edited since: "out of date", not bad. */
     RUN(0, "0 dependency sets out of date", "%s verify");
     char *inc = test_make_temp_dir("asyncrt-cache-tool-inc");
-    char *header = asyncrt_format("%s/value.h", inc);
+    char *header = asyncrt__format("%s/value.h", inc);
     f = fopen(header, "w");
     fputs("#define VALUE 42\n", f);
     fclose(f);
@@ -144,8 +144,8 @@ static void every_command_on_a_real_cache(void **state)
     expect("--help", 0, "exit codes:");
     const char *commands[] = {"stats", "list", "verify", "prune", "clear"};
     for (int i = 0; i < 5; i++) {
-        args = asyncrt_format("%s --help", commands[i]);
-        char *needle = asyncrt_format("usage: asyncrt-cache [--dir DIR] %s", commands[i]);
+        args = asyncrt__format("%s --help", commands[i]);
+        char *needle = asyncrt__format("usage: asyncrt-cache [--dir DIR] %s", commands[i]);
         expect(args, 0, needle);
         free(args);
         free(needle);

@@ -34,7 +34,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     f->root = test_make_temp_dir("asyncrt-trust");
-    f->dir = asyncrt_format("%s/cache", f->root);
+    f->dir = asyncrt__format("%s/cache", f->root);
     unsetenv("ASYNCRT_CACHE_SHARED");
     unsetenv("ASYNCRT_CACHE_MAX_BYTES");
     alarm(60); /* a hang on a FIFO fails the test instead of stalling ctest */
@@ -46,7 +46,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     alarm(0);
-    asyncrt_cache_trust_euid = geteuid;
+    asyncrt__cache_trust_euid = geteuid;
     unsetenv("ASYNCRT_CACHE_SHARED");
     unsetenv("ASYNCRT_CACHE_MAX_BYTES");
     test_remove_tree(f->root);
@@ -166,16 +166,16 @@ static void a_directory_of_another_user_is_not_used(void **state)
 {
     fixture *f = *state;
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED); /* created, ours */
-    asyncrt_cache_trust_euid = someone_else; /* now it belongs to "another user" */
+    asyncrt__cache_trust_euid = someone_else; /* now it belongs to "another user" */
     assert_no_disk_cache(f->dir, "owned by uid");
-    asyncrt_cache_trust_euid = geteuid;
+    asyncrt__cache_trust_euid = geteuid;
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
 }
 
 static void a_symlinked_directory_is_not_used(void **state)
 {
     fixture *f = *state;
-    char *real = asyncrt_format("%s/real", f->root);
+    char *real = asyncrt__format("%s/real", f->root);
     assert_int_equal(mkdir(real, 0700), 0);
     assert_int_equal(symlink(real, f->dir), 0);
     assert_no_disk_cache(f->dir, "symbolic link");
@@ -185,13 +185,13 @@ static void a_symlinked_directory_is_not_used(void **state)
 static void created_directories_are_private(void **state)
 {
     fixture *f = *state;
-    char *deep = asyncrt_format("%s/a/b/cache", f->root);
+    char *deep = asyncrt__format("%s/a/b/cache", f->root);
     mode_t old = umask(0);
     assert_int_equal(fresh_compile(deep, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
     umask(old);
     const char *levels[] = {"a", "a/b", "a/b/cache"};
     for (int i = 0; i < 3; i++) {
-        char *path = asyncrt_format("%s/%s", f->root, levels[i]);
+        char *path = asyncrt__format("%s/%s", f->root, levels[i]);
         struct stat st;
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0700);
@@ -250,7 +250,7 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
     assert_int_equal(chmod(f->dir, 02770), 0);
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
-    char *key = asyncrt_format("%s/KEY", f->dir);
+    char *key = asyncrt__format("%s/KEY", f->dir);
     struct stat st;
     assert_int_equal(stat(key, &st), 0);
     assert_int_equal(st.st_size, 32);
@@ -260,7 +260,7 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
     assert_int_equal(st.st_mode & 0777, 0660); /* members refresh and evict each other's entries */
 
     /* An entry without the team's MAC (here: one from a private cache) is refused. */
-    char *private_dir = asyncrt_format("%s/private", f->root);
+    char *private_dir = asyncrt__format("%s/private", f->root);
     unsetenv("ASYNCRT_CACHE_SHARED");
     assert_int_equal(fresh_compile(private_dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
     char *private_entry = only_file(private_dir, ".bin");
@@ -276,7 +276,7 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
 
     /* A different key (another team, or a forger without the key) is refused too. */
     unsetenv("ASYNCRT_CACHE_SHARED");
-    char *other = asyncrt_format("%s/other", f->root);
+    char *other = asyncrt__format("%s/other", f->root);
     assert_int_equal(mkdir(other, 02770), 0);
     assert_int_equal(chmod(other, 02770), 0);
     setenv("ASYNCRT_CACHE_SHARED", "1", 1);
@@ -320,10 +320,10 @@ static void odd_files_are_refused_without_hanging(void **state)
     static const char *const expect[] = {"a FIFO", "a directory", "symbolic link", "implausible size"};
     for (int target = 0; target < 2; target++) {          /* the entry, then the manifest */
         for (odd_kind kind = ODD_FIFO; kind <= ODD_HUGE; kind++) {
-            char *dir = asyncrt_format("%s/odd-%d-%d", f->root, target, (int)kind);
+            char *dir = asyncrt__format("%s/odd-%d-%d", f->root, target, (int)kind);
             assert_int_equal(fresh_compile(dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
             char *path = only_file(dir, target == 0 ? ".bin" : ".mf");
-            char *good = asyncrt_format("%s/good-copy", f->root);
+            char *good = asyncrt__format("%s/good-copy", f->root);
             copy_file(path, good);
             plant(path, kind, good);
             char *log = NULL;
@@ -399,9 +399,9 @@ static void counters_count_what_happened(void **state)
 static uint64_t cache_bytes(const char *dir)
 {
     asyncrt_cache_listing l;
-    assert_true(asyncrt_cache_scan(dir, &l));
+    assert_true(asyncrt__cache_scan(dir, &l));
     uint64_t bytes = l.entry_bytes + l.manifest_bytes;
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     return bytes;
 }
 
@@ -447,12 +447,12 @@ static void the_cap_evicts_the_least_recently_used(void **state)
     assert_logged(log, "ASYNCRT_CACHE_MAX_BYTES=\"lots\" is not a size");
     free(log);
     uint64_t v = 0;
-    assert_true(asyncrt_cache_parse_size("512M", &v) && v == 512ull << 20);
-    assert_true(asyncrt_cache_parse_size("2g", &v) && v == 2ull << 30);
-    assert_true(asyncrt_cache_parse_size("100", &v) && v == 100);
-    assert_false(asyncrt_cache_parse_size("-1", &v));
-    assert_false(asyncrt_cache_parse_size("1T", &v));
-    assert_false(asyncrt_cache_parse_size("", &v));
+    assert_true(asyncrt__cache_parse_size("512M", &v) && v == 512ull << 20);
+    assert_true(asyncrt__cache_parse_size("2g", &v) && v == 2ull << 30);
+    assert_true(asyncrt__cache_parse_size("100", &v) && v == 100);
+    assert_false(asyncrt__cache_parse_size("-1", &v));
+    assert_false(asyncrt__cache_parse_size("1T", &v));
+    assert_false(asyncrt__cache_parse_size("", &v));
 }
 
 static void stale_temporaries_are_removed_on_the_next_store(void **state)
@@ -467,9 +467,9 @@ static void stale_temporaries_are_removed_on_the_next_store(void **state)
     pid_t dead = fork();
     if (dead == 0) _exit(0);
     waitpid(dead, NULL, 0);
-    char *names[3] = {asyncrt_format("%s/.tmp.%s.%ld.0000beef", f->dir, host, (long)dead),
-                      asyncrt_format("%s/.tmp.elsewhere.1.0000cafe", f->dir),
-                      asyncrt_format("%s/.tmp.%s.%ld.0000f00d", f->dir, host, (long)getpid())};
+    char *names[3] = {asyncrt__format("%s/.tmp.%s.%ld.0000beef", f->dir, host, (long)dead),
+                      asyncrt__format("%s/.tmp.elsewhere.1.0000cafe", f->dir),
+                      asyncrt__format("%s/.tmp.%s.%ld.0000f00d", f->dir, host, (long)getpid())};
     for (int i = 0; i < 3; i++) {
         FILE *t = fopen(names[i], "w");
         fputs("partial", t);
@@ -511,7 +511,7 @@ static void *compile_loop(void *p)
                  memcmp(asyncrt_program_image(prog, &size), g_reference[value], size) != 0)
             a->bad++;
         asyncrt_program_destroy(prog);
-        if (a->id == 0 && i % 6 == 5) asyncrt_cache_clear(a->ctx);
+        if (a->id == 0 && i % 6 == 5) asyncrt__cache_clear(a->ctx);
         asyncrt_cache_stats s;
         asyncrt_context_cache_stats(a->ctx, &s);
     }

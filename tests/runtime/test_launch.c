@@ -103,7 +103,7 @@ static asyncrt_status prepare(asyncrt_context *ctx, const asyncrt_launch_config 
         grid[i] = c->grid[i] ? c->grid[i] : 1;
         block[i] = c->block[i] ? c->block[i] : 1;
     }
-    return asyncrt_launch_prepare(ctx, (CUfunction)0x1, "k", c, grid, block, cfg, attrs);
+    return asyncrt__launch_prepare(ctx, (CUfunction)0x1, "k", c, grid, block, cfg, attrs);
 }
 
 static void expect_message(asyncrt_context *ctx, const char *const *parts)
@@ -177,9 +177,9 @@ static void cooperative_grid_product_cannot_overflow(void **state)
     /* 2^32-1 cubed wraps 64 bits to a small number if multiplied naively */
     asyncrt_launch_config c = {.grid = {UINT_MAX, UINT_MAX, UINT_MAX}, .block = {32}, .cooperative = true};
     assert_status(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, prepare(ctx, &c, &cfg, attrs));
-    assert_true(asyncrt_product3(UINT_MAX, UINT_MAX, UINT_MAX) == ~0ull);
-    assert_true(asyncrt_product3(1u << 22, 1u << 22, 1u << 22) == ~0ull);
-    assert_true(asyncrt_product3(1024, 1024, 64) == 1024ull * 1024 * 64);
+    assert_true(asyncrt__product3(UINT_MAX, UINT_MAX, UINT_MAX) == ~0ull);
+    assert_true(asyncrt__product3(1u << 22, 1u << 22, 1u << 22) == ~0ull);
+    assert_true(asyncrt__product3(1024, 1024, 64) == 1024ull * 1024 * 64);
 }
 
 static void programmatic_serialization_needs_sm90(void **state)

@@ -25,7 +25,7 @@ static void prune_keeps_what_is_used_or_visible(void **state)
         "{\n"
         "  ld.global.u32 %r1, [used_b];\n"
         "}\n";
-    size_t removed = asyncrt_lean_prune_ptx(ptx);
+    size_t removed = asyncrt__lean_prune_ptx(ptx);
     assert_int_equal(removed, 4); /* unused_a, chain_e, then chain_f, arr_g */
     assert_null(strstr(ptx, "unused_a"));
     assert_null(strstr(ptx, "chain_e"));
@@ -36,35 +36,35 @@ static void prune_keeps_what_is_used_or_visible(void **state)
     assert_non_null(strstr(ptx, "extern_d"));
     assert_non_null(strstr(ptx, "multi_h")); /* a declaration over two lines is left alone */
     assert_non_null(strstr(ptx, "ld.global.u32 %r1, [used_b];\n}\n"));
-    assert_int_equal(asyncrt_lean_prune_ptx(ptx), 0);
+    assert_int_equal(asyncrt__lean_prune_ptx(ptx), 0);
 }
 
 static void options_that_touch_ptxas_keep_nvrtc_cubin(void **state)
 {
     (void)state;
     const char *none[] = {"-DX=1"};
-    assert_true(asyncrt_lean_options_allow(NULL, 0));
-    assert_true(asyncrt_lean_options_allow(none, 1));
+    assert_true(asyncrt__lean_options_allow(NULL, 0));
+    assert_true(asyncrt__lean_options_allow(none, 1));
     const char *debug[] = {"-DX=1", "-G"};
-    assert_false(asyncrt_lean_options_allow(debug, 2));
+    assert_false(asyncrt__lean_options_allow(debug, 2));
     const char *regs[] = {"-maxrregcount=64"};
-    assert_false(asyncrt_lean_options_allow(regs, 1));
-    assert_false(asyncrt_lean_options_allow(&asyncrt_lean_off_option, 1));
+    assert_false(asyncrt__lean_options_allow(regs, 1));
+    assert_false(asyncrt__lean_options_allow(&asyncrt__lean_off_option, 1));
 }
 
 static size_t compiled_size(asyncrt_context *ctx, const char *arch, bool lean_off, bool *ptx)
 {
     asyncrt_compile_options o = {.arch = arch};
     if (lean_off) {
-        o.options = &asyncrt_lean_off_option;
+        o.options = &asyncrt__lean_off_option;
         o.option_count = 1;
     }
     asyncrt_program *p = NULL;
-    assert_ok(ctx, asyncrt_program_compile(ctx, "barrier.cu", asyncrt_lean_barrier_example, &o, &p));
+    assert_ok(ctx, asyncrt_program_compile(ctx, "barrier.cu", asyncrt__lean_barrier_example, &o, &p));
     size_t size = 0;
     asyncrt_program_image(p, &size);
     *ptx = asyncrt_program_is_ptx(p);
-    if (*ptx && asyncrt_lean_enabled()) { /* no unused module-scope globals left */
+    if (*ptx && asyncrt__lean_enabled()) { /* no unused module-scope globals left */
         const char *text = asyncrt_program_image(p, &size);
         assert_null(strstr(text, "integral_constant"));
     }

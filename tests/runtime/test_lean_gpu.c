@@ -14,12 +14,12 @@ static void run_one(bool lean_off)
     asyncrt_compile_options o = {.arch = "auto"};
     setenv("ASYNCRT_LEAN", lean_off ? "0" : "1", 1);
     if (lean_off) {
-        o.options = &asyncrt_lean_off_option;
+        o.options = &asyncrt__lean_off_option;
         o.option_count = 1;
     }
     asyncrt_module *m;
     asyncrt_kernel *k;
-    assert_ok(ctx, asyncrt_module_build(ctx, "barrier.cu", asyncrt_lean_barrier_example, &o, &m));
+    assert_ok(ctx, asyncrt_module_build(ctx, "barrier.cu", asyncrt__lean_barrier_example, &o, &m));
     assert_ok(ctx, asyncrt_module_get_kernel(m, "barrier_scale", &k));
     int n = 1000003; /* not a multiple of the block */
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);

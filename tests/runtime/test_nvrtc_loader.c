@@ -46,7 +46,7 @@ static void search_order_is_documented_one(void **state)
     touch(root, "build/lib64", "libnvrtc.so.13");
     asyncrt_nvrtc_search s = {NULL, cuda_path, cuda_home, build};
     asyncrt_nvrtc_candidate c[ASYNCRT_NVRTC_MAX_CANDIDATES];
-    size_t n = asyncrt_nvrtc_candidates(&s, c, ASYNCRT_NVRTC_MAX_CANDIDATES);
+    size_t n = asyncrt__nvrtc_candidates(&s, c, ASYNCRT_NVRTC_MAX_CANDIDATES);
     /* CUDA_PATH lib64 (13, 12), lib (13, 12), CUDA_HOME x4, build x2, sonames x2 */
     assert_int_equal(n, 12);
     assert_true(find(c, n, "cp/lib64/libnvrtc.so.13") == 0);
@@ -62,29 +62,29 @@ static void search_order_is_documented_one(void **state)
 
     char why[512];
     /* No driver: the first file found. */
-    assert_int_equal(asyncrt_nvrtc_choose(c, n, 0, why, sizeof why), 2);
+    assert_int_equal(asyncrt__nvrtc_choose(c, n, 0, why, sizeof why), 2);
     assert_non_null(strstr(why, "$CUDA_PATH"));
     /* A CUDA 13 driver loads NVRTC 13's output: still the first. */
-    assert_int_equal(asyncrt_nvrtc_choose(c, n, 13000, why, sizeof why), 2);
+    assert_int_equal(asyncrt__nvrtc_choose(c, n, 13000, why, sizeof why), 2);
     /* A CUDA 12.8 driver cannot: the NVRTC 12 under CUDA_HOME wins, and why says so. */
-    assert_int_equal(asyncrt_nvrtc_choose(c, n, 12080, why, sizeof why), 5);
+    assert_int_equal(asyncrt__nvrtc_choose(c, n, 12080, why, sizeof why), 5);
     assert_non_null(strstr(why, "newer than the driver"));
     /* A CUDA 11 driver loads neither: the first, said plainly. */
-    assert_int_equal(asyncrt_nvrtc_choose(c, n, 11080, why, sizeof why), 2);
+    assert_int_equal(asyncrt__nvrtc_choose(c, n, 11080, why, sizeof why), 2);
     assert_non_null(strstr(why, "no NVRTC older than the driver"));
 
     /* The override is the only candidate, even when it is missing. */
     s.override_path = "/nonexistent/libnvrtc.so.13";
-    n = asyncrt_nvrtc_candidates(&s, c, ASYNCRT_NVRTC_MAX_CANDIDATES);
+    n = asyncrt__nvrtc_candidates(&s, c, ASYNCRT_NVRTC_MAX_CANDIDATES);
     assert_int_equal(n, 1);
     assert_false(c[0].exists);
-    assert_int_equal(asyncrt_nvrtc_choose(c, n, 0, why, sizeof why), -1);
+    assert_int_equal(asyncrt__nvrtc_choose(c, n, 0, why, sizeof why), -1);
 
     /* Nothing anywhere: only the sonames, tried through the dynamic loader. */
     asyncrt_nvrtc_search empty = {NULL, NULL, NULL, NULL};
-    n = asyncrt_nvrtc_candidates(&empty, c, ASYNCRT_NVRTC_MAX_CANDIDATES);
+    n = asyncrt__nvrtc_candidates(&empty, c, ASYNCRT_NVRTC_MAX_CANDIDATES);
     assert_int_equal(n, 2);
-    assert_int_equal(asyncrt_nvrtc_choose(c, n, 0, why, sizeof why), 0);
+    assert_int_equal(asyncrt__nvrtc_choose(c, n, 0, why, sizeof why), 0);
     assert_non_null(strstr(why, "dynamic loader"));
     test_remove_tree(root);
     free(root);
@@ -99,10 +99,10 @@ static void memo_case(const char *which)
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_non_null(asyncrt_context_cache_dir(ctx));
     asyncrt_nvrtc_identity id;
-    assert_true(asyncrt_nvrtc_identity_get(&id));
+    assert_true(asyncrt__nvrtc_identity_get(&id));
     asyncrt_nvrtc_facts facts;
     char msg[2048];
-    assert_int_equal(asyncrt_nvrtc_facts_get(asyncrt_context_cache_dir(ctx), &facts, msg, sizeof msg),
+    assert_int_equal(asyncrt__nvrtc_facts_get(asyncrt_context_cache_dir(ctx), &facts, msg, sizeof msg),
                      ASYNCRT_SUCCESS);
     assert_true(facts.version >= 12000 && facts.arch_count > 0);
     asyncrt_compile_options o = {.arch = "sm_90"};
@@ -117,8 +117,8 @@ static void memo_case(const char *which)
         asyncrt_program_destroy(p);
         assert_true(facts.from_memo);
         asyncrt_arch a;
-        assert_ok(ctx, asyncrt_arch_resolve(ctx, "sm_90", &a));
-        assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt_arch_resolve(ctx, "sm_12", &a));
+        assert_ok(ctx, asyncrt__arch_resolve(ctx, "sm_90", &a));
+        assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt__arch_resolve(ctx, "sm_12", &a));
 #ifndef ASYNCRT_SANITIZE_LINKS_NVRTC /* sanitizer builds link NVRTC, see CMakeLists.txt */
         if (dlopen(id.path, RTLD_LAZY | RTLD_NOLOAD)) fail_msg("%s was opened for a cache hit", id.path);
 #endif
@@ -144,7 +144,7 @@ static void override_case(void **state)
     asyncrt_status s = asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &p);
     const char *msg = asyncrt_context_last_error(ctx);
     asyncrt_nvrtc_identity id;
-    bool found = asyncrt_nvrtc_identity_get(&id);
+    bool found = asyncrt__nvrtc_identity_get(&id);
     if (which && strcmp(which, "ok") != 0) {
         assert_status(ctx, ASYNCRT_ERROR_NO_NVRTC, s);
         assert_null(p);

@@ -31,11 +31,11 @@ static void round_trip_keeps_everything(void **state)
     (void)state;
     asyncrt_program *p = make_program();
     size_t size;
-    unsigned char *entry = asyncrt_program_encode(p, &size);
+    unsigned char *entry = asyncrt__program_encode(p, &size);
     assert_non_null(entry);
     asyncrt_program *q;
     char why[256];
-    assert_int_equal(asyncrt_program_decode(entry, size, p->key, &q, why, sizeof why), ASYNCRT_SUCCESS);
+    assert_int_equal(asyncrt__program_decode(entry, size, p->key, &q, why, sizeof why), ASYNCRT_SUCCESS);
     assert_string_equal(q->arch, "sm_90");
     assert_string_equal(q->log, p->log);
     assert_int_equal(q->image_size, p->image_size);
@@ -53,11 +53,11 @@ static void every_truncation_is_refused(void **state)
     (void)state;
     asyncrt_program *p = make_program();
     size_t size;
-    unsigned char *entry = asyncrt_program_encode(p, &size);
+    unsigned char *entry = asyncrt__program_encode(p, &size);
     for (size_t cut = 0; cut < size; cut++) {
         asyncrt_program *q = NULL;
         char why[256];
-        if (asyncrt_program_decode(entry, cut, p->key, &q, why, sizeof why) == ASYNCRT_SUCCESS)
+        if (asyncrt__program_decode(entry, cut, p->key, &q, why, sizeof why) == ASYNCRT_SUCCESS)
             fail_msg("an entry cut to %zu of %zu bytes was accepted", cut, size);
         assert_null(q);
     }
@@ -70,12 +70,12 @@ static void every_flipped_byte_is_refused(void **state)
     (void)state;
     asyncrt_program *p = make_program();
     size_t size;
-    unsigned char *entry = asyncrt_program_encode(p, &size);
+    unsigned char *entry = asyncrt__program_encode(p, &size);
     for (size_t i = 0; i < size; i++) {
         entry[i] ^= 0x40;
         asyncrt_program *q = NULL;
         char why[256];
-        if (asyncrt_program_decode(entry, size, p->key, &q, why, sizeof why) == ASYNCRT_SUCCESS)
+        if (asyncrt__program_decode(entry, size, p->key, &q, why, sizeof why) == ASYNCRT_SUCCESS)
             fail_msg("byte %zu of %zu flipped and the entry was accepted", i, size);
         entry[i] ^= 0x40;
     }
@@ -88,19 +88,19 @@ static void entry_under_another_key_is_refused(void **state)
     (void)state;
     asyncrt_program *p = make_program();
     size_t size;
-    unsigned char *entry = asyncrt_program_encode(p, &size);
+    unsigned char *entry = asyncrt__program_encode(p, &size);
     uint8_t other[32];
     memcpy(other, p->key, 32);
     other[31] ^= 1;
     asyncrt_program *q = NULL;
     char why[256];
-    assert_int_not_equal(asyncrt_program_decode(entry, size, other, &q, why, sizeof why), ASYNCRT_SUCCESS);
+    assert_int_not_equal(asyncrt__program_decode(entry, size, other, &q, why, sizeof why), ASYNCRT_SUCCESS);
     assert_non_null(strstr(why, "another key"));
     /* Extra bytes after a valid entry are damage too. */
     unsigned char *longer = malloc(size + 1);
     memcpy(longer, entry, size);
     longer[size] = 0;
-    assert_int_not_equal(asyncrt_program_decode(longer, size + 1, p->key, &q, why, sizeof why), ASYNCRT_SUCCESS);
+    assert_int_not_equal(asyncrt__program_decode(longer, size + 1, p->key, &q, why, sizeof why), ASYNCRT_SUCCESS);
     free(longer);
     free(entry);
     asyncrt_program_destroy(p);
@@ -120,11 +120,11 @@ static void sha256_matches_known_vectors(void **state)
         asyncrt_sha256 h;
         uint8_t d[32];
         char hex[65];
-        asyncrt_sha256_init(&h);
+        asyncrt__sha256_init(&h);
         /* byte at a time, to cross block boundaries the slow way too */
-        for (const char *c = v[i].in; *c; c++) asyncrt_sha256_update(&h, c, 1);
-        asyncrt_sha256_final(&h, d);
-        asyncrt_sha256_hex(d, hex);
+        for (const char *c = v[i].in; *c; c++) asyncrt__sha256_update(&h, c, 1);
+        asyncrt__sha256_final(&h, d);
+        asyncrt__sha256_hex(d, hex);
         assert_string_equal(hex, v[i].hex);
     }
 }

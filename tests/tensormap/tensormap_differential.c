@@ -7,7 +7,7 @@
  * every dtype, rank, swizzle and interleave, tiled and (15%) im2col. Each one
  * starts from a valid descriptor and usually gets one "mutation" that puts
  * one parameter just inside or just outside one rule's limit, so both sides
- * of every rule are exercised. Each set goes to asyncrt_tensormap_predict_driver
+ * of every rule are exercised. Each set goes to asyncrt__tensormap_predict_driver
  * (with the device's sm: the errors the driver enforces, not asyncrt's
  * documented-only ones) and to cuTensorMapEncodeTiled/Im2col; the verdicts
  * must agree. Warnings never count: a table shows, per warning rule, how
@@ -101,7 +101,7 @@ static uint64_t pick_dim(void)
 static bool derive_strides(asyncrt_tensormap_desc *d)
 {
     uint64_t a = stride_align(d);
-    uint64_t s = round_up(asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]), a);
+    uint64_t s = round_up(asyncrt__tensormap_bytes_of(d->dtype, d->global_dim[0]), a);
     for (uint32_t i = 0; i + 1 < d->rank; i++) {
         s += chance(25) ? a * rnd(4) : 0;
         if (s >= TWO_POW_40) return false;
@@ -180,7 +180,7 @@ static void gen_valid(kase *k, asyncrt_deviceptr base)
         }
     }
     d->l2_promotion = (asyncrt_tensormap_l2_promotion)rnd(4);
-    if (asyncrt_tensormap_dtype_is_float(d->dtype) && !is_packed(d->dtype) && chance(30))
+    if (asyncrt__tensormap_dtype_is_float(d->dtype) && !is_packed(d->dtype) && chance(30))
         d->oob_fill = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
     d->address = base + 256 * rnd(64);
     k->mutation = "none (valid)";
@@ -256,7 +256,7 @@ static bool mutate(kase *k, unsigned m)
         return true;
     case 19: case 20: {
         if (r < 2) return false;
-        uint64_t row = asyncrt_tensormap_bytes_of(d->dtype, d->global_dim[0]);
+        uint64_t row = asyncrt__tensormap_bytes_of(d->dtype, d->global_dim[0]);
         uint64_t in = round_up(row, a);
         if (m == 19) {
             if (in < a * 2) return false;
@@ -378,12 +378,12 @@ static bool mutate(kase *k, unsigned m)
         return true;
     }
     case 40:
-        if (asyncrt_tensormap_dtype_is_float(d->dtype) && !is_packed(d->dtype)) return false;
+        if (asyncrt__tensormap_dtype_is_float(d->dtype) && !is_packed(d->dtype)) return false;
         k->mutation = "oob_nan_out";
         d->oob_fill = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
         return true;
     case 41:
-        if (!asyncrt_tensormap_dtype_is_float(d->dtype) || is_packed(d->dtype)) return false;
+        if (!asyncrt__tensormap_dtype_is_float(d->dtype) || is_packed(d->dtype)) return false;
         k->mutation = "oob_nan_in";
         d->oob_fill = ASYNCRT_TENSORMAP_OOB_FILL_NAN;
         return true;
@@ -515,7 +515,7 @@ static kase probe_tiled(asyncrt_deviceptr base, asyncrt_tensormap_dtype t, uint3
     d->dtype = t;
     d->rank = rank;
     d->address = base;
-    uint64_t s = round_up(asyncrt_tensormap_bytes_of(t, dim[0]), 32);
+    uint64_t s = round_up(asyncrt__tensormap_bytes_of(t, dim[0]), 32);
     for (uint32_t i = 0; i < rank; i++) {
         d->global_dim[i] = dim[i];
         d->box_dim[i] = box[i];
@@ -547,7 +547,7 @@ static void probe(const asyncrt_driver *drv, const char *name, const kase *k)
     const char *rule = NULL;
     char msg[512];
     CUtensorMap map;
-    asyncrt_status s = asyncrt_tensormap_predict_driver(&k->c.tiled, k->im2col ? &k->c : NULL, 90, &rule, msg, sizeof msg);
+    asyncrt_status s = asyncrt__tensormap_predict_driver(&k->c.tiled, k->im2col ? &k->c : NULL, 90, &rule, msg, sizeof msg);
     CUresult r = drv ? call_driver(drv, k, &map) : (s ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
     bool mismatch = (s != ASYNCRT_SUCCESS) != (r != CUDA_SUCCESS);
     g_probe_mismatch += mismatch;
@@ -571,7 +571,7 @@ static void explore(const asyncrt_driver *drv, asyncrt_deviceptr base)
             k = probe_tiled(base, t, 3, big3, tot[i]);
             k.c.tiled.interleave = il ? IL(16B) : IL(NONE);
             snprintf(name, sizeof name, "smem %s box{%u,%u,%u} il%d =%llu", i == 4 ? "f32" : "u8", tot[i][0], tot[i][1],
-                     tot[i][2], il, (unsigned long long)asyncrt_tensormap_bytes_of(t, tot[i][0]) * tot[i][1] * tot[i][2]);
+                     tot[i][2], il, (unsigned long long)asyncrt__tensormap_bytes_of(t, tot[i][0]) * tot[i][1] * tot[i][2]);
             probe(drv, name, &k);
         }
     /* Element strides: floor(box / es) per dimension, es[0] included, 0 when box < es? */
@@ -765,7 +765,7 @@ int main(int argc, char **argv)
             }
         }
         const char *rule = NULL;
-        asyncrt_status s = asyncrt_tensormap_predict_driver(&k.c.tiled, k.im2col ? &k.c : NULL, sm, &rule, msg, sizeof msg);
+        asyncrt_status s = asyncrt__tensormap_predict_driver(&k.c.tiled, k.im2col ? &k.c : NULL, sm, &rule, msg, sizeof msg);
         CUresult r = dry_run ? (s != ASYNCRT_SUCCESS ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS)
                              : call_driver(ctx->drv, &k, &map);
         bool vrej = s != ASYNCRT_SUCCESS, drej = r != CUDA_SUCCESS;
@@ -776,7 +776,7 @@ int main(int argc, char **argv)
         count(by_kind, 4, &n_kind, k.im2col ? "im2col" : "tiled", vrej, drej);
         if (!vrej) { /* warnings are looked for only without errors; they predict nothing */
             memset(&report, 0, sizeof report);
-            asyncrt_tensormap_collect_warnings(&k.c.tiled, k.im2col ? &k.c : NULL, 0, &report);
+            asyncrt__tensormap_collect_warnings(&k.c.tiled, k.im2col ? &k.c : NULL, 0, &report);
             for (unsigned w = 0; w < report.warning_count && w < ASYNCRT_TENSORMAP_MAX_WARNINGS; w++)
                 count(by_warning, 16, &n_warn, report.warnings[w].rule, false, drej);
         }
@@ -787,7 +787,7 @@ int main(int argc, char **argv)
         disagree++;
         if (quiet) continue;
         char code[128];
-        asyncrt_driver_describe(ctx ? ctx->drv : NULL, r, code, sizeof code);
+        asyncrt__driver_describe(ctx ? ctx->drv : NULL, r, code, sizeof code);
         if (k.im2col) asyncrt_tensormap_dump_im2col(&k.c, dump, sizeof dump);
         else asyncrt_tensormap_dump(&k.c.tiled, dump, sizeof dump);
         printf("\nDISAGREEMENT %lu (case %lu, %s, mutation %s): validate %s, driver %s\n", disagree, c,

@@ -252,23 +252,23 @@ static void test_encode_small_tensor_fix(void **state)
                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                          CUDA_SUCCESS);
-        uint64_t span = asyncrt_tensormap_span_bytes(&desc);
-        bool fix = asyncrt_tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, span);
+        uint64_t span = asyncrt__tensormap_span_bytes(&desc);
+        bool fix = asyncrt__tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, span);
         printf("BIT85 sm_%d driver %d, %llu-byte tensor: the driver sets bit 85 = %d; asyncrt %s\n", sm,
                g_ctx->drv->version, (unsigned long long)span, (int)(raw.opaque[1] >> 21 & 1),
                fix ? "clears it" : "leaves the map unchanged");
         if (fix) raw.opaque[1] &= ~(UINT64_C(1) << 21);
         assert_memory_equal(&ours, &raw, sizeof raw);
         /* Moving the map keeps a cleared bit cleared where the fix applies. */
-        bool keep = asyncrt_tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, 0) &&
-                    !asyncrt_tensormap_bit85(&ours);
+        bool keep = asyncrt__tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, 0) &&
+                    !asyncrt__tensormap_bit85(&ours);
         assert_ok(g_ctx, asyncrt_tensormap_replace_address(g_ctx, &ours, d + 1024));
         assert_int_equal(g_ctx->drv->cuTensorMapReplaceAddress((CUtensorMap *)&raw, (void *)(uintptr_t)(d + 1024)),
                          CUDA_SUCCESS);
         if (keep) raw.opaque[1] &= ~(UINT64_C(1) << 21);
         assert_memory_equal(&ours, &raw, sizeof raw);
     }
-    if (sm == 90) assert_false(asyncrt_tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, 1));
+    if (sm == 90) assert_false(asyncrt__tensormap_needs_small_tensor_fix(sm, g_ctx->drv->version, 1));
     assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d));
 }
 

@@ -56,7 +56,7 @@ static void expect_ok_sm(const asyncrt_tensormap_desc *d, int sm, int line)
 {
     char msg[512];
     const char *rule;
-    asyncrt_status s = asyncrt_tensormap_check(d, NULL, sm, &rule, msg, sizeof msg);
+    asyncrt_status s = asyncrt__tensormap_check(d, NULL, sm, &rule, msg, sizeof msg);
     if (s != ASYNCRT_SUCCESS) fail_msg("line %d: expected valid, got rule %s: %s", line, rule, msg);
     assert_int_equal(asyncrt_tensormap_validate_for_sm(d, sm, msg, sizeof msg), ASYNCRT_SUCCESS);
     assert_string_equal(msg, "");
@@ -68,7 +68,7 @@ static void expect_rule_sm(const asyncrt_tensormap_desc *d, int sm, const char *
 {
     char msg[512];
     const char *got = NULL;
-    asyncrt_status s = asyncrt_tensormap_check(d, NULL, sm, &got, msg, sizeof msg);
+    asyncrt_status s = asyncrt__tensormap_check(d, NULL, sm, &got, msg, sizeof msg);
     if (s != ASYNCRT_ERROR_TENSORMAP_INVALID || !got || strcmp(got, rule) != 0)
         fail_msg("line %d: expected rule %s, got %s (%s): %s", line, rule, got ? got : "none",
                  asyncrt_status_string(s), msg);
@@ -343,7 +343,7 @@ static void test_swizzle(void **state)
     static const asyncrt_tensormap_swizzle with32[] = {SW(NONE), SW(32B), SW(64B), SW(128B)};
     for (size_t i = 0; i < 4; i++) {
         d.swizzle = with32[i];
-        assert_int_equal(asyncrt_tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
+        assert_int_equal(asyncrt__tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
     }
     d.swizzle = SW(32B);
     OK(d);
@@ -465,7 +465,7 @@ static void test_sm_tma(void **state)
         snprintf(needle, sizeof needle, "target sm_%d", bad[i]);
         expect_rule_sm(&d, bad[i], "sm_tma", needle, "compute capability 9.0", __LINE__);
         const char *rule = "x";
-        assert_int_equal(asyncrt_tensormap_predict_driver(&d, NULL, bad[i], &rule, NULL, 0), ASYNCRT_SUCCESS);
+        assert_int_equal(asyncrt__tensormap_predict_driver(&d, NULL, bad[i], &rule, NULL, 0), ASYNCRT_SUCCESS);
         assert_null(rule);
     }
     expect_ok_sm(&d, 90, __LINE__);
@@ -476,7 +476,7 @@ static void test_sm_tma(void **state)
     c.channels_per_pixel = 32;
     c.pixels_per_column = 64;
     const char *rule = NULL;
-    assert_int_equal(asyncrt_tensormap_check(&c.tiled, &c, 86, &rule, NULL, 0), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_int_equal(asyncrt__tensormap_check(&c.tiled, &c, 86, &rule, NULL, 0), ASYNCRT_ERROR_TENSORMAP_INVALID);
     assert_string_equal(rule, "sm_tma");
 }
 
@@ -504,8 +504,8 @@ static void expect_warnings(const asyncrt_tensormap_desc *d, const asyncrt_tenso
     if (needle && (n == 0 || !strstr(r.warnings[0].message, needle)))
         fail_msg("line %d: \"%s\" lacks \"%s\"", line, n ? r.warnings[0].message : "", needle);
     /* Warnings never change the verdict, nor the driver prediction. */
-    assert_int_equal(asyncrt_tensormap_check(d, im2col, 0, NULL, NULL, 0), ASYNCRT_SUCCESS);
-    assert_int_equal(asyncrt_tensormap_predict_driver(d, im2col, 0, NULL, NULL, 0), ASYNCRT_SUCCESS);
+    assert_int_equal(asyncrt__tensormap_check(d, im2col, 0, NULL, NULL, 0), ASYNCRT_SUCCESS);
+    assert_int_equal(asyncrt__tensormap_predict_driver(d, im2col, 0, NULL, NULL, 0), ASYNCRT_SUCCESS);
     /* With warnings_as_errors they fail the check, the first one as the error. */
     opts.warnings_as_errors = true;
     s = im2col ? asyncrt_tensormap_analyze_im2col(im2col, &opts, &r) : asyncrt_tensormap_analyze(d, &opts, &r);
@@ -560,10 +560,10 @@ static void test_il32_swizzle(void **state)
     static const asyncrt_tensormap_swizzle other[] = {SW(NONE), SW(64B), SW(128B)};
     for (size_t i = 0; i < 3; i++) {
         d.swizzle = other[i];
-        assert_int_equal(asyncrt_tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
+        assert_int_equal(asyncrt__tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
         const char *rule = NULL;
         char msg[512];
-        if (asyncrt_tensormap_check(&d, NULL, 90, &rule, msg, sizeof msg) != ASYNCRT_SUCCESS) {
+        if (asyncrt__tensormap_check(&d, NULL, 90, &rule, msg, sizeof msg) != ASYNCRT_SUCCESS) {
             assert_string_equal(rule, "il32_swizzle"); /* switched to an error */
             assert_non_null(strstr(msg, "requires swizzle 32b"));
         } else {
@@ -628,7 +628,7 @@ static void test_analyze(void **state)
     asyncrt_tensormap_check_options opts = {90, 64, false}; /* the box takes 128 bytes */
     asyncrt_status s = asyncrt_tensormap_analyze(&d, &opts, &r);
     const char *rule = NULL;
-    if (asyncrt_tensormap_check(&d, NULL, 90, &rule, NULL, 0) == ASYNCRT_SUCCESS) {
+    if (asyncrt__tensormap_check(&d, NULL, 90, &rule, NULL, 0) == ASYNCRT_SUCCESS) {
         assert_int_equal(s, ASYNCRT_SUCCESS);
         assert_int_equal(r.warning_count, 2);
         assert_string_equal(r.warnings[0].rule, "il32_swizzle");
@@ -653,40 +653,40 @@ static void test_small_tensor_fix(void **state)
 {
     (void)state;
     asyncrt_tensormap_desc d = base(3); /* 64 x 8 x 4 floats, dense: 8192 bytes */
-    assert_int_equal(asyncrt_tensormap_span_bytes(&d), 8192);
+    assert_int_equal(asyncrt__tensormap_span_bytes(&d), 8192);
     d.global_stride[1] = 4096; /* planes 4096 apart: 3 x 4096 + 7 x 256 + 256 */
-    assert_int_equal(asyncrt_tensormap_span_bytes(&d), 3 * 4096 + 8 * 256);
+    assert_int_equal(asyncrt__tensormap_span_bytes(&d), 3 * 4096 + 8 * 256);
     d = packed(T(16U4_ALIGN8B)); /* 8 rows of 256 values = 128 bytes, 256 apart */
-    assert_int_equal(asyncrt_tensormap_span_bytes(&d), 7 * 256 + 128);
+    assert_int_equal(asyncrt__tensormap_span_bytes(&d), 7 * 256 + 128);
     d = base(2);
     d.global_dim[1] = TWO_POW_32;
     d.global_stride[0] = TWO_POW_40 - 16;
-    assert_true(asyncrt_tensormap_span_bytes(&d) == UINT64_MAX); /* saturates */
+    assert_true(asyncrt__tensormap_span_bytes(&d) == UINT64_MAX); /* saturates */
     d.rank = 0;
-    assert_true(asyncrt_tensormap_span_bytes(&d) == UINT64_MAX);
-    assert_true(asyncrt_tensormap_span_bytes(NULL) == UINT64_MAX);
+    assert_true(asyncrt__tensormap_span_bytes(&d) == UINT64_MAX);
+    assert_true(asyncrt__tensormap_span_bytes(NULL) == UINT64_MAX);
 
     const uint64_t small = 128 * 1024 - 1, large = 128 * 1024;
-    assert_true(asyncrt_tensormap_needs_small_tensor_fix(100, 13000, small));
-    assert_true(asyncrt_tensormap_needs_small_tensor_fix(103, 13010, 1));
-    assert_true(asyncrt_tensormap_needs_small_tensor_fix(120, 13030, small));
-    assert_true(asyncrt_tensormap_needs_small_tensor_fix(110, 12080, small));
-    assert_false(asyncrt_tensormap_needs_small_tensor_fix(100, 13010, large));
-    assert_false(asyncrt_tensormap_needs_small_tensor_fix(90, 13000, small)); /* the H100: unchanged */
-    assert_false(asyncrt_tensormap_needs_small_tensor_fix(0, 13000, small));  /* no device known */
-    assert_false(asyncrt_tensormap_needs_small_tensor_fix(130, 13000, small));
-    assert_false(asyncrt_tensormap_needs_small_tensor_fix(100, 13040, small));
-    assert_false(asyncrt_tensormap_needs_small_tensor_fix(100, 0, small));
+    assert_true(asyncrt__tensormap_needs_small_tensor_fix(100, 13000, small));
+    assert_true(asyncrt__tensormap_needs_small_tensor_fix(103, 13010, 1));
+    assert_true(asyncrt__tensormap_needs_small_tensor_fix(120, 13030, small));
+    assert_true(asyncrt__tensormap_needs_small_tensor_fix(110, 12080, small));
+    assert_false(asyncrt__tensormap_needs_small_tensor_fix(100, 13010, large));
+    assert_false(asyncrt__tensormap_needs_small_tensor_fix(90, 13000, small)); /* the H100: unchanged */
+    assert_false(asyncrt__tensormap_needs_small_tensor_fix(0, 13000, small));  /* no device known */
+    assert_false(asyncrt__tensormap_needs_small_tensor_fix(130, 13000, small));
+    assert_false(asyncrt__tensormap_needs_small_tensor_fix(100, 13040, small));
+    assert_false(asyncrt__tensormap_needs_small_tensor_fix(100, 0, small));
 
     asyncrt_tensor_map map;
     for (int i = 0; i < 16; i++) map.opaque[i] = ~UINT64_C(0) - (uint64_t)i;
     asyncrt_tensor_map before = map;
-    asyncrt_tensormap_apply_small_tensor_fix(&map);
+    asyncrt__tensormap_apply_small_tensor_fix(&map);
     for (int i = 0; i < 16; i++)
         assert_true(map.opaque[i] == (i == 1 ? before.opaque[1] & ~(UINT64_C(1) << 21) : before.opaque[i]));
-    assert_false(asyncrt_tensormap_bit85(&map));
-    assert_true(asyncrt_tensormap_bit85(&before));
-    asyncrt_tensormap_apply_small_tensor_fix(&map); /* idempotent */
+    assert_false(asyncrt__tensormap_bit85(&map));
+    assert_true(asyncrt__tensormap_bit85(&before));
+    asyncrt__tensormap_apply_small_tensor_fix(&map); /* idempotent */
     assert_true(map.opaque[1] == (before.opaque[1] & ~(UINT64_C(1) << 21)));
     assert_true(((const unsigned char *)&map)[8 + 2] == (unsigned char)(((const unsigned char *)&before)[8 + 2] & ~0x20));
 }
@@ -744,7 +744,7 @@ static void expect_im2col(const asyncrt_tensormap_im2col_desc *c, const char *ru
 {
     char msg[512];
     const char *got = NULL;
-    asyncrt_status s = asyncrt_tensormap_check(&c->tiled, c, 0, &got, msg, sizeof msg);
+    asyncrt_status s = asyncrt__tensormap_check(&c->tiled, c, 0, &got, msg, sizeof msg);
     if (!rule) {
         if (s != ASYNCRT_SUCCESS) fail_msg("line %d: expected valid, got %s: %s", line, got, msg);
     } else if (s != ASYNCRT_ERROR_TENSORMAP_INVALID || !got || strcmp(got, rule) != 0 ||

@@ -13,11 +13,11 @@ int bench_calibrate(asyncrt_context *ctx, const bench_settings *s)
                                      .warmup = s->warmup, .repeats = s->repeats};
     asyncrt_calibration cal;
     char *path = NULL;
-    if (asyncrt_calibrate(ctx, &sizes, &cal) || asyncrt_calibration_save(ctx, &cal, &path)) {
+    if (asyncrt__calibrate(ctx, &sizes, &cal) || asyncrt__calibration_save(ctx, &cal, &path)) {
         fprintf(stderr, "asyncrt-bench: calibration: %s\n", asyncrt_context_last_error(ctx));
         return 1;
     }
-    char *text = asyncrt_calibration_format(&cal);
+    char *text = asyncrt__calibration_format(&cal);
     printf("calibration written to %s:\n%s", path, text ? text : "(out of memory)\n");
     free(text);
     free(path);

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h" /* asyncrt_format, asyncrt_fail */
+#include "context.h" /* asyncrt__format, asyncrt__fail */
 #include "program.h"
 
 #define KERNELS 12
@@ -37,7 +37,7 @@ static double median_of(double *v, int n)
  * so every cache key, NVRTC's own included) new without changing the code. */
 static char *kernel_source(int index, int salt)
 {
-    return asyncrt_format(
+    return asyncrt__format(
         "#include <cuda/barrier>\n"
         "#include <cuda/pipeline>\n"
         "#include <cooperative_groups.h>\n"
@@ -138,10 +138,10 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     *ms = now_ms() - t0;
     if (mode == 2) unsetenv("ASYNCRT_COMPILE_WORKER");
     if (s != ASYNCRT_SUCCESS)
-        asyncrt_fail(ctx, s, "%s build: %s", mode ? "batch" : "sequential", c ? asyncrt_context_last_error(c) : "");
+        asyncrt__fail(ctx, s, "%s build: %s", mode ? "batch" : "sequential", c ? asyncrt_context_last_error(c) : "");
     for (int i = 0; s == ASYNCRT_SUCCESS && mode && i < KERNELS; i++)
         if ((s = check_kernel(c, mods[i], i, ok)))
-            asyncrt_fail(ctx, s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
+            asyncrt__fail(ctx, s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
     for (int i = 0; i < KERNELS; i++) {
         asyncrt_module_destroy(mods[i]);
         free(src[i]);
@@ -190,7 +190,7 @@ static bool run_child(const char *args, child_times *t)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return false;
     self[n] = '\0';
-    char *cmd = asyncrt_format("'%s' " JIT_BENCH_CHILD_FLAG " %s", self, args);
+    char *cmd = asyncrt__format("'%s' " JIT_BENCH_CHILD_FLAG " %s", self, args);
     FILE *p = cmd ? popen(cmd, "r") : NULL; /* fork + exec at once: nothing CUDA crosses */
     free(cmd);
     if (!p) return false;
@@ -211,7 +211,7 @@ static char *make_dir(void)
 
 static void remove_dir(const char *dir)
 {
-    char *cmd = dir ? asyncrt_format("rm -rf '%s'", dir) : NULL;
+    char *cmd = dir ? asyncrt__format("rm -rf '%s'", dir) : NULL;
     if (cmd && system(cmd) != 0) fprintf(stderr, "asyncrt-bench: could not remove %s\n", dir);
     free(cmd);
 }
@@ -224,27 +224,27 @@ typedef struct process_result {
 static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int runs, process_result *r)
 {
     char *dir = make_dir();
-    if (!dir) return asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary directory");
+    if (!dir) return asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary directory");
     double *cached = calloc((size_t)runs, sizeof(double)), *memory = calloc((size_t)runs, sizeof(double));
     double *hit = calloc((size_t)runs, sizeof(double)), *seq = calloc((size_t)runs, sizeof(double));
     double *ovl = calloc((size_t)runs, sizeof(double));
     asyncrt_status s = cached && memory && hit && seq && ovl ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
 
     /* Fill a cache as `asyncrt-cache warm` does (a batch), keep the image too. */
-    char *cache = asyncrt_format("%s/warm", dir), *image_path = asyncrt_format("%s/image", dir);
+    char *cache = asyncrt__format("%s/warm", dir), *image_path = asyncrt__format("%s/image", dir);
     asyncrt_context *filler = NULL;
     char *src = kernel_source(0, 1);
     asyncrt_build_request req = {.source_name = "cold.cu", .source = src};
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&filler, ordinal, cache);
     if (s == ASYNCRT_SUCCESS && (s = asyncrt_build_batch(filler, &req, 1, 0, false)))
-        asyncrt_fail(ctx, s, "filling the cache: %s", asyncrt_context_last_error(filler));
+        asyncrt__fail(ctx, s, "filling the cache: %s", asyncrt_context_last_error(filler));
     char arch[32] = "";
     if (s == ASYNCRT_SUCCESS) {
         size_t size;
         const void *image = asyncrt_program_image(req.program, &size);
         snprintf(arch, sizeof arch, "%s", asyncrt_program_arch(req.program));
         FILE *f = fopen(image_path, "wb");
-        if (!f || fwrite(image, 1, size, f) != size) s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "cannot write %s", image_path);
+        if (!f || fwrite(image, 1, size, f) != size) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot write %s", image_path);
         if (f) fclose(f);
     }
     asyncrt_build_batch_release(&req, 1);
@@ -253,18 +253,18 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
 
     for (int i = 0; s == ASYNCRT_SUCCESS && i < runs; i++) {
         child_times a, b, c, d;
-        char *args_cached = asyncrt_format("cached %d '%s'", ordinal, cache);
-        char *args_memory = asyncrt_format("memory %d '%s' %s", ordinal, image_path, arch);
+        char *args_cached = asyncrt__format("cached %d '%s'", ordinal, cache);
+        char *args_memory = asyncrt__format("memory %d '%s' %s", ordinal, image_path, arch);
         /* Empty caches that know only the device's target (as after any run). */
-        char *empty1 = asyncrt_format("%s/empty-%d-a", dir, i), *empty2 = asyncrt_format("%s/empty-%d-b", dir, i);
+        char *empty1 = asyncrt__format("%s/empty-%d-a", dir, i), *empty2 = asyncrt__format("%s/empty-%d-b", dir, i);
         asyncrt_context *hint = NULL;
         for (int e = 0; e < 2 && s == ASYNCRT_SUCCESS; e++) {
-            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "cannot create a cache directory");
+            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot create a cache directory");
             if (s == ASYNCRT_SUCCESS) s = fresh_context(&hint, ordinal, e ? empty2 : empty1); /* opening records the target */
             asyncrt_context_destroy(hint);
         }
-        char *args_seq = asyncrt_format("sequential %d '%s' %d", ordinal, empty1, 100 + 2 * i);
-        char *args_ovl = asyncrt_format("overlapped %d '%s' %d", ordinal, empty2, 101 + 2 * i);
+        char *args_seq = asyncrt__format("sequential %d '%s' %d", ordinal, empty1, 100 + 2 * i);
+        char *args_ovl = asyncrt__format("overlapped %d '%s' %d", ordinal, empty2, 101 + 2 * i);
         bool ok = s == ASYNCRT_SUCCESS && args_cached && args_memory && args_seq && args_ovl;
         if (i % 2) { /* alternate the order */
             ok = ok && run_child(args_memory, &b) && run_child(args_cached, &a);
@@ -275,9 +275,9 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
         }
         if (ok && a.origin != ASYNCRT_ORIGIN_DISK_CACHE) {
             ok = false;
-            asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "the warmed child did not hit the disk cache (origin %d)", a.origin);
+            asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "the warmed child did not hit the disk cache (origin %d)", a.origin);
         } else if (!ok && s == ASYNCRT_SUCCESS) {
-            s = asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "a child run of the JIT section failed (see its stderr)");
+            s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "a child run of the JIT section failed (see its stderr)");
         }
         if (ok) {
             cached[i] = a.total_ms;

@@ -30,7 +30,7 @@ static asyncrt_status load_once(asyncrt_context *ctx, const void *image, double 
     double start = now_ms();
     CUresult r = ctx->drv->cuModuleLoadDataEx(&module, image, 0, NULL, NULL);
     *ms = now_ms() - start;
-    if (r != CUDA_SUCCESS) return asyncrt_fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx", "%s", "");
+    if (r != CUDA_SUCCESS) return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuModuleLoadDataEx", "%s", "");
     ctx->drv->cuModuleUnload(module);
     return ASYNCRT_SUCCESS;
 }
@@ -39,19 +39,19 @@ int load_bench_run(asyncrt_context *ctx, bool csv)
 {
     asyncrt_program *lean = NULL, *fat = NULL;
     asyncrt_compile_options lean_opts = {.arch = "auto"};
-    asyncrt_compile_options fat_opts = {.arch = "auto", .options = &asyncrt_lean_off_option, .option_count = 1};
+    asyncrt_compile_options fat_opts = {.arch = "auto", .options = &asyncrt__lean_off_option, .option_count = 1};
     /* Lean images are opt-in (ASYNCRT_LEAN=1): on for the one, off for the other. */
     const char *was = getenv("ASYNCRT_LEAN");
     char *saved = was ? strdup(was) : NULL;
     setenv("ASYNCRT_LEAN", "1", 1);
-    asyncrt_status s = asyncrt_program_compile(ctx, "barrier.cu", asyncrt_lean_barrier_example, &lean_opts, &lean);
+    asyncrt_status s = asyncrt_program_compile(ctx, "barrier.cu", asyncrt__lean_barrier_example, &lean_opts, &lean);
     setenv("ASYNCRT_LEAN", "0", 1);
-    if (!s) s = asyncrt_program_compile(ctx, "barrier.cu", asyncrt_lean_barrier_example, &fat_opts, &fat);
+    if (!s) s = asyncrt_program_compile(ctx, "barrier.cu", asyncrt__lean_barrier_example, &fat_opts, &fat);
     if (saved) setenv("ASYNCRT_LEAN", saved, 1);
     else unsetenv("ASYNCRT_LEAN");
     free(saved);
     double lean_ms[LOADS], fat_ms[LOADS], first_lean = 0, first_fat = 0;
-    if (!s) s = asyncrt_require_device(ctx);
+    if (!s) s = asyncrt__require_device(ctx);
     for (int i = -1; !s && i < LOADS; i++) { /* interleaved; -1 is the first load of each */
         double a, b;
         if (!(s = load_once(ctx, asyncrt_program_image(lean, &(size_t){0}), &a)))

@@ -158,7 +158,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
 {
     memset(out, 0, sizeof *out);
     char dir[] = "/tmp/asyncrt-bench-XXXXXX";
-    if (!mkdtemp(dir)) return asyncrt_fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
+    if (!mkdtemp(dir)) return asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
     asyncrt_context *cold = NULL, *warm = NULL;
     asyncrt_map *m1 = NULL, *m2 = NULL, *m3 = NULL;
     asyncrt_module *module = NULL;
@@ -169,9 +169,9 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->disk_ms, &m2);
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->memory_ms, &m3);
     if (s != ASYNCRT_SUCCESS)
-        asyncrt_fail(ctx, s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
+        asyncrt__fail(ctx, s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
     else if ((s = bench_barrier_hit(ordinal, dir, out)) != ASYNCRT_SUCCESS)
-        asyncrt_fail(ctx, s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
+        asyncrt__fail(ctx, s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
 
     /* Launch overhead: host time to enqueue an empty kernel. */
     if (s == ASYNCRT_SUCCESS)
@@ -192,7 +192,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
         double t0 = now_ms();
         for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++) {
             CUresult r = ctx->drv->cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
-            if (r != CUDA_SUCCESS) s = asyncrt_fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx", "empty kernel");
+            if (r != CUDA_SUCCESS) s = asyncrt__fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx", "empty kernel");
         }
         double t1 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
@@ -203,7 +203,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
         double t4 = now_ms();
         for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++)
             if ((s = asyncrt_map_launch(m1, 1, &buf, &buf, scalars, NULL)))
-                asyncrt_fail(ctx, s, "map launch: %s", asyncrt_context_last_error(cold));
+                asyncrt__fail(ctx, s, "map launch: %s", asyncrt_context_last_error(cold));
         double t5 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
         if (batch < 0) continue;
@@ -224,8 +224,8 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     asyncrt_context_destroy(cold);
     asyncrt_context_destroy(warm);
     /* The cache entries the cold run wrote. */
-    char *cmd = asyncrt_format("rm -rf '%s'", dir);
-    if (cmd && system(cmd) != 0) asyncrt_log(ctx, 1, "could not remove %s", dir);
+    char *cmd = asyncrt__format("rm -rf '%s'", dir);
+    if (cmd && system(cmd) != 0) asyncrt__log(ctx, 1, "could not remove %s", dir);
     free(cmd);
     return s;
 }

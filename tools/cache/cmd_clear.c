@@ -6,12 +6,12 @@ static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_clear;
     if (argc > 1) return tool_usage_error(&cmd_clear, "unexpected argument \"%s\"", argv[1]);
-    size_t removed = asyncrt_cache_remove_all(tool->dir);
+    size_t removed = asyncrt__cache_remove_all(tool->dir);
     asyncrt_cache_listing l;
     size_t left = 0;
-    if (asyncrt_cache_scan(tool->dir, &l)) {
+    if (asyncrt__cache_scan(tool->dir, &l)) {
         left = l.entries + l.manifests + l.temps;
-        asyncrt_cache_listing_free(&l);
+        asyncrt__cache_listing_free(&l);
     }
     printf("removed %zu files%s\n", removed, left ? "; some could not be deleted" : "");
     return left ? TOOL_PROBLEM : TOOL_OK;

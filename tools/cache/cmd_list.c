@@ -29,7 +29,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_list;
     if (argc > 1) return tool_usage_error(&cmd_list, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
-    if (!asyncrt_cache_scan(tool->dir, &l)) {
+    if (!asyncrt__cache_scan(tool->dir, &l)) {
         fprintf(stderr, "asyncrt-cache list: cannot read %s\n", tool->dir);
         return TOOL_NO_CACHE;
     }
@@ -45,7 +45,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     char total[32];
     tool_format_bytes(l.entry_bytes + l.manifest_bytes, total, sizeof total);
     printf("%zu entries, %zu manifests, %s\n", l.entries, l.manifests, total);
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     return TOOL_OK;
 }
 

@@ -12,7 +12,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     bool have_max = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
-            if (!asyncrt_cache_parse_size(argv[++i], &max))
+            if (!asyncrt__cache_parse_size(argv[++i], &max))
                 return tool_usage_error(&cmd_prune, "--max-bytes \"%s\" is not a size (e.g. 500000000, 512M, 2G)",
                                         argv[i]);
             have_max = true;
@@ -22,12 +22,12 @@ static int run(cache_tool *tool, int argc, char **argv)
     }
     if (!have_max) return tool_usage_error(&cmd_prune, "--max-bytes N is required");
     size_t temps = 0;
-    size_t evicted = asyncrt_cache_evict(tool->dir, max, NULL, &temps);
+    size_t evicted = asyncrt__cache_evict(tool->dir, max, NULL, &temps);
     asyncrt_cache_listing l;
     uint64_t left = 0;
-    if (asyncrt_cache_scan(tool->dir, &l)) {
+    if (asyncrt__cache_scan(tool->dir, &l)) {
         left = l.entry_bytes + l.manifest_bytes;
-        asyncrt_cache_listing_free(&l);
+        asyncrt__cache_listing_free(&l);
     }
     char size[32];
     tool_format_bytes(left, size, sizeof size);

@@ -11,13 +11,13 @@ static int run(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_stats;
     if (argc > 1) return tool_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
-    if (!asyncrt_cache_scan(tool->dir, &l)) {
+    if (!asyncrt__cache_scan(tool->dir, &l)) {
         fprintf(stderr, "asyncrt-cache stats: cannot read %s\n", tool->dir);
         return TOOL_NO_CACHE;
     }
     uint64_t cap = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
     const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
-    bool cap_ok = !max || !*max || asyncrt_cache_parse_size(max, &cap);
+    bool cap_ok = !max || !*max || asyncrt__cache_parse_size(max, &cap);
     const struct timespec *oldest = NULL, *newest = NULL;
     size_t odd = 0;
     for (size_t i = 0; i < l.count; i++) {
@@ -49,7 +49,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     }
     if (l.temps) printf("temporary  %zu (writes in flight, or left by a process that died)\n", l.temps);
     if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     return TOOL_OK;
 }
 

@@ -28,7 +28,7 @@ static bool check(const cache_tool *tool, const asyncrt_cache_file *f, size_t *s
     }
     sprintf(path, "%s/%s", tool->dir, f->name);
     size_t n = 0;
-    unsigned char *data = asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
+    unsigned char *data = asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
     free(path);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while verifying");
@@ -38,13 +38,13 @@ static bool check(const cache_tool *tool, const asyncrt_cache_file *f, size_t *s
     bool ok;
     if (f->kind == ASYNCRT_CACHE_ENTRY) {
         asyncrt_program *p = NULL;
-        ok = asyncrt_program_decode_keyed(data, n, key, mac, &p, why, size) == ASYNCRT_SUCCESS;
+        ok = asyncrt__program_decode_keyed(data, n, key, mac, &p, why, size) == ASYNCRT_SUCCESS;
         asyncrt_program_destroy(p);
     } else {
         asyncrt_manifest m;
-        ok = asyncrt_manifest_decode(data, n, key, mac, &m, why, size);
-        for (size_t s = 0; ok && s < m.count; s++) *stale_sets += !asyncrt_dep_set_valid(&m.sets[s]);
-        if (ok) asyncrt_manifest_free(&m);
+        ok = asyncrt__manifest_decode(data, n, key, mac, &m, why, size);
+        for (size_t s = 0; ok && s < m.count; s++) *stale_sets += !asyncrt__dep_set_valid(&m.sets[s]);
+        if (ok) asyncrt__manifest_free(&m);
     }
     free(data);
     return ok;
@@ -60,7 +60,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         else return tool_usage_error(&cmd_verify, "unknown option \"%s\"", argv[i]);
     }
     asyncrt_cache_listing l;
-    if (!asyncrt_cache_scan(tool->dir, &l)) {
+    if (!asyncrt__cache_scan(tool->dir, &l)) {
         fprintf(stderr, "asyncrt-cache verify: cannot read %s\n", tool->dir);
         return TOOL_NO_CACHE;
     }
@@ -88,7 +88,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     printf("%zu files verified: %zu bad%s; %zu dependency sets out of date (their headers changed: a miss, "
            "not damage)\n", checked, bad, delete_bad && bad ? (undeleted ? ", not all deleted" : ", deleted") : "",
            stale);
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     return bad && (!delete_bad || undeleted) ? TOOL_PROBLEM : TOOL_OK;
 }
 

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     }
     const char *shared = getenv("ASYNCRT_CACHE_SHARED");
     cache_tool tool = {.dir = dir, .shared = shared && !strcmp(shared, "1")};
-    tool.trusted = asyncrt_cache_trust_dir(dir, tool.shared, tool.mac_key, tool.why, sizeof tool.why);
+    tool.trusted = asyncrt__cache_trust_dir(dir, tool.shared, tool.mac_key, tool.why, sizeof tool.why);
     int rc;
     if (!tool.trusted && cmd->needs_trust) {
         fprintf(stderr, "asyncrt-cache %s: the library would not use this directory: %s\n", cmd->name, tool.why);

@@ -19,7 +19,7 @@
 #include "cache_manifest.h"
 #include "cache_store.h"
 #include "cache_trust.h"
-#include "context.h" /* asyncrt_format */
+#include "context.h" /* asyncrt__format */
 #include "program.h"
 #include "tool.h"
 
@@ -34,7 +34,7 @@ typedef struct loaded {
 static void loaded_free(loaded *l)
 {
     asyncrt_program_destroy(l->program);
-    if (l->is_manifest) asyncrt_manifest_free(&l->manifest);
+    if (l->is_manifest) asyncrt__manifest_free(&l->manifest);
 }
 
 /* Reads and verifies dir/name with the library's checks; mac NULL = plain. */
@@ -50,10 +50,10 @@ static bool load(const char *dir, const asyncrt_cache_file *f, const uint8_t *ma
         snprintf(why, size, f->regular ? "malformed name" : "not a regular file");
         return false;
     }
-    char *path = asyncrt_format("%s/%s", dir, f->name);
+    char *path = asyncrt__format("%s/%s", dir, f->name);
     size_t n = 0;
     why[0] = '\0';
-    unsigned char *data = path ? asyncrt_cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
+    unsigned char *data = path ? asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
     free(path);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while reading");
@@ -61,9 +61,9 @@ static bool load(const char *dir, const asyncrt_cache_file *f, const uint8_t *ma
     }
     bool ok;
     if (f->kind == ASYNCRT_CACHE_ENTRY) {
-        ok = asyncrt_program_decode_keyed(data, n, out->key, mac, &out->program, why, size) == ASYNCRT_SUCCESS;
+        ok = asyncrt__program_decode_keyed(data, n, out->key, mac, &out->program, why, size) == ASYNCRT_SUCCESS;
     } else {
-        ok = out->is_manifest = asyncrt_manifest_decode(data, n, out->key, mac, &out->manifest, why, size);
+        ok = out->is_manifest = asyncrt__manifest_decode(data, n, out->key, mac, &out->manifest, why, size);
     }
     free(data);
     return ok;
@@ -73,10 +73,10 @@ static bool load(const char *dir, const asyncrt_cache_file *f, const uint8_t *ma
 static bool save(const char *dir, const char *name, const loaded *l, const uint8_t *mac, mode_t mode)
 {
     size_t size = 0;
-    unsigned char *data = l->is_manifest ? asyncrt_manifest_encode(&l->manifest, l->key, mac, &size)
-                                         : asyncrt_program_encode_keyed(l->program, mac, &size);
-    char *path = asyncrt_format("%s/%s", dir, name);
-    bool ok = data && path && asyncrt_cache_write_file(path, data, size, mode);
+    unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
+                                         : asyncrt__program_encode_keyed(l->program, mac, &size);
+    char *path = asyncrt__format("%s/%s", dir, name);
+    bool ok = data && path && asyncrt__cache_write_file(path, data, size, mode);
     free(data);
     free(path);
     return ok;
@@ -94,20 +94,20 @@ static bool merge_manifest(const cache_tool *tool, const char *name, loaded *the
     size_t count = 0;
     bool ok = sets != NULL;
     for (size_t i = 0; ok && i < ours.manifest.count && count < ASYNCRT_MANIFEST_MAX_SETS; i++)
-        ok = asyncrt_dep_set_copy(&sets[count++], &ours.manifest.sets[i]);
+        ok = asyncrt__dep_set_copy(&sets[count++], &ours.manifest.sets[i]);
     for (size_t i = 0; ok && i < theirs->manifest.count && count < ASYNCRT_MANIFEST_MAX_SETS; i++) {
         bool known = false;
         for (size_t j = 0; j < ours.manifest.count && !known; j++)
             known = !memcmp(ours.manifest.sets[j].result_key, theirs->manifest.sets[i].result_key, 32);
-        if (!known) ok = asyncrt_dep_set_copy(&sets[count++], &theirs->manifest.sets[i]);
+        if (!known) ok = asyncrt__dep_set_copy(&sets[count++], &theirs->manifest.sets[i]);
     }
     loaded_free(&ours);
     if (!ok) {
         asyncrt_manifest m = {sets, count};
-        asyncrt_manifest_free(&m);
+        asyncrt__manifest_free(&m);
         return false;
     }
-    asyncrt_manifest_free(&theirs->manifest);
+    asyncrt__manifest_free(&theirs->manifest);
     theirs->manifest = (asyncrt_manifest){sets, count};
     return true;
 }
@@ -132,7 +132,7 @@ static int run_export(cache_tool *tool, int argc, char **argv)
         return TOOL_PROBLEM;
     }
     asyncrt_cache_listing l;
-    if (!asyncrt_cache_scan(tool->dir, &l)) {
+    if (!asyncrt__cache_scan(tool->dir, &l)) {
         fprintf(stderr, "asyncrt-cache export: cannot read %s\n", tool->dir);
         return TOOL_NO_CACHE;
     }
@@ -150,7 +150,7 @@ static int run_export(cache_tool *tool, int argc, char **argv)
             c.moved++;
         loaded_free(&x);
     }
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     printf("exported %zu files from %s to %s%s\n", c.moved, tool->dir, out, c.refused ? " (some skipped: see above)" : "");
     return c.refused ? TOOL_PROBLEM : TOOL_OK;
 }
@@ -161,7 +161,7 @@ static int run_import(cache_tool *tool, int argc, char **argv)
     if (argc != 2 || argv[1][0] == '-') return tool_usage_error(&cmd_import, "one input directory is needed");
     const char *in = argv[1];
     asyncrt_cache_listing l;
-    if (!asyncrt_cache_scan(in, &l)) {
+    if (!asyncrt__cache_scan(in, &l)) {
         fprintf(stderr, "asyncrt-cache import: cannot read %s\n", in);
         return TOOL_PROBLEM;
     }
@@ -182,7 +182,7 @@ static int run_import(cache_tool *tool, int argc, char **argv)
             c.moved++;
         loaded_free(&x);
     }
-    asyncrt_cache_listing_free(&l);
+    asyncrt__cache_listing_free(&l);
     printf("imported %zu files from %s into %s%s\n", c.moved, in, tool->dir, c.refused ? " (some refused: see above)" : "");
     return c.refused ? TOOL_PROBLEM : TOOL_OK;
 }

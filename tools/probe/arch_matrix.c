@@ -18,8 +18,8 @@ asyncrt_status probe_arch_matrix_build(asyncrt_context *ctx, probe_arch_matrix *
 {
     memset(m, 0, sizeof *m);
     int numbers[PROBE_MAX_ARCHS];
-    size_t n = asyncrt_nvrtc_supported_archs(numbers, PROBE_MAX_ARCHS);
-    if (n == 0) return asyncrt_fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetSupportedArchs gave no archs");
+    size_t n = asyncrt__nvrtc_supported_archs(numbers, PROBE_MAX_ARCHS);
+    if (n == 0) return asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetSupportedArchs gave no archs");
     for (size_t i = 0; i < n; i++) {
         add_arch(m, "sm_%d", numbers[i]);
         if (numbers[i] == 90 || numbers[i] == 100) add_arch(m, "sm_%da", numbers[i]);

@@ -7,7 +7,7 @@
 static bool encode_failed(probe_check *c, CUresult r, const char *call)
 {
     char text[160];
-    asyncrt_driver_describe(c->ctx->drv, r, text, sizeof text);
+    asyncrt__driver_describe(c->ctx->drv, r, text, sizeof text);
     return chk_fail(c, "%s failed: %s", call, text);
 }
 

@@ -8,14 +8,14 @@
 
 const char *probe_kernel_source(void)
 {
-    return asyncrt_embedded_find(PROBE_SOURCE_NAME);
+    return asyncrt__embedded_find(PROBE_SOURCE_NAME);
 }
 
 static asyncrt_status options_for(asyncrt_context *ctx, const char **define, const char *arch,
                                   asyncrt_compile_options *opts)
 {
     if (!probe_kernel_source())
-        return asyncrt_fail(ctx, ASYNCRT_ERROR_NOT_FOUND, "%s is not embedded in this libasyncrt", PROBE_SOURCE_NAME);
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NOT_FOUND, "%s is not embedded in this libasyncrt", PROBE_SOURCE_NAME);
     *opts = (asyncrt_compile_options){.arch = arch, .defines = define, .define_count = 1};
     return ASYNCRT_SUCCESS;
 }

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     probe_report r = {.nvrtc_version = asyncrt_nvrtc_version(), .checked = o.check, .benched = o.bench};
     const asyncrt_nvrtc *nvrtc; /* which NVRTC the search order chose, and why */
     char nvrtc_missing[2048];
-    if (asyncrt_nvrtc_load(&nvrtc, nvrtc_missing, sizeof nvrtc_missing) == ASYNCRT_SUCCESS) {
+    if (asyncrt__nvrtc_load(&nvrtc, nvrtc_missing, sizeof nvrtc_missing) == ASYNCRT_SUCCESS) {
         r.nvrtc_path = nvrtc->path;
         r.nvrtc_why = nvrtc->why;
     } else {

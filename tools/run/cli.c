@@ -1,5 +1,7 @@
-/* asyncrt-run's argument parser: argv in, a run_cli or a message out. No I/O,
- * no allocation, no GPU: every malformed input ends in a message. */
+/* asyncrt-run's argument parser: argv in, a run_cli or a message out. No I/O
+ * and no GPU, one allocation (the parser's name tables): every malformed
+ * input ends in a message. Options that take a value and --tmap keys are
+ * dispatched by name from one table each (k_valued, k_tmap_keys). */
 #include "cli.h"
 
 #include <errno.h>
@@ -415,66 +417,119 @@ static const char *interleave_name(int v) { return asyncrt_tensormap_interleave_
 static const char *l2_name(int v) { return asyncrt_tensormap_l2_promotion_name((asyncrt_tensormap_l2_promotion)v); }
 static const char *oob_name(int v) { return asyncrt_tensormap_oob_fill_name((asyncrt_tensormap_oob_fill)v); }
 
+/* One handler per --tmap key. A list key gets the raw value (val, vlen); a
+ * word key (an enum's name) gets it as a string in `word`. */
+/* box, dims, estrides: one entry per dimension, innermost first. */
+static bool tmap_per_dim(parser *p, const char *spec, const char *key, const char *val, size_t vlen, uint64_t *out,
+                         int *count, uint64_t hi)
+{
+    if (parse_list(val, vlen, ",", out, RUN_MAX_TMAP_RANK, count, 0, hi)) return true;
+    return fail(p, "--tmap %s: %s: expected 1 to %d comma-separated integers, innermost first", spec, key,
+                RUN_MAX_TMAP_RANK);
+}
+
+static bool tmap_box(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
+{
+    return (void)word, tmap_per_dim(p, spec, "box", val, vlen, t->box, &t->rank, UINT32_MAX);
+}
+
+static bool tmap_dims(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
+{
+    return (void)word, tmap_per_dim(p, spec, "dims", val, vlen, t->dims, &t->dims_rank, UINT64_MAX);
+}
+
+static bool tmap_strides(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen,
+                         const char *word)
+{
+    (void)word;
+    if (!parse_list(val, vlen, ",", t->strides, RUN_MAX_TMAP_RANK - 1, &t->strides_rank, 0, UINT64_MAX))
+        return fail(p, "--tmap %s: strides: expected up to %d comma-separated byte counts (for dimensions "
+                       "1.. rank-1)", spec, RUN_MAX_TMAP_RANK - 1);
+    return true;
+}
+
+static bool tmap_estrides(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen,
+                          const char *word)
+{
+    return (void)word, tmap_per_dim(p, spec, "estrides", val, vlen, t->estrides, &t->estrides_rank, UINT32_MAX);
+}
+
+static bool tmap_dtype(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
+{
+    (void)val, (void)vlen;
+    t->has_dtype = true;
+    return tmap_enum(p, spec, "dtype", word, asyncrt_tensormap_dtype_parse(word, &t->dtype), dtype_name);
+}
+
+static bool tmap_swizzle(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen,
+                         const char *word)
+{
+    (void)val, (void)vlen;
+    return tmap_enum(p, spec, "swizzle", word, asyncrt_tensormap_swizzle_parse(word, &t->swizzle), swizzle_name);
+}
+
+static bool tmap_interleave(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen,
+                            const char *word)
+{
+    (void)val, (void)vlen;
+    return tmap_enum(p, spec, "interleave", word, asyncrt_tensormap_interleave_parse(word, &t->interleave),
+                     interleave_name);
+}
+
+static bool tmap_l2(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
+{
+    (void)val, (void)vlen;
+    return tmap_enum(p, spec, "l2", word, asyncrt_tensormap_l2_promotion_parse(word, &t->l2), l2_name);
+}
+
+static bool tmap_oob(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word)
+{
+    (void)val, (void)vlen;
+    return tmap_enum(p, spec, "oob", word, asyncrt_tensormap_oob_fill_parse(word, &t->oob), oob_name);
+}
+
+/* The keys, in the order the messages list them; box, the one required key,
+ * is row TMAP_BOX (parse_tmap checks it was seen). */
+enum { TMAP_BOX = 0 };
+static const struct tmap_key {
+    const char *name;
+    bool word;
+    bool (*take)(parser *p, run_tmap_spec *t, const char *spec, const char *val, size_t vlen, const char *word);
+} k_tmap_keys[] = {
+    [TMAP_BOX] = {"box", false, tmap_box},
+    {"dims", false, tmap_dims},
+    {"strides", false, tmap_strides},
+    {"estrides", false, tmap_estrides},
+    {"dtype", true, tmap_dtype},
+    {"swizzle", true, tmap_swizzle},
+    {"interleave", true, tmap_interleave},
+    {"l2", true, tmap_l2},
+    {"oob", true, tmap_oob},
+};
+
 static bool tmap_field(parser *p, run_tmap_spec *t, const char *spec, const char *field, size_t len,
                        unsigned *seen)
 {
-    static const char *keys[] = {"box", "dims", "strides", "estrides", "dtype", "swizzle", "interleave", "l2", "oob"};
     const char *eq = memchr(field, '=', len);
     size_t klen = eq ? (size_t)(eq - field) : len;
-    int k = -1;
-    for (int i = 0; i < 9; i++)
-        if (strlen(keys[i]) == klen && !strncmp(field, keys[i], klen)) k = i;
-    if (k < 0 || !eq)
+    const struct tmap_key *key = NULL;
+    for (size_t i = 0; i < sizeof k_tmap_keys / sizeof k_tmap_keys[0]; i++)
+        if (strlen(k_tmap_keys[i].name) == klen && !strncmp(field, k_tmap_keys[i].name, klen)) key = &k_tmap_keys[i];
+    if (!key || !eq)
         return fail(p, "--tmap %s: '%.*s' is not KEY=VALUE with KEY one of box, dims, strides, estrides, "
                        "dtype, swizzle, interleave, l2, oob", spec, (int)(len < 80 ? len : 80), field);
-    if (*seen & (1u << k)) return fail(p, "--tmap %s: %s is given twice", spec, keys[k]);
-    *seen |= 1u << k;
+    unsigned bit = 1u << (key - k_tmap_keys);
+    if (*seen & bit) return fail(p, "--tmap %s: %s is given twice", spec, key->name);
+    *seen |= bit;
     const char *val = eq + 1;
     size_t vlen = len - klen - 1;
-    char text[64];
-    if (k >= 4) {
-        if (vlen >= sizeof text) return fail(p, "--tmap %s: %s value is too long", spec, keys[k]);
-        memcpy(text, val, vlen);
-        text[vlen] = '\0';
+    char word[64] = "";
+    if (key->word) {
+        if (vlen >= sizeof word) return fail(p, "--tmap %s: %s value is too long", spec, key->name);
+        memcpy(word, val, vlen);
+        word[vlen] = '\0';
     }
-    int n = 0;
-    switch (k) {
-    case 0:
-        if (!parse_list(val, vlen, ",", t->box, RUN_MAX_TMAP_RANK, &t->rank, 0, UINT32_MAX))
-            return fail(p, "--tmap %s: box: expected 1 to %d comma-separated integers, innermost first", spec,
-                        RUN_MAX_TMAP_RANK);
-        return true;
-    case 1:
-        if (!parse_list(val, vlen, ",", t->dims, RUN_MAX_TMAP_RANK, &n, 0, UINT64_MAX))
-            return fail(p, "--tmap %s: dims: expected 1 to %d comma-separated integers, innermost first", spec,
-                        RUN_MAX_TMAP_RANK);
-        t->dims_rank = n;
-        return true;
-    case 2:
-        if (!parse_list(val, vlen, ",", t->strides, RUN_MAX_TMAP_RANK - 1, &n, 0, UINT64_MAX))
-            return fail(p, "--tmap %s: strides: expected up to %d comma-separated byte counts (for dimensions "
-                           "1.. rank-1)", spec, RUN_MAX_TMAP_RANK - 1);
-        t->strides_rank = n;
-        return true;
-    case 3:
-        if (!parse_list(val, vlen, ",", t->estrides, RUN_MAX_TMAP_RANK, &n, 0, UINT32_MAX))
-            return fail(p, "--tmap %s: estrides: expected 1 to %d comma-separated integers, innermost first",
-                        spec, RUN_MAX_TMAP_RANK);
-        t->estrides_rank = n;
-        return true;
-    case 4:
-        t->has_dtype = true;
-        return tmap_enum(p, spec, "dtype", text, asyncrt_tensormap_dtype_parse(text, &t->dtype), dtype_name);
-    case 5:
-        return tmap_enum(p, spec, "swizzle", text, asyncrt_tensormap_swizzle_parse(text, &t->swizzle), swizzle_name);
-    case 6:
-        return tmap_enum(p, spec, "interleave", text, asyncrt_tensormap_interleave_parse(text, &t->interleave),
-                         interleave_name);
-    case 7:
-        return tmap_enum(p, spec, "l2", text, asyncrt_tensormap_l2_promotion_parse(text, &t->l2), l2_name);
-    default:
-        return tmap_enum(p, spec, "oob", text, asyncrt_tensormap_oob_fill_parse(text, &t->oob), oob_name);
-    }
+    return key->take(p, t, spec, val, vlen, word);
 }
 
 static bool parse_tmap(parser *p, const char *spec)
@@ -503,7 +558,7 @@ static bool parse_tmap(parser *p, const char *spec)
         if (!next) break;
         f = next + 1;
     }
-    if (!(seen & 1u)) return fail(p, "--tmap %s: box=... is required", spec);
+    if (!(seen & 1u << TMAP_BOX)) return fail(p, "--tmap %s: box=... is required", spec);
     if (t->dims_rank && t->dims_rank != t->rank)
         return fail(p, "--tmap %s: dims has %d entries but box has %d", spec, t->dims_rank, t->rank);
     if (t->strides_rank && t->strides_rank != t->rank - 1)
@@ -639,7 +694,7 @@ static bool check_combination(parser *p)
     if (!c->source) return fail(p, "no source file given (use - for stdin)");
     if (strcmp(c->arch, "auto")) {
         asyncrt_arch arch;
-        if (!asyncrt_arch_parse(c->arch, &arch))
+        if (!asyncrt__arch_parse(c->arch, &arch))
             return fail(p, "--arch '%s': expected auto, sm_XY, sm_XYa, compute_XY or compute_XYa (e.g. sm_90)", c->arch);
     }
     if (c->compile_only) {
@@ -695,11 +750,145 @@ static void init_launch(run_launch_spec *l)
     for (int i = 0; i < 3; i++) l->grid[i] = l->block[i] = 1;
 }
 
+/* ---- options that take a value: one handler each, found by name ---------- */
+
+/* A string option that must not be empty; `empty` is the message if it is. */
+static bool take_text(parser *p, const char *v, const char **to, const char *empty)
+{
+    return *v ? (*to = v, true) : fail(p, "%s", empty);
+}
+
+static bool take_arch(parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &p->cli->arch, "--arch needs a value");
+}
+
+static bool take_device(parser *p, const char *name, const char *v)
+{
+    (void)name;
+    uint64_t n;
+    if (!run_parse_u64(v, strlen(v), &n) || n > 1024) return fail(p, "--device '%s': expected a device ordinal", v);
+    p->cli->device = (int)n;
+    return true;
+}
+
+static bool take_std(parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &p->cli->std, "--std needs a value such as c++17");
+}
+
+static bool take_kernel(parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &current(p)->kernel, "--kernel needs a name");
+}
+
+static bool take_grid(parser *p, const char *name, const char *v) { return parse_dim3(p, name, v, current(p)->grid); }
+static bool take_block(parser *p, const char *name, const char *v) { return parse_dim3(p, name, v, current(p)->block); }
+static bool take_cluster(parser *p, const char *name, const char *v)
+{
+    return parse_dim3(p, name, v, current(p)->cluster);
+}
+
+static bool take_smem(parser *p, const char *name, const char *v)
+{
+    (void)name;
+    if (!parse_bytes(v, &current(p)->smem, UINT32_MAX))
+        return fail(p, "--smem '%s': expected bytes, optionally with a K/KiB or M/MiB suffix (1024-based)", v);
+    return true;
+}
+
+static bool take_buf(parser *p, const char *name, const char *v) { return (void)name, parse_buffer(p, v); }
+static bool take_arg(parser *p, const char *name, const char *v) { return (void)name, parse_arg(p, v); }
+static bool take_tmap(parser *p, const char *name, const char *v) { return (void)name, parse_tmap(p, v); }
+
+static bool take_out(parser *p, const char *name, const char *v)
+{
+    return parse_file_ref(p, name, v, p->cli->outs, &p->cli->out_count, p->out_ref);
+}
+
+static bool take_expect(parser *p, const char *name, const char *v)
+{
+    return parse_file_ref(p, name, v, p->cli->expects, &p->cli->expect_count, p->expect_ref);
+}
+
+static bool take_tolerance(parser *p, const char *name, const char *v, double *to)
+{
+    double d;
+    if (!parse_double(v, &d) || d < 0) return fail(p, "%s '%s': expected a non-negative number", name, v);
+    *to = d;
+    return true;
+}
+
+static bool take_rtol(parser *p, const char *name, const char *v) { return take_tolerance(p, name, v, &p->cli->rtol); }
+static bool take_atol(parser *p, const char *name, const char *v) { return take_tolerance(p, name, v, &p->cli->atol); }
+
+static bool take_count(parser *p, const char *name, const char *v, int least, unsigned *to)
+{
+    uint64_t n;
+    if (!run_parse_u64(v, strlen(v), &n) || n > 1000000 || n < (uint64_t)least)
+        return fail(p, "%s '%s': expected an integer in %d..1000000", name, v, least);
+    *to = (unsigned)n;
+    return true;
+}
+
+static bool take_repeat(parser *p, const char *name, const char *v) { return take_count(p, name, v, 1, &p->cli->repeat); }
+static bool take_warmup(parser *p, const char *name, const char *v)
+{
+    if (!take_count(p, name, v, 0, &p->cli->warmup)) return false;
+    p->warmup_given = true;
+    return true;
+}
+
+static bool take_bytes(parser *p, const char *name, const char *v)
+{
+    (void)name;
+    if (!parse_bytes(v, &p->cli->bytes, UINT64_MAX / 2) || !p->cli->bytes)
+        return fail(p, "--bytes '%s': expected a positive byte count (K/M suffixes allowed)", v);
+    return true;
+}
+
+static bool take_emit_ptx(parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &p->cli->emit_ptx, "--emit-ptx needs a file name");
+}
+
+static bool take_emit_cubin(parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &p->cli->emit_cubin, "--emit-cubin needs a file name");
+}
+
+static bool take_priority(parser *p, const char *name, const char *v)
+{
+    (void)name;
+    uint64_t n;
+    bool negative = v[0] == '-';
+    if (!run_parse_u64(v + negative, strlen(v + negative), &n) || n > 1000)
+        return fail(p, "--priority '%s': expected an integer in -1000..1000 (lower is higher priority, as in CUDA)", v);
+    current(p)->has_priority = true;
+    current(p)->priority = negative ? -(int)n : (int)n;
+    return true;
+}
+
+typedef struct valued_option {
+    const char *name;
+    bool (*take)(parser *p, const char *name, const char *value);
+} valued_option;
+
+/* Inserting an option is one row here and one handler above. */
+static const valued_option k_valued[] = {
+    {"--arch", take_arch},         {"--device", take_device},         {"--std", take_std},
+    {"--kernel", take_kernel},     {"--grid", take_grid},             {"--block", take_block},
+    {"--cluster", take_cluster},   {"--smem", take_smem},             {"--buf", take_buf},
+    {"--arg", take_arg},           {"--tmap", take_tmap},             {"--out", take_out},
+    {"--expect", take_expect},     {"--rtol", take_rtol},             {"--atol", take_atol},
+    {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--bytes", take_bytes},
+    {"--emit-ptx", take_emit_ptx}, {"--emit-cubin", take_emit_cubin}, {"--priority", take_priority},
+};
+
 static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *options_done)
 {
     run_cli *c = p->cli;
     const char *a = argv[*i], *v = NULL;
-    uint64_t n;
     if (*options_done || a[0] != '-' || !strcmp(a, "-")) {
         if (c->source) return fail(p, "unexpected argument '%s': the source file is already '%s'", a, c->source);
         c->source = a;
@@ -731,64 +920,12 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
         if (!option_value(p, argc, argv, i, a[1] == 'X' ? "-Xnvrtc" : "--nvrtc-opt", &v)) return false;
         return push(p, "--nvrtc-opt", c->nvrtc_options, &c->nvrtc_option_count, v);
     }
-    static const char *valued[] = {"--arch", "--device", "--std", "--kernel", "--grid", "--block", "--cluster",
-                                   "--smem", "--buf", "--arg", "--tmap", "--out", "--expect", "--rtol", "--atol",
-                                   "--repeat", "--warmup", "--bytes", "--emit-ptx", "--emit-cubin", "--priority"};
-    int k = -1;
-    for (int j = 0; j < (int)(sizeof valued / sizeof valued[0]); j++)
-        if (is_opt(a, valued[j])) k = j;
-    if (k < 0) return fail(p, "unknown option '%s'", a);
-    const char *name = valued[k];
-    if (!option_value(p, argc, argv, i, name, &v)) return false;
-    switch (k) {
-    case 0: return *v ? (c->arch = v, true) : fail(p, "--arch needs a value");
-    case 1:
-        if (!run_parse_u64(v, strlen(v), &n) || n > 1024) return fail(p, "--device '%s': expected a device ordinal", v);
-        c->device = (int)n;
-        return true;
-    case 2: return *v ? (c->std = v, true) : fail(p, "--std needs a value such as c++17");
-    case 3: return *v ? (current(p)->kernel = v, true) : fail(p, "--kernel needs a name");
-    case 4: return parse_dim3(p, name, v, current(p)->grid);
-    case 5: return parse_dim3(p, name, v, current(p)->block);
-    case 6: return parse_dim3(p, name, v, current(p)->cluster);
-    case 7:
-        if (!parse_bytes(v, &current(p)->smem, UINT32_MAX))
-            return fail(p, "--smem '%s': expected bytes, optionally with a K/KiB or M/MiB suffix (1024-based)", v);
-        return true;
-    case 8: return parse_buffer(p, v);
-    case 9: return parse_arg(p, v);
-    case 10: return parse_tmap(p, v);
-    case 11: return parse_file_ref(p, "--out", v, c->outs, &c->out_count, p->out_ref);
-    case 12: return parse_file_ref(p, "--expect", v, c->expects, &c->expect_count, p->expect_ref);
-    case 13:
-    case 14: {
-        double d;
-        if (!parse_double(v, &d) || d < 0) return fail(p, "%s '%s': expected a non-negative number", name, v);
-        *(k == 13 ? &c->rtol : &c->atol) = d;
-        return true;
-    }
-    case 15:
-    case 16:
-        if (!run_parse_u64(v, strlen(v), &n) || n > 1000000 || (k == 15 && n == 0))
-            return fail(p, "%s '%s': expected an integer in %d..1000000", name, v, k == 15 ? 1 : 0);
-        *(k == 15 ? &c->repeat : &c->warmup) = (unsigned)n;
-        p->warmup_given |= k == 16;
-        return true;
-    case 17:
-        if (!parse_bytes(v, &c->bytes, UINT64_MAX / 2) || !c->bytes)
-            return fail(p, "--bytes '%s': expected a positive byte count (K/M suffixes allowed)", v);
-        return true;
-    case 18: return *v ? (c->emit_ptx = v, true) : fail(p, "--emit-ptx needs a file name");
-    case 19: return *v ? (c->emit_cubin = v, true) : fail(p, "--emit-cubin needs a file name");
-    default: {
-        bool negative = v[0] == '-';
-        if (!run_parse_u64(v + negative, strlen(v + negative), &n) || n > 1000)
-            return fail(p, "--priority '%s': expected an integer in -1000..1000 (lower is higher priority, as in CUDA)", v);
-        current(p)->has_priority = true;
-        current(p)->priority = negative ? -(int)n : (int)n;
-        return true;
-    }
-    }
+    const valued_option *o = NULL;
+    for (size_t j = 0; j < sizeof k_valued / sizeof k_valued[0]; j++)
+        if (is_opt(a, k_valued[j].name)) o = &k_valued[j];
+    if (!o) return fail(p, "unknown option '%s'", a);
+    if (!option_value(p, argc, argv, i, o->name, &v)) return false;
+    return o->take(p, o->name, v);
 }
 
 int run_cli_parse(int argc, char *const *argv, run_cli *out, char *err, size_t err_size)

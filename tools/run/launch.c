@@ -25,16 +25,16 @@ static int library_fail(asyncrt_context *ctx, asyncrt_status s, run_result *r)
 static void explain_arch(asyncrt_context *ctx, const run_cli *cli, run_result *r)
 {
     int supported[64];
-    size_t count = asyncrt_nvrtc_supported_archs(supported, 64);
+    size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
     asyncrt_arch arch;
     r->arch_why[0] = '\0';
     if (!count) return;
     if (!strcmp(cli->arch, "auto") && dev)
-        asyncrt_arch_select_auto(dev->cc_major, dev->cc_minor, dev->driver_version, asyncrt_nvrtc_version(),
+        asyncrt__arch_select_auto(dev->cc_major, dev->cc_minor, dev->driver_version, asyncrt_nvrtc_version(),
                                  supported, count, &arch, r->arch_why, sizeof r->arch_why);
-    else if (asyncrt_arch_parse(cli->arch, &arch))
-        asyncrt_arch_check(&arch, supported, count, r->arch_why, sizeof r->arch_why);
+    else if (asyncrt__arch_parse(cli->arch, &arch))
+        asyncrt__arch_check(&arch, supported, count, r->arch_why, sizeof r->arch_why);
 }
 
 static bool write_file(const char *path, const void *data, size_t size, run_result *r)
@@ -132,10 +132,10 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
     }
     asyncrt_arch arch;
     char name[32];
-    if (!asyncrt_arch_parse(asyncrt_program_arch(program), &arch))
+    if (!asyncrt__arch_parse(asyncrt_program_arch(program), &arch))
         return run_fail(r, RUN_EXIT_INTERNAL, "cannot parse the program's arch '%s'", asyncrt_program_arch(program));
     arch.ptx = want_ptx;
-    asyncrt_arch_format(&arch, name, sizeof name);
+    asyncrt__arch_format(&arch, name, sizeof name);
     opts.arch = name;
     asyncrt_program *sibling = NULL;
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, &sibling);

@@ -32,9 +32,9 @@ typedef enum asyncrt_dtype {
 } asyncrt_dtype;
 
 /* "f32", "f64", "i32", "u32", "f16", "bf16"; NULL for an unknown value. */
-const char *asyncrt_dtype_name(asyncrt_dtype dtype);
+ASYNCRT_EXTERN const char *asyncrt_dtype_name(asyncrt_dtype dtype);
 /* Bytes per element; 0 for an unknown value. */
-size_t asyncrt_dtype_size(asyncrt_dtype dtype);
+ASYNCRT_EXTERN size_t asyncrt_dtype_size(asyncrt_dtype dtype);
 
 typedef enum asyncrt_map_path {
     ASYNCRT_PATH_AUTO = 0, /* $ASYNCRT_PATH, else the fastest measured (README: "Which path an op takes") */
@@ -44,7 +44,7 @@ typedef enum asyncrt_map_path {
 } asyncrt_map_path;
 
 /* "auto", "tma", "ldgsts", "plain"; NULL for an unknown value. */
-const char *asyncrt_map_path_name(asyncrt_map_path path);
+ASYNCRT_EXTERN const char *asyncrt_map_path_name(asyncrt_map_path path);
 
 typedef struct asyncrt_map_arg {
     const char *name;    /* a C identifier, unique in the map, not starting with "asyncrt" or "_" */
@@ -73,26 +73,27 @@ typedef struct asyncrt_map asyncrt_map;
 
 /* Validates the description, generates and compiles the kernel, and loads it
  * when a device is open. A bad expression gives ASYNCRT_ERROR_COMPILE with
- * NVRTC's errors, which name the expression as "map expression(LINE)". */
-asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *desc, asyncrt_map **out);
-void asyncrt_map_destroy(asyncrt_map *map); /* NULL is fine */
+ * NVRTC's errors, which name the expression as "map expression(LINE)".
+ * *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *desc, asyncrt_map **out);
+ASYNCRT_EXTERN void asyncrt_map_destroy(asyncrt_map *map); /* NULL is fine */
 
 /* The path the map runs, never ASYNCRT_PATH_AUTO. */
-asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map);
+ASYNCRT_EXTERN asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map);
 /* The compiled program (its PTX or CUBIN), owned by the map. */
-const asyncrt_program *asyncrt_map_program(const asyncrt_map *map);
+ASYNCRT_EXTERN const asyncrt_program *asyncrt_map_program(const asyncrt_map *map);
 /* The generated CUDA source, owned by the map. */
-const char *asyncrt_map_source(const asyncrt_map *map);
+ASYNCRT_EXTERN const char *asyncrt_map_source(const asyncrt_map *map);
 /* Elements per tile of the body (the unit a CTA moves per stage), for tests
  * that aim at tile boundaries. */
-size_t asyncrt_map_tile_elements(const asyncrt_map *map);
+ASYNCRT_EXTERN size_t asyncrt_map_tile_elements(const asyncrt_map *map);
 
 /* Runs the map over n elements on `stream`. inputs[k] and outputs[k] are
  * device pointers, each aligned to its dtype's size; outputs must not overlap
  * inputs unless equal element for element (in place). scalars[k] points at a
  * value of scalar k's dtype (uint16_t bits for f16/bf16); it may be NULL when
  * there are no scalars. n == 0 launches nothing. */
-asyncrt_status asyncrt_map_launch(asyncrt_map *map, size_t n, const asyncrt_deviceptr *inputs,
+ASYNCRT_EXTERN asyncrt_status asyncrt_map_launch(asyncrt_map *map, size_t n, const asyncrt_deviceptr *inputs,
                                   const asyncrt_deviceptr *outputs, const void *const *scalars,
                                   asyncrt_stream stream);
 

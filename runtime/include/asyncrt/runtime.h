@@ -57,23 +57,23 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 /* Creates a context without touching the driver: compiling for an explicit
  * arch works on machines with no GPU. Reads ASYNCRT_LOG, ASYNCRT_CACHE,
  * ASYNCRT_CACHE_DIR (else XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt).
- * Fails only with ASYNCRT_ERROR_OUT_OF_MEMORY. */
-asyncrt_status asyncrt_context_create(asyncrt_context **out);
-void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
+ * Fails only with ASYNCRT_ERROR_OUT_OF_MEMORY, leaving *out NULL. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_create(asyncrt_context **out);
+ASYNCRT_EXTERN void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
 
 /* The details of the last failure on this context. Each public call that
  * can fail clears it on entry, so it describes the most recent such call:
  * its failure, or "" after it succeeded. Valid until the next call on the
  * context. */
-const char *asyncrt_context_last_error(const asyncrt_context *ctx);
+ASYNCRT_EXTERN const char *asyncrt_context_last_error(const asyncrt_context *ctx);
 
 /* 0 = quiet (default), 1 = info, 2 = debug. Messages go to stderr. */
-void asyncrt_context_set_log_level(asyncrt_context *ctx, int level);
+ASYNCRT_EXTERN void asyncrt_context_set_log_level(asyncrt_context *ctx, int level);
 
 /* Overrides the on-disk cache directory; NULL disables the disk cache. The
  * in-process cache stays on unless ASYNCRT_CACHE=0. */
-asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir);
-const char *asyncrt_context_cache_dir(const asyncrt_context *ctx); /* NULL if off */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir);
+ASYNCRT_EXTERN const char *asyncrt_context_cache_dir(const asyncrt_context *ctx); /* NULL if off */
 
 /* What this context's program cache did (see README, "The cache"). */
 typedef struct asyncrt_cache_stats {
@@ -86,12 +86,12 @@ typedef struct asyncrt_cache_stats {
 } asyncrt_cache_stats;
 
 /* Copies the counters; safe while other threads use the context. */
-asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
 
 /* Loads the driver (dlopen of libcuda.so.1, or $ASYNCRT_LIBCUDA), initialises
  * it and makes device `ordinal`'s primary context current for this context's
  * calls. ASYNCRT_ERROR_NO_DRIVER / ASYNCRT_ERROR_NO_DEVICE say why not. */
-asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal);
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal);
 
 /* ---- device probe ------------------------------------------------------- */
 
@@ -129,21 +129,21 @@ typedef struct asyncrt_device_info {
 } asyncrt_device_info;
 
 /* Pure: derives the feature flags. cluster_launch is the driver attribute. */
-asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch);
+ASYNCRT_EXTERN asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch);
 
 /* Peak DRAM bandwidth in GB/s implied by clock and bus width (both edges). */
-double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_info *info);
+ASYNCRT_EXTERN double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_info *info);
 
 /* Loads the driver if needed; works without an open device. */
-asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count);
-asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out);
+ASYNCRT_EXTERN asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count);
+ASYNCRT_EXTERN asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out);
 
 /* The info of the device opened with asyncrt_context_open_device, or NULL. */
-const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
+ASYNCRT_EXTERN const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
 
 /* The NVRTC version as major*1000 + minor*10 (13000 for 13.0); 0 when no NVRTC
  * is found. Opens NVRTC on first use (see README, "Finding NVRTC"). */
-int asyncrt_nvrtc_version(void);
+ASYNCRT_EXTERN int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
 
@@ -190,47 +190,49 @@ typedef enum asyncrt_program_origin {
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
  * always available, and device-side <cmath>, <cstdint>, <type_traits>, ...
  * unless no_std_headers (README: "Headers kernels see"). With arch auto, a
- * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once. */
-asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
+ * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once.
+ * *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out);
-void asyncrt_program_destroy(asyncrt_program *program);
+ASYNCRT_EXTERN void asyncrt_program_destroy(asyncrt_program *program); /* NULL is fine */
 
-const void *asyncrt_program_image(const asyncrt_program *program, size_t *size);
-bool asyncrt_program_is_ptx(const asyncrt_program *program);
-const char *asyncrt_program_arch(const asyncrt_program *program);  /* e.g. "sm_90", "compute_80" */
-const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
-asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
+ASYNCRT_EXTERN const void *asyncrt_program_image(const asyncrt_program *program, size_t *size);
+ASYNCRT_EXTERN bool asyncrt_program_is_ptx(const asyncrt_program *program);
+ASYNCRT_EXTERN const char *asyncrt_program_arch(const asyncrt_program *program);  /* e.g. "sm_90", "compute_80" */
+ASYNCRT_EXTERN const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
+ASYNCRT_EXTERN asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
 /* "compiled", "memory cache" or "disk cache"; "unknown" for other values. Never NULL. */
-const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
+ASYNCRT_EXTERN const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
-const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
+ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
 
 /* ---- modules and kernels ------------------------------------------------ */
 
 /* Loads a program on the opened device with cuModuleLoadDataEx; a rejected
- * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. */
-asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
+ * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. *out is
+ * NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                    asyncrt_module **out);
-/* Compile and load in one step. */
-asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
+/* Compile and load in one step. *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
                                     const char *source, const asyncrt_compile_options *opts,
                                     asyncrt_module **out);
-void asyncrt_module_destroy(asyncrt_module *module);
+ASYNCRT_EXTERN void asyncrt_module_destroy(asyncrt_module *module); /* NULL is fine */
 
 /* `name` is an extern "C" name or one of the program's name expressions.
- * The kernel stays owned by the module. */
-asyncrt_status asyncrt_module_get_kernel(asyncrt_module *module, const char *name,
+ * The kernel stays owned by the module. *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_module_get_kernel(asyncrt_module *module, const char *name,
                                          asyncrt_kernel **out);
 
 /* The kernel's parameter sizes from cuFuncGetParamInfo. *count is set to the
  * number of parameters; at most `capacity` sizes are written. Returns
  * ASYNCRT_ERROR_UNSUPPORTED where the driver lacks cuFuncGetParamInfo. */
-asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel, size_t *sizes, size_t capacity,
+ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel, size_t *sizes, size_t capacity,
                                           size_t *count);
 
 /* The CUfunction behind a kernel, for callers who use the driver directly. */
-void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
+ASYNCRT_EXTERN void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
 
 typedef struct asyncrt_launch_config {
     unsigned grid[3];      /* a 0 in y or z is taken as 1 */
@@ -270,7 +272,7 @@ typedef struct asyncrt_launch_config {
  * and sizes are checked first (ASYNCRT_ERROR_ARGUMENT_MISMATCH). A block of
  * more threads than the device allows, or whose x*y*z overflows, is
  * ASYNCRT_ERROR_RESOURCE_LIMIT. */
-asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *kernel, const asyncrt_launch_config *config,
+ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *kernel, const asyncrt_launch_config *config,
                                      void **args, const size_t *arg_sizes, size_t arg_count);
 
 /* ---- start-up: device opening and batches of builds ---------------------- */
@@ -281,9 +283,9 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *kernel, const asyncrt_launc
  * a compile for arch "auto" starts on the target this cache directory last
  * saw for this ordinal on this host (see README: start-up) and checks it once
  * the device is known: a wrong guess costs a recompile, never a wrong image. */
-asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordinal);
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordinal);
 /* The result of open_device_async (ASYNCRT_SUCCESS if it was not used). */
-asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx);
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx);
 
 /* One program of a batch: the inputs, then what asyncrt_build_batch fills. */
 typedef struct asyncrt_build_request {
@@ -309,48 +311,50 @@ typedef struct asyncrt_build_request {
  * succeeded, else the status of the first failed request (lowest index), with
  * a summary in the context's last error. The output fields of each request
  * are overwritten: free them from an earlier batch first. */
-asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *reqs, size_t count,
+ASYNCRT_EXTERN asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *reqs, size_t count,
                                    unsigned threads, bool load);
 
 /* Frees each request's program and message and sets them to NULL; modules
  * are left to the caller (asyncrt_module_destroy). NULL reqs is fine. */
-void asyncrt_build_batch_release(asyncrt_build_request *reqs, size_t count);
+ASYNCRT_EXTERN void asyncrt_build_batch_release(asyncrt_build_request *reqs, size_t count);
 
 /* ---- memory, streams, timing ------------------------------------------- */
 
-asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_deviceptr *out);
-asyncrt_status asyncrt_memory_free(asyncrt_context *ctx, asyncrt_deviceptr ptr); /* 0 is fine */
-asyncrt_status asyncrt_memory_to_device(asyncrt_context *ctx, asyncrt_deviceptr dst,
+ASYNCRT_EXTERN asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_deviceptr *out);
+ASYNCRT_EXTERN asyncrt_status asyncrt_memory_free(asyncrt_context *ctx, asyncrt_deviceptr ptr); /* 0 is fine */
+ASYNCRT_EXTERN asyncrt_status asyncrt_memory_to_device(asyncrt_context *ctx, asyncrt_deviceptr dst,
                                         const void *src, size_t bytes);
-asyncrt_status asyncrt_memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_deviceptr src,
+ASYNCRT_EXTERN asyncrt_status asyncrt_memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_deviceptr src,
                                       size_t bytes);
-asyncrt_status asyncrt_memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst,
+ASYNCRT_EXTERN asyncrt_status asyncrt_memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst,
                                    asyncrt_deviceptr src, size_t bytes, asyncrt_stream stream);
-asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, uint8_t byte,
+ASYNCRT_EXTERN asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, uint8_t byte,
                                    size_t bytes, asyncrt_stream stream);
 
 /* Waits for all work on the device; a fault in a kernel surfaces here. */
-asyncrt_status asyncrt_synchronize(asyncrt_context *ctx);
-asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out);
-asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream);
-asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream);
+ASYNCRT_EXTERN asyncrt_status asyncrt_synchronize(asyncrt_context *ctx);
+/* A non-blocking stream; *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out);
+ASYNCRT_EXTERN asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream);
+ASYNCRT_EXTERN asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream);
 
 /* Stream priorities (cuCtxGetStreamPriorityRange): lower numbers are higher
  * priorities; *least is the default (0) and *greatest the most urgent (e.g.
  * -5 on the H100). Devices without priorities give 0 and 0. */
-asyncrt_status asyncrt_stream_priority_range(asyncrt_context *ctx, int *least, int *greatest);
+ASYNCRT_EXTERN asyncrt_status asyncrt_stream_priority_range(asyncrt_context *ctx, int *least, int *greatest);
 /* A non-blocking stream of `priority`, which must lie in the range above
  * (ASYNCRT_ERROR_INVALID_ARGUMENT otherwise, where the driver would clamp it
- * silently). Destroy it with asyncrt_stream_destroy. */
-asyncrt_status asyncrt_stream_create_with_priority(asyncrt_context *ctx, int priority,
+ * silently). Destroy it with asyncrt_stream_destroy. *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_stream_create_with_priority(asyncrt_context *ctx, int priority,
                                                    asyncrt_stream *out);
 
-asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out);
-void asyncrt_timer_destroy(asyncrt_timer *timer);
-asyncrt_status asyncrt_timer_start(asyncrt_timer *timer, asyncrt_stream stream);
-asyncrt_status asyncrt_timer_stop(asyncrt_timer *timer, asyncrt_stream stream);
+/* *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out);
+ASYNCRT_EXTERN void asyncrt_timer_destroy(asyncrt_timer *timer); /* NULL is fine */
+ASYNCRT_EXTERN asyncrt_status asyncrt_timer_start(asyncrt_timer *timer, asyncrt_stream stream);
+ASYNCRT_EXTERN asyncrt_status asyncrt_timer_stop(asyncrt_timer *timer, asyncrt_stream stream);
 /* Waits for the stop event, then gives the time between the two. */
-asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *timer, float *ms);
+ASYNCRT_EXTERN asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *timer, float *ms);
 
 #ifdef __cplusplus
 }

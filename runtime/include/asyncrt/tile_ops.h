@@ -65,25 +65,25 @@ typedef struct asyncrt_tile_op asyncrt_tile_op;
 
 /* Validates, generates and compiles the kernel(s), and loads them when a
  * device is open. A bad expression gives ASYNCRT_ERROR_COMPILE with NVRTC's
- * errors, which name it as "tile expression(LINE)". */
-asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *desc, asyncrt_tile_op **out);
-void asyncrt_tile_destroy(asyncrt_tile_op *op); /* NULL is fine */
+ * errors, which name it as "tile expression(LINE)". *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *desc, asyncrt_tile_op **out);
+ASYNCRT_EXTERN void asyncrt_tile_destroy(asyncrt_tile_op *op); /* NULL is fine */
 
 /* The path the op was built for, never ASYNCRT_PATH_AUTO. */
-asyncrt_map_path asyncrt_tile_path_of(const asyncrt_tile_op *op);
+ASYNCRT_EXTERN asyncrt_map_path asyncrt_tile_path_of(const asyncrt_tile_op *op);
 /* The path a launch with these arguments takes: the op's path, except LDGSTS
  * for a TMA op whose matrices break the tensor-map rules above. */
-asyncrt_map_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols,
+ASYNCRT_EXTERN asyncrt_map_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols,
                                           asyncrt_deviceptr in, asyncrt_deviceptr out);
 /* The compiled program and the generated source, owned by the op. */
-const asyncrt_program *asyncrt_tile_program(const asyncrt_tile_op *op);
-const char *asyncrt_tile_source(const asyncrt_tile_op *op);
+ASYNCRT_EXTERN const asyncrt_program *asyncrt_tile_program(const asyncrt_tile_op *op);
+ASYNCRT_EXTERN const char *asyncrt_tile_source(const asyncrt_tile_op *op);
 
 /* Runs the op on the rows x cols matrix at `in`, writing `out` (cols x rows
  * for TRANSPOSE). Both are device pointers aligned to the element size; they
  * must not overlap (except MAP, which may run in place). rows, cols <=
  * 2^31 - 1; either 0 launches nothing. */
-asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
                                    asyncrt_deviceptr out, asyncrt_stream stream);
 
 #ifdef __cplusplus

@@ -143,16 +143,16 @@ typedef struct asyncrt_tensormap_im2col_desc {
 /* ASYNCRT_SUCCESS, or ASYNCRT_ERROR_TENSORMAP_INVALID with the first broken
  * rule written into msg (which may be NULL; it is always NUL-terminated when
  * msg_size > 0). A NULL desc gives ASYNCRT_ERROR_INVALID_ARGUMENT. */
-asyncrt_status asyncrt_tensormap_validate(const asyncrt_tensormap_desc *desc, char *msg,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_validate(const asyncrt_tensormap_desc *desc, char *msg,
                                           size_t msg_size);
-asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_desc *desc,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_validate_im2col(const asyncrt_tensormap_im2col_desc *desc,
                                                  char *msg, size_t msg_size);
 
 /* Adds the rules of one architecture (sm = 10 * major + minor, e.g. 90):
  * tensor maps need sm_90 or newer (rule sm_tma: any other non-zero sm is
  * rejected); the 128B_ATOM swizzles and the packed 16U4/16U6 types need
  * sm_100 or newer. sm = 0 checks only the architecture-independent rules. */
-asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_tensormap_desc *desc, int sm,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_tensormap_desc *desc, int sm,
                                                  char *msg, size_t msg_size);
 
 /* ---- errors and warnings ----------------------------------------------- */
@@ -190,10 +190,10 @@ typedef struct asyncrt_tensormap_report {
  * present), ASYNCRT_ERROR_TENSORMAP_INVALID on an error or, with
  * warnings_as_errors, a warning; ASYNCRT_ERROR_INVALID_ARGUMENT for a NULL
  * desc or report. Pure, like validate. */
-asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
                                          const asyncrt_tensormap_check_options *opts,
                                          asyncrt_tensormap_report *report);
-asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
                                                 const asyncrt_tensormap_check_options *opts,
                                                 asyncrt_tensormap_report *report);
 
@@ -209,16 +209,16 @@ asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_d
  * 13.3, maps of tensors under 128 KiB get NVIDIA's published workaround for
  * a driver defect (bit 85 of the map cleared; tensormap/RULES.md); other
  * maps are the driver's bytes unchanged. */
-asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
                                         asyncrt_tensor_map *out);
-asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
                                                const asyncrt_tensormap_im2col_desc *desc,
                                                asyncrt_tensor_map *out);
 
 /* cuTensorMapReplaceAddress: points an encoded map at another buffer of the
  * same shape. The address must be 16-byte aligned (32 for maps made with
  * INTERLEAVE_32B or an ALIGN16B type). */
-asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_tensor_map *map,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_tensor_map *map,
                                                  asyncrt_deviceptr address);
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -231,7 +231,7 @@ asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_t
  * only for a NULL pointer or rank outside 1..5; everything else is left to
  * asyncrt_tensormap_validate (a stride too large to represent is set to
  * UINT64_MAX so that validation reports it). */
-asyncrt_status asyncrt_tensormap_describe_dense(asyncrt_tensormap_desc *out,
+ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_describe_dense(asyncrt_tensormap_desc *out,
                                                 asyncrt_tensormap_dtype dtype,
                                                 asyncrt_deviceptr address, uint32_t rank,
                                                 const uint64_t *shape, const uint32_t *box);
@@ -240,22 +240,22 @@ asyncrt_status asyncrt_tensormap_describe_dense(asyncrt_tensormap_desc *out,
  * dtype, as laid out in shared memory): 32B, 64B or 128B. That is the widest
  * swizzle the row fits, and the only one where every row fills whole spans;
  * any other row width gives NONE. */
-asyncrt_tensormap_swizzle asyncrt_tensormap_widest_swizzle(asyncrt_tensormap_dtype dtype,
+ASYNCRT_EXTERN asyncrt_tensormap_swizzle asyncrt_tensormap_widest_swizzle(asyncrt_tensormap_dtype dtype,
                                                            uint32_t inner_box);
 
 /* Size of one element in bits (4 for the 16U4 types, 6 for 16U6); 0 for an
  * unknown dtype. */
-unsigned asyncrt_tensormap_dtype_bits(asyncrt_tensormap_dtype dtype);
+ASYNCRT_EXTERN unsigned asyncrt_tensormap_dtype_bits(asyncrt_tensormap_dtype dtype);
 
 /* Bytes a box occupies in shared memory (the expect_tx count of one load):
  * the product of ceil(box_dim[i] / element_stride[i]) times the element size
  * (the ALIGN16B types take 16 bytes per 16 values there). 0 if invalid. */
-size_t asyncrt_tensormap_box_bytes(const asyncrt_tensormap_desc *desc);
+ASYNCRT_EXTERN size_t asyncrt_tensormap_box_bytes(const asyncrt_tensormap_desc *desc);
 
 /* Writes every parameter, one "name = value" per line, snprintf-style:
  * returns the length the full text needs; buf may be NULL when size is 0. */
-size_t asyncrt_tensormap_dump(const asyncrt_tensormap_desc *desc, char *buf, size_t size);
-size_t asyncrt_tensormap_dump_im2col(const asyncrt_tensormap_im2col_desc *desc, char *buf,
+ASYNCRT_EXTERN size_t asyncrt_tensormap_dump(const asyncrt_tensormap_desc *desc, char *buf, size_t size);
+ASYNCRT_EXTERN size_t asyncrt_tensormap_dump_im2col(const asyncrt_tensormap_im2col_desc *desc, char *buf,
                                      size_t size);
 
 /* Names <-> enums, for command lines. *_name returns the canonical lower-case
@@ -263,16 +263,16 @@ size_t asyncrt_tensormap_dump_im2col(const asyncrt_tensormap_im2col_desc *desc, 
  * lists the choices). *_parse is case-insensitive, accepts the names listed
  * at each enum above, and returns false (leaving *out alone) for anything
  * else. */
-const char *asyncrt_tensormap_dtype_name(asyncrt_tensormap_dtype value);
-bool asyncrt_tensormap_dtype_parse(const char *name, asyncrt_tensormap_dtype *out);
-const char *asyncrt_tensormap_interleave_name(asyncrt_tensormap_interleave value);
-bool asyncrt_tensormap_interleave_parse(const char *name, asyncrt_tensormap_interleave *out);
-const char *asyncrt_tensormap_swizzle_name(asyncrt_tensormap_swizzle value);
-bool asyncrt_tensormap_swizzle_parse(const char *name, asyncrt_tensormap_swizzle *out);
-const char *asyncrt_tensormap_l2_promotion_name(asyncrt_tensormap_l2_promotion value);
-bool asyncrt_tensormap_l2_promotion_parse(const char *name, asyncrt_tensormap_l2_promotion *out);
-const char *asyncrt_tensormap_oob_fill_name(asyncrt_tensormap_oob_fill value);
-bool asyncrt_tensormap_oob_fill_parse(const char *name, asyncrt_tensormap_oob_fill *out);
+ASYNCRT_EXTERN const char *asyncrt_tensormap_dtype_name(asyncrt_tensormap_dtype value);
+ASYNCRT_EXTERN bool asyncrt_tensormap_dtype_parse(const char *name, asyncrt_tensormap_dtype *out);
+ASYNCRT_EXTERN const char *asyncrt_tensormap_interleave_name(asyncrt_tensormap_interleave value);
+ASYNCRT_EXTERN bool asyncrt_tensormap_interleave_parse(const char *name, asyncrt_tensormap_interleave *out);
+ASYNCRT_EXTERN const char *asyncrt_tensormap_swizzle_name(asyncrt_tensormap_swizzle value);
+ASYNCRT_EXTERN bool asyncrt_tensormap_swizzle_parse(const char *name, asyncrt_tensormap_swizzle *out);
+ASYNCRT_EXTERN const char *asyncrt_tensormap_l2_promotion_name(asyncrt_tensormap_l2_promotion value);
+ASYNCRT_EXTERN bool asyncrt_tensormap_l2_promotion_parse(const char *name, asyncrt_tensormap_l2_promotion *out);
+ASYNCRT_EXTERN const char *asyncrt_tensormap_oob_fill_name(asyncrt_tensormap_oob_fill value);
+ASYNCRT_EXTERN bool asyncrt_tensormap_oob_fill_parse(const char *name, asyncrt_tensormap_oob_fill *out);
 
 #ifdef __cplusplus
 }
