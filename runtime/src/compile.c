@@ -588,6 +588,50 @@ static asyncrt_status compile_auto_aware(compile_job *job, bool from_auto, async
     return s;
 }
 
+/* "auto" while asyncrt_context_open_device_async still opens the device:
+ * compile for the target remembered for it (speculate.h) meanwhile. True
+ * when *status (and *out) is the answer (the device's failure to open
+ * included); false when the caller must compile as usual (no guess, or a
+ * wrong one), the device then open. A wrong guess is never returned. */
+static bool speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
+                                 const asyncrt_compile_options *opts, asyncrt_program **out,
+                                 asyncrt_status *status)
+{
+    char guess[32];
+    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
+        *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
+        return *status != ASYNCRT_SUCCESS;
+    }
+    double start = asyncrt__now_ms();
+    asyncrt_compile_options o = opts ? *opts : (asyncrt_compile_options){0};
+    o.arch = guess;
+    asyncrt_program *p = NULL;
+    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &o, &p);
+    double compiled = asyncrt__now_ms();
+    asyncrt_status w = asyncrt__wait_device(ctx);
+    asyncrt_arch real;
+    char name[32];
+    if (w == ASYNCRT_SUCCESS) w = asyncrt__arch_resolve(ctx, NULL, &real);
+    if (w != ASYNCRT_SUCCESS) { /* no device: "auto" has no answer, whatever was guessed */
+        asyncrt_program_destroy(p);
+        *status = w;
+        return true;
+    }
+    asyncrt__arch_format(&real, name, sizeof name);
+    if (strcmp(name, guess) != 0) {
+        asyncrt__log(ctx, 1, "%s: speculative target %s was wrong, the device needs %s: compiling again",
+                    source_name ? source_name : "kernel.cu", guess, name);
+        asyncrt_program_destroy(p);
+        return false;
+    }
+    asyncrt__log(ctx, 2, "%s: speculative target %s was right; %.1f ms of compile overlapped the "
+                        "device's start-up, %.1f ms waited for it after",
+                source_name ? source_name : "kernel.cu", guess, compiled - start, asyncrt__now_ms() - compiled);
+    *out = p;
+    *status = s;
+    return true;
+}
+
 /* The whole flow; lookup_only stops after the cache lookup (batch.c asks
  * which requests miss before farming them out to worker processes). */
 static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
@@ -607,7 +651,7 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     bool is_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
     asyncrt_status s;
     if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
-        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s))
+        speculative_compile(ctx, source_name, source, opts, out, &s))
         return s;
     if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
     ASYNCRT_TRY(asyncrt__arch_resolve(ctx, job.opts->arch, &job.arch));

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "asyncrt/runtime.h"
+#include "diag.h"
 #include "driver.h"
 #include "nvrtc_loader.h"
 #include "try.h"
@@ -45,17 +46,6 @@ struct asyncrt_context {
     char *open_error;                /* and its message, for the joining thread */
 };
 
-/* The last-error rule: every public call that can fail starts with
- * ASYNCRT_ENTER(ctx). The outermost one clears the message, so after a
- * success it is ""; a public call made inside another (a cleanup on an error
- * path, module_build's compile) leaves the outer call's message alone. The
- * depth is the calling thread's (messages are per thread, see context.c) and
- * is undone when the function returns, by the cleanup attribute. */
-asyncrt_context *asyncrt__enter(asyncrt_context *ctx);
-void asyncrt__leave(asyncrt_context **ctx);
-#define ASYNCRT_ENTER(ctx) \
-    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt__leave), unused)) = asyncrt__enter(ctx)
-
 /* Test seam for calls that do not go through the driver table (NVRTC): true
  * when the tests asked this context to fail `call`. Driver calls are failed by
  * swapping an entry of a copy of ctx->drv instead. */
@@ -64,21 +54,7 @@ static inline bool asyncrt__fault_hit(const asyncrt_context *ctx, const char *ca
     return ctx->fault && __builtin_strcmp(ctx->fault, call) == 0;
 }
 
-/* Sets the last-error message and returns `status`, so that
- * `return asyncrt__fail(ctx, ASYNCRT_ERROR_X, "...", ...);` reads naturally. */
-asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* A failed driver call: "cuModuleLoadDataEx failed: CUDA_ERROR_X (text)" plus `what`. */
-asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
-                               const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* Logs when level <= the context's level, to stderr, prefixed "asyncrt: ". */
-void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Loads the driver into ctx->drv if needed. */
+/* Loads the driver into ctx->drv if needed (loaders.c). */
 asyncrt_status asyncrt__require_driver(asyncrt_context *ctx);
 
 /* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
@@ -94,22 +70,10 @@ asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
 /* True while asyncrt_context_open_device_async has not been waited for. */
 bool asyncrt__device_pending(const asyncrt_context *ctx);
 
-/* The calling thread's last-error message on ctx, malloc'd copy ("" if none),
- * and dropping that thread's slot (pool threads do before they exit). */
-char *asyncrt__thread_error_copy(asyncrt_context *ctx);
-void asyncrt__thread_error_forget(asyncrt_context *ctx);
-
 /* Single flight per cache key: enter waits while another thread of this
  * context compiles the same key, so a duplicate finds the first one's result
  * in the cache instead of running NVRTC again. Every enter needs a leave. */
 void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32]);
 void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32]);
-
-/* Milliseconds on a monotonic clock, for the debug log's timings. */
-double asyncrt__now_ms(void);
-
-/* malloc'd printf; NULL on allocation failure. */
-char *asyncrt__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *asyncrt__vformat(const char *fmt, va_list ap);
 
 #endif

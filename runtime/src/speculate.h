@@ -4,7 +4,8 @@
  * starts on the target this cache directory last saw for that device
  * ordinal on this host. Once the device is known the guess is checked: a
  * right guess saved the overlap, a wrong one costs a recompile and is never
- * returned, since only the target resolved from the real device is accepted. */
+ * returned, since only the target resolved from the real device is accepted.
+ * This file keeps the remembered targets; compile.c makes the guess. */
 #ifndef ASYNCRT_SPECULATE_H
 #define ASYNCRT_SPECULATE_H
 
@@ -20,13 +21,5 @@ void asyncrt__speculation_record(asyncrt_context *ctx);
 /* The remembered target for `ordinal` under `cache_dir`, if there is a
  * well-formed one (a file we did not write is only ever a hint). */
 bool asyncrt__speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size);
-
-/* For a compile with arch "auto" while the device is still opening. Returns
- * true when *status (and *out) is the compile's answer (the device's failure
- * to open included); false when the caller must compile as usual (no guess,
- * or a wrong one), the device then open. */
-bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
-                                 const asyncrt_compile_options *opts, asyncrt_program **out,
-                                 asyncrt_status *status);
 
 #endif
