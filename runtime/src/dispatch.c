@@ -51,9 +51,9 @@ static const table_entry k_table[] = {
     /* H100 SXM (sm_90, driver 580), each path at its default tuning:
      * asyncrt-bench --tile-sweep (16384^2 f32, random data, median of 20, %
      * of the same run's cuMemcpyDtoD), map from asyncrt-bench (1 GiB). The
-     * LDGSTS transpose and stencil beat TMA there by 1-3 points (the TMA path
-     * waits on one mbarrier per tile; the others keep more loads in flight
-     * per SM). The tile map runs the transpose's kernels without the
+     * LDGSTS transpose and stencil beat TMA there by 1-3 points (why is not
+     * profiled yet; ncu showed TMA at 43% warps active against 72% for the
+     * LDGSTS staged transpose). The tile map runs the transpose's kernels without the
      * transpose; ranked as the transpose. */
     {{90},
      {[ASYNCRT_DISPATCH_MAP] = {3, {T, L, P}, {100.4, 100.0, 99.7}},
