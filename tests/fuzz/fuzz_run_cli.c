@@ -29,8 +29,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     int rc = run_cli_parse(argc, argv, &cli, err, sizeof err);
     if (rc != RUN_EXIT_OK && rc != RUN_EXIT_USAGE) abort();
     if (rc == RUN_EXIT_USAGE && (err[0] == '\0' || !memchr(err, '\0', sizeof err))) abort();
-    /* What main.c indexes with must be in range once the parser said yes. */
-    if (rc == RUN_EXIT_OK) {
+    /* What main.c indexes with must be in range once the parser said yes
+     * (to a run: --help and --version print and stop before any check of
+     * the rest, as nvcc does). */
+    if (rc == RUN_EXIT_OK && !cli.help && !cli.version) {
         if (cli.buffer_count > RUN_MAX_ITEMS || cli.tmap_count > RUN_MAX_ITEMS || cli.out_count > RUN_MAX_ITEMS ||
             cli.expect_count > RUN_MAX_ITEMS || cli.launch_count < 1 || cli.launch_count > RUN_MAX_LAUNCHES)
             abort();
