@@ -142,12 +142,11 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
     if (!env || !*env) return ASYNCRT_SUCCESS;
     static const char *const orders[] = {"tiles", "chunks"}, *const grids[] = {"persistent", "tiles"};
     char key[16], value[16];
-    for (const char *c = env; *c;) {
-        int used = 0;
-        if (sscanf(c, "%15[a-z]=%15[a-z0-9]%n", key, value, &used) != 2) goto bad;
-        char *end;
-        unsigned long v = strtoul(value, &end, 10);
-        bool number = *end == 0;
+    unsigned long v;
+    bool number;
+    int more;
+    for (const char *c = env; (more = asyncrt__tune_next(&c, key, value, &v, &number)) != 0;) {
+        if (more < 0) goto bad;
         if (!strcmp(key, "ctas") && number && v >= 1 && v <= 32) t->ctas_per_sm = (unsigned)v;
         else if (!strcmp(key, "stage") && number && v >= 1024 && v <= (256u << 10)) t->stage_bytes = (unsigned)v;
         else if (!strcmp(key, "stages") && number && v >= 1 && v <= 8) t->max_stages = (unsigned)v;
@@ -167,9 +166,6 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
             if (k == 2) goto bad;
             t->per_tile = k;
         } else goto bad;
-        c += used;
-        if (*c == ',') c++;
-        else if (*c) goto bad;
     }
     return ASYNCRT_SUCCESS;
 bad:
