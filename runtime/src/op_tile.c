@@ -110,11 +110,12 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
      * compute_80 builds: transpose LDGSTS 94.1/94.1%, plain 93.1/93.5%;
      * stencil LDGSTS 96.1/95.5%, plain 94.4/96.6% (sm_90 with the prefetch:
      * 89.9%); against transpose 93.3/92.1% and stencil 91.2/90.1% before). */
+    bool plain_stencil_sm90 = stencil && path == ASYNCRT_PATH_PLAIN && target >= 90;
     *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
-                     .minctas = stencil ? 0 : 6, .l2 = path == ASYNCRT_PATH_TMA ? 0 : 256};
+                     .minctas = stencil ? 0 : 6, .l2 = path == ASYNCRT_PATH_TMA || plain_stencil_sm90 ? 0 : 256};
     if (stencil && path == ASYNCRT_PATH_LDGSTS) t->opt = 32;
     const char *env = getenv("ASYNCRT_TILE_TUNE");
-    bool threads_given = false, l2_given = false;
+    bool threads_given = false;
     if (!env) env = "";
     char key[16], value[16];
     unsigned long v;
@@ -142,11 +143,9 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
             t->minctas = (unsigned)v;
         } else if (!strcmp(key, "l2") && number && (v == 0 || v == 128 || v == 256)) {
             t->l2 = (unsigned)v;
-            l2_given = true;
         } else goto bad;
     }
     if (stencil && path == ASYNCRT_PATH_PLAIN && !threads_given && t->tw == 128) t->threads = 128;
-    if (stencil && path == ASYNCRT_PATH_PLAIN && target >= 90 && !l2_given) t->l2 = 0;
     /* threads: transpose/map 64..256 in 64s, stencil 128, 256 or 512. */
     if (stencil ? t->threads % t->tw != 0 : t->threads > 256) goto bad;
     if (t->minctas * t->threads > 2048) goto bad; /* an SM holds at most 2048 threads */
