@@ -7,28 +7,43 @@
  * addresses swizzle alike) and copy SMEM_BYTES of it, as TMA laid them out,
  * to `out` (4 x the box: room for box rows padded to the 128-byte swizzle
  * span; the H100 raised CUDA_ERROR_ILLEGAL_ADDRESS for swizzle 128B with
- * 32-byte rows in a buffer of the box's own size). `misaligned` gets the buffer's address mod 1024 (expected 0).
- * BOX_Y, BOX_Z and BOX_BYTES come as -D defines. */
+ * 32-byte rows in a buffer of the box's own size). `misaligned` gets the
+ * buffer's address mod 1024 (expected 0), or TIMED_OUT when the load did not
+ * complete the barrier's phase (a layout whose byte count is not the box's:
+ * the earlier kernel, with an unbounded wait, hung the H100 on one case).
+ * BOX_Y, BOX_Z, BOX_BYTES, SMEM_BYTES, WAIT_CYCLES, TIMED_OUT: -D defines. */
 #ifndef ASYNCRT_TEST_TMA_SWIZZLE_KERNEL_H
 #define ASYNCRT_TEST_TMA_SWIZZLE_KERNEL_H
 
-#include "tma_tile_kernel.h" /* TMA_KERNEL_PREAMBLE */
-
 static const char tma_swizzle_kernel_source[] =
-    TMA_KERNEL_PREAMBLE
-    "extern \"C\" __global__ void load_raw(const __grid_constant__ CUtensorMap map,\n"
+    "#include <asyncrt/device.cuh>\n"
+    "extern \"C\" __global__ void load_raw(const __grid_constant__ asyncrt_tensor_map map,\n"
     "                                     unsigned char *out, unsigned *misaligned)\n"
     "{\n"
     "    __shared__ alignas(1024) unsigned char smem[SMEM_BYTES];\n"
-    "#pragma nv_diag_suppress static_var_with_dynamic_init\n"
-    "    __shared__ block_barrier bar;\n"
-    "    init_block_barrier(bar);\n"
-    "    /* the transaction is the box's bytes, not the buffer's */\n"
-    "    wait_for_box(*reinterpret_cast<unsigned char (*)[BOX_BYTES]>(smem), bar, true, &map, 0,\n"
-    "                 blockIdx.y * BOX_Y, blockIdx.z * BOX_Z);\n"
+    "    __shared__ unsigned long long bar;\n"
+    "    __shared__ int timed_out;\n"
+    "    if (threadIdx.x == 0) {\n"
+    "        timed_out = 0;\n"
+    "        asyncrt_mbarrier_init(&bar, 1);\n"
+    "        asyncrt_fence_mbarrier_init();\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    if (threadIdx.x == 0) {\n"
+    "        /* the transaction is the box's bytes, not the buffer's */\n"
+    "        asyncrt_mbarrier_arrive_expect_tx(&bar, BOX_BYTES);\n"
+    "        asyncrt_tma_load_3d(smem, &map, 0, blockIdx.y * BOX_Y, blockIdx.z * BOX_Z, &bar);\n"
+    "        /* bounded: a layout whose byte count is not the box's never\n"
+    "         * completes the phase; report it instead of hanging */\n"
+    "        long long start = clock64();\n"
+    "        while (!asyncrt_mbarrier_try_wait_parity(&bar, 0))\n"
+    "            if (clock64() - start > WAIT_CYCLES) { timed_out = 1; break; }\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    if (!timed_out) asyncrt_mbarrier_wait_parity(&bar, 0); /* every thread observes the phase */\n"
     "    const unsigned tile = blockIdx.z * gridDim.y + blockIdx.y;\n"
     "    if (threadIdx.x == 0)\n"
-    "        misaligned[tile] = (unsigned)(__cvta_generic_to_shared(smem) % 1024);\n"
+    "        misaligned[tile] = timed_out ? TIMED_OUT : (unsigned)(asyncrt_smem_addr(smem) % 1024);\n"
     "    for (int i = threadIdx.x; i < SMEM_BYTES; i += blockDim.x)\n"
     "        out[(size_t)tile * SMEM_BYTES + i] = smem[i];\n"
     "}\n";
@@ -45,6 +60,10 @@ static const char tma_swizzle_kernel_source[] =
 #define SWZ_ROW_BYTES (SWZ_DIM0 * SWZ_ELEM)
 #define SWZ_SMEM_BYTES (4 * SWZ_BOX_BYTES)
 
-static const char *const tma_swizzle_kernel_defines[] = {"BOX_Y=8", "BOX_Z=8", "BOX_BYTES=2048", "SMEM_BYTES=8192"};
+/* misaligned[] value of a box whose load did not complete within WAIT_CYCLES (~0.2 s) */
+#define SWZ_TIMED_OUT 0xDEADu
+
+static const char *const tma_swizzle_kernel_defines[] = {"BOX_Y=8", "BOX_Z=8", "BOX_BYTES=2048", "SMEM_BYTES=8192",
+                                                         "WAIT_CYCLES=400000000LL", "TIMED_OUT=0xDEADu"};
 
 #endif
