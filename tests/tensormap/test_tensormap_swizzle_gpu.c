@@ -85,28 +85,35 @@ static void dense_box(const unsigned char *tensor, unsigned tile, unsigned char 
             memcpy(box + (z * SWZ_BOX_Y + y) * row, tensor + ((z0 + z) * SWZ_DIM1 + y0 + y) * row, row);
 }
 
-/* Bytes of all tiles that differ from the model of `mask`, rows dense or
+/* Bytes of tile t that differ from the model of `mask`, rows dense or
  * padded to the span. */
-static size_t model_mismatches(const unsigned char *tensor, const unsigned char *hw, unsigned mask, bool padded)
+static size_t tile_mismatches(const unsigned char *tensor, const unsigned char *hw, unsigned t, unsigned mask,
+                              bool padded)
 {
     unsigned char box[SWZ_BOX_BYTES];
     unsigned pitch = padded ? span_of(mask) : SWZ_ROW_BYTES;
     size_t bad = 0;
-    for (unsigned t = 0; t < TILES; t++) {
-        dense_box(tensor, t, box);
-        for (unsigned o = 0; o < SWZ_BOX_BYTES; o++)
-            bad += hw[t * SWZ_SMEM_BYTES + swizzled(o, mask, pitch)] != box[o];
-    }
+    dense_box(tensor, t, box);
+    for (unsigned o = 0; o < SWZ_BOX_BYTES; o++) bad += hw[t * SWZ_SMEM_BYTES + swizzled(o, mask, pitch)] != box[o];
+    return bad;
+}
+
+/* The same over all tiles. */
+static size_t model_mismatches(const unsigned char *tensor, const unsigned char *hw, unsigned mask, bool padded)
+{
+    size_t bad = 0;
+    for (unsigned t = 0; t < TILES; t++) bad += tile_mismatches(tensor, hw, t, mask, padded);
     return bad;
 }
 
 /* For a layout that matches no model: which box chunk each shared-memory
  * chunk of tile 0 holds (-1: none, e.g. garbage or poison). */
-static void print_chunk_map(const unsigned char *tensor, const unsigned char *hw)
+static void print_chunk_map(const unsigned char *tensor, const unsigned char *hw, unsigned tile)
 {
     unsigned char box[SWZ_BOX_BYTES];
-    dense_box(tensor, 0, box);
-    printf("    tile 0, smem chunk <- box chunk (16 bytes each; row r of the box = chunks 2r, 2r+1):\n   ");
+    dense_box(tensor, tile, box);
+    hw += (size_t)tile * SWZ_SMEM_BYTES;
+    printf("    tile %u, smem chunk <- box chunk (16 bytes each; row r of the box = chunks 2r, 2r+1):\n   ", tile);
     for (unsigned c = 0; c < SWZ_SMEM_BYTES / 16; c++) {
         int from = -1;
         for (unsigned j = 0; j < CHUNKS && from < 0; j++)
@@ -184,6 +191,15 @@ static void test_interleave_swizzle_layouts(void **state)
                    "(TMA's byte count is not the box's %d bytes)\n",
                    asyncrt_tensormap_interleave_name(c->interleave), asyncrt_tensormap_swizzle_name(c->swizzle),
                    c->documented ? "documented" : "undocumented", timed_out, TILES, SWZ_BOX_BYTES);
+            /* the data landed long before the wait gave up: look at it anyway */
+            for (unsigned t = 0; t < TILES; t++) {
+                printf("    tile %u: %s; bytes off the model of swizzle %s: %zu dense, %zu padded\n", t,
+                       misaligned[t] == SWZ_TIMED_OUT ? "timed out" : "completed",
+                       asyncrt_tensormap_swizzle_name(c->swizzle),
+                       tile_mismatches(tensor, hw, t, mask_of(c->swizzle), false),
+                       tile_mismatches(tensor, hw, t, mask_of(c->swizzle), true));
+                if (misaligned[t] == SWZ_TIMED_OUT) print_chunk_map(tensor, hw, t);
+            }
             fflush(stdout);
             if (c->documented) {
                 print_error("a documented combination did not complete its load\n");
@@ -218,7 +234,7 @@ static void test_interleave_swizzle_layouts(void **state)
                asyncrt_tensormap_swizzle_name(c->swizzle));
         if (matched != UNKNOWN) printf("    (models matched: %s)\n", matches);
         fflush(stdout); /* a later case may hang the device: keep what this one showed */
-        if (own) print_chunk_map(tensor, hw);
+        if (own) print_chunk_map(tensor, hw, 0);
         if (c->interleave == IL(32B) && c->swizzle != SW(32B) && own)
             verdict_il32 = "interleave 32B with another swizzle does NOT give that swizzle's layout";
         bool must_match = c->documented || SWIZZLE_TEST_MODE == ENFORCE;
