@@ -234,7 +234,8 @@ void asyncrt__trace_headers_free(asyncrt_trace_headers *h)
     h->count = 0;
 }
 
-bool asyncrt__trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size)
+bool asyncrt__trace_parse(const char *json, size_t size, bool from_pch, asyncrt_trace_headers *out, char *why,
+                          size_t why_size)
 {
     *out = (asyncrt_trace_headers){0};
     parser ps = {json, json + size, false, out, false, false};
@@ -244,6 +245,7 @@ bool asyncrt__trace_parse(const char *json, size_t size, asyncrt_trace_headers *
     skip_ws(&ps);
     if (!ps.bad && ps.p != ps.end) ps.bad = true;
     const char *problem = ps.bad ? "malformed JSON"
+                          : from_pch ? NULL
                           : !ps.saw_any ? "no \"Processing Header File\" events"
                           : !ps.saw_builtin_first ? "the first header is not " ASYNCRT_NVRTC_BUILTIN_HEADER
                                                   : NULL;

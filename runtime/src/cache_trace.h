@@ -18,8 +18,12 @@ typedef struct asyncrt_trace_headers {
 } asyncrt_trace_headers;
 
 /* Parses a trace (json, size bytes, need not be NUL-terminated). False with
- * a reason for malformed JSON, a missing event list or builtin header. */
-bool asyncrt__trace_parse(const char *json, size_t size, asyncrt_trace_headers *out, char *why, size_t why_size);
+ * a reason for malformed JSON, a missing event list or builtin header, except
+ * with from_pch: a compile that used a precompiled header traces only what
+ * it read after it (the builtin header, maybe nothing), and the caller adds
+ * what the PCH holds (pch.h). */
+bool asyncrt__trace_parse(const char *json, size_t size, bool from_pch, asyncrt_trace_headers *out, char *why,
+                          size_t why_size);
 void asyncrt__trace_headers_free(asyncrt_trace_headers *h);
 
 #endif

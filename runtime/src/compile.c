@@ -15,6 +15,7 @@
 #include "context.h"
 #include "embedded.h"
 #include "lean.h"
+#include "pch.h"
 #include "program.h"
 #include "sha256.h"
 #include "speculate.h"
@@ -129,6 +130,7 @@ typedef struct compile_job {
     char toolkit[4096];        /* the toolkit's include directory, "" if none */
     bool cacheable;
     uint8_t key[32];           /* key1: what is known before compiling */
+    uint8_t pch_key[32];       /* key1 less the source: which PCH directory (pch.h) */
     bool prepared;             /* options and key are those of `arch` */
     bool looked_up;            /* the cache already missed for this key (a cache_only call) */
     bool claimed;              /* this job holds the key's in-flight claim (context.c) */
@@ -209,6 +211,9 @@ static void digest_builtins(void)
     }
 }
 
+/* key1 = SHA-256 of the environment (below) and the source; the PCH key =
+ * SHA-256 of the environment and the working directory (quoted includes
+ * resolve from it), since NVRTC's PCH reuse depends on all but the source. */
 static void compute_key(compile_job *job)
 {
     pthread_once(&g_digests_once, digest_builtins);
@@ -219,14 +224,12 @@ static void compute_key(compile_job *job)
     asyncrt_nvrtc_facts nvrtc;
     int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     char versions[64];
-    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 2", ASYNCRT_VERSION_STRING, nvrtc_version);
+    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 3", ASYNCRT_VERSION_STRING, nvrtc_version);
     asyncrt__key_str(&h, versions);
     asyncrt_nvrtc_identity file = {0};
     if (asyncrt__nvrtc_identity_get(&file)) asyncrt__key_dir_identity(&h, file.path);
     if (asyncrt__lean_enabled()) asyncrt__key_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
     asyncrt__key_dir_identity(&h, job->toolkit);
-    asyncrt__key_str(&h, job->source_name);
-    asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < job->options.count; i++) asyncrt__key_str(&h, job->options.items[i]);
     for (size_t i = 0; i < o->header_count; i++) {
         asyncrt__key_str(&h, o->headers[i].name);
@@ -239,6 +242,17 @@ static void compute_key(compile_job *job)
             if (g_std_digested) asyncrt__sha256_update(&h, g_std_digests[i], 32);
             else asyncrt__key_str(&h, asyncrt__std_header_files[i].content);
         }
+    uint8_t environment[32];
+    asyncrt__sha256_final(&h, environment);
+    char cwd[4096];
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, environment, 32);
+    asyncrt__key_str(&h, getcwd(cwd, sizeof cwd) ? cwd : "");
+    asyncrt__sha256_final(&h, job->pch_key);
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, environment, 32);
+    asyncrt__key_str(&h, job->source_name);
+    asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
     asyncrt__sha256_final(&h, job->key);
     const char *why = job->ctx->memory_cache ? uncacheable_reason(job, nvrtc_version) : "";
@@ -263,12 +277,10 @@ static void add_trace_option(compile_job *job)
     list_push_owned(&job->options, asyncrt__format("-fdevice-time-trace=%s/trace", job->trace_dir));
 }
 
-/* Removes the trace option (the job's options serve a retry too) and the
- * trace's directory. */
+/* Removes the trace's directory. */
 static void remove_trace(compile_job *job)
 {
     if (!job->trace_dir[0]) return;
-    if (!job->options.failed && job->options.count) free(job->options.items[--job->options.count]);
     char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
     if (trace) unlink(trace); /* a failed compile may still have written it */
     free(trace);
@@ -296,16 +308,21 @@ static void add_line_names(string_list *names, const char *text)
     }
 }
 
-/* Records what the compile read and stores the program under it. */
-static void store_with_dependencies(compile_job *job, asyncrt_program *p, const struct timespec *start)
+/* What the compile read: its trace's files, and where it may have used a
+ * precompiled header, the files the PCH directory's compiles read (its trace
+ * then lacks them). False with why when that cannot be known. */
+static bool read_dependencies(compile_job *job, const asyncrt_pch_use *pch, const struct timespec *start,
+                              asyncrt_dep_set *deps, char *why, size_t why_size)
 {
     const asyncrt_compile_options *o = job->opts;
+    const asyncrt_dep_set *record = asyncrt__pch_record(pch);
+    bool from_pch = record && record->count;
     char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
     size_t size = 0;
-    char why[512] = "out of memory";
-    unsigned char *json = trace ? asyncrt__cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why)
+    snprintf(why, why_size, "out of memory");
+    unsigned char *json = trace ? asyncrt__cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size)
                                 : NULL;
-    if (!json && trace && !why[0]) snprintf(why, sizeof why, "NVRTC wrote no time trace");
+    if (!json && trace && !why[0]) snprintf(why, why_size, "NVRTC wrote no time trace");
     /* Names the trace may give that are not disk files: in-memory headers,
      * the source itself and #line names (the map op's "map expression"). */
     string_list memory = {0};
@@ -323,23 +340,31 @@ static void store_with_dependencies(compile_job *job, asyncrt_program *p, const 
     for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
         if (std_header_offered(o, asyncrt__std_header_files[i].name))
             list_push_owned(&memory, strdup(asyncrt__std_header_files[i].name));
-    if (memory.failed) snprintf(why, sizeof why, "out of memory");
+    if (memory.failed) snprintf(why, why_size, "out of memory");
     asyncrt_trace_headers headers = {0};
-    asyncrt_dep_set deps = {0};
-    if (json && !memory.failed && asyncrt__trace_parse((const char *)json, size, &headers, why, sizeof why) &&
-        asyncrt__dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit, start,
-                               job->key, &deps, why, sizeof why)) {
-        memcpy(p->key, deps.result_key, sizeof p->key);
-        asyncrt__cache_store(job->ctx, job->key, &deps, p);
-    } else {
-        asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+    bool ok = json && !memory.failed &&
+              asyncrt__trace_parse((const char *)json, size, from_pch, &headers, why, why_size);
+    for (size_t i = 0; ok && from_pch && i < record->count; i++) { /* what the PCH holds */
+        bool listed = false;
+        for (size_t j = 0; j < headers.count && !listed; j++) listed = strcmp(headers.paths[j], record->deps[i].path) == 0;
+        char **grown = listed ? headers.paths : realloc(headers.paths, (headers.count + 1) * sizeof *grown);
+        if (!grown || (!listed && !(grown[headers.count] = strdup(record->deps[i].path)))) {
+            if (grown) headers.paths = grown;
+            snprintf(why, why_size, "out of memory");
+            ok = false;
+        } else if (!listed) {
+            headers.paths = grown;
+            headers.count++;
+        }
     }
-    asyncrt__dep_set_free(&deps);
+    ok = ok && asyncrt__dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit,
+                                      start, job->key, deps, why, why_size);
     asyncrt__trace_headers_free(&headers);
     list_free(&memory);
     free(json);
     if (trace) unlink(trace);
     free(trace);
+    return ok;
 }
 
 /* Runs NVRTC; on success *out holds a fresh program. */
@@ -511,20 +536,51 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
     }
     if (cache_only) return ASYNCRT_SUCCESS;
     asyncrt_program *p = NULL;
-    if (job->cacheable) add_trace_option(job);
+    size_t base = job->options.count; /* the options serve a retry too: what is added here goes after */
     /* The coarse clock is the one file timestamps come from: a header
-     * written after this instant has an mtime at or after it. */
+     * written after this instant (so after the PCH check below) has an mtime
+     * at or after it, and the compile is not recorded. */
     struct timespec began;
     clock_gettime(CLOCK_REALTIME_COARSE, &began);
+    asyncrt_pch_use pch = {0};
+    char note[512];
+    if (job->cacheable) { /* a PCH only where the trace tells what it holds */
+        if (asyncrt__pch_begin(ctx->pch, job->pch_key, &pch, note, sizeof note)) {
+            list_push_owned(&job->options, strdup("-pch"));
+            list_push_owned(&job->options, strdup(pch.option));
+            list_push_owned(&job->options, strdup("--pch-messages=false"));
+            list_push_owned(&job->options, strdup("-diag-suppress=630")); /* "not compatible with the PCH" */
+        }
+        if (*note) asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
+        add_trace_option(job);
+    }
     asyncrt_status s = job->options.failed ? asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
                                                           "out of memory compiling %s", job->source_name)
                                            : run_nvrtc(job, &p);
-    if (s == ASYNCRT_SUCCESS) {
-        asyncrt__log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms", job->source_name, p->arch,
-                    p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt__now_ms() - start);
-        if (job->cacheable) store_with_dependencies(job, p, &began);
+    if (s == ASYNCRT_SUCCESS)
+        asyncrt__log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms%s", job->source_name, p->arch,
+                    p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt__now_ms() - start,
+                    pch.dir ? " (precompiled headers on)" : "");
+    if (job->trace_dir[0] && (s == ASYNCRT_SUCCESS || pch.dir)) {
+        asyncrt_dep_set deps = {0};
+        char why[512];
+        bool known = read_dependencies(job, &pch, &began, &deps, why, sizeof why);
+        if (s == ASYNCRT_SUCCESS && known) {
+            memcpy(p->key, deps.result_key, sizeof p->key);
+            asyncrt__cache_store(ctx, job->key, &deps, p);
+        } else if (s == ASYNCRT_SUCCESS) {
+            asyncrt__log(ctx, 1, "not caching %s: %s", job->source_name, why);
+        }
+        asyncrt__pch_end(&pch, known ? &deps : NULL, note, sizeof note);
+        if (*note) asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
+        asyncrt__dep_set_free(&deps);
+    }
+    if (pch.dir) { /* no trace: what a PCH made holds is unknown */
+        asyncrt__pch_end(&pch, NULL, note, sizeof note);
+        asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
     }
     remove_trace(job);
+    while (!job->options.failed && job->options.count > base) free(job->options.items[--job->options.count]);
     release_claim(job);
     *out = p;
     return s;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "pch.h"
 #include "speculate.h"
 
 static void settle(asyncrt_context *ctx);
@@ -45,7 +46,8 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
     ctx->cache = asyncrt__cache_create(ctx);
-    if (!locks || !ctx->cache) {
+    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_from_env());
+    if (!locks || !ctx->cache || !ctx->pch) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -58,6 +60,7 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
     if (!ctx) return;
     settle(ctx); /* never free what the opener thread writes */
     asyncrt__cache_destroy(ctx);
+    asyncrt__pch_destroy(ctx->pch);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     asyncrt__errors_free(ctx);
     free(ctx->cache_dir);

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     /* The trace parser on the raw bytes. */
     asyncrt_trace_headers headers;
     char why[256];
-    if (asyncrt__trace_parse((const char *)data, size, &headers, why, sizeof why)) {
+    if (asyncrt__trace_parse((const char *)data, size, false, &headers, why, sizeof why)) {
         for (size_t i = 0; i < headers.count; i++)
             if (!headers.paths[i] || strcmp(headers.paths[i], ASYNCRT_NVRTC_BUILTIN_HEADER) == 0) abort();
         asyncrt__trace_headers_free(&headers);

@@ -103,7 +103,7 @@ static asyncrt_status check_kernel(asyncrt_context *ctx, asyncrt_module *m, int 
 }
 
 typedef struct batch_result {
-    double sequential_ms, batch_ms, threads_only_ms;
+    double sequential_ms, pch_ms, batch_ms, threads_only_ms;
     unsigned threads;
     bool outputs_ok;
 } batch_result;
@@ -111,9 +111,12 @@ typedef struct batch_result {
 static char *make_dir(void);
 static void remove_dir(const char *dir);
 
+enum { ONE_BY_ONE_PCH, BATCH, BATCH_THREADS, ONE_BY_ONE, MODES };
+
 /* Builds KERNELS salted kernels in a fresh context on an empty cache
- * directory: one by one (mode 0), one batch (1), one batch with worker
- * processes off (2). Checks the batch-built kernels' outputs. */
+ * directory: one by one with precompiled headers (as by default: from the
+ * second compile), one batch, one batch with worker processes off, one by
+ * one with ASYNCRT_PCH=0. Checks the outputs of what it built. */
 static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int salt, double *ms, bool *ok)
 {
     char *dir = make_dir(), *src[KERNELS] = {NULL};
@@ -123,10 +126,12 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     asyncrt_status s = dir ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_IO;
     for (int i = 0; i < KERNELS; i++)
         if (!(src[i] = kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
+    if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1); /* read by the context: no other thread runs now */
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
-    if (s == ASYNCRT_SUCCESS && mode == 2) setenv("ASYNCRT_COMPILE_WORKER", "0", 1); /* no other thread runs now */
+    unsetenv("ASYNCRT_PCH");
+    if (s == ASYNCRT_SUCCESS && mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1);
     double t0 = now_ms();
-    if (s == ASYNCRT_SUCCESS && mode == 0) {
+    if (s == ASYNCRT_SUCCESS && (mode == ONE_BY_ONE || mode == ONE_BY_ONE_PCH)) {
         for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
             s = asyncrt_module_build(c, "cold.cu", src[i], NULL, &mods[i]);
     } else if (s == ASYNCRT_SUCCESS) {
@@ -136,10 +141,10 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
         asyncrt_build_batch_release(reqs, KERNELS);
     }
     *ms = now_ms() - t0;
-    if (mode == 2) unsetenv("ASYNCRT_COMPILE_WORKER");
+    if (mode == BATCH_THREADS) unsetenv("ASYNCRT_COMPILE_WORKER");
     if (s != ASYNCRT_SUCCESS)
-        asyncrt__fail(ctx, s, "%s build: %s", mode ? "batch" : "sequential", c ? asyncrt_context_last_error(c) : "");
-    for (int i = 0; s == ASYNCRT_SUCCESS && mode && i < KERNELS; i++)
+        asyncrt__fail(ctx, s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
+    for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
         if ((s = check_kernel(c, mods[i], i, ok)))
             asyncrt__fail(ctx, s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
     for (int i = 0; i < KERNELS; i++) {
@@ -154,25 +159,27 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
 
 static asyncrt_status measure_batch(asyncrt_context *ctx, int ordinal, int repeats, batch_result *r)
 {
-    double *t[3];
-    for (int m = 0; m < 3; m++) t[m] = calloc((size_t)repeats, sizeof(double));
-    asyncrt_status s = t[0] && t[1] && t[2] ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+    double *t[MODES];
+    asyncrt_status s = ASYNCRT_SUCCESS;
+    for (int m = 0; m < MODES; m++)
+        if (!(t[m] = calloc((size_t)repeats, sizeof(double)))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
     r->threads = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     r->outputs_ok = true;
     static int salt = 1000;
     /* New salts and empty caches: every build runs NVRTC; the order rotates
      * so drift (clocks, page cache) is shared. */
     for (int rep = 0; s == ASYNCRT_SUCCESS && rep < repeats; rep++)
-        for (int k = 0; s == ASYNCRT_SUCCESS && k < 3; k++) {
-            int mode = (k + rep) % 3;
+        for (int k = 0; s == ASYNCRT_SUCCESS && k < MODES; k++) {
+            int mode = (k + rep) % MODES;
             s = build_set(ctx, ordinal, mode, salt++, &t[mode][rep], &r->outputs_ok);
         }
     if (s == ASYNCRT_SUCCESS) {
-        r->sequential_ms = median_of(t[0], repeats);
-        r->batch_ms = median_of(t[1], repeats);
-        r->threads_only_ms = median_of(t[2], repeats);
+        r->sequential_ms = median_of(t[ONE_BY_ONE], repeats);
+        r->pch_ms = median_of(t[ONE_BY_ONE_PCH], repeats);
+        r->batch_ms = median_of(t[BATCH], repeats);
+        r->threads_only_ms = median_of(t[BATCH_THREADS], repeats);
     }
-    for (int m = 0; m < 3; m++) free(t[m]);
+    for (int m = 0; m < MODES; m++) free(t[m]);
     return s;
 }
 
@@ -319,20 +326,24 @@ int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json)
         printf("{\n  \"jit_cold_start\": {\n"
                "    \"kernels\": %d, \"cpus\": %u, \"repeats\": %d,\n"
                "    \"sequential_ms\": %.1f, \"batch_ms\": %.1f, \"batch_pct_of_sequential\": %.1f,\n"
+               "    \"sequential_pch_ms\": %.1f, \"sequential_pch_pct_of_sequential\": %.1f,\n"
                "    \"batch_threads_only_ms\": %.1f,\n"
                "    \"batch_outputs_match_cpu\": %s,\n"
                "    \"fresh_process_warm_cache_ms\": %.2f, \"fresh_process_image_in_memory_ms\": %.2f,\n"
                "    \"warm_cache_extra_ms\": %.2f, \"cache_hit_call_ms\": %.3f,\n"
                "    \"empty_cache_sequential_ms\": %.1f, \"empty_cache_overlapped_ms\": %.1f,\n"
                "    \"overlap_saving_ms\": %.1f\n  }\n}\n",
-               KERNELS, b.threads, repeats, b.sequential_ms, b.batch_ms, pct, b.threads_only_ms,
+               KERNELS, b.threads, repeats, b.sequential_ms, b.batch_ms, pct, b.pch_ms,
+               100.0 * b.pch_ms / b.sequential_ms, b.threads_only_ms,
                b.outputs_ok ? "true" : "false",
                p.cached_ms, p.memory_ms, p.cached_ms - p.memory_ms, p.hit_call_ms, p.sequential_ms,
                p.overlapped_ms, p.sequential_ms - p.overlapped_ms);
     } else {
         printf("JIT cold start (%d CCCL kernels, %u CPUs, medians of %d / %d runs)\n", KERNELS, b.threads,
                repeats, 2 * repeats + 1);
-        printf("  build 12 kernels one by one      %9.1f ms\n", b.sequential_ms);
+        printf("  build 12 kernels one by one      %9.1f ms  (ASYNCRT_PCH=0)\n", b.sequential_ms);
+        printf("  one by one, precompiled headers  %9.1f ms  (%.1f%% of sequential; the default from the second "
+               "compile)\n", b.pch_ms, 100.0 * b.pch_ms / b.sequential_ms);
         printf("  build 12 kernels in one batch    %9.1f ms  (%.1f%% of sequential; goal <= 20%%)%s\n",
                b.batch_ms, pct, b.outputs_ok ? "" : "  OUTPUTS WRONG");
         printf("  the batch, threads only          %9.1f ms  (no worker processes: NVRTC runs one compile at a "
