@@ -150,6 +150,8 @@ static void test_interleave_swizzle_layouts(void **state)
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, bytes, &d_in));
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, out_bytes, &d_out));
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, TILES * sizeof(unsigned), &d_align));
+    asyncrt_deviceptr d_word;
+    assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, TILES * sizeof(uint64_t), &d_word));
     assert_true(d_in % 32 == 0);
     asyncrt_kernel *kernel;
     assert_ok(g_ctx, asyncrt_module_get_kernel(g_module, "load_raw", &kernel));
@@ -174,13 +176,15 @@ static void test_interleave_swizzle_layouts(void **state)
                asyncrt_tensormap_swizzle_name(c->swizzle));
         fflush(stdout);
         encode_raw(c, d_in, &map);
-        void *args[] = {&map, &d_out, &d_align};
-        size_t sizes[] = {sizeof map, sizeof d_out, sizeof d_align};
-        assert_ok(g_ctx, asyncrt_kernel_launch(kernel, &config, args, sizes, 3));
+        void *args[] = {&map, &d_out, &d_align, &d_word};
+        size_t sizes[] = {sizeof map, sizeof d_out, sizeof d_align, sizeof d_word};
+        assert_ok(g_ctx, asyncrt_kernel_launch(kernel, &config, args, sizes, 4));
         assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
         assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, hw, d_out, out_bytes));
         unsigned misaligned[TILES];
         assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, misaligned, d_align, sizeof misaligned));
+        uint64_t words[TILES];
+        assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, words, d_word, sizeof words));
         unsigned timed_out = 0;
         for (unsigned t = 0; t < TILES; t++) {
             timed_out += misaligned[t] == SWZ_TIMED_OUT;
@@ -193,8 +197,9 @@ static void test_interleave_swizzle_layouts(void **state)
                    c->documented ? "documented" : "undocumented", timed_out, TILES, SWZ_BOX_BYTES);
             /* the data landed long before the wait gave up: look at it anyway */
             for (unsigned t = 0; t < TILES; t++) {
-                printf("    tile %u: %s; bytes off the model of swizzle %s: %zu dense, %zu padded\n", t,
-                       misaligned[t] == SWZ_TIMED_OUT ? "timed out" : "completed",
+                printf("    tile %u: %s (mbarrier word 0x%016llx); bytes off the model of swizzle %s: %zu dense, "
+                       "%zu padded\n", t, misaligned[t] == SWZ_TIMED_OUT ? "timed out" : "completed",
+                       (unsigned long long)words[t],
                        asyncrt_tensormap_swizzle_name(c->swizzle),
                        tile_mismatches(tensor, hw, t, mask_of(c->swizzle), false),
                        tile_mismatches(tensor, hw, t, mask_of(c->swizzle), true));
@@ -257,6 +262,7 @@ static void test_interleave_swizzle_layouts(void **state)
     assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_in));
     assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_out));
     assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_align));
+    assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_word));
     free(tensor);
     free(hw);
     assert_int_equal(failures, 0);

@@ -18,7 +18,8 @@
 static const char tma_swizzle_kernel_source[] =
     "#include <asyncrt/device.cuh>\n"
     "extern \"C\" __global__ void load_raw(const __grid_constant__ asyncrt_tensor_map map,\n"
-    "                                     unsigned char *out, unsigned *misaligned)\n"
+    "                                     unsigned char *out, unsigned *misaligned,\n"
+    "                                     unsigned long long *barrier_word)\n"
     "{\n"
     "    __shared__ alignas(1024) unsigned char smem[SMEM_BYTES];\n"
     "    __shared__ unsigned long long bar;\n"
@@ -42,8 +43,11 @@ static const char tma_swizzle_kernel_source[] =
     "    __syncthreads();\n"
     "    if (!timed_out) asyncrt_mbarrier_wait_parity(&bar, 0); /* every thread observes the phase */\n"
     "    const unsigned tile = blockIdx.z * gridDim.y + blockIdx.y;\n"
-    "    if (threadIdx.x == 0)\n"
+    "    if (threadIdx.x == 0) {\n"
     "        misaligned[tile] = timed_out ? TIMED_OUT : (unsigned)(asyncrt_smem_addr(smem) % 1024);\n"
+    "        /* the raw mbarrier (its layout is undocumented): what a timed-out phase still waits for */\n"
+    "        barrier_word[tile] = *(volatile unsigned long long *)&bar;\n"
+    "    }\n"
     "    for (int i = threadIdx.x; i < SMEM_BYTES; i += blockDim.x)\n"
     "        out[(size_t)tile * SMEM_BYTES + i] = smem[i];\n"
     "}\n";
