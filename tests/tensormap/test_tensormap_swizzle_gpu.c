@@ -106,6 +106,15 @@ static size_t model_mismatches(const unsigned char *tensor, const unsigned char 
     return bad;
 }
 
+/* How far into shared memory tile t's load wrote: one past the last byte
+ * that is not the pattern (a data byte may equal it: an estimate). */
+static size_t written_extent(const unsigned char *hw, unsigned t)
+{
+    size_t end = SWZ_SMEM_BYTES;
+    while (end && hw[(size_t)t * SWZ_SMEM_BYTES + end - 1] == SWZ_UNWRITTEN) end--;
+    return end;
+}
+
 /* For a layout that matches no model: which box chunk each shared-memory
  * chunk of tile 0 holds (-1: none, e.g. garbage or poison). */
 static void print_chunk_map(const unsigned char *tensor, const unsigned char *hw, unsigned tile)
@@ -114,7 +123,7 @@ static void print_chunk_map(const unsigned char *tensor, const unsigned char *hw
     dense_box(tensor, tile, box);
     hw += (size_t)tile * SWZ_SMEM_BYTES;
     printf("    tile %u, smem chunk <- box chunk (16 bytes each; row r of the box = chunks 2r, 2r+1):\n   ", tile);
-    for (unsigned c = 0; c < SWZ_SMEM_BYTES / 16; c++) {
+    for (unsigned c = 0; c < 8 * SWZ_BOX_BYTES / 16 && c < SWZ_SMEM_BYTES / 16; c++) {
         int from = -1;
         for (unsigned j = 0; j < CHUNKS && from < 0; j++)
             if (memcmp(hw + c * 16, box + j * 16, 16) == 0) from = (int)j;
@@ -197,9 +206,10 @@ static void test_interleave_swizzle_layouts(void **state)
                    c->documented ? "documented" : "undocumented", timed_out, TILES, SWZ_BOX_BYTES);
             /* the data landed long before the wait gave up: look at it anyway */
             for (unsigned t = 0; t < TILES; t++) {
-                printf("    tile %u: %s (mbarrier word 0x%016llx); bytes off the model of swizzle %s: %zu dense, "
-                       "%zu padded\n", t, misaligned[t] == SWZ_TIMED_OUT ? "timed out" : "completed",
-                       (unsigned long long)words[t],
+                printf("    tile %u: %s (mbarrier word 0x%016llx), wrote %zu bytes of shared memory; bytes off the "
+                       "model of swizzle %s: %zu dense, %zu padded\n", t,
+                       misaligned[t] == SWZ_TIMED_OUT ? "timed out" : "completed", (unsigned long long)words[t],
+                       written_extent(hw, t),
                        asyncrt_tensormap_swizzle_name(c->swizzle),
                        tile_mismatches(tensor, hw, t, mask_of(c->swizzle), false),
                        tile_mismatches(tensor, hw, t, mask_of(c->swizzle), true));
@@ -238,6 +248,7 @@ static void test_interleave_swizzle_layouts(void **state)
                matched == UNKNOWN ? "matches NO model" : padded_match ? "matches, rows padded to the span, the model of swizzle" : "matches, rows dense, the model of swizzle", own, (size_t)TILES * SWZ_BOX_BYTES,
                asyncrt_tensormap_swizzle_name(c->swizzle));
         if (matched != UNKNOWN) printf("    (models matched: %s)\n", matches);
+        printf("    tile 0 wrote %zu bytes of shared memory\n", written_extent(hw, 0));
         fflush(stdout); /* a later case may hang the device: keep what this one showed */
         if (own) print_chunk_map(tensor, hw, 0);
         if (c->interleave == IL(32B) && c->swizzle != SW(32B) && own)
