@@ -25,13 +25,6 @@
  * fails). */
 #define BOX_SMEM_MAX UINT64_C(233472)
 
-/* cuda.h: "When interleave is CU_TENSOR_MAP_INTERLEAVE_32B, swizzle must be
- * CU_TENSOR_MAP_SWIZZLE_32B". Driver 580 encodes any swizzle with it, so
- * this is a warning until test_tensormap_swizzle_gpu shows on the H100 what
- * TMA writes then. Set to 1 to make rule il32_swizzle an error (asyncrt-only:
- * the driver prediction of the differential test still skips it). */
-#define IL32_SWIZZLE_IS_ERROR 0
-
 static bool is_align16b(asyncrt_tensormap_dtype t)
 {
     return t == ASYNCRT_TENSORMAP_DTYPE_16U4_ALIGN16B || t == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B;
@@ -181,15 +174,20 @@ static asyncrt_status check_inner(const asyncrt_tensormap_desc *d, bool im2col, 
     return ASYNCRT_SUCCESS;
 }
 
+/* cuda.h: "When interleave is CU_TENSOR_MAP_INTERLEAVE_32B, swizzle must be
+ * CU_TENSOR_MAP_SWIZZLE_32B". Driver 580 encodes any swizzle with it; on the
+ * H100 (test_tensormap_swizzle_gpu) NONE, 64B and 128B then load other bytes
+ * than 32B does, in a layout documented nowhere: an asyncrt-only error (the
+ * differential test's driver prediction still accepts it). */
 static bool il32_swizzle_broken(const asyncrt_tensormap_desc *d)
 {
     return d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_32B && d->swizzle != ASYNCRT_TENSORMAP_SWIZZLE_32B;
 }
 
-#define IL32_SWIZZLE_TEXT                                                                           \
-    "swizzle (%s) with interleave 32B: cuda.h requires swizzle 32b there; driver 580 encodes it, "  \
-    "but what TMA then writes to shared memory is not documented (documented, not enforced by the " \
-    "driver)"
+#define IL32_SWIZZLE_TEXT                                                                             \
+    "swizzle (%s) with interleave 32B: cuda.h requires swizzle 32b there; driver 580 encodes it, but on " \
+    "the H100 the load then writes other bytes than with swizzle 32b, in a layout documented nowhere "   \
+    "(documented, not enforced by the driver)"
 
 static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *what, uint32_t inner,
                                    bool driver_only, const char **rule_out, char *msg, size_t msg_size)
@@ -206,8 +204,8 @@ static asyncrt_status check_layout(const asyncrt_tensormap_desc *d, const char *
                                   "the driver, not documented)" : "");
 
     /* cuda.h: 32B interleave needs SWIZZLE_32B. The driver accepts NONE, 32B,
-     * 64B and 128B with it: a warning, or an asyncrt-only error when switched. */
-    if (IL32_SWIZZLE_IS_ERROR && !driver_only && il32_swizzle_broken(d))
+     * 64B and 128B with it: an asyncrt-only error (see il32_swizzle_broken). */
+    if (!driver_only && il32_swizzle_broken(d))
         FAIL("il32_swizzle", IL32_SWIZZLE_TEXT, sname);
     if (d->dtype == ASYNCRT_TENSORMAP_DTYPE_16U6_ALIGN16B && !none)
         FAIL("packed_interleave", "interleave (%s): must be none when dtype is %s",
@@ -415,8 +413,6 @@ void asyncrt__tensormap_collect_warnings(const asyncrt_tensormap_desc *d,
                                         const asyncrt_tensormap_im2col_desc *im2col,
                                         uint64_t smem_per_block, asyncrt_tensormap_report *r)
 {
-    if (!IL32_SWIZZLE_IS_ERROR && il32_swizzle_broken(d))
-        warn(r, "il32_swizzle", IL32_SWIZZLE_TEXT, asyncrt_tensormap_swizzle_name(d->swizzle));
     /* TMA stores clip dimension 0 to the row's 16-byte granules, not to elements. */
     uint64_t row = asyncrt__tensormap_bytes_of(d->dtype, d->global_dim[0]);
     if (d->interleave == ASYNCRT_TENSORMAP_INTERLEAVE_NONE && row % 16 != 0) {

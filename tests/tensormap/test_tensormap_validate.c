@@ -547,8 +547,8 @@ static void test_warning_row_bytes16(void **state)
 }
 
 /* cuda.h: 32B interleave requires the 32B swizzle; the driver accepts any.
- * A warning unless rules.c's IL32_SWIZZLE_IS_ERROR makes it an error; the
- * driver prediction accepts either way. */
+ * An error (the H100 loads other bytes, test_tensormap_swizzle_gpu); the
+ * driver prediction accepts it. */
 static void test_il32_swizzle(void **state)
 {
     (void)state;
@@ -563,13 +563,10 @@ static void test_il32_swizzle(void **state)
         assert_int_equal(asyncrt__tensormap_predict_driver(&d, NULL, 90, NULL, NULL, 0), ASYNCRT_SUCCESS);
         const char *rule = NULL;
         char msg[512];
-        if (asyncrt__tensormap_check(&d, NULL, 90, &rule, msg, sizeof msg) != ASYNCRT_SUCCESS) {
-            assert_string_equal(rule, "il32_swizzle"); /* switched to an error */
-            assert_non_null(strstr(msg, "requires swizzle 32b"));
-        } else {
-            expect_warnings(&d, NULL, 0, W("il32_swizzle"), "with interleave 32B: cuda.h requires swizzle 32b",
-                            __LINE__);
-        }
+        assert_int_equal(asyncrt__tensormap_check(&d, NULL, 90, &rule, msg, sizeof msg), ASYNCRT_ERROR_TENSORMAP_INVALID);
+        assert_string_equal(rule, "il32_swizzle");
+        assert_non_null(strstr(msg, "requires swizzle 32b"));
+        assert_non_null(strstr(msg, asyncrt_tensormap_swizzle_name(other[i])));
     }
     d.interleave = IL(16B); /* other interleaves take any swizzle */
     d.swizzle = SW(128B);
@@ -622,21 +619,19 @@ static void test_analyze(void **state)
     assert_int_equal(r.warning_count, 0);
     /* Two warnings at once, in a fixed order. */
     d = base(3);
+    d.global_dim[0] = 3; /* 12-byte rows */
+    asyncrt_tensormap_check_options opts = {90, 64, false}; /* less shared memory than the box takes */
+    assert_int_equal(asyncrt_tensormap_analyze(&d, &opts, &r), ASYNCRT_SUCCESS);
+    assert_int_equal(r.warning_count, 2);
+    assert_string_equal(r.warnings[0].rule, "row_bytes16");
+    assert_string_equal(r.warnings[1].rule, "box_smem_device");
+    /* The error of il32_swizzle, with the same box. */
+    d = base(3);
     d.interleave = IL(32B);
     d.swizzle = SW(128B);
     d.box_dim[0] = 8;
-    asyncrt_tensormap_check_options opts = {90, 64, false}; /* the box takes 128 bytes */
-    asyncrt_status s = asyncrt_tensormap_analyze(&d, &opts, &r);
-    const char *rule = NULL;
-    if (asyncrt__tensormap_check(&d, NULL, 90, &rule, NULL, 0) == ASYNCRT_SUCCESS) {
-        assert_int_equal(s, ASYNCRT_SUCCESS);
-        assert_int_equal(r.warning_count, 2);
-        assert_string_equal(r.warnings[0].rule, "il32_swizzle");
-        assert_string_equal(r.warnings[1].rule, "box_smem_device");
-    } else {
-        assert_int_equal(s, ASYNCRT_ERROR_TENSORMAP_INVALID);
-        assert_string_equal(r.error.rule, "il32_swizzle");
-    }
+    assert_int_equal(asyncrt_tensormap_analyze(&d, &opts, &r), ASYNCRT_ERROR_TENSORMAP_INVALID);
+    assert_string_equal(r.error.rule, "il32_swizzle");
     /* sm through the options. */
     d = base(2);
     opts.sm = 80;
