@@ -4,6 +4,7 @@
  * for a process's first compile nor for light kernels. CPU only (PTX for
  * compute_90): NVRTC runs here, no device is needed. */
 #define _DEFAULT_SOURCE /* usleep */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,39 @@ static void test_auto_mode_and_cleanup(void **state)
     asyncrt_context_destroy(ctx);
 }
 
+typedef struct thread_job {
+    asyncrt_context *ctx;
+    const fixture *f;
+    int slot;
+} thread_job;
+
+static void *compile_two(void *arg)
+{
+    thread_job *j = arg;
+    compile_expect(j->ctx, j->f, j->slot, MEM_A, 901000 + j->slot);
+    compile_expect(j->ctx, j->f, j->slot + 10, MEM_A, 901010 + j->slot);
+    return NULL;
+}
+
+/* Threads compiling through one context's PCH at once (ThreadSanitizer runs
+ * this: label tsan), then an edit seen by all. */
+static void test_threads_share_the_pch(void **state)
+{
+    fixture *f = *state;
+    write_dep(f, 900000);
+    asyncrt_context *ctx = new_context(f, "1");
+    pthread_t threads[4];
+    thread_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (thread_job){ctx, f, i + 1};
+        assert_int_equal(pthread_create(&threads[i], NULL, compile_two, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) pthread_join(threads[i], NULL);
+    write_dep(f, 950000);
+    compile_expect(ctx, f, 1, MEM_A, 951001);
+    asyncrt_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +222,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_manifest_of_a_pch_compile_names_what_the_pch_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changed_memory_header_is_never_served_from_a_pch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auto_mode_and_cleanup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_share_the_pch, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
