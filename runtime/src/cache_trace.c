@@ -108,6 +108,24 @@ static char *parse_string(parser *ps, bool want)
     return s;
 }
 
+bool asyncrt__trace_headers_add(asyncrt_trace_headers *h, char *path)
+{
+    if (!path) return false;
+    for (size_t i = 0; i < h->count; i++)
+        if (strcmp(h->paths[i], path) == 0) {
+            free(path);
+            return true;
+        }
+    char **grown = realloc(h->paths, (h->count + 1) * sizeof *grown);
+    if (!grown) {
+        free(path);
+        return false;
+    }
+    h->paths = grown;
+    h->paths[h->count++] = path;
+    return true;
+}
+
 static void add_header(parser *ps, char *path)
 {
     asyncrt_trace_headers *h = ps->out;
@@ -118,19 +136,7 @@ static void add_header(parser *ps, char *path)
         free(path);
         return;
     }
-    for (size_t i = 0; i < h->count; i++)
-        if (strcmp(h->paths[i], path) == 0) {
-            free(path);
-            return;
-        }
-    char **grown = realloc(h->paths, (h->count + 1) * sizeof *grown);
-    if (!grown) {
-        ps->bad = true;
-        free(path);
-        return;
-    }
-    h->paths = grown;
-    h->paths[h->count++] = path;
+    if (!asyncrt__trace_headers_add(h, path)) ps->bad = true;
 }
 
 static void parse_value(parser *ps, int depth, bool events);

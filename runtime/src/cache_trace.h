@@ -25,5 +25,7 @@ typedef struct asyncrt_trace_headers {
 bool asyncrt__trace_parse(const char *json, size_t size, bool from_pch, asyncrt_trace_headers *out, char *why,
                           size_t why_size);
 void asyncrt__trace_headers_free(asyncrt_trace_headers *h);
+/* Appends path (taking it) unless listed; false when out of memory (path freed). */
+bool asyncrt__trace_headers_add(asyncrt_trace_headers *h, char *path);
 
 #endif

@@ -242,3 +242,10 @@ static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32]
     snprintf(why, why_size, "cannot read or create the shared cache key %s: %s", path, strerror(errno));
     return false;
 }
+
+bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix)
+{
+    const char *tmp = getenv("TMPDIR");
+    int n = snprintf(path, size, "%s/%sXXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp", prefix);
+    return n > 0 && (size_t)n < size && mkdtemp(path) != NULL;
+}

@@ -36,6 +36,12 @@ unsigned char *asyncrt__cache_read_file(const char *path, size_t max, bool touch
 /* Writes data to `path` atomically: a temporary in the same directory, then
  * rename (atomic on local and NFS filesystems; readers see old or new). mode:
  * 0600 private, 0660 shared. False with errno set on failure. */
+/* A fresh directory only this user can enter (mkdtemp: mode 0700, a name
+ * nobody can guess): <$TMPDIR or /tmp>/<prefix>XXXXXX, $TMPDIR only when
+ * shorter than 32 characters. False (path holds the name tried) when it
+ * cannot be made. */
+bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix);
+
 bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode);
 
 #endif

@@ -1,5 +1,5 @@
 /* NVRTC compilation behind the program cache. */
-#define _DEFAULT_SOURCE /* mkdtemp, CLOCK_REALTIME_COARSE */
+#define _DEFAULT_SOURCE /* CLOCK_REALTIME_COARSE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,10 +264,7 @@ static void compute_key(compile_job *job)
  * file must not exist beforehand, and the name must not be guessable. */
 static void add_trace_option(compile_job *job)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(job->trace_dir, sizeof job->trace_dir, "%s/asyncrt-trace-XXXXXX",
-             tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-    if (!mkdtemp(job->trace_dir)) {
+    if (!asyncrt__make_private_dir(job->trace_dir, sizeof job->trace_dir, "asyncrt-trace-")) {
         asyncrt__log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
                     job->trace_dir);
         job->trace_dir[0] = '\0';
@@ -344,19 +341,9 @@ static bool read_dependencies(compile_job *job, const asyncrt_pch_use *pch, cons
     asyncrt_trace_headers headers = {0};
     bool ok = json && !memory.failed &&
               asyncrt__trace_parse((const char *)json, size, from_pch, &headers, why, why_size);
-    for (size_t i = 0; ok && from_pch && i < record->count; i++) { /* what the PCH holds */
-        bool listed = false;
-        for (size_t j = 0; j < headers.count && !listed; j++) listed = strcmp(headers.paths[j], record->deps[i].path) == 0;
-        char **grown = listed ? headers.paths : realloc(headers.paths, (headers.count + 1) * sizeof *grown);
-        if (!grown || (!listed && !(grown[headers.count] = strdup(record->deps[i].path)))) {
-            if (grown) headers.paths = grown;
+    for (size_t i = 0; ok && from_pch && i < record->count; i++) /* what the PCH holds */
+        if (!(ok = asyncrt__trace_headers_add(&headers, strdup(record->deps[i].path))))
             snprintf(why, why_size, "out of memory");
-            ok = false;
-        } else if (!listed) {
-            headers.paths = grown;
-            headers.count++;
-        }
-    }
     ok = ok && asyncrt__dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit,
                                       start, job->key, deps, why, why_size);
     asyncrt__trace_headers_free(&headers);

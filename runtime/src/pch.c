@@ -1,5 +1,4 @@
 /* Private NVRTC precompiled-header directories and what they may hold (pch.h). */
-#define _DEFAULT_SOURCE /* mkdtemp */
 #include "pch.h"
 
 #include <dirent.h>
@@ -8,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "cache_trust.h"
 
 #define PCH_KEYS 8  /* keys remembered at once; the least recently used is forgotten */
 #define PCH_FILES 4 /* PCH files in one directory (one per distinct #include prefix) */
@@ -86,14 +87,22 @@ static int count_pch_files(const char *path)
     return n;
 }
 
+static asyncrt_pch_dir *find(asyncrt_pch *pch, const uint8_t key[32])
+{
+    for (size_t i = 0; i < PCH_KEYS; i++)
+        if (pch->keys[i].used && memcmp(pch->keys[i].key, key, 32) == 0) return &pch->keys[i];
+    return NULL;
+}
+
 /* The key's entry: found, else a free one, else the least recently used one
  * (retired and reset). */
 static asyncrt_pch_dir *entry(asyncrt_pch *pch, const uint8_t key[32])
 {
-    asyncrt_pch_dir *lru = &pch->keys[0];
+    asyncrt_pch_dir *lru = find(pch, key);
+    if (lru) return lru;
+    lru = &pch->keys[0];
     for (size_t i = 0; i < PCH_KEYS; i++) {
         asyncrt_pch_dir *d = &pch->keys[i];
-        if (d->used && memcmp(d->key, key, 32) == 0) return d;
         if (lru->used && (!d->used || d->last_used < lru->last_used)) lru = d;
     }
     retire(lru);
@@ -122,10 +131,8 @@ bool asyncrt__pch_begin(asyncrt_pch *pch, const uint8_t key[32], asyncrt_pch_use
         retire(d);
     }
     if (!d->path[0]) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(d->path, sizeof d->path, "%s/asyncrt-pch-XXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
         d->record.cwd = strdup("");
-        if (!d->record.cwd || !mkdtemp(d->path)) {
+        if (!d->record.cwd || !asyncrt__make_private_dir(d->path, sizeof d->path, "asyncrt-pch-")) {
             snprintf(note, note_size, "no precompiled headers: cannot create a directory in %s", d->path);
             d->path[0] = '\0';
             asyncrt__dep_set_free(&d->record);
@@ -179,10 +186,8 @@ void asyncrt__pch_end(asyncrt_pch_use *use, const asyncrt_dep_set *read, char *n
     asyncrt_pch_dir *d = use->dir;
     if (!d) { /* a compile without PCH: is this key's header parsing worth a PCH? */
         pthread_mutex_lock(&pch->lock);
-        for (size_t i = 0; i < PCH_KEYS; i++)
-            if (pch->keys[i].used && memcmp(pch->keys[i].key, use->key, 32) == 0 && read &&
-                read->count >= ASYNCRT_PCH_HEAVY)
-                pch->keys[i].heavy = true;
+        asyncrt_pch_dir *seen = find(pch, use->key); /* gone if other keys pushed it out */
+        if (seen && read && read->count >= ASYNCRT_PCH_HEAVY) seen->heavy = true;
     } else if (!read || !merge(&d->record, read)) {
         snprintf(note, note_size, "what the compile read is unknown, so what its precompiled header holds: "
                                   "%s retired", d->path);

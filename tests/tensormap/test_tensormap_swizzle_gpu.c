@@ -163,18 +163,17 @@ typedef struct box_run {
 static void run_case(const swizzle_case *c, asyncrt_kernel *kernel, asyncrt_deviceptr d_in, box_run *r)
 {
     const size_t out_bytes = (size_t)TILES * SWZ_SMEM_BYTES;
-    asyncrt_deviceptr d_out, d_align, d_word;
+    asyncrt_deviceptr d_out, d_align;
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, out_bytes, &d_out));
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, TILES * sizeof(unsigned), &d_align));
-    assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, TILES * sizeof(uint64_t), &d_word));
     assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_out, 0xFF, out_bytes, NULL));
     assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_align, 0xFF, TILES * sizeof(unsigned), NULL));
     asyncrt_tensor_map map;
     encode_raw(c, d_in, &map);
     asyncrt_launch_config config = {.grid = {1, SWZ_DIM1 / SWZ_BOX_Y, SWZ_DIM2 / SWZ_BOX_Z}, .block = {128, 1, 1}};
-    void *args[] = {&map, &d_out, &d_align, &d_word};
-    size_t sizes[] = {sizeof map, sizeof d_out, sizeof d_align, sizeof d_word};
-    assert_ok(g_ctx, asyncrt_kernel_launch(kernel, &config, args, sizes, 4));
+    void *args[] = {&map, &d_out, &d_align};
+    size_t sizes[] = {sizeof map, sizeof d_out, sizeof d_align};
+    assert_ok(g_ctx, asyncrt_kernel_launch(kernel, &config, args, sizes, 3));
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
     r->hw = malloc(out_bytes);
     assert_non_null(r->hw);
@@ -189,7 +188,6 @@ static void run_case(const swizzle_case *c, asyncrt_kernel *kernel, asyncrt_devi
     r->extent = written_extent(r->hw, 0);
     assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_out));
     assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_align));
-    assert_ok(g_ctx, asyncrt_memory_free(g_ctx, d_word));
 }
 
 /* Which models the run matches ("" if none); true if c's own matches. */
