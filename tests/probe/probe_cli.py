@@ -71,6 +71,10 @@ def no_device_like(tool, expected_rc, what):
     doc = json.loads(q.stdout)
     if doc["exit_code"] != expected_rc or doc["devices"] != [] or what not in doc["error"]:
         fail(f"--json: expected a document with exit_code {expected_rc} and an error about '{what}'", q)
+    # the arch matrix needs no device: with --check it is still printed, as tables and in --json
+    m = run(tool, "--arch-matrix", "--check")
+    if m.returncode != expected_rc or "compiles for" not in m.stdout or what not in m.stderr:
+        fail(f"--arch-matrix --check: expected exit {expected_rc}, the matrix on stdout, '{what}' on stderr", m)
 
 
 def usage(tool):

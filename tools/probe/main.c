@@ -94,6 +94,7 @@ int main(int argc, char **argv)
         r.nvrtc_why = nvrtc_missing;
     }
     probe_arch_matrix *matrix = NULL;
+    bool matrix_built = false;
     if (o.arch_matrix) {
         if (!(matrix = malloc(sizeof *matrix))) {
             fprintf(stderr, "asyncrt-probe: out of memory\n");
@@ -101,6 +102,8 @@ int main(int argc, char **argv)
         } else if (probe_arch_matrix_build(ctx, matrix) != ASYNCRT_SUCCESS) {
             fprintf(stderr, "asyncrt-probe: arch matrix: %s\n", asyncrt_context_last_error(ctx));
             code = PROBE_EXIT_ERROR;
+        } else {
+            matrix_built = true;
         }
         r.arch_matrix = matrix;
     }
@@ -112,6 +115,9 @@ int main(int argc, char **argv)
         r.error = probe_last_error() ? probe_last_error() : "see the message on stderr";
         r.device_count = 0;
         probe_write_json(stdout, &r);
+    } else if (code != PROBE_EXIT_OK && matrix_built) {
+        r.device_count = 0; /* the matrix needed no device: it stands (the reason for the rest is on stderr) */
+        probe_write_text(stdout, &r);
     }
     if (code == PROBE_EXIT_OK) {
         if (o.json)
