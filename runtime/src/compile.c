@@ -474,6 +474,28 @@ done:
     return status;
 }
 
+/* What a fresh program was compiled from, for asyncrt-cache list: the
+ * source name and NVRTC's options up to `count` (the rest are the PCH's and
+ * the trace's), less -arch (the program says it) and the toolkit's -I (implied).
+ * Left unknown if memory runs out: it is in no key. */
+static void describe(const compile_job *job, size_t count, asyncrt_program *p)
+{
+    size_t size = 1;
+    for (size_t i = 0; i < count; i++) size += strlen(job->options.items[i]) + 1;
+    char *text = malloc(size), *at = text;
+    char toolkit[4200], cccl[4200];
+    snprintf(toolkit, sizeof toolkit, "-I%s", job->toolkit);
+    snprintf(cccl, sizeof cccl, "-I%s/cccl", job->toolkit);
+    for (size_t i = 0; text && i < count; i++) {
+        const char *o = job->options.items[i];
+        if (strncmp(o, "-arch=", 6) == 0 || (job->toolkit[0] && (!strcmp(o, toolkit) || !strcmp(o, cccl)))) continue;
+        at += sprintf(at, "%s%s", at == text ? "" : " ", o);
+    }
+    if (text) *at = '\0';
+    p->options = text;
+    p->source_name = strdup(job->source_name);
+}
+
 /* Threads: one compile per key at a time. A claiming lookup that misses
  * keeps the key claimed until the compile that follows has stored its
  * result, so a duplicate request waits in its own lookup, then hits: one
@@ -544,6 +566,7 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
     asyncrt_status s = job->options.failed ? asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
                                                           "out of memory compiling %s", job->source_name)
                                            : run_nvrtc(job, &p);
+    if (s == ASYNCRT_SUCCESS) describe(job, base, p);
     if (s == ASYNCRT_SUCCESS)
         asyncrt__log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms%s", job->source_name, p->arch,
                     p->ptx ? "PTX" : "CUBIN", p->image_size, asyncrt__now_ms() - start,

@@ -20,6 +20,8 @@ void asyncrt_program_destroy(asyncrt_program *p)
     free(p->lowered);
     free(p->log);
     free(p->image);
+    free(p->source_name);
+    free(p->options);
     free(p);
 }
 
@@ -37,7 +39,10 @@ asyncrt_program *asyncrt__program_clone(const asyncrt_program *p)
     c->expressions = calloc(p->name_count + 1, sizeof(char *));
     c->lowered = calloc(p->name_count + 1, sizeof(char *));
     c->name_count = p->name_count;
-    bool ok = c->log && c->image && c->expressions && c->lowered;
+    c->source_name = p->source_name ? strdup(p->source_name) : NULL;
+    c->options = p->options ? strdup(p->options) : NULL;
+    bool ok = c->log && c->image && c->expressions && c->lowered && !p->source_name == !c->source_name &&
+              !p->options == !c->options;
     for (size_t i = 0; ok && i < p->name_count; i++) {
         c->expressions[i] = strdup(p->expressions[i]);
         c->lowered[i] = strdup(p->lowered[i]);
@@ -66,6 +71,10 @@ unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uin
     }
     asyncrt__put_u64(&w, p->image_size);
     asyncrt__put(&w, p->image, p->image_size);
+    if (p->source_name || p->options) { /* absent: the layout from before they were recorded */
+        asyncrt__put_str(&w, p->source_name ? p->source_name : "");
+        asyncrt__put_str(&w, p->options ? p->options : "");
+    }
     return asyncrt__seal_end(&w, ENTRY_MAGIC, ENTRY_FORMAT, p->key, mac_key, size);
 }
 
@@ -110,6 +119,10 @@ asyncrt_status asyncrt__program_decode_keyed(const void *data, size_t size, cons
     p->image_size = asyncrt__take_u64(&r);
     const void *image = asyncrt__take(&r, p->image_size);
     if (image) p->image = (unsigned char *)asyncrt__dup_bytes(image, p->image_size);
+    if (!r.bad && r.left) { /* written since the source name and options are recorded */
+        p->source_name = asyncrt__take_str(&r);
+        p->options = asyncrt__take_str(&r);
+    }
     if (r.bad || !p->log || !p->image || r.left != 0 || p->image_size == 0) {
         asyncrt_program_destroy(p);
         snprintf(why, why_size, "cache entry payload is malformed");

@@ -18,13 +18,19 @@ struct asyncrt_program {
     char **expressions;        /* name expressions as given */
     char **lowered;            /* their mangled names */
     asyncrt_program_origin origin;
+    /* What it was compiled from, for people (asyncrt-cache list); in no key.
+     * NULL when unknown: entries written before they were recorded. */
+    char *source_name;
+    char *options;             /* NVRTC's options but -arch and the toolkit's -I, space-separated */
 };
 
 /* NULL on allocation failure. */
 asyncrt_program *asyncrt__program_clone(const asyncrt_program *p);
 
 /* The on-disk form: cache_codec.h's sealed container ("ASYNCRTC", format 2,
- * the key) around arch, ptx flag, log, name pairs and the image. */
+ * the key) around arch, ptx flag, log, name pairs and the image, then, when
+ * known, the source name and options (an entry without them, as written
+ * before they were recorded, reads the same but for those two). */
 unsigned char *asyncrt__program_encode(const asyncrt_program *p, size_t *size);
 /* mac_key (32 bytes): HMAC-SHA-256 instead of SHA-256, for the shared cache. */
 unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size);

@@ -23,6 +23,8 @@ static asyncrt_program *make_program(void)
     p->lowered[0] = strdup("_Z5scaleIfEvPT_S0_");
     p->expressions[1] = strdup("scale<double>");
     p->lowered[1] = strdup("_Z5scaleIdEvPT_S0_");
+    p->source_name = strdup("scale.cu");
+    p->options = strdup("-std=c++17 -default-device -DN=4");
     return p;
 }
 
@@ -43,8 +45,36 @@ static void round_trip_keeps_everything(void **state)
     assert_string_equal(asyncrt_program_lowered_name(q, "scale<double>"), "_Z5scaleIdEvPT_S0_");
     assert_null(asyncrt_program_lowered_name(q, "scale<int>"));
     assert_int_equal(asyncrt_program_origin_of(q), ASYNCRT_ORIGIN_DISK_CACHE);
+    assert_string_equal(q->source_name, "scale.cu");
+    assert_string_equal(q->options, "-std=c++17 -default-device -DN=4");
     asyncrt_program_destroy(q);
     free(entry);
+    asyncrt_program_destroy(p);
+}
+
+/* Entries written before the source name and options were recorded end
+ * after the image: they still read, with the description unknown. */
+static void an_entry_without_its_description_still_reads(void **state)
+{
+    (void)state;
+    asyncrt_program *p = make_program();
+    size_t described_size, size;
+    unsigned char *described = asyncrt__program_encode(p, &described_size);
+    free(p->source_name);
+    free(p->options);
+    p->source_name = p->options = NULL;
+    unsigned char *entry = asyncrt__program_encode(p, &size);
+    /* the old layout: the two length-prefixed strings are all that differs */
+    assert_int_equal(described_size - size, 8 + strlen("scale.cu") + 8 + strlen("-std=c++17 -default-device -DN=4"));
+    asyncrt_program *q = NULL;
+    char why[256];
+    assert_int_equal(asyncrt__program_decode(entry, size, p->key, &q, why, sizeof why), ASYNCRT_SUCCESS);
+    assert_null(q->source_name);
+    assert_null(q->options);
+    assert_memory_equal(q->image, p->image, p->image_size);
+    asyncrt_program_destroy(q);
+    free(entry);
+    free(described);
     asyncrt_program_destroy(p);
 }
 
@@ -134,6 +164,7 @@ int main(void)
     test_seed_random("test_program_entry");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_keeps_everything),
+        cmocka_unit_test(an_entry_without_its_description_still_reads),
         cmocka_unit_test(every_truncation_is_refused),
         cmocka_unit_test(every_flipped_byte_is_refused),
         cmocka_unit_test(entry_under_another_key_is_refused),
