@@ -1,5 +1,6 @@
-/* asyncrt-cache on a real cache: every command, its --help, its exit codes
- * (0 good, 1 bad files, 2 usage, 3 no usable directory). The tool's path
+/* asyncrt-cache on a real cache: every command, its --help, --json and
+ * --version, its exit codes (the shared table: 0 good, 2 usage, 6 bad files,
+ * 7 no usable directory). The tool's path
  * comes from ASYNCRT_CACHE_TOOL (set by CMake). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,14 @@ static void every_command_on_a_real_cache(void **state)
     RUN(0, "entries    3", "%s stats");
     RUN(0, "manifests  3", "%s stats");
     RUN(0, "3 entries, 3 manifests", "%s list");
+    /* What each entry is for, from what it stores. */
+    RUN(0, "k.cu for compute_80 (PTX); options -std=c++17 -default-device -DVALUE=2\n", "%s list");
+    RUN(0, "1 dependency set, 0 files read; the newest is entry ", "%s list");
+    RUN(0, "\"source\": \"k.cu\", \"arch\": \"compute_80\", \"ptx\": true, \"names\": [], "
+           "\"options\": \"-std=c++17 -default-device -DVALUE=1\"}", "%s list --json");
+    RUN(0, "\"entries\": 3,", "%s --json list");
+    RUN(0, "\"manifests\": 3,", "%s --json stats");
+    RUN(0, "\"checked\": 6,", "%s verify --json");
     RUN(0, "6 files verified: 0 bad", "%s verify");
 
     /* A damaged entry: named by verify (exit 1), then deleted (exit 0). */
@@ -97,8 +106,10 @@ static void every_command_on_a_real_cache(void **state)
     fputc('!', f);
     fclose(f);
     const char *name = strrchr(entry, '/') + 1;
-    RUN(1, "checksum mismatch", "%s verify");
-    RUN(1, name, "%s verify");
+    RUN(6, "checksum mismatch", "%s verify");
+    RUN(6, name, "%s verify");
+    RUN(0, "(cannot be read: cache entry: checksum mismatch (damaged))", "%s list");
+    RUN(6, "\"why\": \"cache entry: checksum mismatch (damaged)\", \"deleted\": false}", "%s verify --json");
     RUN(0, "(deleted)", "%s verify --delete");
     assert_int_equal(access(entry, F_OK), -1);
     RUN(0, "5 files verified: 0 bad", "%s verify");
@@ -136,12 +147,14 @@ static void every_command_on_a_real_cache(void **state)
     RUN(2, "is not a size", "%s prune --max-bytes lots");
     RUN(2, "unknown option", "%s verify --frobnicate");
     RUN(2, "unexpected argument", "%s stats extra");
-    expect("bogus", 2, "unknown command");
+    expect("bogus", 2, "unknown command 'bogus' (see asyncrt-cache --help)");
     expect("", 2, "no command given");
-    expect("--dir", 2, "missing value");
+    expect("--dir", 2, "--dir needs a value");
+    expect("--frobnicate", 2, "unknown option '--frobnicate'");
 
     /* Help, everywhere. */
-    expect("--help", 0, "exit codes:");
+    expect("--help", 0, "Exit codes (the same for asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache)");
+    expect("--version", 0, "asyncrt-cache " ASYNCRT_VERSION_STRING " (libasyncrt ");
     const char *commands[] = {"stats", "list", "verify", "prune", "clear"};
     for (int i = 0; i < 5; i++) {
         args = asyncrt__format("%s --help", commands[i]);
@@ -152,10 +165,11 @@ static void every_command_on_a_real_cache(void **state)
     }
 
     /* No usable directory: missing; writable by others (verify refuses, stats notes it). */
-    expect("--dir /nonexistent/asyncrt-cache stats", 3, "no cache directory at");
+    expect("--dir /nonexistent/asyncrt-cache stats", 7, "no cache directory at");
+    expect("--json --dir /nonexistent/asyncrt-cache stats", 7, "\"exit_code\": 7");
     assert_int_equal(chmod(g_dir, 0777), 0);
-    RUN(3, "writable by others", "%s verify");
-    RUN(3, "would not use", "%s clear");
+    RUN(7, "writable by others", "%s verify");
+    RUN(7, "would not use", "%s clear");
     RUN(0, "NOT used by the library", "%s stats");
     assert_int_equal(chmod(g_dir, 0700), 0);
 #undef RUN

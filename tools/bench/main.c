@@ -41,7 +41,8 @@ static const char *k_usage =
     "                  calibration file the dispatcher reads (in the cache dir)\n"
     "  --help          this text\n"
     "--json prints one document: the map rows, \"jit\", \"launch_us\" and \"tile_ops\"\n"
-    "(transpose and stencil5 per path).\n"
+    "(transpose and stencil5 per path); when no device can be opened, one with\n"
+    "\"error\" (why) and \"exit_code\" instead.\n"
     TOOL_EXIT_CODES_HELP
     "  asyncrt-bench: 5 = a measurement failed (its reason is printed on stderr).\n";
 
@@ -71,8 +72,19 @@ static bool parse_int(const char *text, long lo, long hi, long *out)
     return true;
 }
 
+/* True when `a` is option `name` with a good value in *out; a bad value
+ * leaves *rc the usage error, which names the value and the range. */
+static bool int_option(const char *a, const char *v, const char *name, long lo, long hi, long *out, int *rc)
+{
+    if (strcmp(a, name) != 0 || !v) return false;
+    if (parse_int(v, lo, hi, out)) return true;
+    *rc = tool_usage_error("asyncrt-bench", "%s '%s' is not a whole number from %ld to %ld", name, v, lo, hi);
+    return false;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
+    int rc = 0;
     static const size_t defaults[] = {1, 4, 16, 64, 256, 1024, 2048};
     memset(o, 0, sizeof *o);
     memcpy(o->sizes_mib, defaults, sizeof defaults);
@@ -96,10 +108,11 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--calibrate")) o->calibrate = true;
         else if (!strcmp(a, "--sweep-filter") && v) o->sweep_filter = v, o->tile_sweep = true, i++;
         else if (!strcmp(a, "--jit")) o->jit_section = true;
-        else if (!strcmp(a, "--jit-repeats") && v && parse_int(v, 1, 1000, &n)) o->jit_repeats = (int)n, i++;
-        else if (!strcmp(a, "--repeats") && v && parse_int(v, 1, 100000, &n)) o->settings.repeats = (int)n, i++;
-        else if (!strcmp(a, "--warmup") && v && parse_int(v, 0, 100000, &n)) o->settings.warmup = (int)n, i++;
-        else if (!strcmp(a, "--device") && v && parse_int(v, 0, 1024, &n)) o->device = (int)n, i++;
+        else if (int_option(a, v, "--jit-repeats", 1, 1000, &n, &rc)) o->jit_repeats = (int)n, i++;
+        else if (int_option(a, v, "--repeats", 1, 100000, &n, &rc)) o->settings.repeats = (int)n, i++;
+        else if (int_option(a, v, "--warmup", 0, 100000, &n, &rc)) o->settings.warmup = (int)n, i++;
+        else if (int_option(a, v, "--device", 0, 1024, &n, &rc)) o->device = (int)n, i++;
+        else if (rc) return rc;
         else if (!strcmp(a, "--sizes") && v) {
             char *copy = strdup(v), *save = NULL;
             o->size_count = 0;
@@ -121,7 +134,7 @@ static int parse_args(int argc, char **argv, options *o)
                 int p = !strcmp(t, "tma") ? ASYNCRT_PATH_TMA : !strcmp(t, "ldgsts") ? ASYNCRT_PATH_LDGSTS
                         : !strcmp(t, "plain") ? ASYNCRT_PATH_PLAIN : -1;
                 if (p < 0) {
-                    int rc = tool_usage_error("asyncrt-bench", "unknown path '%s' in --paths; use tma, ldgsts, plain", t);
+                    rc = tool_usage_error("asyncrt-bench", "unknown path '%s' in --paths; use tma, ldgsts, plain", t);
                     free(copy);
                     return rc;
                 }
@@ -222,16 +235,16 @@ int main(int argc, char **argv)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return fprintf(stderr, "asyncrt-bench: out of memory\n"), 1;
     asyncrt_status s = asyncrt_context_open_device(ctx, o.device);
-    if (s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE) {
-        /* The library's message already says "no CUDA driver" or "no device N". */
-        fprintf(stderr, "asyncrt-bench: error: %s\n", asyncrt_context_last_error(ctx));
-        asyncrt_context_destroy(ctx);
-        return EXIT_NO_GPU;
-    }
     if (s != ASYNCRT_SUCCESS) {
-        fprintf(stderr, "asyncrt-bench: cannot open device %d: %s\n", o.device, asyncrt_context_last_error(ctx));
+        /* The library's message already says "no CUDA driver" or "no device N". */
+        bool no_gpu = s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE;
+        char why[1024];
+        if (no_gpu) snprintf(why, sizeof why, "%s", asyncrt_context_last_error(ctx));
+        else snprintf(why, sizeof why, "cannot open device %d: %s", o.device, asyncrt_context_last_error(ctx));
+        fprintf(stderr, "asyncrt-bench: error: %s\n", why);
+        if (o.format == OUT_JSON) tool_json_error(stdout, "asyncrt-bench", why, no_gpu ? EXIT_NO_GPU : EXIT_FAILED);
         asyncrt_context_destroy(ctx);
-        return EXIT_FAILED;
+        return no_gpu ? EXIT_NO_GPU : EXIT_FAILED;
     }
     if (o.jit_section) {
         rc = jit_bench_run(ctx, o.device, o.jit_repeats, o.format == OUT_JSON);

@@ -1,11 +1,10 @@
 /* clear: delete every entry, manifest and temporary. */
-#include "cache_store.h"
 #include "tool.h"
 
 static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_clear;
-    if (argc > 1) return tool_usage_error(&cmd_clear, "unexpected argument \"%s\"", argv[1]);
+    if (argc > 1) return cache_usage_error(&cmd_clear, "unexpected argument \"%s\"", argv[1]);
     size_t removed = asyncrt__cache_remove_all(tool->dir);
     asyncrt_cache_listing l;
     size_t left = 0;
@@ -13,8 +12,16 @@ static int run(cache_tool *tool, int argc, char **argv)
         left = l.entries + l.manifests + l.temps;
         asyncrt__cache_listing_free(&l);
     }
-    printf("removed %zu files%s\n", removed, left ? "; some could not be deleted" : "");
-    return left ? TOOL_PROBLEM : TOOL_OK;
+    if (tool->json) {
+        printf("{");
+        cache_json_key("removed", true);
+        printf("%zu", removed);
+        cache_json_key("left", false);
+        printf("%zu\n}\n", left);
+    } else {
+        printf("removed %zu files%s\n", removed, left ? "; some could not be deleted" : "");
+    }
+    return left ? TOOL_EXIT_IO : TOOL_EXIT_OK;
 }
 
 const cache_command cmd_clear = {
@@ -22,6 +29,6 @@ const cache_command cmd_clear = {
     "usage: asyncrt-cache [--dir DIR] clear\n"
     "\n"
     "Deletes every entry, manifest and temporary file (a shared cache's KEY stays).\n"
-    "Exit codes: 0 success, 1 some files could not be deleted, 2 bad usage, 3 no\n"
-    "usable cache directory.\n",
+    "Exit codes: 0 success, 2 bad usage, 7 no usable cache directory, or some files\n"
+    "could not be deleted.\n",
     true, run};

@@ -6,15 +6,46 @@
 #include "cache_store.h"
 #include "tool.h"
 
+static void write_json(const cache_tool *tool, const asyncrt_cache_listing *l, uint64_t cap, bool cap_ok,
+                       const struct timespec *oldest, const struct timespec *newest, size_t odd)
+{
+    printf("{");
+    cache_json_key("directory", true);
+    tool_json_string(stdout, tool->dir);
+    cache_json_key("shared", false);
+    printf(tool->shared ? "true" : "false");
+    cache_json_key("trusted", false);
+    printf(tool->trusted ? "true" : "false");
+    cache_json_key("entries", false);
+    printf("%zu", l->entries);
+    cache_json_key("entry_bytes", false);
+    printf("%llu", (unsigned long long)l->entry_bytes);
+    cache_json_key("manifests", false);
+    printf("%zu", l->manifests);
+    cache_json_key("manifest_bytes", false);
+    printf("%llu", (unsigned long long)l->manifest_bytes);
+    cache_json_key("cap_bytes", false);
+    printf("%llu", (unsigned long long)cap);
+    cache_json_key("cap_env_malformed", false); /* ASYNCRT_CACHE_MAX_BYTES: the default is shown */
+    printf(cap_ok ? "false" : "true");
+    cache_json_key("newest_used_s", false);
+    if (newest) printf("%.0f", tool_age_seconds(newest));
+    else printf("null");
+    cache_json_key("oldest_used_s", false);
+    if (oldest) printf("%.0f", tool_age_seconds(oldest));
+    else printf("null");
+    cache_json_key("temporaries", false);
+    printf("%zu", l->temps);
+    cache_json_key("odd", false);
+    printf("%zu\n}\n", odd);
+}
+
 static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_stats;
-    if (argc > 1) return tool_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
+    if (argc > 1) return cache_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) {
-        fprintf(stderr, "asyncrt-cache stats: cannot read %s\n", tool->dir);
-        return TOOL_NO_CACHE;
-    }
+    if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "stats", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     uint64_t cap = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
     const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
     bool cap_ok = !max || !*max || asyncrt__cache_parse_size(max, &cap);
@@ -31,6 +62,11 @@ static int run(cache_tool *tool, int argc, char **argv)
         if (!newest || tool_age_seconds(&f->mtime) < tool_age_seconds(newest)) newest = &f->mtime;
     }
     uint64_t total = l.entry_bytes + l.manifest_bytes;
+    if (tool->json) {
+        write_json(tool, &l, cap, cap_ok, oldest, newest, odd);
+        asyncrt__cache_listing_free(&l);
+        return TOOL_EXIT_OK;
+    }
     char a[32], b[32], c[32], d[32];
     tool_format_bytes(l.entry_bytes, a, sizeof a);
     tool_format_bytes(l.manifest_bytes, b, sizeof b);
@@ -50,7 +86,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     if (l.temps) printf("temporary  %zu (writes in flight, or left by a process that died)\n", l.temps);
     if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
     asyncrt__cache_listing_free(&l);
-    return TOOL_OK;
+    return TOOL_EXIT_OK;
 }
 
 const cache_command cmd_stats = {
@@ -59,6 +95,6 @@ const cache_command cmd_stats = {
     "\n"
     "Counts the entries (compiled programs) and manifests (which files each compile\n"
     "read), their bytes against ASYNCRT_CACHE_MAX_BYTES (default 1 GiB), and how\n"
-    "recently entries were used. Exit codes: 0 success, 2 bad usage, 3 no usable\n"
+    "recently entries were used. Exit codes: 0 success, 2 bad usage, 7 no usable\n"
     "cache directory.\n",
     false, run};

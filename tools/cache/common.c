@@ -51,7 +51,7 @@ double tool_age_seconds(const struct timespec *t)
     return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
-int tool_usage_error(const cache_command *cmd, const char *fmt, ...)
+int cache_usage_error(const cache_command *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -59,5 +59,30 @@ int tool_usage_error(const cache_command *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n%s", cmd->usage);
     va_end(ap);
-    return TOOL_USAGE;
+    return TOOL_EXIT_USAGE;
+}
+
+static bool g_json_started; /* a document is on stdout: main adds none */
+
+bool cache_json_started(void) { return g_json_started; }
+
+int cache_fail(const cache_tool *tool, const char *cmd, int code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "asyncrt-cache%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", message);
+    if (tool && tool->json && !g_json_started) tool_json_error(stdout, "asyncrt-cache", message, code);
+    g_json_started = true;
+    return code;
+}
+
+void cache_json_key(const char *name, bool first)
+{
+    g_json_started = true;
+    printf("%s\n  ", first ? "" : ",");
+    tool_json_string(stdout, name);
+    printf(": ");
 }

@@ -10,7 +10,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: asyncrt-cache [--dir DIR] COMMAND [options]\n"
+    fprintf(out, "usage: asyncrt-cache [--dir DIR] [--json] COMMAND [options]\n"
                  "\n"
                  "Looks at and manages asyncrt's on-disk program cache: by default the directory\n"
                  "the library uses ($ASYNCRT_CACHE_DIR, else $XDG_CACHE_HOME/asyncrt, else\n"
@@ -20,15 +20,16 @@ static void usage(FILE *out)
     for (const cache_command *const *c = cache_commands; *c; c++) fprintf(out, "  %-8s %s\n", (*c)->name, (*c)->summary);
     fprintf(out, "\n"
                  "  --dir DIR   the cache directory to use\n"
+                 "  --json      one JSON document on stdout instead of text (also after COMMAND;\n"
+                 "              keys: tools/cache/README.md); a command that fails prints\n"
+                 "              {\"error\": why, \"exit_code\": code}\n"
+                 "  --version   asyncrt-cache, libasyncrt and NVRTC versions\n"
                  "  -h, --help  this text; COMMAND --help for a command's\n"
-                 "\n"
-                 "exit codes:\n"
-                 "  0  success\n"
-                 "  1  verify found damaged or foreign files, or a file could not be deleted;\n"
-                 "     warm: a build failed; export/import: an entry was refused or not written\n"
-                 "  2  bad usage\n"
-                 "  3  no usable cache directory (missing, unreadable, not trusted, or caching off)\n"
-                 "  4  warm: --arch auto or all, and no usable GPU\n");
+                 "\n" TOOL_EXIT_CODES_HELP
+                 "  asyncrt-cache: 3 = warm: a source did not compile; 4 = warm --arch auto or\n"
+                 "  all and no usable GPU; 6 = verify or import found damaged or foreign files;\n"
+                 "  7 = no usable cache directory (missing, unreadable, not trusted, caching\n"
+                 "  off), or a file could not be read, written or deleted.\n");
 }
 
 /* The library's default directory, via a context (no driver is touched). */
@@ -42,64 +43,77 @@ static char *default_dir(void)
     return copy;
 }
 
+/* Takes --json out of the command's arguments (up to a "--"), so that it
+ * may come before or after COMMAND. */
+static int take_json(int argc, char **argv, bool *json)
+{
+    int kept = 1;
+    bool literal = false;
+    for (int i = 1; i < argc; i++) {
+        if (!literal && !strcmp(argv[i], "--json")) *json = true;
+        else argv[kept++] = argv[i];
+        literal = literal || !strcmp(argv[i], "--");
+    }
+    return kept;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir_arg = NULL;
+    bool json = false;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return TOOL_OK;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "--version")) {
+            char version[160];
+            tool_version_line("asyncrt-cache", version, sizeof version);
+            printf("%s\n", version);
+            if (argv[i][2] != 'v') usage(stdout);
+            return TOOL_EXIT_OK;
         }
-        if (!strcmp(argv[i], "--dir") && i + 1 < argc && argv[i + 1][0]) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--dir")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return tool_usage_error("asyncrt-cache", "--dir needs a value");
             dir_arg = argv[++i];
         } else {
-            fprintf(stderr, "asyncrt-cache: unknown option or missing value: %s\n\n", argv[i]);
-            usage(stderr);
-            return TOOL_USAGE;
+            return tool_usage_error("asyncrt-cache", "unknown option '%s'", argv[i]);
         }
     }
-    if (i >= argc) {
-        fprintf(stderr, "asyncrt-cache: no command given\n\n");
-        usage(stderr);
-        return TOOL_USAGE;
-    }
+    if (i >= argc) return tool_usage_error("asyncrt-cache", "no command given");
     const cache_command *cmd = NULL;
     for (const cache_command *const *c = cache_commands; *c && !cmd; c++)
         if (!strcmp((*c)->name, argv[i])) cmd = *c;
-    if (!cmd) {
-        fprintf(stderr, "asyncrt-cache: unknown command \"%s\"\n\n", argv[i]);
-        usage(stderr);
-        return TOOL_USAGE;
-    }
-    if (tool_wants_help(argc - i, argv + i)) {
+    if (!cmd) return tool_usage_error("asyncrt-cache", "unknown command '%s'", argv[i]);
+    int cmd_argc = take_json(argc - i, argv + i, &json);
+    if (tool_wants_help(cmd_argc, argv + i)) {
         fputs(cmd->usage, stdout);
-        return TOOL_OK;
+        return TOOL_EXIT_OK;
     }
 
+    cache_tool tool = {.json = json};
     char *dir = dir_arg ? strdup(dir_arg) : default_dir();
-    if (!dir) {
-        fprintf(stderr, "asyncrt-cache: no cache directory: caching is off (ASYNCRT_CACHE=0) or HOME is unset; "
-                        "use --dir\n");
-        return TOOL_NO_CACHE;
-    }
+    if (!dir)
+        return cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory: caching is off (ASYNCRT_CACHE=0) or HOME "
+                                                     "is unset; use --dir");
     struct stat st;
     if (lstat(dir, &st) != 0 && !tool_command_fills_cache(cmd)) { /* those are created by the trust check below */
-        fprintf(stderr, "asyncrt-cache: no cache directory at %s\n", dir);
+        int rc = cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory at %s", dir);
         free(dir);
-        return TOOL_NO_CACHE;
+        return rc;
     }
     const char *shared = getenv("ASYNCRT_CACHE_SHARED");
-    cache_tool tool = {.dir = dir, .shared = shared && !strcmp(shared, "1")};
+    tool.dir = dir;
+    tool.shared = shared && !strcmp(shared, "1");
     tool.trusted = asyncrt__cache_trust_dir(dir, tool.shared, tool.mac_key, tool.why, sizeof tool.why);
     int rc;
     if (!tool.trusted && cmd->needs_trust) {
-        fprintf(stderr, "asyncrt-cache %s: the library would not use this directory: %s\n", cmd->name, tool.why);
-        rc = TOOL_NO_CACHE;
+        rc = cache_fail(&tool, cmd->name, TOOL_EXIT_IO, "the library would not use this directory: %s", tool.why);
     } else {
         if (!tool.trusted) fprintf(stderr, "asyncrt-cache: note: the library does not use this directory: %s\n", tool.why);
-        rc = cmd->run(&tool, argc - i, argv + i);
+        rc = cmd->run(&tool, cmd_argc, argv + i);
     }
+    if (json && rc && !cache_json_started()) /* a usage error, or a failure said on stderr only */
+        tool_json_error(stdout, "asyncrt-cache", "see the message on stderr", rc);
     free(dir);
     return rc;
 }

@@ -8,18 +8,16 @@
 #include <stdio.h>
 #include <time.h>
 
-enum {
-    TOOL_OK = 0,
-    TOOL_PROBLEM = 1,   /* verify found bad files; a file could not be deleted */
-    TOOL_USAGE = 2,
-    TOOL_NO_CACHE = 3,  /* no usable cache directory (missing, unreadable, untrusted, caching off) */
-    TOOL_NO_GPU = 4,    /* warm --arch auto/all on a machine without a usable GPU */
-};
+#include "../common/tool.h" /* the four tools' exit codes, --version, JSON strings */
+#include "cache_manifest.h"
+#include "cache_store.h"
+#include "program.h"
 
 typedef struct cache_tool {
     const char *dir;      /* the cache directory */
     bool shared;          /* ASYNCRT_CACHE_SHARED=1 */
     bool trusted;         /* passed the library's trust checks */
+    bool json;            /* --json: one document on stdout */
     char why[512];        /* why not, when !trusted */
     uint8_t mac_key[32];  /* the shared key, when shared and trusted */
 } cache_tool;
@@ -38,12 +36,36 @@ extern const cache_command *const cache_commands[];
  * missing directory is created (by the trust check) rather than refused. */
 bool tool_command_fills_cache(const cache_command *cmd);
 
+/* A verified file, decoded: exactly one of program / manifest is set. */
+typedef struct cache_loaded {
+    uint8_t key[32];
+    asyncrt_program *program;
+    asyncrt_manifest manifest;
+    bool is_manifest;
+} cache_loaded;
+
+/* Reads dir/f->name with the library's checks (regular file, plausible size,
+ * name = key, header, digest or, with mac, the team MAC) and decodes it;
+ * false with why when the library would refuse it (load.c). */
+bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
+                size_t size);
+void cache_loaded_free(cache_loaded *l);
+
 /* Shared helpers (common.c). */
 bool tool_wants_help(int argc, char **argv);
 bool tool_key_from_name(const char *name, uint8_t key[32]);
 void tool_format_bytes(uint64_t bytes, char *out, size_t size);
 void tool_format_age(double seconds, char *out, size_t size);
 double tool_age_seconds(const struct timespec *t);
-int tool_usage_error(const cache_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "asyncrt-cache CMD: MESSAGE" and the command's usage on stderr; returns TOOL_EXIT_USAGE. */
+int cache_usage_error(const cache_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "asyncrt-cache CMD: MESSAGE" on stderr and, with --json, the error
+ * document on stdout; returns code. */
+int cache_fail(const cache_tool *tool, const char *cmd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A JSON object member: `"name": ` after a comma unless first. */
+void cache_json_key(const char *name, bool first);
+/* Whether cache_json_key or cache_fail has begun a document on stdout. */
+bool cache_json_started(void);
 
 #endif

@@ -23,54 +23,8 @@
 #include "program.h"
 #include "tool.h"
 
-/* A verified file, decoded: exactly one of program / manifest is set. */
-typedef struct loaded {
-    uint8_t key[32];
-    asyncrt_program *program;
-    asyncrt_manifest manifest;
-    bool is_manifest;
-} loaded;
-
-static void loaded_free(loaded *l)
-{
-    asyncrt_program_destroy(l->program);
-    if (l->is_manifest) asyncrt__manifest_free(&l->manifest);
-}
-
-/* Reads and verifies dir/name with the library's checks; mac NULL = plain. */
-static bool load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac, loaded *out, char *why,
-                 size_t size)
-{
-    memset(out, 0, sizeof *out);
-    if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) {
-        snprintf(why, size, "not named <64 hex digits>.bin or .mf");
-        return false;
-    }
-    if (!f->regular || !tool_key_from_name(f->name, out->key)) {
-        snprintf(why, size, f->regular ? "malformed name" : "not a regular file");
-        return false;
-    }
-    char *path = asyncrt__format("%s/%s", dir, f->name);
-    size_t n = 0;
-    why[0] = '\0';
-    unsigned char *data = path ? asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
-    free(path);
-    if (!data) {
-        if (!why[0]) snprintf(why, size, "vanished while reading");
-        return false;
-    }
-    bool ok;
-    if (f->kind == ASYNCRT_CACHE_ENTRY) {
-        ok = asyncrt__program_decode_keyed(data, n, out->key, mac, &out->program, why, size) == ASYNCRT_SUCCESS;
-    } else {
-        ok = out->is_manifest = asyncrt__manifest_decode(data, n, out->key, mac, &out->manifest, why, size);
-    }
-    free(data);
-    return ok;
-}
-
 /* Seals l for a cache with `mac` (NULL: plain) and writes dir/name atomically. */
-static bool save(const char *dir, const char *name, const loaded *l, const uint8_t *mac, mode_t mode)
+static bool save(const char *dir, const char *name, const cache_loaded *l, const uint8_t *mac, mode_t mode)
 {
     size_t size = 0;
     unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
@@ -84,12 +38,12 @@ static bool save(const char *dir, const char *name, const loaded *l, const uint8
 
 /* An imported manifest joins the dependency sets already recorded here
  * (newest first: ours, then theirs not already present), up to the limit. */
-static bool merge_manifest(const cache_tool *tool, const char *name, loaded *theirs)
+static bool merge_manifest(const cache_tool *tool, const char *name, cache_loaded *theirs)
 {
     asyncrt_cache_file here = {.name = (char *)name, .kind = ASYNCRT_CACHE_MANIFEST, .regular = true};
-    loaded ours;
+    cache_loaded ours;
     char why[256];
-    if (!load(tool->dir, &here, tool->shared ? tool->mac_key : NULL, &ours, why, sizeof why)) return true;
+    if (!cache_load(tool->dir, &here, tool->shared ? tool->mac_key : NULL, &ours, why, sizeof why)) return true;
     asyncrt_dep_set *sets = calloc(ASYNCRT_MANIFEST_MAX_SETS, sizeof *sets);
     size_t count = 0;
     bool ok = sets != NULL;
@@ -101,7 +55,7 @@ static bool merge_manifest(const cache_tool *tool, const char *name, loaded *the
             known = !memcmp(ours.manifest.sets[j].result_key, theirs->manifest.sets[i].result_key, 32);
         if (!known) ok = asyncrt__dep_set_copy(&sets[count++], &theirs->manifest.sets[i]);
     }
-    loaded_free(&ours);
+    cache_loaded_free(&ours);
     if (!ok) {
         asyncrt_manifest m = {sets, count};
         asyncrt__manifest_free(&m);
@@ -112,79 +66,115 @@ static bool merge_manifest(const cache_tool *tool, const char *name, loaded *the
     return true;
 }
 
-typedef struct transfer_counts {
-    size_t moved, refused;
-} transfer_counts;
+/* What a transfer did; with --json, `problems` is streamed as they come. */
+typedef struct transfer {
+    const cache_tool *tool;
+    const char *cmd;
+    size_t moved, refused, unwritten;
+} transfer;
 
-static void refuse(transfer_counts *c, const char *cmd, const char *verb, const char *name, const char *why)
+static void transfer_begin(transfer *t)
 {
-    c->refused++;
-    fprintf(stderr, "asyncrt-cache %s: %s %s: %s\n", cmd, verb, name, why);
+    if (!t->tool->json) return;
+    printf("{");
+    cache_json_key("problems", true);
+    printf("[");
+}
+
+/* A file not moved: refused by the checks (6), or not written (7). */
+static void problem(transfer *t, bool unwritten, const char *name, const char *why)
+{
+    size_t before = t->refused + t->unwritten;
+    if (unwritten) t->unwritten++;
+    else t->refused++;
+    const char *verb = !strcmp(t->cmd, "export") ? "skipping" : unwritten ? "not writing" : "refusing";
+    fprintf(stderr, "asyncrt-cache %s: %s %s: %s\n", t->cmd, verb, name, why);
+    if (!t->tool->json) return;
+    printf("%s\n    {\"name\": ", before ? "," : "");
+    tool_json_string(stdout, name);
+    printf(", \"written\": false, \"checks_passed\": %s, \"why\": ", unwritten ? "true" : "false");
+    tool_json_string(stdout, why);
+    printf("}");
+}
+
+static int transfer_end(transfer *t, const char *from, const char *to)
+{
+    if (t->tool->json) {
+        printf("%s]", t->refused + t->unwritten ? "\n  " : "");
+        cache_json_key("from", false);
+        tool_json_string(stdout, from);
+        cache_json_key("to", false);
+        tool_json_string(stdout, to);
+        cache_json_key("moved", false);
+        printf("%zu", t->moved);
+        cache_json_key("refused", false);
+        printf("%zu", t->refused);
+        cache_json_key("not_written", false);
+        printf("%zu\n}\n", t->unwritten);
+    } else {
+        bool out = !strcmp(t->cmd, "export");
+        printf("%s %zu files from %s %s %s%s\n", out ? "exported" : "imported", t->moved, from, out ? "to" : "into", to,
+               !(t->refused + t->unwritten) ? "" : out ? " (some skipped: see above)" : " (some refused: see above)");
+    }
+    return t->unwritten ? TOOL_EXIT_IO : t->refused ? TOOL_EXIT_CHECK : TOOL_EXIT_OK;
 }
 
 static int run_export(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_export;
-    if (argc != 2 || argv[1][0] == '-') return tool_usage_error(&cmd_export, "one output directory is needed");
+    if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_export, "one output directory is needed");
     const char *out = argv[1];
-    if (mkdir(out, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "asyncrt-cache export: cannot create %s (%s)\n", out, strerror(errno));
-        return TOOL_PROBLEM;
-    }
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot create %s (%s)", out, strerror(errno));
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) {
-        fprintf(stderr, "asyncrt-cache export: cannot read %s\n", tool->dir);
-        return TOOL_NO_CACHE;
-    }
-    transfer_counts c = {0};
+    if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    transfer t = {tool, "export", 0, 0, 0};
+    transfer_begin(&t);
     for (size_t i = 0; i < l.count; i++) {
         const asyncrt_cache_file *f = &l.files[i];
         if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) continue;
-        loaded x;
+        cache_loaded x;
         char why[256];
-        if (!load(tool->dir, f, tool->shared ? tool->mac_key : NULL, &x, why, sizeof why))
-            refuse(&c, "export", "skipping", f->name, why);
+        if (!cache_load(tool->dir, f, tool->shared ? tool->mac_key : NULL, &x, why, sizeof why))
+            problem(&t, false, f->name, why);
         else if (!save(out, f->name, &x, NULL, 0600))
-            refuse(&c, "export", "skipping", f->name, strerror(errno));
+            problem(&t, true, f->name, strerror(errno));
         else
-            c.moved++;
-        loaded_free(&x);
+            t.moved++;
+        cache_loaded_free(&x);
     }
     asyncrt__cache_listing_free(&l);
-    printf("exported %zu files from %s to %s%s\n", c.moved, tool->dir, out, c.refused ? " (some skipped: see above)" : "");
-    return c.refused ? TOOL_PROBLEM : TOOL_OK;
+    return transfer_end(&t, tool->dir, out);
 }
 
 static int run_import(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_import;
-    if (argc != 2 || argv[1][0] == '-') return tool_usage_error(&cmd_import, "one input directory is needed");
+    if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_import, "one input directory is needed");
     const char *in = argv[1];
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(in, &l)) {
-        fprintf(stderr, "asyncrt-cache import: cannot read %s\n", in);
-        return TOOL_PROBLEM;
-    }
+    if (!asyncrt__cache_scan(in, &l))
+        return cache_fail(tool, "import", TOOL_EXIT_IO, "cannot read %s (%s)", in, strerror(errno));
     const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
     mode_t mode = tool->shared ? 0660 : 0600;
-    transfer_counts c = {0};
+    transfer t = {tool, "import", 0, 0, 0};
+    transfer_begin(&t);
     for (size_t i = 0; i < l.count; i++) {
         const asyncrt_cache_file *f = &l.files[i];
         if (f->name[0] == '.' && f->kind != ASYNCRT_CACHE_TEMP) continue; /* ".", "..", hidden files */
-        loaded x;
+        cache_loaded x;
         char why[256];
-        if (!load(in, f, NULL, &x, why, sizeof why)) refuse(&c, "import", "refusing", f->name, why);
+        if (!cache_load(in, f, NULL, &x, why, sizeof why)) problem(&t, false, f->name, why);
         else if (x.is_manifest && !merge_manifest(tool, f->name, &x))
-            refuse(&c, "import", "refusing", f->name, "out of memory merging manifests");
+            problem(&t, true, f->name, "out of memory merging manifests");
         else if (!save(tool->dir, f->name, &x, mac, mode))
-            refuse(&c, "import", "not writing", f->name, strerror(errno));
+            problem(&t, true, f->name, strerror(errno));
         else
-            c.moved++;
-        loaded_free(&x);
+            t.moved++;
+        cache_loaded_free(&x);
     }
     asyncrt__cache_listing_free(&l);
-    printf("imported %zu files from %s into %s%s\n", c.moved, in, tool->dir, c.refused ? " (some refused: see above)" : "");
-    return c.refused ? TOOL_PROBLEM : TOOL_OK;
+    return transfer_end(&t, in, tool->dir);
 }
 
 const cache_command cmd_export = {
@@ -193,8 +183,8 @@ const cache_command cmd_export = {
     "\n"
     "Copies every entry and manifest that passes the library's checks into OUT_DIR\n"
     "(created 0700), sealed with a plain SHA-256 (a shared cache's MAC stays home).\n"
-    "Exit codes: 0 all copied, 1 some skipped (named), 2 bad usage, 3 no usable cache\n"
-    "directory.\n",
+    "Exit codes: 0 all copied, 2 bad usage, 6 some failed the checks (named, not\n"
+    "copied), 7 no usable cache directory, or OUT_DIR or a file in it not written.\n",
     true, run_export};
 
 const cache_command cmd_import = {
@@ -206,6 +196,6 @@ const cache_command cmd_import = {
     "name claims), then writes it into the cache with the library's own atomic write\n"
     "(and this cache's team MAC in shared mode); manifests are merged with ours.\n"
     "A tampered, foreign or oddly typed file is refused and named.\n"
-    "Exit codes: 0 all imported, 1 some refused, 2 bad usage, 3 no usable cache\n"
-    "directory.\n",
+    "Exit codes: 0 all imported, 2 bad usage, 6 some refused (named), 7 IN_DIR\n"
+    "unreadable, no usable cache directory, or a file not written.\n",
     true, run_import};

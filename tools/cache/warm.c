@@ -4,6 +4,7 @@
  * found only by a compile with the same key: the same source name (the path
  * as given here), options, name expressions and target, and the source's own
  * directory as an include directory, which is what asyncrt-run does. */
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,10 @@ static const char k_usage[] =
     "  -Xnvrtc OPT      an NVRTC option passed as it is (repeatable)\n"
     "  --threads N      compile threads (default: the CPU count)\n"
     "  --quiet          print only failures\n"
-    "Exit codes: 0 all compiled, 1 some failed, 2 bad usage, 3 no usable cache\n"
-    "directory, 4 auto/all and no usable GPU.\n";
+    "  --json           (before or after warm) one JSON document: the programs, the counts\n"
+    "Exit codes: 0 all compiled, 2 bad usage (also a malformed target), 3 a source did\n"
+    "not compile, 4 auto/all and no usable GPU, 7 a FILE unreadable or no usable\n"
+    "cache directory; with several failures, the first's.\n";
 
 typedef struct warm_args {
     const char *includes[WARM_MAX_ITEMS], *defines[WARM_MAX_ITEMS], *names[WARM_MAX_ITEMS],
@@ -68,7 +71,7 @@ static int parse(int argc, char **argv, warm_args *a)
         }
         if (!v) {
             fprintf(stderr, "asyncrt-cache warm: %s needs a value\n%s", o, k_usage);
-            return TOOL_USAGE;
+            return TOOL_EXIT_USAGE;
         }
         bool ok = true;
         if (!strcmp(o, "--arch")) a->arch_list = v;
@@ -82,21 +85,21 @@ static int parse(int argc, char **argv, warm_args *a)
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > 1024) {
                 fprintf(stderr, "asyncrt-cache warm: --threads '%s' must be 1..1024\n", v);
-                return TOOL_USAGE;
+                return TOOL_EXIT_USAGE;
             }
             a->threads = (unsigned)n;
         } else {
             fprintf(stderr, "asyncrt-cache warm: unknown option '%s'\n%s", o, k_usage);
-            return TOOL_USAGE;
+            return TOOL_EXIT_USAGE;
         }
-        if (!ok) return TOOL_USAGE;
+        if (!ok) return TOOL_EXIT_USAGE;
         i++;
     }
     a->files = argv + i;
     a->file_count = (size_t)(argc - i);
     if (!a->file_count) {
         fprintf(stderr, "asyncrt-cache warm: no source files given\n%s", k_usage);
-        return TOOL_USAGE;
+        return TOOL_EXIT_USAGE;
     }
     return 0;
 }
@@ -141,7 +144,7 @@ static char *read_text(const char *path)
 static int auto_target(int ordinal, char *out, size_t size)
 {
     asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return TOOL_PROBLEM;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return TOOL_EXIT_INTERNAL;
     asyncrt_status s = asyncrt_context_open_device(ctx, ordinal);
     asyncrt_program *p = NULL;
     /* The cheapest way to ask the library's own rule: compile nothing for auto. */
@@ -153,8 +156,7 @@ static int auto_target(int ordinal, char *out, size_t size)
     else fprintf(stderr, "asyncrt-cache warm: device %d: %s\n", ordinal, asyncrt_context_last_error(ctx));
     asyncrt_program_destroy(p);
     asyncrt_context_destroy(ctx);
-    return s == ASYNCRT_SUCCESS ? 0 : s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE
-                                          ? TOOL_NO_GPU : TOOL_PROBLEM;
+    return tool_exit_for_status(s);
 }
 
 static bool add_target(warm_args *a, char (*names)[32], const char *name)
@@ -175,29 +177,88 @@ static bool add_target(warm_args *a, char (*names)[32], const char *name)
 static int resolve_targets(warm_args *a, char (*names)[32])
 {
     char *copy = strdup(a->arch_list), *save = NULL;
-    int rc = copy ? 0 : TOOL_PROBLEM;
+    int rc = copy ? 0 : TOOL_EXIT_INTERNAL;
     for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
         char name[32];
         if (!strcmp(t, "auto")) {
-            if (!(rc = auto_target(0, name, sizeof name)) && !add_target(a, names, name)) rc = TOOL_USAGE;
+            if (!(rc = auto_target(0, name, sizeof name)) && !add_target(a, names, name)) rc = TOOL_EXIT_USAGE;
         } else if (!strcmp(t, "all")) {
             asyncrt_context *ctx = NULL;
             int count = 0;
-            if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) rc = TOOL_PROBLEM;
+            if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) rc = TOOL_EXIT_INTERNAL;
             else if (asyncrt_device_count(ctx, &count) != ASYNCRT_SUCCESS || count == 0) {
                 fprintf(stderr, "asyncrt-cache warm: --arch all: no GPU: %s\n",
                         count ? asyncrt_context_last_error(ctx) : "the driver reports no device");
-                rc = TOOL_NO_GPU;
+                rc = TOOL_EXIT_NO_DEVICE;
             }
             asyncrt_context_destroy(ctx);
             for (int d = 0; !rc && d < count; d++)
-                if (!(rc = auto_target(d, name, sizeof name)) && !add_target(a, names, name)) rc = TOOL_USAGE;
+                if (!(rc = auto_target(d, name, sizeof name)) && !add_target(a, names, name)) rc = TOOL_EXIT_USAGE;
         } else if (strlen(t) >= sizeof name || !add_target(a, names, t)) {
             fprintf(stderr, "asyncrt-cache warm: bad target '%s'\n", t);
-            rc = TOOL_USAGE;
+            rc = TOOL_EXIT_USAGE;
         }
     }
     free(copy);
+    return rc;
+}
+
+/* Each program's fate (text or --json) and the exit code: the first failure's. */
+static int report(const cache_tool *tool, const warm_args *a, const asyncrt_build_request *reqs,
+                  const asyncrt_compile_options *opts, size_t n, double ms, const char *dir)
+{
+    size_t failed = 0, compiled = 0;
+    int rc = TOOL_EXIT_OK;
+    if (tool->json) {
+        printf("{");
+        cache_json_key("programs", true);
+        printf("[");
+    }
+    for (size_t r = 0; r < n; r++) {
+        bool ok = reqs[r].status == ASYNCRT_SUCCESS;
+        bool fresh = ok && asyncrt_program_origin_of(reqs[r].program) == ASYNCRT_ORIGIN_COMPILED;
+        const char *arch = ok ? asyncrt_program_arch(reqs[r].program) : opts[r].arch;
+        const char *message = reqs[r].message ? reqs[r].message : "";
+        compiled += fresh;
+        if (!ok) {
+            failed++;
+            if (!rc) rc = tool_exit_for_status(reqs[r].status);
+            fprintf(stderr, "asyncrt-cache warm: %s for %s: %s: %s\n", reqs[r].source_name, opts[r].arch,
+                    asyncrt_status_string(reqs[r].status), message);
+        }
+        if (tool->json) {
+            printf("%s\n    {\"source\": ", r ? "," : "");
+            tool_json_string(stdout, reqs[r].source_name);
+            printf(", \"arch\": ");
+            tool_json_string(stdout, arch);
+            printf(", \"result\": \"%s\"", !ok ? "failed" : fresh ? "compiled" : "cached");
+            if (!ok) {
+                printf(", \"status\": \"%s\", \"error\": ", asyncrt_status_string(reqs[r].status));
+                tool_json_string(stdout, message);
+            }
+            printf("}");
+        } else if (ok && !a->quiet) {
+            printf("%-8s %-12s %s\n", fresh ? "compiled" : "cached", arch, reqs[r].source_name);
+        }
+    }
+    if (tool->json) {
+        printf("%s]", n ? "\n  " : "");
+        cache_json_key("compiled", false);
+        printf("%zu", compiled);
+        cache_json_key("cached", false);
+        printf("%zu", n - compiled - failed);
+        cache_json_key("failed", false);
+        printf("%zu", failed);
+        cache_json_key("ms", false);
+        printf("%.0f", ms);
+        cache_json_key("directory", false);
+        tool_json_string(stdout, dir);
+        cache_json_key("exit_code", false);
+        printf("%d\n}\n", rc);
+    } else if (!a->quiet) {
+        printf("%zu program%s (%zu compiled, %zu already cached, %zu failed) in %.0f ms into %s\n", n,
+               n == 1 ? "" : "s", compiled, n - compiled - failed, failed, ms, dir);
+    }
     return rc;
 }
 
@@ -218,18 +279,17 @@ static int run(cache_tool *tool, int argc, char **argv)
     asyncrt_context *ctx = NULL;
     if (!sources || !dirs || !includes || !opts || !reqs || asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-cache warm: out of memory\n");
-        rc = TOOL_PROBLEM;
+        rc = TOOL_EXIT_INTERNAL;
         goto done;
     }
     if (asyncrt_context_set_cache_dir(ctx, tool->dir) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-cache warm: out of memory\n");
-        rc = TOOL_PROBLEM;
+        rc = TOOL_EXIT_INTERNAL;
         goto done;
     }
     for (size_t f = 0; f < a.file_count; f++) {
         if (!(sources[f] = read_text(a.files[f]))) {
-            fprintf(stderr, "asyncrt-cache warm: cannot read %s\n", a.files[f]);
-            rc = TOOL_USAGE;
+            rc = cache_fail(tool, "warm", TOOL_EXIT_IO, "cannot read %s (%s)", a.files[f], strerror(errno));
             goto done;
         }
         char *copy = strdup(a.files[f]);
@@ -251,25 +311,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     }
     double start = now_ms();
     asyncrt_build_batch(ctx, reqs, n, a.threads, false);
-    double ms = now_ms() - start;
-    size_t failed = 0, compiled = 0;
-    for (size_t r = 0; r < n; r++) {
-        if (reqs[r].status != ASYNCRT_SUCCESS) {
-            failed++;
-            fprintf(stderr, "asyncrt-cache warm: %s for %s: %s: %s\n", reqs[r].source_name, opts[r].arch,
-                    asyncrt_status_string(reqs[r].status), reqs[r].message ? reqs[r].message : "");
-            continue;
-        }
-        bool fresh = asyncrt_program_origin_of(reqs[r].program) == ASYNCRT_ORIGIN_COMPILED;
-        compiled += fresh;
-        if (!a.quiet)
-            printf("%-8s %-12s %s\n", fresh ? "compiled" : "cached", asyncrt_program_arch(reqs[r].program),
-                   reqs[r].source_name);
-    }
-    if (!a.quiet)
-        printf("%zu program%s (%zu compiled, %zu already cached, %zu failed) in %.0f ms into %s\n", n,
-               n == 1 ? "" : "s", compiled, n - compiled - failed, failed, ms, asyncrt_context_cache_dir(ctx));
-    rc = failed ? TOOL_PROBLEM : TOOL_OK;
+    rc = report(tool, &a, reqs, opts, n, now_ms() - start, asyncrt_context_cache_dir(ctx));
 done:
     if (reqs) asyncrt_build_batch_release(reqs, n);
     for (size_t f = 0; sources && f < a.file_count; f++) free(sources[f]);

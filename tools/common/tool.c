@@ -1,4 +1,4 @@
-/* Shared by asyncrt-run, asyncrt-probe and asyncrt-bench. */
+/* Shared by asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache. */
 #include "tool.h"
 
 #include <stdarg.h>
@@ -86,4 +86,15 @@ void tool_json_string(FILE *out, const char *s)
         p += n;
     }
     fputc('"', out);
+}
+
+void tool_json_error(FILE *out, const char *tool, const char *message, int code)
+{
+    fprintf(out, "{\n  \"tool\": ");
+    tool_json_string(out, tool);
+    fprintf(out, ",\n  \"version\": ");
+    tool_json_string(out, ASYNCRT_VERSION_STRING);
+    fprintf(out, ",\n  \"error\": ");
+    tool_json_string(out, message);
+    fprintf(out, ",\n  \"exit_code\": %d\n}\n", code);
 }

@@ -1,4 +1,4 @@
-/* What the three tools share: usage-error and --version lines, the mapping
+/* What the four tools share: usage-error and --version lines, the mapping
  * of library statuses to exit codes, and JSON strings that are always valid
  * UTF-8. */
 #ifndef ASYNCRT_TOOL_COMMON_H
@@ -27,5 +27,9 @@ int tool_exit_for_status(asyncrt_status s);
  * forms, surrogates, code points above U+10FFFF, truncated sequences) are
  * written as \ufffd, one per byte, so the output is always valid JSON. */
 void tool_json_string(FILE *out, const char *s);
+
+/* What a tool's --json prints when it fails before its document:
+ * {"tool": ..., "version": ..., "error": message, "exit_code": code}. */
+void tool_json_error(FILE *out, const char *tool, const char *message, int code);
 
 #endif
