@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Malformed invocations of asyncrt-run, asyncrt-probe and asyncrt-bench: each
-# must end with its documented exit code and a message containing the phrase
-# given, and none may crash (signal, exit >= 128, sanitizer report, timeout).
-#   bad-input.sh RUN PROBE BENCH     (paths of the three tools; ctest passes them)
+# Malformed invocations of asyncrt-run, asyncrt-probe, asyncrt-bench and
+# asyncrt-cache: each must end with its documented exit code and a message
+# containing the phrase given, and none may crash (signal, exit >= 128,
+# sanitizer report, timeout). At the end, every tool must have been seen
+# ending with every exit code it can produce without a GPU (the table below).
+#   bad-input.sh RUN PROBE BENCH CACHE [FAKE_DEVICE_LIBCUDA]
+# (ctest passes them; FAKE_DEVICE_LIBCUDA is tests/runtime's one-device fake
+# driver, which reaches the "driver call failed" and "--check FAILED" codes.)
 # BAD_INPUT_WRAPPER (e.g. a valgrind command line) goes in front of every
 # invocation; BAD_INPUT_TIMEOUT (s, default 120) bounds each.
 # The cases are chosen to fail before a driver is needed, so they mean the same
 # on machines with and without a GPU; the few that reach for the driver accept
 # its absence (exit 4) or its presence only where stated.
-# Exit codes: one table for the three tools (tools/common/exit_codes.h, in
+# Exit codes: one table for the four tools (tools/common/exit_codes.h, in
 # each --help): 0 ok, 1 internal, 2 usage, 3 compile, 4 no driver/device,
 # 5 CUDA (driver call, load, launch, fault; bench: a measurement failed),
-# 6 a checked result is wrong (run --expect, probe --check), 7 I/O.
+# 6 a checked result or file is wrong (run --expect, probe --check, cache
+# verify/import), 7 a file or directory not read, written or used.
 set -u
-RUN=${1:?usage: bad-input.sh RUN PROBE BENCH}
+RUN=${1:?usage: bad-input.sh RUN PROBE BENCH CACHE [FAKE_DEVICE_LIBCUDA]}
 PROBE=${2:?}
 BENCH=${3:?}
+CACHE=${4:?}
+FAKE_DEVICE=${5:-}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SAXPY=$SRC/tests/run/kernels/saxpy.cu
 TMA=$SRC/tests/run/kernels/tma_2d.cu
@@ -55,6 +62,7 @@ echo 'template <typename T, int N> __global__ void tk(T *d) { d[0] = N; }' >"$T/
 
 passed=0 failed=0
 rows=()
+declare -A seen=()
 # check CODE PHRASE TOOL ARGS... : runs TOOL ARGS, checks the exit code and that
 # stdout+stderr contain PHRASE (fixed string); stdin is /dev/null unless the
 # case redirects it through `sh -c`.
@@ -77,6 +85,13 @@ check() {
   cmd=${cmd//$T\//}
   cmd=${cmd//$SRC\//}
   if [ "$verdict" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  if [ "$verdict" = ok ]; then # which tool ended with which code
+    local a
+    for a in "$@"; do
+      case $a in "$RUN") seen[asyncrt-run]+=" $want" ;; "$PROBE") seen[asyncrt-probe]+=" $want" ;;
+        "$BENCH") seen[asyncrt-bench]+=" $want" ;; "$CACHE") seen[asyncrt-cache]+=" $want" ;; esac
+    done
+  fi
   rows+=("$(printf '%-4s %-3s %-5s %-80.80s %s' "$((passed + failed))" "$want" "$([ "$verdict" = ok ] && echo pass || echo FAIL)" "$cmd" "$([ "$verdict" = ok ] || echo "$verdict: ${out:0:300}")")")
 }
 
@@ -184,10 +199,63 @@ check 2 "bad --sizes '0'" "$BENCH" --sizes 0
 check 2 "bad --sizes '99999999999'" "$BENCH" --sizes 99999999999
 check 2 "bad --sizes 'abc'" "$BENCH" --sizes abc
 check 2 "unknown path 'warp'" "$BENCH" --paths warp
-check 2 "bad option '--repeats'" "$BENCH" --repeats 0
-check 2 "bad option '--repeats'" "$BENCH" --repeats -5
-check 2 "bad option '--warmup'" "$BENCH" --warmup -1
-check 2 "bad option '--device'" "$BENCH" --device x
+check 2 "--repeats '0' is not a whole number from 1 to 100000" "$BENCH" --repeats 0
+check 2 "--repeats '-5' is not a whole number from 1 to 100000" "$BENCH" --repeats -5
+check 2 "--warmup '-1' is not a whole number from 0 to 100000" "$BENCH" --warmup -1
+check 2 "--device 'x' is not a whole number from 0 to 1024" "$BENCH" --device x
+check 2 "bad option '--repeats' (or its value is missing)" "$BENCH" --repeats
+check 4 "\"exit_code\": 4" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$BENCH" --json
+# ---- asyncrt-cache -----------------------------------------------------------
+mkdir -m 700 "$T/empty-cache" "$T/damaged"
+check 0 "(libasyncrt " "$CACHE" --version
+check 0 "0 files verified: 0 bad" "$CACHE" --dir "$T/empty-cache" verify
+check 2 "unknown option '--bogus'" "$CACHE" --bogus
+check 2 "no command given" "$CACHE"
+check 2 "unknown command 'frob'" "$CACHE" frob
+check 2 "--dir needs a value" "$CACHE" --dir
+check 2 "--max-bytes N is required" "$CACHE" --dir "$T/empty-cache" prune
+check 2 "\"exit_code\": 2" "$CACHE" --dir "$T/empty-cache" --json list extra
+check 3 "identifier \"undefined_thing\" is undefined" "$CACHE" --dir "$T/empty-cache" warm --arch sm_90 "$T/error.cu"
+check 2 "'banana' is malformed" "$CACHE" --dir "$T/empty-cache" warm --arch banana "$SAXPY"
+check 4 "no CUDA driver" env ASYNCRT_LIBCUDA=/nonexistent/libcuda.so.1 "$CACHE" --dir "$T/empty-cache" warm "$SAXPY"
+check 7 "no cache directory at /nonexistent/asyncrt-cache" "$CACHE" --dir /nonexistent/asyncrt-cache stats
+check 7 "\"exit_code\": 7" "$CACHE" --json --dir /nonexistent/asyncrt-cache list
+check 7 "import: cannot read /nonexistent-dir (No such file or directory)" "$CACHE" --dir "$T/empty-cache" import /nonexistent-dir
+check 7 "warm: cannot read $T/nosuch.cu (No such file or directory)" "$CACHE" --dir "$T/empty-cache" warm --arch sm_90 "$T/nosuch.cu"
+check 7 "would not use this directory: " "$CACHE" --dir "$T/file" verify
+# a damaged entry: verify names it (6); export skips it (6)
+check 0 "1 program (1 compiled" "$CACHE" --dir "$T/damaged" warm --arch compute_80 "$SAXPY"
+entry=$(ls "$T"/damaged/*.bin)
+printf 'X' | dd of="$entry" bs=1 seek=200 conv=notrunc status=none
+check 6 "checksum mismatch (damaged)" "$CACHE" --dir "$T/damaged" verify
+check 6 "skipping $(basename "$entry"): cache entry: checksum mismatch" "$CACHE" --dir "$T/damaged" export "$T/exported"
+# ---- a driver that works but fails a call, or runs nothing (FAKE_DEVICE) -------
+if [ -n "$FAKE_DEVICE" ]; then
+  fake=(env ASYNCRT_LIBCUDA="$FAKE_DEVICE")
+  check 5 "cuDeviceGetName failed" "${fake[@]}" FAKE_FAIL=cuDeviceGetName "$PROBE"
+  check 5 "cuDeviceGetName failed" "${fake[@]}" FAKE_FAIL=cuDeviceGetName "$BENCH"
+  check 5 "cuDeviceGetName failed" "${fake[@]}" FAKE_FAIL=cuDeviceGetName "$CACHE" --dir "$T/empty-cache" warm "$SAXPY"
+  check 5 "cuMemAlloc failed" "${fake[@]}" "$RUN" "$SAXPY" --buf x=f32:4 --buf y=f32:4 --arg f32:1 --arg buf:x --arg buf:y --arg i32:4
+  check 6 "FAILED: " "${fake[@]}" "$PROBE" --check
+fi
+
+# Every tool, every exit code it can produce here. Not here: 1 (out of
+# memory) for probe, bench and cache, and run's 6 (--expect against a real
+# result: test_run_gpu); bench's 0 is a real run only (its --version stands
+# in); 5 and probe's 6 need FAKE_DEVICE.
+declare -A want=([asyncrt-run]="0 1 2 3 4 5 7" [asyncrt-probe]="0 2 4 5 6" [asyncrt-bench]="0 2 4 5"
+                 [asyncrt-cache]="0 2 3 4 5 6 7")
+for tool in asyncrt-run asyncrt-probe asyncrt-bench asyncrt-cache; do
+  missing=""
+  for code in ${want[$tool]}; do
+    [ -z "$FAKE_DEVICE" ] && { [ "$code" = 5 ] || { [ "$tool" = asyncrt-probe ] && [ "$code" = 6 ]; }; } && continue
+    [[ " ${seen[$tool]:-} " == *" $code "* ]] || missing+=" $code"
+  done
+  if [ -n "$missing" ]; then
+    failed=$((failed + 1))
+    rows+=("$(printf '%-4s %-3s %-5s %s' "-" "-" "FAIL" "$tool never ended with exit code(s)$missing")")
+  fi
+done
 
 printf '%-4s %-3s %-5s %-80s %s\n' "#" "rc" "" "invocation" "problem"
 printf '%s\n' "${rows[@]}"

@@ -3,7 +3,9 @@
  * safety and the asynchronous device open run on machines without a GPU.
  * Opening can be held at a gate (fake_gate_hold / fake_gate_release, looked
  * up with dlsym by the tests) to make "the device is still opening"
- * deterministic. Nothing here runs a kernel. */
+ * deterministic. $FAKE_FAIL names one entry point (e.g. cuDeviceGetName)
+ * that fails with CUDA_ERROR_NOT_SUPPORTED, to reach a tool's "a driver call
+ * failed" exit code. Nothing here runs a kernel. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -127,6 +129,11 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuModuleUnload", (void *)module_unload},
         {"cuModuleGetFunction", (void *)module_function},
     };
+    const char *fail = getenv("FAKE_FAIL");
+    if (fail && strcmp(fail, symbol) == 0) {
+        *pfn = (void *)unsupported;
+        return OK;
+    }
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].name, symbol) == 0) {
             *pfn = table[i].fn;
