@@ -50,6 +50,16 @@ static void test_every_kernel_compiles_for_sm90(void **state)
     assert_non_null(strstr(run_tool_output(), "compiled produce"));
     assert_non_null(strstr(run_tool_output(), "compiled consume"));
     assert_tool(0, "%s --compile-only --arch sm_90 --kernel 'scale_n<float, 4>'", kernel_path("template_params.cu"));
+    /* The wait that --help suggests for --pdl compiles under this NVRTC. */
+    assert_tool(0, "--help");
+    const char *wait = strstr(run_tool_output(), "asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");");
+    assert_non_null(wait);
+    FILE *f = fopen(tmp_path("pdl_wait.cu"), "w");
+    assert_non_null(f);
+    fprintf(f, "extern \"C\" __global__ void k(int *a) { %.*s a[0] = 1; }\n", (int)strcspn(wait, "\n"), wait);
+    fclose(f);
+    assert_tool(0, "%s --compile-only --arch sm_90 --buf a=i32:1 --kernel k --arg buf:a --then --kernel k --pdl --arg buf:a",
+                tmp_path("pdl_wait.cu"));
     /* The sm_80 kernels also build for sm_80 and as PTX. */
     assert_tool(0, "%s --compile-only --arch sm_80", kernel_path("pipeline.cu"));
     assert_tool(0, "%s --compile-only --arch compute_80", kernel_path("saxpy.cu"));
