@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "run_tool.h"
@@ -248,6 +249,54 @@ static void test_inputs_refused(void **state)
     free(storage);
 }
 
+/* --compile-only checks what a run would check before the device: the exit
+ * code of each case is the run's (tools/run/README.md, "--compile-only"). */
+static void test_compile_only_checks_the_command_line(void **state)
+{
+    (void)state;
+    const char *saxpy = kernel_path("saxpy.cu");
+    const char *args = "--arg f32:2 --arg buf:x --arg buf:y --arg i32:4";
+    unsigned long long shape[1] = {4};
+    float values[4] = {1, 2, 3, 4};
+    write_npy_or_fail(tmp_path("four.npy"), RUN_F32, shape, 1, values);
+    write_text(tmp_path("not.npy"), "this is not a .npy file\n");
+    const char *ok = "--compile-only --arch sm_90 --buf x=f32:4 --buf y=f32:4";
+    /* the whole command line, valid: compiles, runs nothing, writes nothing */
+    assert_tool(0, "%s %s %s --expect y=%s --out x=%s --repeat 3", saxpy, ok, args, tmp_path("four.npy"),
+                tmp_path("never.npy"));
+    assert_int_equal(access(tmp_path("never.npy"), F_OK), -1);
+    /* the three cases, and --expect's */
+    assert_tool(7, "%s --compile-only --arch sm_90 --buf x=f32:1024:npy=/nonexistent.npy", saxpy);
+    assert_non_null(strstr(run_tool_output(), "--buf x: /nonexistent.npy: No such file or directory"));
+    assert_tool(7, "%s --compile-only --arch sm_90 --buf x=npy:%s", saxpy, tmp_path("not.npy"));
+    assert_non_null(strstr(run_tool_output(), "no \\x93NUMPY magic"));
+    assert_tool(2, "%s %s --arg buf:x --arg buf:y", saxpy, ok);
+    assert_non_null(strstr(run_tool_output(), "kernel 'saxpy' declares 4 parameters in the source, but the command "
+                                              "line gives 2 arguments"));
+    assert_non_null(strstr(run_tool_output(), "--compile-only asks no driver for parameter sizes"));
+    assert_tool(7, "%s %s %s --expect y=%s", saxpy, ok, args, tmp_path("not.npy"));
+    assert_non_null(strstr(run_tool_output(), "--expect y: "));
+    assert_tool(2, "%s %s %s --expect y=%s", saxpy, "--compile-only --arch sm_90 --buf x=f32:4 --buf y=f32:8", args,
+                tmp_path("four.npy"));
+    assert_non_null(strstr(run_tool_output(), "holds 4 elements but the buffer has 8"));
+    /* counts per launch, offsets, --out directories, values that do not fit */
+    assert_tool(2, "%s %s %s --then --kernel saxpy --arg f32:2", saxpy, ok, args);
+    assert_non_null(strstr(run_tool_output(), "gives 1 argument: f32:2"));
+    assert_tool(2, "%s %s --arg f32:2 --arg buf:x --arg buf:y+5 --arg i32:4", saxpy, ok);
+    assert_non_null(strstr(run_tool_output(), "--arg buf:y+5: offset 20 bytes is past the end of buffer y"));
+    assert_tool(7, "%s %s %s --out y=/nonexistent/dir/y.npy", saxpy, ok, args);
+    assert_non_null(strstr(run_tool_output(), "--out /nonexistent/dir/y.npy: cannot write into /nonexistent/dir"));
+    values[1] = NAN;
+    write_npy_or_fail(tmp_path("nan4.npy"), RUN_F32, shape, 1, values);
+    assert_tool(2, "%s --compile-only --arch sm_90 --buf x=i32:4:npy=%s --buf y=f32:4 %s", saxpy, tmp_path("nan4.npy"),
+                args);
+    assert_non_null(strstr(run_tool_output(), "element 1: nan cannot be stored in i32"));
+    /* no --buf, --tmap or --arg: no launch described, it only compiles */
+    assert_tool(0, "%s --compile-only --arch sm_90", saxpy);
+    /* a buffer too large for this machine is no obstacle: no host copy is made */
+    assert_tool(0, "%s --compile-only --arch sm_90 --buf x=f32:1099511627776 --buf y=f32:4 %s", saxpy, args);
+}
+
 int main(void)
 {
     /* The no-driver case needs a libcuda that cannot load, on any machine. */
@@ -259,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_template_messages), cmocka_unit_test(test_warnings_shown),
         cmocka_unit_test(test_log_variable),      cmocka_unit_test(test_inputs_refused),
         cmocka_unit_test(test_json_escapes_raw_bytes),
+        cmocka_unit_test(test_compile_only_checks_the_command_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,9 @@ static int fill_from_npy(const run_buffer_spec *s, run_buffer *b, char *err, siz
     return rc;
 }
 
-static int init_one(const run_buffer_spec *s, run_buffer *b, char *err, size_t err_size)
+/* allocate false (--compile-only): the shape and size only, no host copy;
+ * a .npy file is still read and converted, which is what checks it. */
+static int init_one(const run_buffer_spec *s, run_buffer *b, bool allocate, char *err, size_t err_size)
 {
     b->name = s->name;
     b->dtype = s->dtype;
@@ -72,6 +74,7 @@ static int init_one(const run_buffer_spec *s, run_buffer *b, char *err, size_t e
     b->count = s->count;
     if (s->init == RUN_INIT_NPY) return fill_from_npy(s, b, err, err_size);
     b->bytes = (size_t)b->count * run_dtype_size(b->dtype);
+    if (!allocate) return RUN_EXIT_OK;
     /* A host copy larger than the machine's memory is refused up front: with
      * overcommit, calloc could succeed and the initialisation below would then
      * bring in the OOM killer instead of an error. */
@@ -110,7 +113,7 @@ int run_buffers_init(const run_cli *cli, run_buffer *out, char *err, size_t err_
 {
     for (size_t i = 0; i < cli->buffer_count; i++) {
         memset(&out[i], 0, sizeof out[i]);
-        int rc = init_one(&cli->buffers[i], &out[i], err, err_size);
+        int rc = init_one(&cli->buffers[i], &out[i], !cli->compile_only, err, err_size);
         if (rc != RUN_EXIT_OK) return rc;
     }
     return RUN_EXIT_OK;

@@ -17,8 +17,10 @@ typedef struct run_buffer {
     asyncrt_deviceptr dev;
 } run_buffer;
 
-/* Fills out[i] for every --buf (reading .npy files). Returns RUN_EXIT_OK, or
- * RUN_EXIT_IO / RUN_EXIT_USAGE / RUN_EXIT_INTERNAL with a message. */
+/* Fills out[i] for every --buf (reading .npy files). With --compile-only
+ * only .npy buffers get a host copy (the others: shape and size). Returns
+ * RUN_EXIT_OK, or RUN_EXIT_IO / RUN_EXIT_USAGE / RUN_EXIT_INTERNAL with a
+ * message. */
 int run_buffers_init(const run_cli *cli, run_buffer *out, char *err, size_t err_size);
 
 /* Allocates and uploads every buffer. */

@@ -236,16 +236,19 @@ int run_check_declared(const run_cli *cli, size_t launch, const size_t *sizes, r
     char given[2048];
     if (lr->declared_params < 0 || (size_t)lr->declared_params == l->arg_count) {
         if (cli->verbose)
-            fprintf(stderr, "asyncrt-run: the driver cannot list parameters; %s\n",
+            fprintf(stderr, "asyncrt-run: %s; %s\n",
+                    cli->compile_only ? "--compile-only: no driver to list parameters" : "the driver cannot list parameters",
                     lr->declared_params < 0 ? "arguments unchecked" : "only their number was checked");
         return RUN_EXIT_OK;
     }
     format_given(given, sizeof given, l, sizes);
     return run_fail(r, RUN_EXIT_USAGE,
                     "kernel '%s' declares %d parameter%s in the source, but the command line gives %zu argument%s%s%s "
-                    "(this driver cannot report parameter sizes, so only the count was checked)",
+                    "(%s, so only the count was checked)",
                     lr->kernel, lr->declared_params, lr->declared_params == 1 ? "" : "s", l->arg_count,
-                    l->arg_count == 1 ? "" : "s", l->arg_count ? ": " : "", given);
+                    l->arg_count == 1 ? "" : "s", l->arg_count ? ": " : "", given,
+                    cli->compile_only ? "--compile-only asks no driver for parameter sizes"
+                                      : "this driver cannot report parameter sizes");
 }
 
 int run_check_params(asyncrt_kernel *kernel, const run_cli *cli, size_t launch, const size_t *sizes, run_result *r)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
 #include "asyncrt/tensormap.h"
@@ -227,22 +228,33 @@ static int write_outputs(const run_cli *cli, const run_buffer *buffers, run_resu
     return RUN_EXIT_OK;
 }
 
-static int check_expectations(const run_cli *cli, const run_buffer *buffers, run_result *r)
+/* --expect i's reference, read and sized against its buffer; *storage to free. */
+static int read_expected(const run_cli *cli, size_t i, const run_buffer *buffers, run_npy *npy, void **storage,
+                         run_result *r)
 {
     char err[1024];
+    const run_buffer *b = &buffers[cli->expects[i].buffer];
+    *storage = NULL;
+    if (!run_npy_read(cli->expects[i].path, npy, storage, err, sizeof err))
+        return run_fail(r, RUN_EXIT_IO, "--expect %s: %s", b->name, err);
+    if (npy->count != b->count) {
+        /* The same code as --buf NAME=...:npy=FILE with a wrong count: the file does not fit. */
+        free(*storage);
+        *storage = NULL;
+        return run_fail(r, RUN_EXIT_USAGE, "--expect %s: %s holds %llu elements but the buffer has %llu", b->name,
+                        cli->expects[i].path, (unsigned long long)npy->count, (unsigned long long)b->count);
+    }
+    return RUN_EXIT_OK;
+}
+
+static int check_expectations(const run_cli *cli, const run_buffer *buffers, run_result *r)
+{
     bool mismatch = false;
     for (size_t i = 0; i < cli->expect_count; i++) {
         const run_buffer *b = &buffers[cli->expects[i].buffer];
         run_npy npy;
         void *storage = NULL;
-        if (!run_npy_read(cli->expects[i].path, &npy, &storage, err, sizeof err))
-            return run_fail(r, RUN_EXIT_IO, "--expect %s: %s", b->name, err);
-        if (npy.count != b->count) {
-            /* The same code as --buf NAME=...:npy=FILE with a wrong count: the file does not fit. */
-            free(storage);
-            return run_fail(r, RUN_EXIT_USAGE, "--expect %s: %s holds %llu elements but the buffer has %llu", b->name,
-                            cli->expects[i].path, (unsigned long long)npy.count, (unsigned long long)b->count);
-        }
+        if (read_expected(cli, i, buffers, &npy, &storage, r) != RUN_EXIT_OK) return r->exit_code;
         double rtol, atol;
         run_check_default_tolerance(b->dtype, &rtol, &atol);
         if (cli->rtol >= 0) rtol = cli->rtol;
@@ -268,13 +280,24 @@ static int check_expectations(const run_cli *cli, const run_buffer *buffers, run
     return RUN_EXIT_OK;
 }
 
-/* --out must not name an --expect reference under another spelling (./x,
- * a link): compared by file identity. */
+/* Before anything runs: each --out goes into a writable directory, and
+ * does not name an --expect reference under another spelling (./x, a link:
+ * compared by file identity). */
 static int check_out_files(const run_cli *cli, run_result *r)
 {
     for (size_t i = 0; i < cli->out_count; i++) {
+        const char *path = cli->outs[i].path, *slash = strrchr(path, '/');
+        char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+        int writable = dir ? access(dir, W_OK | X_OK) : -1, why = errno;
+        if (!dir) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+        if (writable != 0) {
+            run_fail(r, RUN_EXIT_IO, "--out %s: cannot write into %s (%s)", path, dir, strerror(why));
+            free(dir);
+            return r->exit_code;
+        }
+        free(dir);
         struct stat o, e;
-        if (stat(cli->outs[i].path, &o) != 0) continue;
+        if (stat(path, &o) != 0) continue;
         for (size_t j = 0; j < cli->expect_count; j++)
             if (stat(cli->expects[j].path, &e) == 0 && o.st_dev == e.st_dev && o.st_ino == e.st_ino)
                 return run_fail(r, RUN_EXIT_USAGE, "--out %s and --expect %s are the same file: the result would "
@@ -296,6 +319,37 @@ static int upload_map_copies(asyncrt_context *ctx, const run_cli *cli, const asy
             if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_to_device(ctx, ptrs[a->ref], &maps[a->ref], sizeof maps[a->ref]);
             if (s != ASYNCRT_SUCCESS) return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
         }
+    return RUN_EXIT_OK;
+}
+
+/* --compile-only: what a run would check before it needs the device, but
+ * the parameter sizes (the driver lists them): each --arg buf:NAME+N inside
+ * its buffer, each launch's argument count against the parameters its
+ * kernel declares, each --expect reference readable and of its buffer's
+ * size. A command line without --arg, --buf or --tmap describes no run: it
+ * only compiles (README: "--compile-only"). */
+static int check_without_device(const run_cli *cli, const run_buffer *buffers, run_result *r)
+{
+    bool describes_run = cli->buffer_count || cli->tmap_count;
+    for (size_t l = 0; l < cli->launch_count; l++) describes_run |= cli->launches[l].arg_count > 0;
+    for (size_t l = 0; describes_run && l < cli->launch_count; l++) {
+        arg_values v = {0};
+        arg_sizes(&cli->launches[l], &v);
+        for (size_t i = 0; i < cli->launches[l].arg_count; i++) {
+            const run_arg_spec *a = &cli->launches[l].args[i];
+            uint64_t offset;
+            if (a->kind == RUN_ARG_BUFFER && arg_offset(a, &buffers[a->ref], &offset, r) != RUN_EXIT_OK)
+                return r->exit_code;
+        }
+        if (run_check_declared(cli, l, v.sizes, r) != RUN_EXIT_OK) return r->exit_code;
+    }
+    for (size_t i = 0; i < cli->expect_count; i++) {
+        run_npy npy;
+        void *storage;
+        int rc = read_expected(cli, i, buffers, &npy, &storage, r);
+        free(storage);
+        if (rc != RUN_EXIT_OK) return rc;
+    }
     return RUN_EXIT_OK;
 }
 
@@ -451,15 +505,16 @@ int main(int argc, char **argv)
     asyncrt_program *program = NULL;
     rc = read_source(cli, &source, &dir, r);
     if (rc == RUN_EXIT_OK) rc = choose_kernels(cli, source, r);
-    if (rc == RUN_EXIT_OK && !cli->compile_only && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
+    if (rc == RUN_EXIT_OK && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
     if (rc == RUN_EXIT_OK) rc = check_out_files(cli, r);
     /* Tensor maps are validated before the driver is needed: a map the driver
      * would refuse is a usage error on any machine, GPU or not. */
     asyncrt_tensormap_desc desc;
-    for (size_t i = 0; rc == RUN_EXIT_OK && !cli->compile_only && i < cli->tmap_count; i++)
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->tmap_count; i++)
         if (!run_tmap_describe(&cli->tmaps[i], &buffers[cli->tmaps[i].buffer], &desc, err, sizeof err))
             rc = run_fail(r, RUN_EXIT_USAGE, "%s", err);
+    if (rc == RUN_EXIT_OK && cli->compile_only) rc = check_without_device(cli, buffers, r);
     if (rc == RUN_EXIT_OK && asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS)
         rc = run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
