@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -216,6 +217,24 @@ static void test_log_variable(void **state)
         if (strstr(run_tool_output(), "asyncrt: ")) fail_msg("ASYNCRT_LOG='%s' turned logging on", junk[i]);
     }
     unsetenv("ASYNCRT_LOG");
+    /* -v says when the cache directory is skipped (the library's warning is -vv's). */
+    const char *open_dir = tmp_path("open-cache");
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    const char *cache = getenv("ASYNCRT_CACHE_DIR");
+    char *saved = cache ? strdup(cache) : NULL;
+    setenv("ASYNCRT_CACHE_DIR", open_dir, 1);
+    assert_tool(0, "%s --compile-only --arch sm_90 -v", kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "asyncrt-run: no disk cache: "));
+    assert_non_null(strstr(run_tool_output(), "has mode 0777: writable by others"));
+    assert_tool(0, "%s --compile-only --arch sm_90", kernel_path("saxpy.cu"));
+    assert_null(strstr(run_tool_output(), "no disk cache"));
+    assert_int_equal(chmod(open_dir, 0700), 0);
+    assert_tool(0, "%s --compile-only --arch sm_90 -v", kernel_path("saxpy.cu"));
+    assert_null(strstr(run_tool_output(), "no disk cache"));
+    if (saved) setenv("ASYNCRT_CACHE_DIR", saved, 1);
+    else unsetenv("ASYNCRT_CACHE_DIR");
+    free(saved);
 }
 
 /* Inputs that cannot fool the tool, before any GPU is needed. */

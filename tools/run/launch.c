@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "arch.h"
+#include "cache_trust.h"
 
 static double now_ms(void)
 {
@@ -147,6 +148,19 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
     return ok ? RUN_EXIT_OK : r->exit_code;
 }
 
+/* -v: a cache directory the library skipped (its warning is a -vv line),
+ * through the library's own trust check. */
+static void explain_disk_cache(const asyncrt_context *ctx)
+{
+    const char *dir = asyncrt_context_cache_dir(ctx), *shared = getenv("ASYNCRT_CACHE_SHARED");
+    uint8_t key[32];
+    char why[512];
+    if (!dir)
+        fprintf(stderr, "asyncrt-run: no disk cache: caching is off (ASYNCRT_CACHE=0) or HOME is unset\n");
+    else if (!asyncrt__cache_trust_dir(dir, shared && !strcmp(shared, "1"), key, why, sizeof why))
+        fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", dir, why);
+}
+
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
                 const char *source_dir, asyncrt_program **out, run_result *r)
 {
@@ -183,6 +197,7 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     for (size_t i = 0; i < r->launch_count; i++)
         r->launches[i].lowered = asyncrt_program_lowered_name(*out, r->launches[i].kernel);
     if (cli->verbose) {
+        explain_disk_cache(ctx);
         fprintf(stderr, "asyncrt-run: target %s\n", r->arch_why[0] ? r->arch_why : r->arch);
         fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s %s, %zu bytes)\n", source_name,
                 origin == ASYNCRT_ORIGIN_COMPILED ? "cache miss, NVRTC compiled"
