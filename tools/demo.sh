@@ -25,7 +25,7 @@ if [ $probe_rc = 3 ] || [ $probe_rc = 4 ]; then
   echo "== asyncrt-run $kernel --compile-only --arch sm_90 (what can be done without a GPU)"
   "$run" "$kernel" --compile-only --arch sm_90 --emit-ptx "$work/stage_scale.ptx" -v
   echo "the sm_90 PTX stages through the TMA engine with:"
-  grep -oE "cp\.async\.bulk[.a-z:_0-9]*|mbarrier\.[a-z_.]+" "$work/stage_scale.ptx" | sort -u | sed 's/^/  /'
+  grep -oE "(cp\.async\.bulk|mbarrier)\.[.a-z:_0-9]+" "$work/stage_scale.ptx" | sort -u | sed 's/^/  /'
   echo "stopping here: running the kernel needs an NVIDIA driver and GPU (asyncrt-probe said why above)."
   exit 0
 fi

@@ -23,6 +23,9 @@ fail() { echo "install test: $*" >&2; exit 1; }
 
 libdir=$(dirname "$(find "$PREFIX" -name 'libasyncrt.*' -print -quit)")
 [ -f "$libdir/pkgconfig/asyncrt.pc" ] || fail "no asyncrt.pc in $libdir/pkgconfig"
+pc_libdir=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=libdir asyncrt)
+[[ $pc_libdir != *//* ]] && [ "$(cd "$pc_libdir" && pwd -P)" = "$(cd "$libdir" && pwd -P)" ] ||
+  fail "pkg-config's libdir is $pc_libdir, not $libdir"
 for f in "$libdir"/libasyncrt.so* "$PREFIX"/bin/asyncrt-*; do
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   if readelf -d "$f" | grep -E "NEEDED.*(libcuda|libnvrtc)"; then fail "$f links the driver or NVRTC"; fi
