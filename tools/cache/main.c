@@ -27,8 +27,8 @@ static void usage(FILE *out)
                  "  -h, --help  this text; COMMAND --help for a command's\n"
                  "\n" TOOL_EXIT_CODES_HELP
                  "  asyncrt-cache: 3 = warm: a source did not compile; 4 = warm --arch auto or\n"
-                 "  all and no usable GPU; 6 = verify or import found damaged or foreign files;\n"
-                 "  7 = no usable cache directory (missing, unreadable, not trusted, caching\n"
+                 "  all and no usable GPU; 6 = verify, export or import found damaged or foreign\n"
+                 "  files; 7 = no usable cache directory (missing, unreadable, not trusted, caching\n"
                  "  off), or a file could not be read, written or deleted.\n");
 }
 
