@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,22 +30,19 @@
 extern char **environ;
 
 /* Where the installed worker would be: relative to libasyncrt.so, or to the
- * program when the library is linked into it (its link map has no name). */
+ * program when the library is linked into it (the first link map, which has
+ * no name): /proc/self/exe, unless ld.so was run as a command ("ld.so
+ * PROGRAM": no interpreter, AT_BASE 0), where that is ld.so and dladdr's
+ * name the path ld.so was given. */
 static bool installed_worker(char *out, size_t size)
 {
     Dl_info info;
     struct link_map *map = NULL;
     char self[PATH_MAX];
-    const char *relative = ASYNCRT_WORKER_FROM_LIBDIR;
-    if (!dladdr1((void *)asyncrt__compile_worker_find, &info, (void **)&map, RTLD_DL_LINKMAP) || !map) return false;
-    if (map->l_name[0]) {
-        if (!realpath(info.dli_fname, self)) return false;
-    } else {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n <= 0) return false;
-        self[n] = '\0';
-        relative = ASYNCRT_WORKER_FROM_BINDIR;
-    }
+    if (!dladdr1((void *)asyncrt__compile_worker_find, &info, (void **)&map, RTLD_DL_LINKMAP) || !map ||
+        !realpath(map->l_name[0] ? map->l_name : getauxval(AT_BASE) ? "/proc/self/exe" : info.dli_fname, self))
+        return false;
+    const char *relative = map == _r_debug.r_map ? ASYNCRT_WORKER_FROM_BINDIR : ASYNCRT_WORKER_FROM_LIBDIR;
     char *slash = strrchr(self, '/');
     if (!slash) return false;
     *slash = '\0';
