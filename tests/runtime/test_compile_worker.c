@@ -207,6 +207,25 @@ static void a_failing_worker_is_not_the_answer(void **state)
     free(status);
 }
 
+/* A worker that cannot start: one warning at level 1 for the context, not one
+ * per miss or per batch; the batch compiles here. */
+static void a_worker_that_cannot_start_is_reported_once(void **state)
+{
+    fixture *f = *state;
+    char *broken = write_file(f->root, "broken-worker", "#!/nonexistent/interpreter\n", 0755);
+    setenv("ASYNCRT_COMPILE_WORKER", broken, 1);
+    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_context *ctx = new_context(f->cache, 1);
+    char *first = run_batch(ctx, &o, 450, 3, "", ""), *second = run_batch(ctx, &o, 453, 2, "", "");
+    assert_logged(first, "warning: compile worker", 1);
+    assert_logged(first, "could not be started", 1);
+    assert_logged(second, "compile worker", 0);
+    free(first);
+    free(second);
+    asyncrt_context_destroy(ctx);
+    free(broken);
+}
+
 /* ---- which worker runs -------------------------------------------------- */
 
 /* Refused: nothing runs, one warning at level 1 for the context, and the
@@ -300,6 +319,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_worker_gets_every_option_and_the_same_key, setup, teardown),
         cmocka_unit_test_setup_teardown(no_std_headers_and_a_user_cstdint_compile_in_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(a_failing_worker_is_not_the_answer, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_worker_that_cannot_start_is_reported_once, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_others_can_write_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(no_workers_without_a_usable_cache, setup, teardown),
     };
