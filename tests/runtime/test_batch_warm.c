@@ -67,7 +67,19 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs the tool; returns its exit status, its output (both streams) in out. */
+/* Runs `cmd` in the shell; returns its exit status, its output (both
+ * streams) in out. */
+static int shell(char *out, size_t size, const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* asyncrt-cache with printf-style arguments. */
 static int tool(char *out, size_t size, const char *fmt, ...)
 {
     char args[4096], cmd[8192];
@@ -76,12 +88,7 @@ static int tool(char *out, size_t size, const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", ASYNCRT_CACHE_TOOL, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return shell(out, size, cmd);
 }
 
 static int entries(const char *dir)
@@ -129,23 +136,12 @@ static void warm_fills_what_a_compile_then_finds(void **state)
     assert_int_equal(origin_in(f->cache_a, f->src[1], "compute_90"), ASYNCRT_ORIGIN_DISK_CACHE);
 }
 
-/* asyncrt-run --compile-only -v on `file` with the cache `dir`: its output. */
-static int run_tool(char *out, size_t size, const char *dir, const char *args)
-{
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "ASYNCRT_CACHE_DIR='%s' '%s' --compile-only -v %s 2>&1", dir, ASYNCRT_RUN_TOOL, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
+/* asyncrt-run --compile-only -v ARGS on the cache `dir` says it hit. */
 static void assert_run_hits(const char *dir, const char *args)
 {
-    char out[16384];
-    int rc = run_tool(out, sizeof out, dir, args);
+    char out[16384], cmd[8192];
+    snprintf(cmd, sizeof cmd, "ASYNCRT_CACHE_DIR='%s' '%s' --compile-only -v %s 2>&1", dir, ASYNCRT_RUN_TOOL, args);
+    int rc = shell(out, sizeof out, cmd);
     if (rc != 0 || !strstr(out, "disk cache hit")) fail_msg("asyncrt-run %s: rc %d, no disk hit:\n%s", args, rc, out);
 }
 
