@@ -28,6 +28,8 @@ if ! { cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${prefix
 fi
 note "build: ok"
 export ASYNCRT_TEST_SOURCE_DIR=$PWD ASYNCRT_CACHE_DIR=/tmp/asyncrt-gpu-cache
+# The library runs only an installed worker by itself; the build tree's is named (as ctest does).
+export ASYNCRT_COMPILE_WORKER=$PWD/$build/runtime/asyncrt-compile-worker
 
 # The GPU tests' commands, as ctest would run them.
 gpu_commands() {

@@ -8,11 +8,16 @@
  *      into the same disk cache;
  *   3. compile every request not yet done here: a disk hit for what a worker
  *      built, a real compile for the rest (no worker, not cacheable, or the
- *      worker could not run); then load. */
+ *      worker failed: its failure is never the answer, this process's
+ *      compile is); then load.
+ * Workers run only with a usable disk cache (they hand results over through
+ * it) and only the one asyncrt__compile_worker_find accepts. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
+#include "cache.h"
 #include "compile_worker.h"
 #include "context.h"
 #include "program.h"
@@ -25,7 +30,6 @@ typedef struct lead_state {
     uint8_t key[32];
     bool worker_owner;       /* its key was compiled by a worker for it */
     asyncrt_status worker;   /* that worker's status (IO: it could not run) */
-    char *worker_message;
 } lead_state;
 
 typedef struct batch {
@@ -39,7 +43,7 @@ typedef struct batch {
     lead_state *state;   /* per distinct request */
     size_t *misses;      /* indexes into leaders: one per distinct missing key */
     size_t miss_count;
-    const char *worker;
+    char worker[PATH_MAX];   /* the checked worker, "" for none */
 } batch;
 
 /* Identity of a request: name, source text and the options pointer (the
@@ -105,21 +109,46 @@ static void lookup_one(void *arg, size_t index)
         fail_request(b->ctx, r, st->lookup); /* what compiling would say: a bad arch, no device... */
 }
 
+/* The first problem with the worker itself (it cannot start, or answers for
+ * another key) is a warning at ASYNCRT_LOG=1, once per context; the rest,
+ * and a compile that failed in it, are at 2. */
+static int worker_log_level(asyncrt_context *ctx, bool problem)
+{
+    return problem && !atomic_exchange(&ctx->worker_reported, true) ? 1 : 2;
+}
+
 static void compile_in_worker(void *arg, size_t index)
 {
     batch *b = arg;
     lead_state *st = &b->state[b->misses[index]];
     asyncrt_build_request *r = &b->reqs[b->leaders[b->misses[index]]];
     asyncrt_arch arch;
-    char name[32];
+    char name[32], *message = NULL;
     st->worker = ASYNCRT_ERROR_IO;
     if (asyncrt__arch_resolve(b->ctx, r->opts ? r->opts->arch : NULL, &arch) != ASYNCRT_SUCCESS) return;
     asyncrt__arch_format(&arch, name, sizeof name);
     st->worker = asyncrt__compile_in_worker(b->worker, b->ctx->cache_dir, r->source_name, r->source, r->opts,
-                                           name, &st->worker_message);
-    if (st->worker == ASYNCRT_ERROR_IO)
-        asyncrt__log(b->ctx, 1, "warning: compile worker %s failed for %s; compiling in this process",
-                    b->worker, r->source_name ? r->source_name : "kernel.cu");
+                                           name, st->key, &message);
+    if (st->worker != ASYNCRT_SUCCESS)
+        asyncrt__log(b->ctx, worker_log_level(b->ctx, st->worker == ASYNCRT_ERROR_IO),
+                    "%scompile worker %s, for %s: %s%s%s; compiling it in this process",
+                    st->worker == ASYNCRT_ERROR_IO ? "warning: " : "", b->worker,
+                    r->source_name ? r->source_name : "kernel.cu",
+                    st->worker == ASYNCRT_ERROR_IO ? "" : asyncrt_status_string(st->worker),
+                    st->worker == ASYNCRT_ERROR_IO ? "" : ": ", message ? message : "");
+    free(message);
+}
+
+/* The worker for this batch in b->worker, if one may run (logged if not). */
+static bool find_worker(batch *b)
+{
+    char why[PATH_MAX + 512];
+    asyncrt_status s = asyncrt__compile_worker_find(b->worker, sizeof b->worker, why, sizeof why);
+    if (s == ASYNCRT_SUCCESS) return true;
+    b->worker[0] = '\0';
+    asyncrt__log(b->ctx, worker_log_level(b->ctx, s != ASYNCRT_ERROR_NOT_FOUND), "%sbatch: no compile worker: %s; "
+                "compiling in this process", s != ASYNCRT_ERROR_NOT_FOUND ? "warning: " : "", why);
+    return false;
 }
 
 /* Picks one distinct request per missing key for the workers. */
@@ -146,16 +175,10 @@ static void build_one(void *arg, size_t index)
     asyncrt_build_request *first = &b->reqs[lead];
     asyncrt_status s = first->status;
     if (s == ASYNCRT_SUCCESS && !first->program) {
-        if (st->worker_owner && st->worker != ASYNCRT_SUCCESS && st->worker != ASYNCRT_ERROR_IO) {
-            s = first->status = st->worker; /* the worker's compile failed: its log is the answer */
-            first->message = st->worker_message;
-            st->worker_message = NULL;
-        } else {
-            s = asyncrt_program_compile(ctx, first->source_name, first->source, first->opts, &first->program);
-            if (s != ASYNCRT_SUCCESS) fail_request(ctx, first, s);
-            else if (st->worker_owner && st->worker == ASYNCRT_SUCCESS)
-                first->program->origin = ASYNCRT_ORIGIN_COMPILED; /* by its worker, for this request */
-        }
+        s = asyncrt_program_compile(ctx, first->source_name, first->source, first->opts, &first->program);
+        if (s != ASYNCRT_SUCCESS) fail_request(ctx, first, s);
+        else if (st->worker_owner && st->worker == ASYNCRT_SUCCESS)
+            first->program->origin = ASYNCRT_ORIGIN_COMPILED; /* by its worker, for this request */
     }
     if (s == ASYNCRT_SUCCESS && b->load) load_request(ctx, first);
     for (size_t i = lead + 1; i < b->count; i++) {
@@ -201,8 +224,9 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
     double start = asyncrt__now_ms();
     b.state = calloc(b.leader_count, sizeof *b.state);
     b.misses = calloc(b.leader_count, sizeof *b.misses);
-    b.worker = ctx->cache_dir && ctx->memory_cache ? asyncrt__compile_worker_path() : NULL;
-    if (b.state && b.misses && b.worker && b.leader_count > 1) {
+    /* Workers hand their results over through the disk cache: none without one. */
+    if (b.state && b.misses && b.leader_count > 1 && ctx->memory_cache && asyncrt__cache_dir_usable(ctx) &&
+        find_worker(&b)) {
         asyncrt__pool_run(threads, b.leader_count, lookup_one, forget_thread, &b);
         choose_misses(&b);
         if (b.miss_count > 1) { /* one miss: compiling here is as fast, without a spawn */
@@ -217,7 +241,6 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
         return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory for a batch of %zu", count);
     }
     asyncrt__pool_run(threads, b.leader_count, build_one, forget_thread, &b);
-    for (size_t i = 0; i < b.leader_count; i++) free(b.state[i].worker_message);
     free(b.state);
     free(b.misses);
     size_t failed = 0, first = count;

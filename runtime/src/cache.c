@@ -157,6 +157,16 @@ static char *usable_dir(asyncrt_context *ctx, uint8_t mac_key[32], bool *shared)
     return dir;
 }
 
+bool asyncrt__cache_dir_usable(asyncrt_context *ctx)
+{
+    uint8_t mac_key[32];
+    bool shared;
+    char *dir = usable_dir(ctx, mac_key, &shared);
+    bool usable = dir != NULL;
+    free(dir);
+    return usable;
+}
+
 static void remember(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
                      const asyncrt_program *program)
 {

@@ -41,6 +41,10 @@ asyncrt_program *asyncrt__cache_find(asyncrt_context *ctx, const uint8_t key1[32
 void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
                          const asyncrt_program *program);
 
+/* Whether the cache directory may be used (checked and created as a
+ * lookup would; a refusal is logged once). False without one. */
+bool asyncrt__cache_dir_usable(asyncrt_context *ctx);
+
 /* Empties the in-memory cache. */
 void asyncrt__cache_clear(asyncrt_context *ctx);
 

@@ -1,7 +1,9 @@
+#define _DEFAULT_SOURCE /* realpath, S_ISVTX */
 #include "cache_trust.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,4 +250,51 @@ bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix)
     const char *tmp = getenv("TMPDIR");
     int n = snprintf(path, size, "%s/%sXXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp", prefix);
     return n > 0 && (size_t)n < size && mkdtemp(path) != NULL;
+}
+
+/* One component of a program's real path: owner and mode (trusted_executable). */
+static bool trusted_node(const char *path, bool file, bool may_be_sticky, char *why, size_t why_size)
+{
+    struct stat st;
+    uid_t me = asyncrt__cache_trust_euid();
+    if (lstat(path, &st) != 0) {
+        snprintf(why, why_size, "cannot stat %s: %s", path, strerror(errno));
+        return false;
+    }
+    unsigned mode = st.st_mode & 07777;
+    if (file && !S_ISREG(st.st_mode)) snprintf(why, why_size, "%s is not a regular file", path);
+    else if (file && (!(mode & 0111) || access(path, X_OK) != 0))
+        snprintf(why, why_size, "%s is not executable (mode %04o)", path, mode);
+    else if (st.st_uid != me && st.st_uid != 0)
+        snprintf(why, why_size, "%s is owned by uid %u, neither this user (uid %u) nor root", path,
+                 (unsigned)st.st_uid, (unsigned)me);
+    else if ((mode & 022) && !(may_be_sticky && S_ISDIR(st.st_mode) && (mode & S_ISVTX)))
+        snprintf(why, why_size, "%s has mode %04o: writable by %s", path, mode, mode & 002 ? "others" : "its group");
+    else
+        return true;
+    return false;
+}
+
+bool asyncrt__trusted_executable(const char *path, char *real, size_t real_size, char *why, size_t why_size)
+{
+    char resolved[PATH_MAX];
+    if (!realpath(path, resolved)) {
+        snprintf(why, why_size, "cannot resolve %s: %s", path, strerror(errno));
+        return false;
+    }
+    if (strlen(resolved) >= real_size) {
+        snprintf(why, why_size, "%s: path too long", resolved);
+        return false;
+    }
+    if (!trusted_node(resolved, true, false, why, why_size)) return false;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", resolved);
+    for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+        bool own_folder = strcmp(dir, resolved) == 0;
+        slash[slash == dir] = '\0'; /* "/usr/x" -> "/usr"; "/usr" -> "/" */
+        if (!trusted_node(dir, false, !own_folder, why, why_size)) return false;
+        if (slash == dir) break;
+    }
+    snprintf(real, real_size, "%s", resolved);
+    return true;
 }

@@ -44,4 +44,13 @@ bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix);
 
 bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode);
 
+/* Whether asyncrt may run the program at `path` (the compile worker): its
+ * real path (symlinks resolved, written to `real`) must be a regular,
+ * executable file, and it and every folder above it up to / owned by this
+ * user or root and writable by neither group nor others, so that nobody
+ * else can replace it between this check and the exec. A folder above the
+ * program's own may be world-writable with the sticky bit (/tmp): there
+ * nobody else can rename or remove what this user owns. False with why. */
+bool asyncrt__trusted_executable(const char *path, char *real, size_t real_size, char *why, size_t why_size);
+
 #endif

@@ -1,30 +1,78 @@
+#define _GNU_SOURCE /* dladdr1 */
 #include "compile_worker.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache_trust.h"
 #include "context.h"
+#include "sha256.h"
+
+/* From CMake's install directories (runtime/CMakeLists.txt). */
+#ifndef ASYNCRT_WORKER_FROM_LIBDIR
+#define ASYNCRT_WORKER_FROM_LIBDIR "../libexec/asyncrt/asyncrt-compile-worker"
+#endif
+#ifndef ASYNCRT_WORKER_FROM_BINDIR
+#define ASYNCRT_WORKER_FROM_BINDIR "../libexec/asyncrt/asyncrt-compile-worker"
+#endif
 
 extern char **environ;
 
-const char *asyncrt__compile_worker_path(void)
+/* Where the installed worker would be: relative to libasyncrt.so, or to the
+ * program when the library is linked into it (the first link map, which has
+ * no name): /proc/self/exe, unless ld.so was run as a command ("ld.so
+ * PROGRAM": no interpreter, AT_BASE 0), where that is ld.so and dladdr's
+ * name the path ld.so was given. */
+static bool installed_worker(char *out, size_t size)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    char self[PATH_MAX];
+    if (!dladdr1((void *)asyncrt__compile_worker_find, &info, (void **)&map, RTLD_DL_LINKMAP) || !map ||
+        !realpath(map->l_name[0] ? map->l_name : getauxval(AT_BASE) ? "/proc/self/exe" : info.dli_fname, self))
+        return false;
+    const char *relative = map == _r_debug.r_map ? ASYNCRT_WORKER_FROM_BINDIR : ASYNCRT_WORKER_FROM_LIBDIR;
+    char *slash = strrchr(self, '/');
+    if (!slash) return false;
+    *slash = '\0';
+    int n = snprintf(out, size, "%s/%s", self, relative);
+    return n > 0 && (size_t)n < size;
+}
+
+asyncrt_status asyncrt__compile_worker_find(char *path, size_t size, char *why, size_t why_size)
 {
     const char *env = getenv("ASYNCRT_COMPILE_WORKER");
-    if (env && *env) return strcmp(env, "0") == 0 || access(env, X_OK) != 0 ? NULL : env;
-#ifdef ASYNCRT_WORKER_INSTALL_PATH
-    if (access(ASYNCRT_WORKER_INSTALL_PATH, X_OK) == 0) return ASYNCRT_WORKER_INSTALL_PATH;
-#endif
-#ifdef ASYNCRT_WORKER_BUILD_PATH
-    if (access(ASYNCRT_WORKER_BUILD_PATH, X_OK) == 0) return ASYNCRT_WORKER_BUILD_PATH;
-#endif
-    return NULL;
+    char installed[PATH_MAX], reason[PATH_MAX + 256];
+    if (env && strcmp(env, "0") == 0) {
+        snprintf(why, why_size, "ASYNCRT_COMPILE_WORKER=0");
+        return ASYNCRT_ERROR_NOT_FOUND;
+    }
+    if (!env || !*env) {
+        if (!installed_worker(installed, sizeof installed)) {
+            snprintf(why, why_size, "cannot tell where this library lies, so no installed worker");
+            return ASYNCRT_ERROR_NOT_FOUND;
+        }
+        if (access(installed, F_OK) != 0) {
+            snprintf(why, why_size, "no worker installed at %s (ASYNCRT_COMPILE_WORKER names one)", installed);
+            return ASYNCRT_ERROR_NOT_FOUND;
+        }
+        env = installed;
+    }
+    if (asyncrt__trusted_executable(env, path, size, reason, sizeof reason)) return ASYNCRT_SUCCESS;
+    snprintf(why, why_size, "%s%s refused: %s", env == installed ? "the installed worker " : "ASYNCRT_COMPILE_WORKER=",
+             env, reason);
+    return ASYNCRT_ERROR_IO;
 }
 
 typedef struct buffer {
@@ -71,15 +119,24 @@ static void put_list(buffer *b, const char *const *items, size_t count)
     for (size_t i = 0; i < count; i++) put_str(b, items[i]);
 }
 
-static bool encode_request(buffer *b, const char *cache_dir, const char *source_name, const char *source,
-                           const asyncrt_compile_options *o, const char *arch)
+/* Every field of asyncrt_compile_options goes to the worker: one added to
+ * the struct must be added here (and to the worker's decoder) too. */
+_Static_assert(sizeof(asyncrt_compile_options) == 13 * sizeof(void *), /* 12 pointers and counts, 2 bools */
+               "asyncrt_compile_options changed: send the new field to the compile worker");
+
+static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_dir, const char *source_name,
+                           const char *source, const asyncrt_compile_options *o, const char *arch)
 {
     put(b, ASYNCRT_WORKER_MAGIC, strlen(ASYNCRT_WORKER_MAGIC));
+    put_u64(b, 32);
+    put(b, key, 32);
     put_str(b, cache_dir);
     put_str(b, source_name);
     put_str(b, source);
     put_str(b, arch);
     put_str(b, o->std);
+    put_u64(b, (o->std ? ASYNCRT_WORKER_STD_GIVEN : 0) | (o->no_std_headers ? ASYNCRT_WORKER_NO_STD_HEADERS : 0) |
+                   (o->no_default_device ? ASYNCRT_WORKER_NO_DEFAULT_DEVICE : 0));
     put_u64(b, o->header_count);
     for (size_t i = 0; i < o->header_count; i++) {
         put_str(b, o->headers[i].name);
@@ -94,7 +151,7 @@ static bool encode_request(buffer *b, const char *cache_dir, const char *source_
 
 asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
                                          const char *source, const asyncrt_compile_options *opts,
-                                         const char *arch, char **message)
+                                         const char *arch, const uint8_t key[32], char **message)
 {
     static const asyncrt_compile_options none = {0};
     *message = NULL;
@@ -104,10 +161,11 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_
     asyncrt_status status = ASYNCRT_ERROR_IO;
     posix_spawn_file_actions_t actions;
     bool have_actions = false;
+    int spawn_error = 0;
     /* One socket for both directions: send() with MSG_NOSIGNAL cannot raise
      * SIGPIPE in the caller's process if the worker dies early, and
      * SOCK_CLOEXEC keeps other workers spawned meanwhile from holding it. */
-    if (!encode_request(&req, cache_dir, source_name, source, opts ? opts : &none, arch) ||
+    if (!encode_request(&req, key, cache_dir, source_name, source, opts ? opts : &none, arch) ||
         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
         posix_spawn_file_actions_init(&actions) != 0)
         goto done;
@@ -115,7 +173,7 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_
     char *argv[] = {(char *)worker, NULL};
     if (posix_spawn_file_actions_adddup2(&actions, sv[1], 0) != 0 ||
         posix_spawn_file_actions_adddup2(&actions, sv[1], 1) != 0 ||
-        posix_spawn(&pid, worker, &actions, NULL, argv, environ) != 0) {
+        (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, environ)) != 0) {
         pid = -1;
         goto done;
     }
@@ -136,23 +194,35 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_
     }
     put(&reply, "", 1);
     int code = -1, used = 0;
-    if (!reply.failed && sscanf(reply.data, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&
+    char theirs[65] = "", ours[65];
+    if (reply.failed) goto done;
+    if (sscanf(reply.data, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&
         code < ASYNCRT_STATUS_COUNT) {
         status = (asyncrt_status)code;
         if (status != ASYNCRT_SUCCESS) *message = strdup(reply.data + used);
+    } else if (sscanf(reply.data, "mismatch %64[0-9a-f]", theirs) == 1) {
+        asyncrt__sha256_hex(key, ours);
+        *message = asyncrt__format("it computed the cache key %s, this process %s (another version of "
+                                   "asyncrt, or another environment)", theirs, ours);
+    } else {
+        *message = strdup("its answer was malformed");
     }
 done:
     if (sv[0] >= 0) close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
+    if (pid < 0 && !*message)
+        *message = asyncrt__format("it could not be started: %s", spawn_error ? strerror(spawn_error) : "no resources");
     if (pid > 0) {
         int wstatus;
         while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
         if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
             status = ASYNCRT_ERROR_IO;
             free(*message);
-            *message = NULL;
+            *message = WIFEXITED(wstatus) ? asyncrt__format("it exited with status %d", WEXITSTATUS(wstatus))
+                                          : asyncrt__format("it was killed by signal %d", WTERMSIG(wstatus));
         }
     }
+    if (status == ASYNCRT_ERROR_IO && !*message) *message = strdup("it did not answer");
     if (have_actions) posix_spawn_file_actions_destroy(&actions);
     free(req.data);
     free(reply.data);

@@ -1,8 +1,11 @@
 /* asyncrt-compile-worker: one compile per process, for asyncrt_build_batch
  * (see runtime/src/compile_worker.h for why and for the protocol). Reads the
- * request from stdin, compiles it with asyncrt_program_compile into the
- * given cache directory, writes "status N" and the message to stdout. Exit
- * status 0 when it answered, 2 when the request was malformed. */
+ * request from stdin; when the cache key it computes for it is the parent's,
+ * compiles it with asyncrt_program_compile into the given cache directory
+ * and writes "status N" and the message to stdout, else writes "mismatch"
+ * and its key. Exit status 0 when it answered, 2 when the request was
+ * malformed. Linked with the library's objects (asyncrt_private), so it
+ * needs no libasyncrt.so and computes keys with the same code. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +13,10 @@
 #include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
+#include "compile_worker.h"
+#include "sha256.h"
 
-#define MAGIC "ASYNCRTW1"
+#define MAGIC ASYNCRT_WORKER_MAGIC
 #define MAX_ITEMS (1u << 16)
 
 typedef struct reader {
@@ -69,6 +74,16 @@ static char *get_str(reader *r)
     return s;
 }
 
+static void get_key(reader *r, uint8_t key[32])
+{
+    if (get_u64(r) != 32 || r->failed || r->end - r->p < 32) {
+        r->failed = true;
+        return;
+    }
+    memcpy(key, r->p, 32);
+    r->p += 32;
+}
+
 static const char **get_list(reader *r, size_t *count)
 {
     uint64_t n = get_u64(r);
@@ -112,9 +127,15 @@ int main(void)
 /* Decodes the request (into r->owned) and answers it. */
 static int answer(reader *r)
 {
-    char *cache_dir = get_str(r), *source_name = get_str(r), *source = get_str(r), *arch = get_str(r),
-         *std = get_str(r);
-    asyncrt_compile_options o = {.arch = arch, .std = std && *std ? std : NULL};
+    uint8_t key[32];
+    get_key(r, key);
+    char *cache_dir = get_str(r), *source_name = get_str(r), *source = get_str(r),
+         *arch = get_str(r), *std = get_str(r);
+    uint64_t flags = get_u64(r);
+    asyncrt_compile_options o = {.arch = arch,
+                                 .std = flags & ASYNCRT_WORKER_STD_GIVEN ? std : NULL,
+                                 .no_std_headers = flags & ASYNCRT_WORKER_NO_STD_HEADERS,
+                                 .no_default_device = flags & ASYNCRT_WORKER_NO_DEFAULT_DEVICE};
     uint64_t headers = get_u64(r);
     asyncrt_header *h = !r->failed && headers <= MAX_ITEMS ? own(r, calloc(headers + 1, sizeof *h)) : NULL;
     for (uint64_t i = 0; h && i < headers; i++) {
@@ -127,14 +148,28 @@ static int answer(reader *r)
     o.defines = get_list(r, &o.define_count);
     o.options = get_list(r, &o.option_count);
     o.name_expressions = get_list(r, &o.name_expression_count);
-    if (r->failed || !h || r->p != r->end) return 2;
+    if (r->failed || !h || r->p != r->end ||
+        flags & ~(uint64_t)(ASYNCRT_WORKER_STD_GIVEN | ASYNCRT_WORKER_NO_STD_HEADERS | ASYNCRT_WORKER_NO_DEFAULT_DEVICE))
+        return 2;
 
     asyncrt_context *ctx = NULL;
     asyncrt_program *p = NULL;
+    uint8_t mine[32] = {0};
     asyncrt_status s = asyncrt_context_create(&ctx);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_context_set_cache_dir(ctx, cache_dir);
-    if (s == ASYNCRT_SUCCESS) s = asyncrt_program_compile(ctx, source_name, source, &o, &p);
-    printf("status %d\n%s", (int)s, s == ASYNCRT_SUCCESS ? "" : ctx ? asyncrt_context_last_error(ctx) : "out of memory");
+    /* The parent's key, or this answer does not count: its compile would be
+     * stored where the parent never looks. A hit needs no compile. */
+    if (s == ASYNCRT_SUCCESS) s = asyncrt__program_lookup(ctx, source_name, source, &o, &p, mine);
+    if ((s == ASYNCRT_SUCCESS || s == ASYNCRT_ERROR_NOT_FOUND || s == ASYNCRT_ERROR_UNSUPPORTED) &&
+        (memcmp(mine, key, 32) != 0 || s == ASYNCRT_ERROR_UNSUPPORTED)) {
+        char hex[65];
+        asyncrt__sha256_hex(mine, hex);
+        printf("mismatch %s\n", hex);
+    } else {
+        if (s == ASYNCRT_ERROR_NOT_FOUND) s = asyncrt_program_compile(ctx, source_name, source, &o, &p);
+        printf("status %d\n%s", (int)s,
+               s == ASYNCRT_SUCCESS ? "" : ctx ? asyncrt_context_last_error(ctx) : "out of memory");
+    }
     asyncrt_program_destroy(p);
     asyncrt_context_destroy(ctx);
     return fflush(stdout) == 0 ? 0 : 1;

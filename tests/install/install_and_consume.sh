@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# An installed asyncrt works as the README says, from nothing but the prefix:
+# An installed asyncrt works as the README says, from nothing but the prefix,
+# wherever that prefix is moved:
 #   install_and_consume.sh BUILD_DIR WORK_DIR            install BUILD_DIR, then check
 #   install_and_consume.sh --prefix PREFIX WORK_DIR      check an installed tree (the .deb)
+# The prefix is moved (and given back at the end) before anything runs.
 # Checks: no libcuda / libnvrtc in any DT_NEEDED; the installed tools start;
-# examples/ builds with find_package and with pkg-config (the README's lines)
-# and runs. Everything runs through the dynamic loader with its cache off
+# the installed compile worker starts, and a batch runs it: found beside
+# libasyncrt.so, beside the installed tools (asyncrt-cache warm), or named
+# by ASYNCRT_COMPILE_WORKER for a program that links libasyncrt.a; examples/
+# builds with find_package and with pkg-config (the README's lines) and runs.
+# Everything runs through the dynamic loader with its cache off
 # (ld.so --inhibit-cache), no LD_LIBRARY_PATH and no CUDA_PATH/CUDA_HOME, so
 # libasyncrt must come from the runpath and NVRTC from asyncrt's own search.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 if [ "$1" = --prefix ]; then
-  PREFIX=$(cd "$2" && pwd) work=$3
-  rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd)
+  installed=$(cd "$2" && pwd -P) work=$3
+  rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd -P)
 else
   build=$1 work=$2
-  rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd)
-  PREFIX=$work/prefix
-  cmake --install "$build" --prefix "$PREFIX" >/dev/null
+  rm -rf "$work" && mkdir -p "$work" && work=$(cd "$work" && pwd -P)
+  installed=$work/installed
+  cmake --install "$build" --prefix "$installed" >/dev/null
 fi
+PREFIX=$work/moved-prefix
+mv "$installed" "$PREFIX"
+trap 'mv "$PREFIX" "$installed"' EXIT
 fail() { echo "install test: $*" >&2; exit 1; }
 
 libdir=$(dirname "$(find "$PREFIX" -name 'libasyncrt.*' -print -quit)")
@@ -31,12 +39,14 @@ for f in "$libdir"/libasyncrt.so* "$PREFIX"/bin/asyncrt-*; do
   if readelf -d "$f" | grep -E "NEEDED.*(libcuda|libnvrtc)"; then fail "$f links the driver or NVRTC"; fi
 done
 
-# The loader with its cache off and nothing in the environment pointing at CUDA.
+# The loader with its cache off and nothing in the environment pointing at
+# CUDA or at a compile worker: run_clean [NAME=VALUE...] PROGRAM ARGS...
 run_clean() {
-  local ldso
+  local vars=() ldso
+  while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
   ldso=$(readelf -l "$1" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
-  env -u LD_LIBRARY_PATH -u CUDA_PATH -u CUDA_HOME ASYNCRT_CACHE_DIR="$work/cache" \
-    "$ldso" --inhibit-cache "$@"
+  env -u LD_LIBRARY_PATH -u CUDA_PATH -u CUDA_HOME -u ASYNCRT_COMPILE_WORKER ASYNCRT_CACHE_DIR="$work/cache" \
+    "${vars[@]}" "$ldso" --inhibit-cache "$@"
 }
 
 # The installed tools start (no driver needed for these).
@@ -46,21 +56,51 @@ if [ -x "$PREFIX/bin/asyncrt-run" ]; then
     >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "installed asyncrt-run cannot compile"; }
 fi
 
+# The compile worker starts from the prefix alone (an empty request: exit 2).
+worker=$(find "$PREFIX" -path '*/asyncrt/asyncrt-compile-worker' -type f -print -quit)
+[ -n "$worker" ] || fail "no asyncrt-compile-worker under $PREFIX"
+rc=0
+run_clean "$worker" </dev/null || rc=$?
+[ "$rc" = 2 ] || fail "the installed worker $worker does not start (exit $rc)"
+expect_worker() { # a batch's ASYNCRT_LOG=2 output: the installed worker compiled its misses
+  grep -qF "go to worker processes ($worker)" "$1" || { cat "$1"; fail "$2 did not run $worker"; }
+  if grep -q "compile worker" "$1"; then cat "$1"; fail "$2: the worker failed"; fi
+}
+cd "$work"
+mkdir src
+for k in a b; do echo "extern \"C\" __global__ void $k(int *x) { x[0] = 1; }" >"src/$k.cu"; done
+if [ -x "$PREFIX/bin/asyncrt-cache" ]; then # found beside the tool that links the library statically
+  run_clean ASYNCRT_LOG=2 "$PREFIX/bin/asyncrt-cache" --dir "$work/warm-cache" warm --arch sm_90 src/a.cu src/b.cu \
+    >warm.out 2>&1 || { cat warm.out; fail "installed asyncrt-cache warm failed"; }
+  expect_worker warm.out "asyncrt-cache warm"
+fi
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cc -std=c11 -o batch_consumer "$here/batch_consumer.c" $(pkg-config --cflags --libs asyncrt) \
+  -Wl,-rpath,$(pkg-config --variable=libdir asyncrt)
+if [ -e "$libdir/libasyncrt.so" ]; then # found beside libasyncrt.so
+  run_clean ASYNCRT_LOG=2 ./batch_consumer 1 >batch.out 2>&1 || { cat batch.out; fail "batch consumer failed"; }
+  expect_worker batch.out "a program using libasyncrt.so"
+else # linked statically, outside the prefix: none beside it, so it is named
+  run_clean ASYNCRT_LOG=2 ./batch_consumer 1 >batch.out 2>&1 || { cat batch.out; fail "batch consumer failed"; }
+  grep -q "no worker installed at" batch.out || { cat batch.out; fail "a static consumer found a worker"; }
+  run_clean ASYNCRT_LOG=2 ASYNCRT_COMPILE_WORKER="$worker" ./batch_consumer 2 >batch.out 2>&1 ||
+    { cat batch.out; fail "batch consumer failed"; }
+  expect_worker batch.out "a program using libasyncrt.a"
+fi
+
 expect_ok() { # the example's output: checked on a GPU, compiled without one
   grep -qE "match the CPU reference|running it needs a GPU" "$1" || { cat "$1"; fail "$2 said the above"; }
 }
 
 # The README's consumer lines, with /opt/asyncrt replaced by the prefix.
-cd "$work"
 cmake -S "$source_dir/examples" -B app-build -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build app-build >/dev/null
 run_clean app-build/scale_host >cmake.out 2>&1 || { cat cmake.out; fail "find_package consumer failed"; }
 expect_ok cmake.out "find_package consumer"
 
-export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc -std=c11 -o scale_host "$source_dir/examples/scale_host.c" $(pkg-config --cflags --libs asyncrt) \
   -lm -Wl,-rpath,$(pkg-config --variable=libdir asyncrt)
 run_clean ./scale_host >pc.out 2>&1 || { cat pc.out; fail "pkg-config consumer failed"; }
 expect_ok pc.out "pkg-config consumer"
-echo "install test: $PREFIX: tools start, find_package and pkg-config consumers run without LD_LIBRARY_PATH or the loader cache"
+echo "install test: $installed, moved to $PREFIX: tools and the compile worker start, find_package and pkg-config consumers run without LD_LIBRARY_PATH or the loader cache"
 cat pc.out

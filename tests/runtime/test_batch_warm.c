@@ -67,7 +67,19 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs the tool; returns its exit status, its output (both streams) in out. */
+/* Runs `cmd` in the shell; returns its exit status, its output (both
+ * streams) in out. */
+static int shell(char *out, size_t size, const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* asyncrt-cache with printf-style arguments. */
 static int tool(char *out, size_t size, const char *fmt, ...)
 {
     char args[4096], cmd[8192];
@@ -76,12 +88,7 @@ static int tool(char *out, size_t size, const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", ASYNCRT_CACHE_TOOL, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return shell(out, size, cmd);
 }
 
 static int entries(const char *dir)
@@ -127,6 +134,49 @@ static void warm_fills_what_a_compile_then_finds(void **state)
     assert_non_null(strstr(out, "(0 compiled, 4 already cached, 0 failed)"));
     assert_int_equal(origin_in(f->cache_a, f->src[0], "sm_80"), ASYNCRT_ORIGIN_DISK_CACHE);
     assert_int_equal(origin_in(f->cache_a, f->src[1], "compute_90"), ASYNCRT_ORIGIN_DISK_CACHE);
+}
+
+/* asyncrt-run --compile-only -v ARGS on the cache `dir` says it hit. */
+static void assert_run_hits(const char *dir, const char *args)
+{
+    char out[16384], cmd[8192];
+    snprintf(cmd, sizeof cmd, "ASYNCRT_CACHE_DIR='%s' '%s' --compile-only -v %s 2>&1", dir, ASYNCRT_RUN_TOOL, args);
+    int rc = shell(out, sizeof out, cmd);
+    if (rc != 0 || !strstr(out, "disk cache hit")) fail_msg("asyncrt-run %s: rc %d, no disk hit:\n%s", args, rc, out);
+}
+
+/* What warm fills is what asyncrt-run then looks up (issue 23, item 8): a
+ * file's one kernel, extern "C" (no name expression, as the library's
+ * default) or C++ (asyncrt-run's name for it); a file of several kernels
+ * with --name as the run's --kernel. */
+static void warm_fills_what_asyncrt_run_then_finds(void **state)
+{
+    fixture *f = *state;
+    char *cpp = join(f->root, "src/ns.cu"), *two = join(f->root, "src/two.cu");
+    FILE *out = fopen(cpp, "w");
+    fputs("namespace ns { __global__ void scale(float *x) { x[threadIdx.x] *= 3.0f; } }\n", out);
+    fclose(out);
+    out = fopen(two, "w");
+    fputs("extern \"C\" __global__ void first(float *x) { x[0] = 1.0f; }\n"
+          "template <int N> __global__ void second(float *x) { x[0] = N; }\n", out);
+    fclose(out);
+    char text[16384];
+    int rc = tool(text, sizeof text, "--dir '%s' warm --arch sm_80 '%s' '%s' '%s'", f->cache_a, f->src[0], f->src[1],
+                  cpp);
+    if (rc != 0) fail_msg("warm: %d\n%s", rc, text);
+    char args[4096];
+    snprintf(args, sizeof args, "--arch sm_80 '%s'", f->src[1]);
+    assert_run_hits(f->cache_a, args);
+    snprintf(args, sizeof args, "--arch sm_80 '%s'", cpp);
+    assert_run_hits(f->cache_a, args);
+    assert_int_equal(origin_in(f->cache_a, f->src[0], "sm_80"), ASYNCRT_ORIGIN_DISK_CACHE); /* the library's default */
+
+    rc = tool(text, sizeof text, "--dir '%s' warm --arch sm_80 --name 'second<4>' --name first '%s'", f->cache_a, two);
+    if (rc != 0) fail_msg("warm: %d\n%s", rc, text);
+    snprintf(args, sizeof args, "--arch sm_80 '%s' --kernel 'second<4>' --then --kernel first", two);
+    assert_run_hits(f->cache_a, args);
+    free(cpp);
+    free(two);
 }
 
 static void warm_reports_failures_and_usage(void **state)
@@ -218,6 +268,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(warm_fills_what_a_compile_then_finds, setup, teardown),
+        cmocka_unit_test_setup_teardown(warm_fills_what_asyncrt_run_then_finds, setup, teardown),
         cmocka_unit_test_setup_teardown(warm_reports_failures_and_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(export_then_import_refuses_tampering, setup, teardown),
     };

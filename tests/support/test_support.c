@@ -131,6 +131,35 @@ void test_remove_tree(const char *dir)
     if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
 }
 
+static int g_saved_stderr = -1;
+static char g_capture_path[64];
+
+void test_capture_begin(void)
+{
+    snprintf(g_capture_path, sizeof g_capture_path, "/tmp/asyncrt-test-log-XXXXXX");
+    int fd = mkstemp(g_capture_path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    g_saved_stderr = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+char *test_capture_end(void)
+{
+    fflush(stderr);
+    dup2(g_saved_stderr, 2);
+    close(g_saved_stderr);
+    FILE *f = fopen(g_capture_path, "r");
+    char *text = calloc(1, 1 << 20);
+    assert_non_null(text);
+    size_t n = f ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    text[n] = '\0';
+    if (f) fclose(f);
+    unlink(g_capture_path);
+    return text;
+}
+
 static uint32_t float_bits(float f)
 {
     uint32_t u;

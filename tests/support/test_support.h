@@ -63,4 +63,9 @@ char *test_read_source_file(const char *relative_path);
 char *test_make_temp_dir(const char *prefix);
 void test_remove_tree(const char *dir);
 
+/* stderr (the library's log) into a temporary file until test_capture_end,
+ * which returns what was written, malloc'd. Not nested. */
+void test_capture_begin(void);
+char *test_capture_end(void);
+
 #endif

@@ -129,6 +129,8 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1); /* read by the context: no other thread runs now */
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
     unsetenv("ASYNCRT_PCH");
+    const char *named = getenv("ASYNCRT_COMPILE_WORKER"); /* the worker named for the other modes */
+    char *worker = named ? strdup(named) : NULL;
     if (s == ASYNCRT_SUCCESS && mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1);
     double t0 = now_ms();
     if (s == ASYNCRT_SUCCESS && (mode == ONE_BY_ONE || mode == ONE_BY_ONE_PCH)) {
@@ -141,7 +143,9 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
         asyncrt_build_batch_release(reqs, KERNELS);
     }
     *ms = now_ms() - t0;
-    if (mode == BATCH_THREADS) unsetenv("ASYNCRT_COMPILE_WORKER");
+    if (mode == BATCH_THREADS && worker) setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
+    else if (mode == BATCH_THREADS) unsetenv("ASYNCRT_COMPILE_WORKER");
+    free(worker);
     if (s != ASYNCRT_SUCCESS)
         asyncrt__fail(ctx, s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
     for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)

@@ -3,7 +3,11 @@
  * asyncrt_build_batch, so the compiles run on all cores. A warmed entry is
  * found only by a compile with the same key: the same source name (the path
  * as given here), options, name expressions and target, and the source's own
- * directory as an include directory, which is what asyncrt-run does. */
+ * directory as an include directory, which is what asyncrt-run does. The
+ * name expressions are asyncrt-run's too (tools/run/scan.h): the file's one
+ * kernel, or the --name list (as asyncrt-run's --kernel), less any extern "C"
+ * kernel named plainly, which neither passes; such a file's entry is then
+ * also the library's default compile (no name expressions). */
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -12,6 +16,7 @@
 #include <time.h>
 
 #include "asyncrt/asyncrt.h"
+#include "scan.h"
 #include "tool.h"
 
 #define WARM_MAX_ITEMS 64
@@ -24,7 +29,8 @@ static const char k_usage[] =
     "  -I DIR           include directory (repeatable); each FILE's own directory is added too\n"
     "  -D NAME[=VALUE]  define (repeatable)\n"
     "  --std STD        C++ dialect (default c++17)\n"
-    "  --name EXPR      name expression, e.g. 'scale<float>' (repeatable), as the user's compile has\n"
+    "  --name EXPR      the kernel asyncrt-run is given with --kernel, e.g. 'scale<float>' (repeatable,\n"
+    "                   in the same order); default: the file's one kernel, as asyncrt-run picks it\n"
     "  -Xnvrtc OPT      an NVRTC option passed as it is (repeatable)\n"
     "  --threads N      compile threads (default: the CPU count)\n"
     "  --quiet          print only failures\n"
@@ -262,6 +268,30 @@ static int report(const cache_tool *tool, const warm_args *a, const asyncrt_buil
     return rc;
 }
 
+/* The name expressions asyncrt-run passes for `source`, into out (at most
+ * name_count or 1): --name's, or the file's one kernel as asyncrt-run picks
+ * it without --kernel; never a plain extern "C" name (run_scan_needs_name).
+ * *owned: a copy of the picked kernel's name, for the caller to free. */
+static size_t file_names(const warm_args *a, const char *source, run_found_kernel *found, const char **out,
+                         char **owned)
+{
+    size_t n = run_scan_kernels(source, found, WARM_MAX_ITEMS), count = 0;
+    n = n < WARM_MAX_ITEMS ? n : WARM_MAX_ITEMS;
+    *owned = NULL;
+    if (!a->name_count) {
+        if (n == 1 && !found[0].is_template && run_scan_needs_name(found, n, found[0].name) &&
+            (*owned = strdup(found[0].name)))
+            out[count++] = *owned;
+        return count;
+    }
+    for (size_t i = 0; i < a->name_count; i++) {
+        bool skip = !run_scan_needs_name(found, n, a->names[i]);
+        for (size_t j = 0; j < count; j++) skip |= !strcmp(out[j], a->names[i]);
+        if (!skip) out[count++] = a->names[i];
+    }
+    return count;
+}
+
 static int run(cache_tool *tool, int argc, char **argv)
 {
     warm_args a;
@@ -274,10 +304,15 @@ static int run(cache_tool *tool, int argc, char **argv)
     char **sources = calloc(a.file_count, sizeof *sources);
     char **dirs = calloc(a.file_count, sizeof *dirs);
     const char **includes = calloc(a.file_count * (a.include_count + 1), sizeof *includes);
+    size_t names_per_file = a.name_count ? a.name_count : 1;
+    const char **names = calloc(a.file_count * names_per_file, sizeof *names);
+    char **picked = calloc(a.file_count, sizeof *picked);
+    run_found_kernel *found = calloc(WARM_MAX_ITEMS, sizeof *found);
     asyncrt_compile_options *opts = calloc(n, sizeof *opts);
     asyncrt_build_request *reqs = calloc(n, sizeof *reqs);
     asyncrt_context *ctx = NULL;
-    if (!sources || !dirs || !includes || !opts || !reqs || asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+    if (!sources || !dirs || !includes || !names || !picked || !found || !opts || !reqs ||
+        asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-cache warm: out of memory\n");
         rc = TOOL_EXIT_INTERNAL;
         goto done;
@@ -298,6 +333,8 @@ static int run(cache_tool *tool, int argc, char **argv)
         const char **inc = includes + f * (a.include_count + 1);
         memcpy(inc, a.includes, a.include_count * sizeof *inc);
         inc[a.include_count] = dirs[f];
+        const char **file_name_list = names + f * names_per_file;
+        size_t name_count = file_names(&a, sources[f], found, file_name_list, &picked[f]);
         for (size_t t = 0; t < a.arch_count; t++) {
             size_t r = f * a.arch_count + t;
             opts[r] = (asyncrt_compile_options){
@@ -305,7 +342,7 @@ static int run(cache_tool *tool, int argc, char **argv)
                 .include_dirs = inc, .include_dir_count = a.include_count + (dirs[f] ? 1 : 0),
                 .defines = a.defines, .define_count = a.define_count,
                 .options = a.nvrtc, .option_count = a.nvrtc_count,
-                .name_expressions = a.names, .name_expression_count = a.name_count};
+                .name_expressions = file_name_list, .name_expression_count = name_count};
             reqs[r] = (asyncrt_build_request){.source_name = a.files[f], .source = sources[f], .opts = &opts[r]};
         }
     }
@@ -319,6 +356,10 @@ done:
     free(sources);
     free(dirs);
     free(includes);
+    for (size_t f = 0; picked && f < a.file_count; f++) free(picked[f]);
+    free(picked);
+    free(names);
+    free(found);
     free(opts);
     free(reqs);
     asyncrt_context_destroy(ctx);

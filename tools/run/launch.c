@@ -168,11 +168,11 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     size_t include_count = 0;
     for (size_t i = 0; i < cli->include_count; i++) includes[include_count++] = cli->includes[i];
     if (source_dir) includes[include_count++] = source_dir;
-    /* Each distinct kernel once. */
+    /* Each distinct kernel once, where it needs a name expression. */
     const char *names[RUN_MAX_LAUNCHES];
     size_t name_count = 0;
     for (size_t i = 0; i < r->launch_count; i++) {
-        bool seen = false;
+        bool seen = !run_scan_needs_name(r->scan, r->scan_count, r->launches[i].kernel);
         for (size_t j = 0; j < name_count; j++) seen |= !strcmp(names[j], r->launches[i].kernel);
         if (!seen) names[name_count++] = r->launches[i].kernel;
     }
@@ -194,8 +194,10 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     snprintf(r->arch, sizeof r->arch, "%s", asyncrt_program_arch(*out));
     r->is_ptx = asyncrt_program_is_ptx(*out);
     asyncrt_program_image(*out, &r->image_bytes);
-    for (size_t i = 0; i < r->launch_count; i++)
-        r->launches[i].lowered = asyncrt_program_lowered_name(*out, r->launches[i].kernel);
+    for (size_t i = 0; i < r->launch_count; i++) { /* an extern "C" kernel named plainly: that is its symbol */
+        const char *lowered = asyncrt_program_lowered_name(*out, r->launches[i].kernel);
+        r->launches[i].lowered = lowered ? lowered : r->launches[i].kernel;
+    }
     if (cli->verbose) {
         explain_disk_cache(ctx);
         fprintf(stderr, "asyncrt-run: target %s\n", r->arch_why[0] ? r->arch_why : r->arch);

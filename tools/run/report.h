@@ -12,7 +12,7 @@
 /* One launch of the run (--then separates them). */
 typedef struct run_launch_result {
     char kernel[RUN_SCAN_NAME_MAX];
-    const char *lowered;               /* owned by the program */
+    const char *lowered;               /* owned by the program, or `kernel` for a plain extern "C" one */
     size_t param_sizes[RUN_MAX_ITEMS];
     size_t param_count;
     bool params_known;                 /* from cuFuncGetParamInfo */

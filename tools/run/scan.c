@@ -162,6 +162,7 @@ static void add(run_found_kernel *out, size_t capacity, size_t *count, const cha
     for (size_t i = 0; i < *count && i < capacity; i++)
         if (!strcmp(out[i].name, qualified)) {
             out[i].is_template |= f->tmpl;
+            out[i].is_extern_c &= f->ext; /* a C++ overload of the name: not plainly found */
             if (out[i].param_count != f->params) out[i].param_count = -1; /* overloads */
             if (!out[i].template_params[0] && f->template_params[0])
                 snprintf(out[i].template_params, RUN_SCAN_NAME_MAX, "%s", f->template_params);
@@ -189,6 +190,12 @@ const run_found_kernel *run_scan_find(const run_found_kernel *found, size_t coun
     for (size_t i = 0; i < count; i++)
         if (strlen(found[i].name) == len && !strncmp(found[i].name, name, len)) return &found[i];
     return NULL;
+}
+
+bool run_scan_needs_name(const run_found_kernel *found, size_t count, const char *name)
+{
+    const run_found_kernel *k = run_scan_find(found, count, name);
+    return !k || !k->is_extern_c || strcmp(k->name, name) != 0 || strstr(name, "::");
 }
 
 void run_scan_example(const run_found_kernel *k, char *buf, size_t size)

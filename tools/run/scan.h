@@ -32,6 +32,12 @@ size_t run_scan_kernels(const char *source, run_found_kernel *out, size_t capaci
  * its template arguments and a leading "::". NULL if none. */
 const run_found_kernel *run_scan_find(const run_found_kernel *found, size_t count, const char *name);
 
+/* Whether the kernel `name` is passed to NVRTC as a name expression. Not an
+ * extern "C" kernel of the file named plainly: the driver finds it by that
+ * name, and the compile is then the library's default one, the one
+ * asyncrt-cache warm makes unless told other names. */
+bool run_scan_needs_name(const run_found_kernel *found, size_t count, const char *name);
+
 /* An example --kernel value for a template: its explicit instantiation if
  * the file has one, else a placeholder per parameter (float for a type, 1 for
  * a value), e.g. "scale<float, 1>". */

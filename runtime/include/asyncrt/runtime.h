@@ -304,10 +304,13 @@ typedef struct asyncrt_build_request {
  * message. Requests with the same source_name, source and opts pointer are
  * built once and shared (each gets its own program copy and module). The
  * calling thread works too. NVRTC runs one compile at a time per process, so
- * with a disk cache, two or more cache misses are compiled by up to `threads`
- * asyncrt-compile-worker processes into that cache and read back through it
- * (ASYNCRT_COMPILE_WORKER names the worker, "0" keeps everything in this
- * process); a worker that fails costs time, never a result. Returns ASYNCRT_SUCCESS when every request
+ * with a usable disk cache, two or more cache misses are compiled by up to
+ * `threads` asyncrt-compile-worker processes into that cache and read back
+ * through it: the worker installed beside the library (libexec/asyncrt), or
+ * the one ASYNCRT_COMPILE_WORKER names ("0" keeps everything in this
+ * process), if nobody else can write it (README: "Threads, batches and
+ * start-up"); a worker that fails or is refused costs time, never a result
+ * (the request is compiled here). Returns ASYNCRT_SUCCESS when every request
  * succeeded, else the status of the first failed request (lowest index), with
  * a summary in the context's last error. The output fields of each request
  * are overwritten: free them from an earlier batch first. */
