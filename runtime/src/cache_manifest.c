@@ -269,3 +269,23 @@ bool asyncrt__manifest_decode(const void *data, size_t size, const uint8_t key1[
     }
     return true;
 }
+
+size_t asyncrt__manifest_result_keys(const void *data, size_t size, uint8_t keys[ASYNCRT_MANIFEST_MAX_SETS][32])
+{
+    if (size < ASYNCRT_SEAL_HEADER_SIZE || memcmp(data, MANIFEST_MAGIC, 8) != 0) return 0;
+    asyncrt_reader r = {(const unsigned char *)data + ASYNCRT_SEAL_HEADER_SIZE, size - ASYNCRT_SEAL_HEADER_SIZE,
+                        false};
+    uint64_t sets = asyncrt__take_u64(&r);
+    size_t n = 0;
+    for (uint64_t s = 0; !r.bad && s < sets && n < ASYNCRT_MANIFEST_MAX_SETS; s++) {
+        const void *key = asyncrt__take(&r, 32);
+        free(asyncrt__take_str(&r));
+        uint64_t deps = asyncrt__take_u64(&r);
+        for (uint64_t i = 0; !r.bad && i < deps; i++) {
+            free(asyncrt__take_str(&r));
+            asyncrt__take(&r, 7 * 8 + 32);
+        }
+        if (key && !r.bad) memcpy(keys[n++], key, 32);
+    }
+    return n;
+}

@@ -44,25 +44,16 @@ static int make_dirs(const char *dir, mode_t mode)
     return rc;
 }
 
-static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32], char *why, size_t why_size);
+static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uint8_t key[32], char *why,
+                     size_t why_size);
 
-bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+/* The checks on the opened directory itself (fstat), so what was checked is
+ * what every later openat sees, whatever happens to the path. */
+static bool trusted(int fd, const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
     struct stat st;
-    if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
-        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
-        return false;
-    }
-    if (lstat(dir, &st) != 0) {
+    if (fstat(fd, &st) != 0) {
         snprintf(why, why_size, "cannot stat %s: %s", dir, strerror(errno));
-        return false;
-    }
-    if (S_ISLNK(st.st_mode)) {
-        snprintf(why, why_size, "%s is a symbolic link; the cache directory must be a real directory", dir);
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(why, why_size, "%s is not a directory", dir);
         return false;
     }
     uid_t me = asyncrt__cache_trust_euid();
@@ -94,7 +85,39 @@ bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32],
                  (unsigned)st.st_uid, (unsigned)st.st_gid);
         return false;
     }
-    return load_key(dir, &st, mac_key, why, why_size);
+    return load_key(fd, dir, &st, mac_key, why, why_size);
+}
+
+int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+{
+    struct stat st;
+    if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
+        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ELOOP || (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)))
+            snprintf(why, why_size, "%s is a symbolic link; the cache directory must be a real directory", dir);
+        else if (err == ENOTDIR)
+            snprintf(why, why_size, "%s is not a directory", dir);
+        else
+            snprintf(why, why_size, "cannot open %s: %s", dir, strerror(err));
+        return -1;
+    }
+    if (!trusted(fd, dir, shared, mac_key, why, why_size)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+{
+    int fd = asyncrt__cache_open_dir(dir, shared, mac_key, why, why_size);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
 }
 
 static bool read_all(int fd, unsigned char *data, size_t size)
@@ -109,12 +132,12 @@ static bool read_all(int fd, unsigned char *data, size_t size)
     return true;
 }
 
-unsigned char *asyncrt__cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
-                                       size_t why_size)
+unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
+                                       char *why, size_t why_size)
 {
     why[0] = '\0';
     int fd;
-    do fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    do fd = openat(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         if (errno == ELOOP) snprintf(why, why_size, "is a symbolic link");
@@ -155,13 +178,12 @@ static bool write_all(int fd, const unsigned char *data, size_t size)
     return true;
 }
 
-/* <dir>/.tmp.<host>.<pid>.<random>: the host and pid let the next store
- * recognise a dead writer's leftovers (cache_store.c). */
+/* [<dir>/].tmp.<host>.<pid>.<random>, beside path: the host and pid let the
+ * next store recognise a dead writer's leftovers (cache_store.c). */
 static char *temp_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path) : 1;
-    const char *dir = slash ? path : ".";
+    int dir_len = slash ? (int)(slash - path) + 1 : 0;
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -171,29 +193,29 @@ static char *temp_name(const char *path)
     if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd) rnd = (unsigned)clock();
     size_t n = strlen(path) + strlen(host) + 64;
     char *tmp = malloc(n);
-    if (tmp) snprintf(tmp, n, "%.*s/.tmp.%s.%ld.%08x", dir_len, dir, host, (long)getpid(), rnd);
+    if (tmp) snprintf(tmp, n, "%.*s.tmp.%s.%ld.%08x", dir_len, path, host, (long)getpid(), rnd);
     return tmp;
 }
 
-bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode)
+bool asyncrt__cache_write_file(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode)
 {
     char *tmp = temp_name(path);
     if (!tmp) {
         errno = ENOMEM;
         return false;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     bool ok = fd >= 0 && fchmod(fd, mode) == 0 && write_all(fd, data, size);
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = false;
         err = errno;
     }
-    if (ok && rename(tmp, path) != 0) {
+    if (ok && renameat(dir_fd, tmp, dir_fd, path) != 0) {
         ok = false;
         err = errno;
     }
-    if (!ok && fd >= 0) unlink(tmp);
+    if (!ok && fd >= 0) unlinkat(dir_fd, tmp, 0);
     free(tmp);
     errno = err;
     return ok;
@@ -201,12 +223,13 @@ bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size
 
 /* The team key: created once by whoever comes first (link() refuses to
  * replace, so two creators agree on one), checked on every use. */
-static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32], char *why, size_t why_size)
+static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uint8_t key[32], char *why,
+                     size_t why_size)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/KEY", dir);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int fd = openat(dir_fd, "KEY", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd >= 0) {
             struct stat st;
             bool ok = fstat(fd, &st) == 0;
@@ -230,12 +253,12 @@ static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32]
         if (errno != ENOENT || attempt) break;
         uint8_t fresh[32];
         if (getrandom(fresh, sizeof fresh, 0) != (ssize_t)sizeof fresh) break;
-        char *tmp = temp_name(path);
-        int out = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0440) : -1;
+        char *tmp = temp_name("KEY");
+        int out = tmp ? openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0440) : -1;
         bool written = out >= 0 && fchmod(out, 0440) == 0 && write_all(out, fresh, sizeof fresh);
         if (out >= 0) close(out);
-        if (written && link(tmp, path) != 0 && errno != EEXIST) written = false;
-        if (tmp) unlink(tmp);
+        if (written && linkat(dir_fd, tmp, dir_fd, "KEY", 0) != 0 && errno != EEXIST) written = false;
+        if (tmp) unlinkat(dir_fd, tmp, 0);
         free(tmp);
         if (!written) break;
     }

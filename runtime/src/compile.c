@@ -222,7 +222,7 @@ static void compute_key(compile_job *job)
     asyncrt__sha256_init(&h);
     /* NVRTC's version (memo beside the cache) and file identity (stat): a hit opens no NVRTC. */
     asyncrt_nvrtc_facts nvrtc;
-    int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+    int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     char versions[64];
     snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 3", ASYNCRT_VERSION_STRING, nvrtc_version);
     asyncrt__key_str(&h, versions);
@@ -317,8 +317,8 @@ static bool read_dependencies(compile_job *job, const asyncrt_pch_use *pch, cons
     char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
     size_t size = 0;
     snprintf(why, why_size, "out of memory");
-    unsigned char *json = trace ? asyncrt__cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size)
-                                : NULL;
+    unsigned char *json =
+        trace ? asyncrt__cache_read_file(AT_FDCWD, trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size) : NULL;
     if (!json && trace && !why[0]) snprintf(why, why_size, "NVRTC wrote no time trace");
     /* Names the trace may give that are not disk files: in-memory headers,
      * the source itself and #line names (the map op's "map expression"). */
@@ -641,7 +641,7 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
                                  asyncrt_status *status)
 {
     char guess[32];
-    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
+    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx, ctx->open_ordinal, guess, sizeof guess)) {
         *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
         return *status != ASYNCRT_SUCCESS;
     }

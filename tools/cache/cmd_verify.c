@@ -28,7 +28,7 @@ static bool check(const cache_tool *tool, const asyncrt_cache_file *f, size_t *s
     }
     sprintf(path, "%s/%s", tool->dir, f->name);
     size_t n = 0;
-    unsigned char *data = asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
+    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
     free(path);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while verifying");

@@ -53,7 +53,7 @@ static bool load(const char *dir, const asyncrt_cache_file *f, const uint8_t *ma
     char *path = asyncrt__format("%s/%s", dir, f->name);
     size_t n = 0;
     why[0] = '\0';
-    unsigned char *data = path ? asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
+    unsigned char *data = path ? asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
     free(path);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while reading");
@@ -76,7 +76,7 @@ static bool save(const char *dir, const char *name, const loaded *l, const uint8
     unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
                                          : asyncrt__program_encode_keyed(l->program, mac, &size);
     char *path = asyncrt__format("%s/%s", dir, name);
-    bool ok = data && path && asyncrt__cache_write_file(path, data, size, mode);
+    bool ok = data && path && asyncrt__cache_write_file(AT_FDCWD, path, data, size, mode);
     free(data);
     free(path);
     return ok;
