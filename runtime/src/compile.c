@@ -211,9 +211,44 @@ static void digest_builtins(void)
     }
 }
 
-/* key1 = SHA-256 of the environment (below) and the source; the PCH key =
- * SHA-256 of the environment and the working directory (quoted includes
- * resolve from it), since NVRTC's PCH reuse depends on all but the source. */
+/* Whether a quoted include could be looked for in the working directory
+ * (the directory of a source given as a string, and of in-memory headers),
+ * or an include directory is named relative to it. Such a lookup that found
+ * nothing leaves no trace, and NVRTC reports relative -I files by absolute
+ * path, so the manifest alone would let another directory's header go
+ * unseen. An #include not followed by '<' counts (a macro may expand to a
+ * quoted name). */
+static bool includes_search_cwd(const compile_job *job)
+{
+    const asyncrt_compile_options *o = job->opts;
+    for (size_t i = 0; i < o->include_dir_count; i++)
+        if (o->include_dirs[i][0] != '/') return true;
+    for (size_t i = 0; i < o->option_count; i++) {
+        const char *opt = o->options[i];
+        const char *dir = strncmp(opt, "-I", 2) == 0               ? opt + 2
+                          : strncmp(opt, "--include-path=", 15) == 0 ? opt + 15
+                                                                     : NULL;
+        if (dir && dir[0] != '/') return true; /* "-I" "dir" as two options counts too */
+    }
+    for (size_t i = 0; i <= o->header_count; i++) {
+        const char *text = i ? o->headers[i - 1].content : job->source;
+        for (const char *p = text; (p = strstr(p, "include"));) {
+            size_t back = (size_t)(p - text);
+            p += 7;
+            while (back && (text[back - 1] == ' ' || text[back - 1] == '\t')) back--;
+            if (!back || text[back - 1] != '#') continue;
+            if (*p != ' ' && *p != '\t' && *p != '"' && *p != '<') continue; /* #include_next, #includes */
+            p += strspn(p, " \t");
+            if (*p != '<') return true;
+        }
+    }
+    return false;
+}
+
+/* key1 = SHA-256 of the environment (below), the working directory where
+ * includes may search it (above), and the source; the PCH key = SHA-256 of
+ * the environment and the working directory (quoted includes resolve from
+ * it), since NVRTC's PCH reuse depends on all but the source. */
 static void compute_key(compile_job *job)
 {
     pthread_once(&g_digests_once, digest_builtins);
@@ -245,12 +280,14 @@ static void compute_key(compile_job *job)
     uint8_t environment[32];
     asyncrt__sha256_final(&h, environment);
     char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
     asyncrt__sha256_init(&h);
     asyncrt__sha256_update(&h, environment, 32);
-    asyncrt__key_str(&h, getcwd(cwd, sizeof cwd) ? cwd : "");
+    asyncrt__key_str(&h, cwd);
     asyncrt__sha256_final(&h, job->pch_key);
     asyncrt__sha256_init(&h);
     asyncrt__sha256_update(&h, environment, 32);
+    asyncrt__key_str(&h, includes_search_cwd(job) ? cwd : "");
     asyncrt__key_str(&h, job->source_name);
     asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
