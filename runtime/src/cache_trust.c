@@ -1,7 +1,10 @@
 #include "cache_trust.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,9 +269,72 @@ static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uin
     return false;
 }
 
+/* Removes a folder a dead process of this user left: its plain files, then
+ * itself. Never follows a symbolic link; a folder of someone else's, or
+ * holding anything but files, stays. */
+static bool remove_left_dir(int parent, const char *name)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) return false;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid()) {
+        close(fd);
+        return false;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return false;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    return unlinkat(parent, name, AT_REMOVEDIR) == 0;
+}
+
+size_t asyncrt__sweep_private_dirs(const char *tmp, const char *prefix)
+{
+    int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = parent >= 0 ? fdopendir(parent) : NULL;
+    if (!d) {
+        if (parent >= 0) close(parent);
+        return 0;
+    }
+    size_t n = strlen(prefix), removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, n) != 0) continue;
+        char *end;
+        const char *digits = e->d_name + n;
+        long pid = strtol(digits, &end, 10);
+        if (end == digits || *digits == '-' || *end != '-' || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to ask) */
+        removed += remove_left_dir(dirfd(d), e->d_name);
+    }
+    closedir(d);
+    return removed;
+}
+
+/* Each (folder, prefix) is swept once per process, by its first make. */
+static bool first_make(const char *tmp, const char *prefix)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char seen[8][96];
+    static size_t count;
+    char key[96];
+    snprintf(key, sizeof key, "%s/%s", tmp, prefix);
+    pthread_mutex_lock(&lock);
+    bool first = true;
+    for (size_t i = 0; i < count && i < 8 && first; i++) first = strcmp(seen[i], key) != 0;
+    if (first) snprintf(seen[count++ % 8], sizeof seen[0], "%s", key);
+    pthread_mutex_unlock(&lock);
+    return first;
+}
+
 bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix)
 {
-    const char *tmp = getenv("TMPDIR");
-    int n = snprintf(path, size, "%s/%sXXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp", prefix);
+    const char *env = getenv("TMPDIR");
+    const char *tmp = env && *env && strlen(env) < 32 ? env : "/tmp";
+    if (first_make(tmp, prefix)) asyncrt__sweep_private_dirs(tmp, prefix);
+    int n = snprintf(path, size, "%s/%s%ld-XXXXXX", tmp, prefix, (long)getpid());
     return n > 0 && (size_t)n < size && mkdtemp(path) != NULL;
 }
