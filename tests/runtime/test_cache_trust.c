@@ -261,12 +261,13 @@ static void a_directory_swapped_between_compiles_is_never_read(void **state)
 static int facts_child(const char *dir)
 {
     alarm(20); /* blocked on a FIFO: killed, and the parent sees it */
-    asyncrt_context *ctx;
+    asyncrt_context *ctx = NULL;
     asyncrt_nvrtc_facts facts;
     char msg[256];
     bool ok = asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS &&
               asyncrt_context_set_cache_dir(ctx, dir) == ASYNCRT_SUCCESS &&
               asyncrt__nvrtc_facts_get(ctx, &facts, msg, sizeof msg) == ASYNCRT_SUCCESS;
+    asyncrt_context_destroy(ctx);
     return ok ? (facts.from_memo ? 10 : 0) : 1;
 }
 
