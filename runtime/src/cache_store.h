@@ -1,7 +1,8 @@
 /* The cache directory as a set of files: entries <key2>.bin, manifests
- * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY.
- * Eviction is least-recently-used by mtime (a hit refreshes it, see
- * asyncrt__cache_read_file) and needs no lock: every process trims the
+ * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY, and
+ * side files (cache.h; "other" here: never evicted or cleared). Eviction is
+ * least-recently-used by mtime, an entry with the manifest that names it (a
+ * hit refreshes both, see asyncrt__cache_read_file), and needs no lock: every process trims the
  * directory to the cap after its own store, deletions race harmlessly (a
  * file deleted twice is gone once), and deleting a file another process has
  * open is fine on POSIX (it keeps reading its descriptor; on NFS the client
