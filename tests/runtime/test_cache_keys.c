@@ -230,17 +230,19 @@ static void another_working_directory_is_another_dependency(void **state)
     free(other);
 }
 
-/* A source given as a string (no directory) with #include "cfg.h" and a
- * relative -I inc, compiled in folder A and then in folder B, each with its
- * own inc/cfg.h, and the other way round: each compile sees its own folder's
- * value (NVRTC names -I files by absolute path, so only the key can tell the
- * folders apart). */
-static char *compile_here(const char *cache, asyncrt_program_origin *origin)
+/* A source given as a string (no directory) with #include "cfg.h", whose
+ * first place to look is the working directory, then the -I folder. Two
+ * layouts, each compiled in one folder then the other, both orders, each
+ * compile expecting its own folder's value: (1) a relative -I inc, each
+ * folder with its own inc/cfg.h; (2) one absolute -I folder with cfg.h, and
+ * a second working folder holding a cfg.h of its own, which wins there (the
+ * first folder's compile looked for it in vain, which leaves no trace). */
+static char *compile_here(const char *cache, const char *include_dir, asyncrt_program_origin *origin)
 {
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
-    const char *dirs[] = {"inc"};
+    const char *dirs[] = {include_dir};
     asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "stdin", "#include \"cfg.h\"\n"
@@ -259,26 +261,39 @@ static void each_working_directory_sees_its_own_headers(void **state)
     (void)state;
     write_text("A/inc/cfg.h", "#define VALUE 123111\n");
     write_text("B/inc/cfg.h", "#define VALUE 456222\n");
+    write_text("shared/cfg.h", "#define VALUE 789333\n");
+    write_text("C/README", "no cfg.h here: the shared one is read\n");
+    write_text("D/cfg.h", "#define VALUE 999444\n");
     settle();
-    for (int order = 0; order < 2; order++) {
-        char *cache = test_make_temp_dir("asyncrt-keys-cache");
-        for (int pass = 0; pass < 2; pass++) /* compiled, then from the disk cache */
-            for (int i = 0; i < 2; i++) {
-                bool a = (i == 0) != (order == 1);
-                char *dir = asyncrt__format("%s/%s", g_root, a ? "A" : "B");
-                assert_int_equal(chdir(dir), 0);
-                asyncrt_program_origin origin;
-                char *ptx = compile_here(cache, &origin);
-                print_message("order %d pass %d in %s: origin %d\n", order, pass, a ? "A" : "B", (int)origin);
-                assert_non_null(strstr(ptx, a ? "123111" : "456222"));
-                assert_int_equal(origin, pass ? ASYNCRT_ORIGIN_DISK_CACHE : ASYNCRT_ORIGIN_COMPILED);
-                free(ptx);
-                free(dir);
-            }
-        assert_int_equal(chdir(g_root), 0);
-        test_remove_tree(cache);
-        free(cache);
-    }
+    char *shared = asyncrt__format("%s/shared", g_root);
+    const struct { const char *dirs[2], *values[2], *include; } layouts[] = {
+        {{"A", "B"}, {"123111", "456222"}, "inc"},
+        {{"C", "D"}, {"789333", "999444"}, shared},
+    };
+    for (int l = 0; l < 2; l++)
+        for (int order = 0; order < 2; order++) {
+            char *cache = test_make_temp_dir("asyncrt-keys-cache");
+            for (int pass = 0; pass < 2; pass++) /* compiled, then from the disk cache */
+                for (int i = 0; i < 2; i++) {
+                    int which = i ^ order;
+                    char *dir = asyncrt__format("%s/%s", g_root, layouts[l].dirs[which]);
+                    assert_int_equal(chdir(dir), 0);
+                    asyncrt_program_origin origin;
+                    char *ptx = compile_here(cache, layouts[l].include, &origin);
+                    print_message("in %s (order %d, pass %d): origin %d\n", layouts[l].dirs[which], order, pass,
+                                  (int)origin);
+                    if (!strstr(ptx, layouts[l].values[which]))
+                        fail_msg("in %s: the program lacks %s (another folder's header)", layouts[l].dirs[which],
+                                 layouts[l].values[which]);
+                    assert_int_equal(origin, pass ? ASYNCRT_ORIGIN_DISK_CACHE : ASYNCRT_ORIGIN_COMPILED);
+                    free(ptx);
+                    free(dir);
+                }
+            assert_int_equal(chdir(g_root), 0);
+            test_remove_tree(cache);
+            free(cache);
+        }
+    free(shared);
 }
 
 /* A folder or a symbolic link on the way to a header, switched by rename
