@@ -213,11 +213,10 @@ static void digest_builtins(void)
 
 /* Whether a quoted include could be looked for in the working directory
  * (the directory of a source given as a string, and of in-memory headers),
- * or an include directory is named relative to it. Such a lookup that found
- * nothing leaves no trace, and NVRTC reports relative -I files by absolute
- * path, so the manifest alone would let another directory's header go
- * unseen. An #include not followed by '<' counts (a macro may expand to a
- * quoted name). */
+ * or in an include directory named relative to it. A lookup there that found
+ * nothing leaves no trace, so the manifest alone would not see another
+ * working directory's header of that name, which would win there. An
+ * #include not followed by '<' counts (a macro may expand to a quoted name). */
 static bool includes_search_cwd(const compile_job *job)
 {
     const asyncrt_compile_options *o = job->opts;
@@ -287,12 +286,14 @@ static void compute_key(compile_job *job)
     asyncrt__sha256_final(&h, job->pch_key);
     asyncrt__sha256_init(&h);
     asyncrt__sha256_update(&h, environment, 32);
-    asyncrt__key_str(&h, includes_search_cwd(job) ? cwd : "");
+    bool cwd_matters = includes_search_cwd(job);
+    asyncrt__key_str(&h, cwd_matters ? cwd : "");
     asyncrt__key_str(&h, job->source_name);
     asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
     asyncrt__sha256_final(&h, job->key);
     const char *why = job->ctx->memory_cache ? uncacheable_reason(job, nvrtc_version) : "";
+    if (!why && cwd_matters && !cwd[0]) why = "includes may search the working directory, which cannot be read";
     job->cacheable = why == NULL;
     if (why && *why) asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
 }
