@@ -405,7 +405,7 @@ char *asyncrt__cache_read_side(asyncrt_context *ctx, const char *name)
     uint8_t mac_key[32], key[32];
     bool shared;
     char *dir, why[256];
-    int fd = usable_dir(ctx, &dir, mac_key, &shared);
+    int fd = strchr(name, '/') ? -1 : usable_dir(ctx, &dir, mac_key, &shared);
     if (fd < 0) return NULL;
     size_t size = 0, text_size = 0;
     unsigned char *data = asyncrt__cache_read_file(fd, name, SIDE_MAX_BYTES, false, &size, why, sizeof why);
@@ -431,7 +431,7 @@ bool asyncrt__cache_write_side(asyncrt_context *ctx, const char *name, const cha
     uint8_t mac_key[32], key[32];
     bool shared;
     char *dir;
-    int fd = usable_dir(ctx, &dir, mac_key, &shared);
+    int fd = strchr(name, '/') ? -1 : usable_dir(ctx, &dir, mac_key, &shared);
     if (fd < 0) return false;
     side_key(name, key);
     asyncrt_writer w = {0};
@@ -440,7 +440,7 @@ bool asyncrt__cache_write_side(asyncrt_context *ctx, const char *name, const cha
     size_t size = 0;
     unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &size);
     bool ok = data && asyncrt__cache_write_file(fd, name, data, size, shared ? 0660 : 0600);
-    if (!ok) asyncrt__log(ctx, 2, "warning: cannot write cache side file %s/%s: %s", dir, name, strerror(errno));
+    if (!ok) asyncrt__log(ctx, 1, "warning: cannot write cache side file %s/%s: %s", dir, name, strerror(errno));
     free(data);
     free(dir);
     close(fd);

@@ -45,8 +45,8 @@ void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const as
 void asyncrt__cache_clear(asyncrt_context *ctx);
 
 /* Side files: small text notes kept beside the entries (the NVRTC facts
- * memo, the speculative target hints), under a plain file name in the cache
- * directory. The only way anything else touches that directory: only when it
+ * memo, the speculative target hints, the ops' calibration), under a plain
+ * file name (no '/') in the cache directory. The only way anything else touches that directory: only when it
  * is usable (checked, opened once, see cache_trust.h), through its
  * descriptor, with the entries' checks (no symlink, no FIFO, bounded size,
  * unguessable temporary, atomic rename) and sealed like them (a digest, or
