@@ -175,7 +175,7 @@ asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asy
     /* From the memo beside the cache when there is one: a cache hit then needs no NVRTC. */
     asyncrt_nvrtc_facts facts;
     char missing[2048];
-    asyncrt_status loaded = asyncrt__nvrtc_facts_get(ctx->cache_dir, &facts, missing, sizeof missing);
+    asyncrt_status loaded = asyncrt__nvrtc_facts_get(ctx, &facts, missing, sizeof missing);
     if (loaded != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, loaded, "%s", missing);
     const int *supported = facts.archs;
     size_t count = facts.arch_count;

@@ -1,6 +1,7 @@
 #include "cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cache_codec.h"
 #include "cache_store.h"
 #include "cache_trust.h"
 #include "sha256.h"
@@ -28,8 +30,8 @@ enum { C_MEMORY_HITS, C_DISK_HITS, C_MISSES, C_STORES, C_EVICTIONS, C_REJECTED, 
 struct asyncrt_cache {
     pthread_mutex_t lock;
     cached *programs;          /* newest first */
-    char *checked_dir;         /* the directory last checked, and the verdict */
-    bool dir_ok;
+    char *checked_dir;         /* the directory last checked, and the verdict: */
+    int dir_fd;                /* it, opened and checked once (-1: not usable) */
     bool shared;
     uint8_t mac_key[32];
     uint64_t max_bytes;
@@ -60,6 +62,7 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_context *ctx)
         free(c);
         return NULL;
     }
+    c->dir_fd = -1;
     c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
     const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
     if (max && *max && !asyncrt__cache_parse_size(max, &c->max_bytes)) {
@@ -112,6 +115,7 @@ void asyncrt__cache_destroy(asyncrt_context *ctx)
                 (unsigned long long)s.rejected);
     asyncrt__cache_clear(ctx);
     pthread_mutex_destroy(&c->lock);
+    if (c->dir_fd >= 0) close(c->dir_fd);
     free(c->checked_dir);
     free(c);
     ctx->cache = NULL;
@@ -127,34 +131,53 @@ asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_c
     return ASYNCRT_SUCCESS;
 }
 
-/* <dir>/<hex key><suffix>, malloc'd. */
-static char *file_path(const char *dir, const uint8_t key[32], const char *suffix)
+/* <hex key><suffix>: a name in the cache directory. */
+static void file_name(const uint8_t key[32], const char *suffix, char out[72])
 {
-    char hex[65];
-    asyncrt__sha256_hex(key, hex);
-    return asyncrt__format("%s/%s%s", dir, hex, suffix);
+    asyncrt__sha256_hex(key, out);
+    strcat(out, suffix);
 }
 
-/* The cache directory if it may be used (checked once per directory, and
- * created if missing), malloc'd; *mac_key is the shared key or NULL. */
-static char *usable_dir(asyncrt_context *ctx, uint8_t mac_key[32], bool *shared)
+/* The cache directory, if it may be used: checked and opened once per
+ * directory name (created if missing). Returns a descriptor of its own for
+ * the caller to close, or -1; *name is the directory's name (for messages,
+ * malloc'd) and *mac_key the shared key. */
+static int usable_dir(asyncrt_context *ctx, char **name, uint8_t mac_key[32], bool *shared)
 {
     asyncrt_cache *c = ctx->cache;
-    if (!c || !ctx->cache_dir) return NULL;
+    *name = NULL;
+    if (!c || !ctx->cache_dir || !ctx->memory_cache) return -1;
     pthread_mutex_lock(&c->lock);
     if (!c->checked_dir || strcmp(c->checked_dir, ctx->cache_dir) != 0) {
         free(c->checked_dir);
+        if (c->dir_fd >= 0) close(c->dir_fd);
+        c->dir_fd = -1;
         c->checked_dir = strdup(ctx->cache_dir);
         char why[512];
-        c->dir_ok = c->checked_dir && asyncrt__cache_trust_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why);
-        if (!c->dir_ok && c->checked_dir)
+        if (c->checked_dir &&
+            (c->dir_fd = asyncrt__cache_open_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why)) < 0)
             asyncrt__log(ctx, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir, why);
     }
-    char *dir = c->dir_ok ? strdup(c->checked_dir) : NULL;
+    int fd = c->dir_fd >= 0 ? fcntl(c->dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (fd >= 0 && !(*name = strdup(c->checked_dir))) {
+        close(fd);
+        fd = -1;
+    }
     memcpy(mac_key, c->mac_key, 32);
     *shared = c->shared;
     pthread_mutex_unlock(&c->lock);
-    return dir;
+    return fd;
+}
+
+/* Forgets the directory's check: the next use checks (and creates) it again. */
+static void forget_dir(asyncrt_cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    free(c->checked_dir);
+    c->checked_dir = NULL;
+    if (c->dir_fd >= 0) close(c->dir_fd);
+    c->dir_fd = -1;
+    pthread_mutex_unlock(&c->lock);
 }
 
 bool asyncrt__cache_dir_usable(asyncrt_context *ctx)
@@ -209,57 +232,59 @@ static asyncrt_program *find_in_memory(asyncrt_cache *c, const uint8_t key1[32])
     return found;
 }
 
-/* Reads and unseals one cache file; a refused one is logged, counted and,
- * if it is a damaged regular file or a stray link, deleted. */
-static unsigned char *read_cache_file(asyncrt_context *ctx, const char *path, size_t *size)
+/* Reads one cache file; a refused one is logged and counted. */
+static unsigned char *read_cache_file(asyncrt_context *ctx, int dir_fd, const char *dir, const char *name,
+                                      size_t *size)
 {
     char why[256];
-    unsigned char *data = asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, true, size, why, sizeof why);
+    unsigned char *data = asyncrt__cache_read_file(dir_fd, name, ASYNCRT_CACHE_FILE_MAX, true, size, why,
+                                                  sizeof why);
     if (!data && why[0]) {
-        asyncrt__log(ctx, 1, "warning: refusing cache file %s: it %s", path, why);
+        asyncrt__log(ctx, 1, "warning: refusing cache file %s/%s: it %s", dir, name, why);
         count(ctx->cache, C_REJECTED);
     }
     return data;
 }
 
-static void discard(asyncrt_context *ctx, const char *path, const char *why)
+/* A damaged file is logged, counted and deleted. */
+static void discard(asyncrt_context *ctx, int dir_fd, const char *dir, const char *name, const char *why)
 {
     /* Another process may be renaming a good file over this one; unlinking
      * is still safe, since rename replaces atomically. */
-    asyncrt__log(ctx, 1, "warning: discarding cache file %s: %s", path, why);
+    asyncrt__log(ctx, 1, "warning: discarding cache file %s/%s: %s", dir, name, why);
     count(ctx->cache, C_REJECTED);
-    unlink(path);
+    unlinkat(dir_fd, name, 0);
 }
 
-static asyncrt_program *find_on_disk(asyncrt_context *ctx, const char *dir, const uint8_t key1[32],
+static asyncrt_program *find_on_disk(asyncrt_context *ctx, int dir_fd, const char *dir, const uint8_t key1[32],
                                      const uint8_t *mac_key)
 {
-    char *mf_path = file_path(dir, key1, ".mf");
+    char mf_name[72], name[72];
+    file_name(key1, ".mf", mf_name);
     size_t size = 0;
-    unsigned char *data = mf_path ? read_cache_file(ctx, mf_path, &size) : NULL;
+    unsigned char *data = read_cache_file(ctx, dir_fd, dir, mf_name, &size);
     asyncrt_manifest m = {0};
     char why[256];
-    if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &m, why, sizeof why)) discard(ctx, mf_path, why);
+    if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &m, why, sizeof why))
+        discard(ctx, dir_fd, dir, mf_name, why);
     free(data);
     asyncrt_program *program = NULL;
     for (size_t s = 0; s < m.count && !program; s++) {
         if (!asyncrt__dep_set_valid(&m.sets[s])) continue;
-        char *path = file_path(dir, m.sets[s].result_key, ".bin");
-        data = path ? read_cache_file(ctx, path, &size) : NULL;
+        file_name(m.sets[s].result_key, ".bin", name);
+        data = read_cache_file(ctx, dir_fd, dir, name, &size);
         if (data && asyncrt__program_decode_keyed(data, size, m.sets[s].result_key, mac_key, &program, why,
                                                  sizeof why) != ASYNCRT_SUCCESS)
-            discard(ctx, path, why);
+            discard(ctx, dir_fd, dir, name, why);
         if (program) {
-            asyncrt__log(ctx, 2, "cache hit: %s", path);
+            asyncrt__log(ctx, 2, "cache hit: %s/%s", dir, name);
             remember(ctx->cache, key1, &m.sets[s], program);
         }
         free(data);
-        free(path);
         break; /* the newest valid set decides: an older one is another header version */
     }
-    if (!program) asyncrt__log(ctx, 2, "cache miss: %s", mf_path ? mf_path : dir);
+    if (!program) asyncrt__log(ctx, 2, "cache miss: %s/%s", dir, mf_name);
     asyncrt__manifest_free(&m);
-    free(mf_path);
     return program;
 }
 
@@ -274,8 +299,10 @@ asyncrt_program *asyncrt__cache_find(asyncrt_context *ctx, const uint8_t key1[32
     }
     uint8_t mac_key[32];
     bool shared;
-    char *dir = usable_dir(ctx, mac_key, &shared);
-    if (dir) p = find_on_disk(ctx, dir, key1, shared ? mac_key : NULL);
+    char *dir;
+    int fd = usable_dir(ctx, &dir, mac_key, &shared);
+    if (fd >= 0) p = find_on_disk(ctx, fd, dir, key1, shared ? mac_key : NULL);
+    if (fd >= 0) close(fd);
     free(dir);
     count(c, p ? C_DISK_HITS : C_MISSES);
     return p;
@@ -285,17 +312,18 @@ asyncrt_program *asyncrt__cache_find(asyncrt_context *ctx, const uint8_t key1[32
  * (a damaged or absent manifest simply starts afresh). Two processes
  * updating one manifest at once may lose one's set: a later miss adds it
  * back. */
-static bool write_manifest(asyncrt_context *ctx, const char *dir, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                           const uint8_t *mac_key, mode_t mode)
+static bool write_manifest(asyncrt_context *ctx, int dir_fd, const char *dir, const uint8_t key1[32],
+                           const asyncrt_dep_set *deps, const uint8_t *mac_key, mode_t mode)
 {
-    char *path = file_path(dir, key1, ".mf");
-    if (!path) return false;
+    char name[72];
+    file_name(key1, ".mf", name);
     size_t size = 0;
     char why[256];
-    unsigned char *data = asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why);
+    unsigned char *data = asyncrt__cache_read_file(dir_fd, name, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+                                                  sizeof why);
     asyncrt_manifest old = {0};
     if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &old, why, sizeof why))
-        asyncrt__log(ctx, 1, "warning: replacing cache manifest %s: %s", path, why);
+        asyncrt__log(ctx, 1, "warning: replacing cache manifest %s/%s: %s", dir, name, why);
     free(data);
     asyncrt_dep_set sets[ASYNCRT_MANIFEST_MAX_SETS];
     asyncrt_manifest m = {sets, 1};
@@ -303,11 +331,33 @@ static bool write_manifest(asyncrt_context *ctx, const char *dir, const uint8_t 
     for (size_t i = 0; i < old.count && m.count < ASYNCRT_MANIFEST_MAX_SETS; i++)
         if (memcmp(old.sets[i].result_key, deps->result_key, 32) != 0) sets[m.count++] = old.sets[i];
     data = asyncrt__manifest_encode(&m, key1, mac_key, &size);
-    bool ok = data && asyncrt__cache_write_file(path, data, size, mode);
+    bool ok = data && asyncrt__cache_write_file(dir_fd, name, data, size, mode);
     free(data);
     asyncrt__manifest_free(&old);
-    free(path);
     return ok;
+}
+
+/* Trims the directory to the cap after a store. A cap smaller than the entry
+ * just stored (with its manifest) could only ever empty the cache: it is
+ * refused with a warning, and the default applies from then on. */
+static void trim(asyncrt_context *ctx, int dir_fd, const char *dir, const char *stored)
+{
+    asyncrt_cache *c = ctx->cache;
+    uint64_t max = __atomic_load_n(&c->max_bytes, __ATOMIC_RELAXED);
+    asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir_fd, max, stored);
+    if (r.refused_below && max != ASYNCRT_CACHE_DEFAULT_MAX_BYTES &&
+        __atomic_compare_exchange_n(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+        asyncrt__log(ctx, 1, "warning: the cache cap ASYNCRT_CACHE_MAX_BYTES (%llu bytes) is smaller than one "
+                            "entry with its manifest (%llu bytes) in %s: refused, using %llu",
+                    (unsigned long long)max, (unsigned long long)r.refused_below, dir,
+                    (unsigned long long)ASYNCRT_CACHE_DEFAULT_MAX_BYTES);
+        r = asyncrt__cache_evict_at(dir_fd, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, stored);
+    }
+    __atomic_fetch_add(&c->counters[C_EVICTIONS], r.evicted, __ATOMIC_RELAXED);
+    if (r.evicted || r.temps)
+        asyncrt__log(ctx, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
+                    r.evicted, (unsigned long long)__atomic_load_n(&c->max_bytes, __ATOMIC_RELAXED), r.temps);
 }
 
 void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
@@ -319,37 +369,90 @@ void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const as
     count(c, C_STORES);
     uint8_t mac_key[32];
     bool shared;
-    char *dir = usable_dir(ctx, mac_key, &shared);
-    if (!dir) return;
+    char *dir;
+    int fd = usable_dir(ctx, &dir, mac_key, &shared);
+    if (fd < 0) return;
     const uint8_t *mac = shared ? mac_key : NULL;
     mode_t mode = shared ? 0660 : 0600;
-    char *path = file_path(dir, program->key, ".bin");
-    const char *name = path ? strrchr(path, '/') + 1 : NULL;
+    char name[72];
+    file_name(program->key, ".bin", name);
     size_t size = 0;
     unsigned char *data = asyncrt__program_encode_keyed(program, mac, &size);
-    const char *failed = !path || !data                                   ? "out of memory"
-                         : !asyncrt__cache_write_file(path, data, size, mode) ? "cannot write the entry"
-                         : !write_manifest(ctx, dir, key1, deps, mac, mode)  ? "cannot write the manifest"
-                                                                              : NULL;
+    const char *failed = !data                                                 ? "out of memory"
+                         : !asyncrt__cache_write_file(fd, name, data, size, mode) ? "cannot write the entry"
+                         : !write_manifest(ctx, fd, dir, key1, deps, mac, mode)   ? "cannot write the manifest"
+                                                                                 : NULL;
     if (failed) {
         int err = errno;
         asyncrt__log(ctx, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(err));
-        if (err == ENOENT) { /* removed under us: check (and create) it again next time */
-            pthread_mutex_lock(&c->lock);
-            free(c->checked_dir);
-            c->checked_dir = NULL;
-            pthread_mutex_unlock(&c->lock);
-        }
+        if (err == ENOENT) forget_dir(c); /* removed under us */
     } else {
-        asyncrt__log(ctx, 2, "cached %s (%zu bytes, %zu dependencies)", path, size, deps->count);
-        size_t temps = 0;
-        size_t evicted = asyncrt__cache_evict(dir, c->max_bytes, name, &temps);
-        __atomic_fetch_add(&c->counters[C_EVICTIONS], evicted, __ATOMIC_RELAXED);
-        if (evicted || temps)
-            asyncrt__log(ctx, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
-                        evicted, (unsigned long long)c->max_bytes, temps);
+        asyncrt__log(ctx, 2, "cached %s/%s (%zu bytes, %zu dependencies)", dir, name, size, deps->count);
+        trim(ctx, fd, dir, name);
     }
     free(data);
-    free(path);
     free(dir);
+    close(fd);
+}
+
+/* ---- side files: small notes kept beside the entries --------------------- */
+
+#define SIDE_MAGIC "ASYNCRTS"
+#define SIDE_MAX_BYTES 65536
+
+/* The key a side file is sealed under: its name, so a copy under another name fails. */
+static void side_key(const char *name, uint8_t key[32])
+{
+    asyncrt_sha256 h;
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, "asyncrt side file ", 18);
+    asyncrt__sha256_update(&h, name, strlen(name));
+    asyncrt__sha256_final(&h, key);
+}
+
+char *asyncrt__cache_read_side(asyncrt_context *ctx, const char *name)
+{
+    uint8_t mac_key[32], key[32];
+    bool shared;
+    char *dir, why[256];
+    int fd = strchr(name, '/') ? -1 : usable_dir(ctx, &dir, mac_key, &shared);
+    if (fd < 0) return NULL;
+    size_t size = 0, text_size = 0;
+    unsigned char *data = asyncrt__cache_read_file(fd, name, SIDE_MAX_BYTES, false, &size, why, sizeof why);
+    const unsigned char *text = NULL;
+    side_key(name, key);
+    if (data && !asyncrt__seal_open("side file", data, size, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &text,
+                                   &text_size, NULL, why, sizeof why))
+        text = NULL;
+    if (!text && why[0]) asyncrt__log(ctx, 1, "warning: ignoring cache side file %s/%s: %s", dir, name, why);
+    char *copy = text ? asyncrt__dup_bytes(text, text_size) : NULL;
+    if (copy && strlen(copy) != text_size) { /* a NUL inside: not text */
+        free(copy);
+        copy = NULL;
+    }
+    free(data);
+    free(dir);
+    close(fd);
+    return copy;
+}
+
+bool asyncrt__cache_write_side(asyncrt_context *ctx, const char *name, const char *text)
+{
+    uint8_t mac_key[32], key[32];
+    bool shared;
+    char *dir;
+    int fd = strchr(name, '/') ? -1 : usable_dir(ctx, &dir, mac_key, &shared);
+    if (fd < 0) return false;
+    side_key(name, key);
+    asyncrt_writer w = {0};
+    asyncrt__seal_begin(&w);
+    asyncrt__put(&w, text, strlen(text));
+    size_t size = 0;
+    unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &size);
+    bool ok = data && asyncrt__cache_write_file(fd, name, data, size, shared ? 0660 : 0600);
+    if (!ok) asyncrt__log(ctx, 1, "warning: cannot write cache side file %s/%s: %s", dir, name, strerror(errno));
+    free(data);
+    free(dir);
+    close(fd);
+    return ok;
 }

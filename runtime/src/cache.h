@@ -48,6 +48,17 @@ bool asyncrt__cache_dir_usable(asyncrt_context *ctx);
 /* Empties the in-memory cache. */
 void asyncrt__cache_clear(asyncrt_context *ctx);
 
+/* Side files: small text notes kept beside the entries (the NVRTC facts
+ * memo, the speculative target hints, the ops' calibration), under a plain
+ * file name (no '/') in the cache directory. The only way anything else touches that directory: only when it
+ * is usable (checked, opened once, see cache_trust.h), through its
+ * descriptor, with the entries' checks (no symlink, no FIFO, bounded size,
+ * unguessable temporary, atomic rename) and sealed like them (a digest, or
+ * the team MAC in shared mode). read: the text (malloc'd), or NULL when
+ * absent, refused (logged) or there is no usable directory. */
+char *asyncrt__cache_read_side(asyncrt_context *ctx, const char *name);
+bool asyncrt__cache_write_side(asyncrt_context *ctx, const char *name, const char *text);
+
 /* ASYNCRT_CACHE_MAX_BYTES's default. */
 #define ASYNCRT_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
 

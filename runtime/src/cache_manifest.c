@@ -80,6 +80,51 @@ static void result_key(asyncrt_dep_set *set, const uint8_t key1[32])
     asyncrt__sha256_final(&h, set->result_key);
 }
 
+/* Whether a directory or symbolic link on the way to path (those after the
+ * first `skip` characters, already checked) was put in place at or after
+ * start: a folder or link switched by rename gets a new ctime then, while a
+ * folder that was only written into also gets a new mtime (not a switch).
+ * NVRTC may have read the file through what was there before. */
+static bool way_replaced(const char *path, size_t skip, const struct timespec *start, char *why, size_t why_size)
+{
+    char prefix[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof prefix) return false;
+    memcpy(prefix, path, n + 1);
+    for (size_t i = skip + 1; i < n; i++) {
+        if (prefix[i] != '/') continue;
+        prefix[i] = '\0';
+        struct stat st;
+        bool moved = lstat(prefix, &st) == 0 && at_or_after(st.st_ctim.tv_sec, st.st_ctim.tv_nsec, start) &&
+                     (S_ISLNK(st.st_mode) || (S_ISDIR(st.st_mode) && !at_or_after(st.st_mtim.tv_sec,
+                                                                                  st.st_mtim.tv_nsec, start)));
+        if (moved) {
+            snprintf(why, why_size, "%s was replaced while %s was being compiled", prefix, path);
+            return true;
+        }
+        prefix[i] = '/';
+    }
+    return false;
+}
+
+/* How many leading characters of a and b name the same directory. */
+static size_t same_dir(const char *a, const char *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+        if (a[i] == '/') n = i;
+    return n;
+}
+
+/* The file at path is still the one hashed (device, inode, size, ctime). */
+static bool still_same(const char *path, const struct stat *hashed)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_dev == hashed->st_dev && st.st_ino == hashed->st_ino &&
+           st.st_size == hashed->st_size && st.st_ctim.tv_sec == hashed->st_ctim.tv_sec &&
+           st.st_ctim.tv_nsec == hashed->st_ctim.tv_nsec;
+}
+
 /* Under dir/ (the toolkit's headers, whose own probes change only with the toolkit). */
 static bool inside(const char *path, const char *dir)
 {
@@ -97,6 +142,7 @@ bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *c
     bool ok = out->deps && out->cwd;
     if (!ok) snprintf(why, why_size, "out of memory");
     bool relative = false;
+    const char *checked = NULL; /* the last path whose way was checked */
     for (size_t i = 0; ok && i < headers->count; i++) {
         const char *path = headers->paths[i];
         asyncrt_dep *d = &out->deps[out->count];
@@ -118,12 +164,18 @@ bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *c
                    at_or_after(st.st_ctim.tv_sec, st.st_ctim.tv_nsec, start)) {
             snprintf(why, why_size, "%s changed while it was being compiled", path);
             ok = false;
+        } else if (!still_same(path, &st)) {
+            snprintf(why, why_size, "%s was replaced while it was being recorded", path);
+            ok = false;
+        } else if (way_replaced(path, checked ? same_dir(path, checked) : 0, start, why, why_size)) {
+            ok = false;
         } else if (!(d->path = strdup(path))) {
             snprintf(why, why_size, "out of memory");
             ok = false;
         } else {
             take_stat(d, &st);
             out->count++;
+            checked = path;
             relative |= path[0] != '/';
         }
     }
@@ -268,4 +320,24 @@ bool asyncrt__manifest_decode(const void *data, size_t size, const uint8_t key1[
         return false;
     }
     return true;
+}
+
+size_t asyncrt__manifest_result_keys(const void *data, size_t size, uint8_t keys[ASYNCRT_MANIFEST_MAX_SETS][32])
+{
+    if (size < ASYNCRT_SEAL_HEADER_SIZE || memcmp(data, MANIFEST_MAGIC, 8) != 0) return 0;
+    asyncrt_reader r = {(const unsigned char *)data + ASYNCRT_SEAL_HEADER_SIZE, size - ASYNCRT_SEAL_HEADER_SIZE,
+                        false};
+    uint64_t sets = asyncrt__take_u64(&r);
+    size_t n = 0;
+    for (uint64_t s = 0; !r.bad && s < sets && n < ASYNCRT_MANIFEST_MAX_SETS; s++) {
+        const void *key = asyncrt__take(&r, 32);
+        free(asyncrt__take_str(&r));
+        uint64_t deps = asyncrt__take_u64(&r);
+        for (uint64_t i = 0; !r.bad && i < deps; i++) {
+            free(asyncrt__take_str(&r));
+            asyncrt__take(&r, 7 * 8 + 32);
+        }
+        if (key && !r.bad) memcpy(keys[n++], key, 32);
+    }
+    return n;
 }

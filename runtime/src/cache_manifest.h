@@ -68,4 +68,9 @@ bool asyncrt__manifest_decode(const void *data, size_t size, const uint8_t key1[
                              asyncrt_manifest *out, char *why, size_t why_size);
 void asyncrt__manifest_free(asyncrt_manifest *m);
 
+/* The result keys a manifest names, unchecked (no digest or MAC: eviction
+ * only needs to know which entries go with it). Up to MAX_SETS; 0 when it
+ * does not parse. */
+size_t asyncrt__manifest_result_keys(const void *data, size_t size, uint8_t keys[ASYNCRT_MANIFEST_MAX_SETS][32]);
+
 #endif

@@ -3,12 +3,17 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "cache_manifest.h"
+#include "cache_trust.h"
+#include "sha256.h"
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -31,19 +36,22 @@ void asyncrt__cache_listing_free(asyncrt_cache_listing *l)
     *l = (asyncrt_cache_listing){0};
 }
 
-bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out)
+bool asyncrt__cache_scan_at(int dir_fd, asyncrt_cache_listing *out)
 {
     *out = (asyncrt_cache_listing){0};
-    DIR *d = opendir(dir);
-    if (!d) return false;
+    /* A descriptor of its own: readdir moves the offset, which dup would share. */
+    int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return false;
+    }
     size_t cap = 0;
     bool ok = true;
     for (struct dirent *e; ok && (e = readdir(d));) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char path[4096];
         struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) != 0) continue; /* deleted meanwhile */
+        if (fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue; /* deleted meanwhile */
         if (out->count == cap) {
             cap = cap ? 2 * cap : 64;
             asyncrt_cache_file *grown = realloc(out->files, cap * sizeof *grown);
@@ -77,6 +85,18 @@ bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out)
     return ok;
 }
 
+/* The tool's path-based calls: the directory opened once, never through a symlink. */
+static int open_dir(const char *dir) { return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); }
+
+bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out)
+{
+    int fd = open_dir(dir);
+    bool ok = fd >= 0 && asyncrt__cache_scan_at(fd, out);
+    if (fd >= 0) close(fd);
+    if (fd < 0) *out = (asyncrt_cache_listing){0};
+    return ok;
+}
+
 /* .tmp.<host>.<pid>.<random> of a dead writer on this host, or old. */
 static bool stale_temp(const asyncrt_cache_file *f)
 {
@@ -96,54 +116,155 @@ static bool stale_temp(const asyncrt_cache_file *f)
     return *end == '.' && pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+/* An entry and the manifest that leads to it live and die together: one
+ * group per manifest (with the entries its sets name), one per entry no
+ * manifest names (a store between its two writes, or a leftover). */
+typedef struct group {
+    struct timespec newest; /* the LRU's recency: a hit touches both files */
+    uint64_t bytes;
+    size_t first, count;    /* its files: order[first .. first + count) */
+} group;
+
+static bool newer(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
+}
+
 static int older_first(const void *a, const void *b)
 {
-    const asyncrt_cache_file *x = a, *y = b;
-    if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-    if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-    return strcmp(x->name, y->name);
+    const group *x = a, *y = b;
+    return newer(&y->newest, &x->newest) ? -1 : newer(&x->newest, &y->newest) ? 1 : 0;
 }
 
-static bool remove_file(const char *dir, const char *name)
+static size_t find_entry(const asyncrt_cache_listing *l, const uint8_t key[32])
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return unlink(path) == 0;
+    char name[64 + 5];
+    asyncrt__sha256_hex(key, name);
+    strcat(name, ".bin");
+    for (size_t i = 0; i < l->count; i++)
+        if (l->files[i].kind == ASYNCRT_CACHE_ENTRY && strcmp(l->files[i].name, name) == 0) return i;
+    return l->count;
 }
 
-size_t asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep, size_t *temps_removed)
+/* Groups l's regular entries and manifests; order lists file indexes group
+ * by group. False when out of memory. */
+static bool make_groups(int dir_fd, const asyncrt_cache_listing *l, group **groups_out, size_t *group_count,
+                        size_t **order_out)
 {
+    size_t *owner = malloc((l->count + 1) * sizeof *owner); /* file -> group, SIZE_MAX: none */
+    group *groups = calloc(l->count + 1, sizeof *groups);
+    size_t *order = malloc((l->count + 1) * sizeof *order);
+    if (!owner || !groups || !order) {
+        free(owner), free(groups), free(order);
+        return false;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < l->count; i++) owner[i] = SIZE_MAX;
+    for (size_t i = 0; i < l->count; i++) {
+        const asyncrt_cache_file *f = &l->files[i];
+        if (!f->regular || f->kind != ASYNCRT_CACHE_MANIFEST) continue;
+        owner[i] = n++;
+        size_t size = 0;
+        char why[256];
+        unsigned char *data = asyncrt__cache_read_file(dir_fd, f->name, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+                                                      sizeof why);
+        uint8_t keys[ASYNCRT_MANIFEST_MAX_SETS][32];
+        size_t k = data ? asyncrt__manifest_result_keys(data, size, keys) : 0;
+        for (size_t j = 0; j < k; j++) {
+            size_t e = find_entry(l, keys[j]);
+            if (e < l->count && l->files[e].regular && owner[e] == SIZE_MAX) owner[e] = owner[i];
+        }
+        free(data);
+    }
+    for (size_t i = 0; i < l->count; i++)
+        if (l->files[i].regular && l->files[i].kind == ASYNCRT_CACHE_ENTRY && owner[i] == SIZE_MAX) owner[i] = n++;
+    size_t at = 0;
+    for (size_t g = 0; g < n; g++) {
+        groups[g].first = at;
+        bool entry = false;
+        for (size_t i = 0; i < l->count; i++) {
+            if (owner[i] != g) continue;
+            order[at++] = i;
+            groups[g].count++;
+            groups[g].bytes += l->files[i].size;
+            if (newer(&l->files[i].mtime, &groups[g].newest)) groups[g].newest = l->files[i].mtime;
+            entry |= l->files[i].kind == ASYNCRT_CACHE_ENTRY;
+        }
+        if (!entry) groups[g].newest = (struct timespec){0}; /* a manifest whose entries are gone goes first */
+    }
+    free(owner);
+    *groups_out = groups;
+    *group_count = n;
+    *order_out = order;
+    return true;
+}
+
+static bool contains(const asyncrt_cache_listing *l, const size_t *order, const group *g, const char *name)
+{
+    for (size_t i = 0; name && i < g->count; i++)
+        if (strcmp(l->files[order[g->first + i]].name, name) == 0) return true;
+    return false;
+}
+
+asyncrt_cache_eviction asyncrt__cache_evict_at(int dir_fd, uint64_t max_bytes, const char *keep)
+{
+    asyncrt_cache_eviction r = {0};
     asyncrt_cache_listing l;
-    if (temps_removed) *temps_removed = 0;
-    if (!asyncrt__cache_scan(dir, &l)) return 0;
+    if (!asyncrt__cache_scan_at(dir_fd, &l)) return r;
     for (size_t i = 0; i < l.count; i++)
         if (l.files[i].kind == ASYNCRT_CACHE_TEMP && l.files[i].regular && stale_temp(&l.files[i]) &&
-            remove_file(dir, l.files[i].name) && temps_removed)
-            ++*temps_removed;
+            unlinkat(dir_fd, l.files[i].name, 0) == 0)
+            r.temps++;
     uint64_t total = l.entry_bytes + l.manifest_bytes;
-    size_t evicted = 0;
-    if (total > max_bytes) {
-        qsort(l.files, l.count, sizeof *l.files, older_first);
-        for (size_t i = 0; i < l.count && total > max_bytes; i++) {
-            asyncrt_cache_file *f = &l.files[i];
-            if (!f->regular || (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST)) continue;
-            if (keep && strcmp(f->name, keep) == 0) continue;
-            /* Another process may have deleted it first: it is gone either way. */
-            if (remove_file(dir, f->name)) evicted++;
-            total -= f->size;
+    group *groups = NULL;
+    size_t count = 0, *order = NULL;
+    if (total > max_bytes && make_groups(dir_fd, &l, &groups, &count, &order) && count) {
+        qsort(groups, count, sizeof *groups, older_first);
+        /* The group just stored, else the newest, is never evicted: a cap it
+         * alone exceeds could only ever empty the cache, so it is refused. */
+        size_t kept = count - 1;
+        for (size_t g = 0; keep && g < count; g++)
+            if (contains(&l, order, &groups[g], keep)) kept = g;
+        if (groups[kept].bytes > max_bytes) {
+            r.refused_below = groups[kept].bytes;
+        } else {
+            for (size_t g = 0; g < count && total > max_bytes; g++) {
+                if (g == kept) continue;
+                for (size_t i = 0; i < groups[g].count; i++) {
+                    const asyncrt_cache_file *f = &l.files[order[groups[g].first + i]];
+                    /* Another process may have deleted it first: it is gone either way. */
+                    if (unlinkat(dir_fd, f->name, 0) == 0) r.evicted++;
+                    total -= f->size;
+                }
+            }
         }
     }
+    free(groups);
+    free(order);
     asyncrt__cache_listing_free(&l);
-    return evicted;
+    return r;
+}
+
+asyncrt_cache_eviction asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep)
+{
+    int fd = open_dir(dir);
+    asyncrt_cache_eviction r = fd >= 0 ? asyncrt__cache_evict_at(fd, max_bytes, keep) : (asyncrt_cache_eviction){0};
+    if (fd >= 0) close(fd);
+    return r;
 }
 
 size_t asyncrt__cache_remove_all(const char *dir)
 {
+    int fd = open_dir(dir);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(dir, &l)) return 0;
+    if (fd < 0 || !asyncrt__cache_scan_at(fd, &l)) {
+        if (fd >= 0) close(fd);
+        return 0;
+    }
     size_t removed = 0;
     for (size_t i = 0; i < l.count; i++)
-        if (l.files[i].kind != ASYNCRT_CACHE_OTHER && remove_file(dir, l.files[i].name)) removed++;
+        if (l.files[i].kind != ASYNCRT_CACHE_OTHER && unlinkat(fd, l.files[i].name, 0) == 0) removed++;
     asyncrt__cache_listing_free(&l);
+    close(fd);
     return removed;
 }

@@ -1,7 +1,8 @@
 /* The cache directory as a set of files: entries <key2>.bin, manifests
- * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY.
- * Eviction is least-recently-used by mtime (a hit refreshes it, see
- * asyncrt__cache_read_file) and needs no lock: every process trims the
+ * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY, and
+ * side files (cache.h; "other" here: never evicted or cleared). Eviction is
+ * least-recently-used by mtime, an entry with the manifest that names it (a
+ * hit refreshes both, see asyncrt__cache_read_file), and needs no lock: every process trims the
  * directory to the cap after its own store, deletions race harmlessly (a
  * file deleted twice is gone once), and deleting a file another process has
  * open is fine on POSIX (it keeps reading its descriptor; on NFS the client
@@ -38,14 +39,26 @@ typedef struct asyncrt_cache_listing {
 
 asyncrt_cache_file_kind asyncrt__cache_kind_of(const char *name);
 
-/* Lists dir (lstat of each name). False when it cannot be read. */
+/* Lists the directory (lstat of each name, relative to dir_fd). False when
+ * it cannot be read. The path form opens dir without following a symlink. */
+bool asyncrt__cache_scan_at(int dir_fd, asyncrt_cache_listing *out);
 bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out);
 void asyncrt__cache_listing_free(asyncrt_cache_listing *l);
 
-/* Deletes the least recently used entries and manifests until they take at
- * most max_bytes (never `keep`, the name just stored), and temporaries left
- * by dead writers. Returns how many entries and manifests it deleted. */
-size_t asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep, size_t *temps_removed);
+typedef struct asyncrt_cache_eviction {
+    size_t evicted;         /* entries and manifests deleted */
+    size_t temps;           /* temporaries of dead writers deleted */
+    uint64_t refused_below; /* not 0: the cap was refused, since the kept entry alone takes this many bytes */
+} asyncrt_cache_eviction;
+
+/* Deletes temporaries left by dead writers, then the least recently used
+ * entries, each with its manifest (an entry and the manifest that names it
+ * go together), until they take at most max_bytes. Never the entry named
+ * `keep` (just stored) or, without one, the newest: when that one alone
+ * exceeds max_bytes the cap is refused (refused_below) and nothing else is
+ * evicted, since the cap could only ever empty the cache. */
+asyncrt_cache_eviction asyncrt__cache_evict_at(int dir_fd, uint64_t max_bytes, const char *keep);
+asyncrt_cache_eviction asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep);
 
 /* Deletes every entry, manifest and temporary (not KEY). Returns the count. */
 size_t asyncrt__cache_remove_all(const char *dir);

@@ -1,9 +1,12 @@
 #define _DEFAULT_SOURCE /* realpath, S_ISVTX */
 #include "cache_trust.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,25 +49,16 @@ static int make_dirs(const char *dir, mode_t mode)
     return rc;
 }
 
-static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32], char *why, size_t why_size);
+static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uint8_t key[32], char *why,
+                     size_t why_size);
 
-bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+/* The checks on the opened directory itself (fstat), so what was checked is
+ * what every later openat sees, whatever happens to the path. */
+static bool trusted(int fd, const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
     struct stat st;
-    if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
-        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
-        return false;
-    }
-    if (lstat(dir, &st) != 0) {
+    if (fstat(fd, &st) != 0) {
         snprintf(why, why_size, "cannot stat %s: %s", dir, strerror(errno));
-        return false;
-    }
-    if (S_ISLNK(st.st_mode)) {
-        snprintf(why, why_size, "%s is a symbolic link; the cache directory must be a real directory", dir);
-        return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(why, why_size, "%s is not a directory", dir);
         return false;
     }
     uid_t me = asyncrt__cache_trust_euid();
@@ -96,7 +90,39 @@ bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32],
                  (unsigned)st.st_uid, (unsigned)st.st_gid);
         return false;
     }
-    return load_key(dir, &st, mac_key, why, why_size);
+    return load_key(fd, dir, &st, mac_key, why, why_size);
+}
+
+int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+{
+    struct stat st;
+    if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
+        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ELOOP || (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)))
+            snprintf(why, why_size, "%s is a symbolic link; the cache directory must be a real directory", dir);
+        else if (err == ENOTDIR)
+            snprintf(why, why_size, "%s is not a directory", dir);
+        else
+            snprintf(why, why_size, "cannot open %s: %s", dir, strerror(err));
+        return -1;
+    }
+    if (!trusted(fd, dir, shared, mac_key, why, why_size)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+{
+    int fd = asyncrt__cache_open_dir(dir, shared, mac_key, why, why_size);
+    if (fd >= 0) close(fd);
+    return fd >= 0;
 }
 
 static bool read_all(int fd, unsigned char *data, size_t size)
@@ -111,12 +137,12 @@ static bool read_all(int fd, unsigned char *data, size_t size)
     return true;
 }
 
-unsigned char *asyncrt__cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
-                                       size_t why_size)
+unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
+                                       char *why, size_t why_size)
 {
     why[0] = '\0';
     int fd;
-    do fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    do fd = openat(dir_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         if (errno == ELOOP) snprintf(why, why_size, "is a symbolic link");
@@ -157,13 +183,12 @@ static bool write_all(int fd, const unsigned char *data, size_t size)
     return true;
 }
 
-/* <dir>/.tmp.<host>.<pid>.<random>: the host and pid let the next store
- * recognise a dead writer's leftovers (cache_store.c). */
+/* [<dir>/].tmp.<host>.<pid>.<random>, beside path: the host and pid let the
+ * next store recognise a dead writer's leftovers (cache_store.c). */
 static char *temp_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path) : 1;
-    const char *dir = slash ? path : ".";
+    int dir_len = slash ? (int)(slash - path) + 1 : 0;
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -173,29 +198,29 @@ static char *temp_name(const char *path)
     if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd) rnd = (unsigned)clock();
     size_t n = strlen(path) + strlen(host) + 64;
     char *tmp = malloc(n);
-    if (tmp) snprintf(tmp, n, "%.*s/.tmp.%s.%ld.%08x", dir_len, dir, host, (long)getpid(), rnd);
+    if (tmp) snprintf(tmp, n, "%.*s.tmp.%s.%ld.%08x", dir_len, path, host, (long)getpid(), rnd);
     return tmp;
 }
 
-bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode)
+bool asyncrt__cache_write_file(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode)
 {
     char *tmp = temp_name(path);
     if (!tmp) {
         errno = ENOMEM;
         return false;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     bool ok = fd >= 0 && fchmod(fd, mode) == 0 && write_all(fd, data, size);
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = false;
         err = errno;
     }
-    if (ok && rename(tmp, path) != 0) {
+    if (ok && renameat(dir_fd, tmp, dir_fd, path) != 0) {
         ok = false;
         err = errno;
     }
-    if (!ok && fd >= 0) unlink(tmp);
+    if (!ok && fd >= 0) unlinkat(dir_fd, tmp, 0);
     free(tmp);
     errno = err;
     return ok;
@@ -203,12 +228,13 @@ bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size
 
 /* The team key: created once by whoever comes first (link() refuses to
  * replace, so two creators agree on one), checked on every use. */
-static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32], char *why, size_t why_size)
+static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uint8_t key[32], char *why,
+                     size_t why_size)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/KEY", dir);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int fd = openat(dir_fd, "KEY", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd >= 0) {
             struct stat st;
             bool ok = fstat(fd, &st) == 0;
@@ -232,12 +258,12 @@ static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32]
         if (errno != ENOENT || attempt) break;
         uint8_t fresh[32];
         if (getrandom(fresh, sizeof fresh, 0) != (ssize_t)sizeof fresh) break;
-        char *tmp = temp_name(path);
-        int out = tmp ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0440) : -1;
+        char *tmp = temp_name("KEY");
+        int out = tmp ? openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0440) : -1;
         bool written = out >= 0 && fchmod(out, 0440) == 0 && write_all(out, fresh, sizeof fresh);
         if (out >= 0) close(out);
-        if (written && link(tmp, path) != 0 && errno != EEXIST) written = false;
-        if (tmp) unlink(tmp);
+        if (written && linkat(dir_fd, tmp, dir_fd, "KEY", 0) != 0 && errno != EEXIST) written = false;
+        if (tmp) unlinkat(dir_fd, tmp, 0);
         free(tmp);
         if (!written) break;
     }
@@ -245,10 +271,73 @@ static bool load_key(const char *dir, const struct stat *dir_st, uint8_t key[32]
     return false;
 }
 
+/* Removes a folder a dead process of this user left: its plain files, then
+ * itself. Never follows a symbolic link; a folder of someone else's, or
+ * holding anything but files, stays. */
+static bool remove_left_dir(int parent, const char *name)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) return false;
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid()) {
+        close(fd);
+        return false;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return false;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    return unlinkat(parent, name, AT_REMOVEDIR) == 0;
+}
+
+size_t asyncrt__sweep_private_dirs(const char *tmp, const char *prefix)
+{
+    int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = parent >= 0 ? fdopendir(parent) : NULL;
+    if (!d) {
+        if (parent >= 0) close(parent);
+        return 0;
+    }
+    size_t n = strlen(prefix), removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, n) != 0) continue;
+        char *end;
+        const char *digits = e->d_name + n;
+        long pid = strtol(digits, &end, 10);
+        if (end == digits || *digits == '-' || *end != '-' || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to ask) */
+        removed += remove_left_dir(dirfd(d), e->d_name);
+    }
+    closedir(d);
+    return removed;
+}
+
+/* Each (folder, prefix) is swept once per process, by its first make. */
+static bool first_make(const char *tmp, const char *prefix)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char seen[8][96];
+    static size_t count;
+    char key[96];
+    snprintf(key, sizeof key, "%s/%s", tmp, prefix);
+    pthread_mutex_lock(&lock);
+    bool first = true;
+    for (size_t i = 0; i < count && i < 8 && first; i++) first = strcmp(seen[i], key) != 0;
+    if (first) snprintf(seen[count++ % 8], sizeof seen[0], "%s", key);
+    pthread_mutex_unlock(&lock);
+    return first;
+}
+
 bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix)
 {
-    const char *tmp = getenv("TMPDIR");
-    int n = snprintf(path, size, "%s/%sXXXXXX", tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp", prefix);
+    const char *env = getenv("TMPDIR");
+    const char *tmp = env && *env && strlen(env) < 32 ? env : "/tmp";
+    if (first_make(tmp, prefix)) asyncrt__sweep_private_dirs(tmp, prefix);
+    int n = snprintf(path, size, "%s/%s%ld-XXXXXX", tmp, prefix, (long)getpid());
     return n > 0 && (size_t)n < size && mkdtemp(path) != NULL;
 }
 

@@ -10,6 +10,7 @@
 #ifndef ASYNCRT_CACHE_TRUST_H
 #define ASYNCRT_CACHE_TRUST_H
 
+#include <fcntl.h> /* AT_FDCWD, for plain paths */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,30 +20,44 @@
  * default); tests point it elsewhere to act as another user while root. */
 extern uid_t (*asyncrt__cache_trust_euid)(void);
 
-/* Creates `dir` if missing (0700; 02770 in shared mode) and checks it. True
- * when it may be used; mac_key is then filled in shared mode. */
+/* Creates `dir` if missing (0700; 02770 in shared mode), opens it
+ * (O_DIRECTORY | O_NOFOLLOW) and checks the opened directory. Returns the
+ * descriptor, or -1 (why) when it may not be used; mac_key is filled in
+ * shared mode. Every later access goes through the descriptor (openat and
+ * friends), so a directory renamed or swapped afterwards is never read. */
+int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
+/* The same check, for one-shot callers (asyncrt-cache): true when usable. */
 bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
 
 /* Largest plausible entry or manifest: anything bigger is refused unread. */
 #define ASYNCRT_CACHE_FILE_MAX ((size_t)256 << 20)
 
-/* Reads a cache file without following a symlink or blocking on a FIFO,
- * checking with fstat that it is a regular file of 1..max bytes before any
- * read; EINTR is retried. touch: refresh its times (the LRU's recency).
- * NULL when refused or absent: why is "" when it simply is not there. */
-unsigned char *asyncrt__cache_read_file(const char *path, size_t max, bool touch, size_t *size, char *why,
-                                       size_t why_size);
+/* Reads a cache file (path relative to dir_fd, as openat: AT_FDCWD for a
+ * plain path) without following a symlink or blocking on a FIFO, checking
+ * with fstat that it is a regular file of 1..max bytes before any read;
+ * EINTR is retried. touch: refresh its times (the LRU's recency). NULL when
+ * refused or absent: why is "" when it simply is not there. */
+unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
+                                       char *why, size_t why_size);
 
-/* Writes data to `path` atomically: a temporary in the same directory, then
- * rename (atomic on local and NFS filesystems; readers see old or new). mode:
- * 0600 private, 0660 shared. False with errno set on failure. */
+/* Writes data to `path` (relative to dir_fd, as above) atomically: a
+ * temporary of an unguessable name created exclusively in the same
+ * directory, then rename (atomic on local and NFS filesystems; readers see
+ * old or new). mode: 0600 private, 0660 shared. False with errno set. */
+bool asyncrt__cache_write_file(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode);
+
 /* A fresh directory only this user can enter (mkdtemp: mode 0700, a name
- * nobody can guess): <$TMPDIR or /tmp>/<prefix>XXXXXX, $TMPDIR only when
- * shorter than 32 characters. False (path holds the name tried) when it
- * cannot be made. */
+ * nobody can guess): <$TMPDIR or /tmp>/<prefix><pid>-XXXXXX, $TMPDIR only
+ * when shorter than 32 characters. The pid lets a later process recognise a
+ * crashed one's leftovers: the first make of a prefix in a process sweeps
+ * them first. False (path holds the name tried) when it cannot be made. */
 bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix);
 
-bool asyncrt__cache_write_file(const char *path, const unsigned char *data, size_t size, mode_t mode);
+/* Removes tmp/<prefix><pid>-* folders whose process is dead (this host:
+ * kill(pid, 0) says ESRCH) and that belong to this user, with the plain
+ * files in them (PCH files, time traces), never following a symlink.
+ * Returns how many it removed. */
+size_t asyncrt__sweep_private_dirs(const char *tmp, const char *prefix);
 
 /* Whether asyncrt may run the program at `path` (the compile worker): its
  * real path (symlinks resolved, written to `real`) must be a regular,

@@ -4,10 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
+#include "cache.h"
 #include "context.h"
 #include "dispatch.h"
 
@@ -163,23 +162,14 @@ asyncrt_status asyncrt__calibration_save(asyncrt_context *ctx, const asyncrt_cal
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "calibration: the disk cache is off, so there is nowhere to keep the result; set "
                             "ASYNCRT_CACHE_DIR");
-    /* Compiling the measured ops has normally made the directory already. */
-    (void)mkdir(asyncrt_context_cache_dir(ctx), 0700);
-    char *text = asyncrt__calibration_format(cal), *tmp = asyncrt__format("%s.%ld.tmp", path, (long)getpid());
+    /* A side file of the cache (cache.h): written like its entries, and only
+     * into a directory the cache trusts. */
+    char *text = asyncrt__calibration_format(cal);
     asyncrt_status s = ASYNCRT_SUCCESS;
-    FILE *f = text && tmp ? fopen(tmp, "wb") : NULL;
-    if (!text || !tmp) s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
-    else if (!f) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", tmp);
-    else {
-        bool ok = fputs(text, f) >= 0;
-        ok = fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, path) != 0) {
-            unlink(tmp);
-            s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s", path);
-        }
-    }
+    if (!text) s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
+    else if (!asyncrt__cache_write_side(ctx, strrchr(path, '/') + 1, text))
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s (ASYNCRT_LOG=1 says why)", path);
     free(text);
-    free(tmp);
     if (s != ASYNCRT_SUCCESS) free(path);
     else *path_out = path;
     return s;

@@ -211,9 +211,43 @@ static void digest_builtins(void)
     }
 }
 
-/* key1 = SHA-256 of the environment (below) and the source; the PCH key =
- * SHA-256 of the environment and the working directory (quoted includes
- * resolve from it), since NVRTC's PCH reuse depends on all but the source. */
+/* Whether a quoted include could be looked for in the working directory
+ * (the directory of a source given as a string, and of in-memory headers),
+ * or in an include directory named relative to it. A lookup there that found
+ * nothing leaves no trace, so the manifest alone would not see another
+ * working directory's header of that name, which would win there. An
+ * #include not followed by '<' counts (a macro may expand to a quoted name). */
+static bool includes_search_cwd(const compile_job *job)
+{
+    const asyncrt_compile_options *o = job->opts;
+    for (size_t i = 0; i < o->include_dir_count; i++)
+        if (o->include_dirs[i][0] != '/') return true;
+    for (size_t i = 0; i < o->option_count; i++) {
+        const char *opt = o->options[i];
+        const char *dir = strncmp(opt, "-I", 2) == 0               ? opt + 2
+                          : strncmp(opt, "--include-path=", 15) == 0 ? opt + 15
+                                                                     : NULL;
+        if (dir && dir[0] != '/') return true; /* "-I" "dir" as two options counts too */
+    }
+    for (size_t i = 0; i <= o->header_count; i++) {
+        const char *text = i ? o->headers[i - 1].content : job->source;
+        for (const char *p = text; (p = strstr(p, "include"));) {
+            size_t back = (size_t)(p - text);
+            p += 7;
+            while (back && (text[back - 1] == ' ' || text[back - 1] == '\t')) back--;
+            if (!back || text[back - 1] != '#') continue;
+            if (*p != ' ' && *p != '\t' && *p != '"' && *p != '<') continue; /* #include_next, #includes */
+            p += strspn(p, " \t");
+            if (*p != '<') return true;
+        }
+    }
+    return false;
+}
+
+/* key1 = SHA-256 of the environment (below), the working directory where
+ * includes may search it (above), and the source; the PCH key = SHA-256 of
+ * the environment and the working directory (quoted includes resolve from
+ * it), since NVRTC's PCH reuse depends on all but the source. */
 static void compute_key(compile_job *job)
 {
     pthread_once(&g_digests_once, digest_builtins);
@@ -222,7 +256,7 @@ static void compute_key(compile_job *job)
     asyncrt__sha256_init(&h);
     /* NVRTC's version (memo beside the cache) and file identity (stat): a hit opens no NVRTC. */
     asyncrt_nvrtc_facts nvrtc;
-    int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+    int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     char versions[64];
     snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 3", ASYNCRT_VERSION_STRING, nvrtc_version);
     asyncrt__key_str(&h, versions);
@@ -245,17 +279,21 @@ static void compute_key(compile_job *job)
     uint8_t environment[32];
     asyncrt__sha256_final(&h, environment);
     char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
     asyncrt__sha256_init(&h);
     asyncrt__sha256_update(&h, environment, 32);
-    asyncrt__key_str(&h, getcwd(cwd, sizeof cwd) ? cwd : "");
+    asyncrt__key_str(&h, cwd);
     asyncrt__sha256_final(&h, job->pch_key);
     asyncrt__sha256_init(&h);
     asyncrt__sha256_update(&h, environment, 32);
+    bool cwd_matters = includes_search_cwd(job);
+    asyncrt__key_str(&h, cwd_matters ? cwd : "");
     asyncrt__key_str(&h, job->source_name);
     asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
     asyncrt__sha256_final(&h, job->key);
     const char *why = job->ctx->memory_cache ? uncacheable_reason(job, nvrtc_version) : "";
+    if (!why && cwd_matters && !cwd[0]) why = "includes may search the working directory, which cannot be read";
     job->cacheable = why == NULL;
     if (why && *why) asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
 }
@@ -317,8 +355,8 @@ static bool read_dependencies(compile_job *job, const asyncrt_pch_use *pch, cons
     char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
     size_t size = 0;
     snprintf(why, why_size, "out of memory");
-    unsigned char *json = trace ? asyncrt__cache_read_file(trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size)
-                                : NULL;
+    unsigned char *json =
+        trace ? asyncrt__cache_read_file(AT_FDCWD, trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size) : NULL;
     if (!json && trace && !why[0]) snprintf(why, why_size, "NVRTC wrote no time trace");
     /* Names the trace may give that are not disk files: in-memory headers,
      * the source itself and #line names (the map op's "map expression"). */
@@ -664,7 +702,7 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
                                  asyncrt_status *status)
 {
     char guess[32];
-    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx->cache_dir, ctx->open_ordinal, guess, sizeof guess)) {
+    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx, ctx->open_ordinal, guess, sizeof guess)) {
         *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
         return *status != ASYNCRT_SUCCESS;
     }

@@ -108,7 +108,7 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
     out->driver_version = d->version;
     asyncrt_nvrtc_facts nvrtc; /* from the memo when there is one: opening a device opens no NVRTC */
     out->nvrtc_version =
-        asyncrt__nvrtc_facts_get(ctx->cache_dir, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+        asyncrt__nvrtc_facts_get(ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     out->features = asyncrt_features_from_cc(out->cc_major, out->cc_minor, out->cluster_launch);
     return ASYNCRT_SUCCESS;
 }

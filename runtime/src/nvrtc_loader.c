@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "driver.h"
 
 #ifndef ASYNCRT_TOOLKIT_LIBDIR
@@ -300,66 +301,68 @@ static pthread_mutex_t g_facts_lock = PTHREAD_MUTEX_INITIALIZER;
 static asyncrt_nvrtc_facts g_facts;
 static bool g_have_facts;
 
-static void memo_path(const char *cache_dir, const asyncrt_nvrtc_identity *id, char *out, size_t size)
+/* nvrtc-<FNV-1a of the identity>.facts: a name in the cache directory. */
+static void memo_name(const asyncrt_nvrtc_identity *id, char *out, size_t size)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the identity */
+    uint64_t h = 1469598103934665603ull;
     char key[4200];
     say(key, sizeof key, "%s|%lld|%lld", id->path, (long long)id->size, (long long)id->mtime_ns);
     for (const char *p = key; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    say(out, size, "%s/nvrtc-%016llx.facts", cache_dir, (unsigned long long)h);
+    say(out, size, "nvrtc-%016llx.facts", (unsigned long long)h);
 }
 
-/* The memo repeats the identity, so a hash collision or a stale file never
- * passes; anything malformed is ignored (NVRTC is then opened). */
-static bool read_memo(const char *path, const asyncrt_nvrtc_identity *id, asyncrt_nvrtc_facts *out)
+/* "asyncrt-nvrtc-facts 1\n<path> <size> <mtime_ns>\nversion <v> archs <a> <b> ...\n" */
+static char *memo_format(const asyncrt_nvrtc_identity *id, const asyncrt_nvrtc_facts *facts)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    char line[4400], want[4400];
-    bool ok = fgets(line, sizeof line, f) && strcmp(line, "asyncrt-nvrtc-facts 1\n") == 0;
-    say(want, sizeof want, "%s %lld %lld\n", id->path, (long long)id->size, (long long)id->mtime_ns);
-    ok = ok && fgets(line, sizeof line, f) && strcmp(line, want) == 0;
-    memset(out, 0, sizeof *out);
-    ok = ok && fscanf(f, "version %d archs", &out->version) == 1 && out->version >= 11000;
-    for (int arch; ok && out->arch_count < 64 && fscanf(f, " %d", &arch) == 1;) out->archs[out->arch_count++] = arch;
-    fclose(f);
-    out->from_memo = true;
-    return ok && out->arch_count > 0;
-}
-
-static void write_memo(const char *path, const asyncrt_nvrtc_identity *id, const asyncrt_nvrtc_facts *facts)
-{
-    char tmp[4200];
-    say(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) { /* the cache directory may not exist yet: make it (0700, as cache.c does) */
-        char dir[4400];
-        say(dir, sizeof dir, "%s", path);
-        for (char *p = dir + 1; *p; p++)
-            if (*p == '/') {
-                *p = 0;
-                mkdir(dir, 0700);
-                *p = '/';
-            }
-        if (!(f = fopen(tmp, "w"))) return; /* no memo: NVRTC is opened next time too */
+    size_t cap = strlen(id->path) + 128 + 8 * facts->arch_count;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    size_t n = (size_t)snprintf(text, cap, "asyncrt-nvrtc-facts 1\n%s %lld %lld\nversion %d archs", id->path,
+                                (long long)id->size, (long long)id->mtime_ns, facts->version);
+    for (size_t i = 0; i < facts->arch_count && n < cap; i++)
+        n += (size_t)snprintf(text + n, cap - n, " %d", facts->archs[i]);
+    if (n + 2 > cap) {
+        free(text);
+        return NULL;
     }
-    fprintf(f, "asyncrt-nvrtc-facts 1\n%s %lld %lld\nversion %d archs", id->path, (long long)id->size,
-            (long long)id->mtime_ns, facts->version);
-    for (size_t i = 0; i < facts->arch_count; i++) fprintf(f, " %d", facts->archs[i]);
-    fputc('\n', f);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
+    strcpy(text + n, "\n");
+    return text;
 }
 
-asyncrt_status asyncrt__nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_facts *out, char *msg,
+bool asyncrt__nvrtc_memo_parse(const char *text, const asyncrt_nvrtc_identity *id, asyncrt_nvrtc_facts *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *magic = "asyncrt-nvrtc-facts 1\n";
+    if (strncmp(text, magic, strlen(magic)) != 0) return false;
+    text += strlen(magic);
+    char want[4400];
+    say(want, sizeof want, "%s %lld %lld\n", id->path, (long long)id->size, (long long)id->mtime_ns);
+    if (strncmp(text, want, strlen(want)) != 0) return false; /* another NVRTC's, or a hash collision */
+    text += strlen(want);
+    int used = 0;
+    if (sscanf(text, "version %d archs%n", &out->version, &used) != 1 || used == 0 || out->version < 11000)
+        return false;
+    text += used;
+    for (int arch, n; out->arch_count < 64 && sscanf(text, " %d%n", &arch, &n) == 1; text += n) {
+        if (arch <= 0 || arch > 10000) return false;
+        out->archs[out->arch_count++] = arch;
+    }
+    out->from_memo = true;
+    return out->arch_count > 0 && strcmp(text, "\n") == 0;
+}
+
+asyncrt_status asyncrt__nvrtc_facts_get(asyncrt_context *ctx, asyncrt_nvrtc_facts *out, char *msg,
                                        size_t msg_size)
 {
     pthread_mutex_lock(&g_facts_lock);
     asyncrt_status status = ASYNCRT_SUCCESS;
     asyncrt_nvrtc_identity id;
-    char memo[4400] = "";
-    if (!g_have_facts && cache_dir && asyncrt__nvrtc_identity_get(&id)) {
-        memo_path(cache_dir, &id, memo, sizeof memo);
-        g_have_facts = read_memo(memo, &id, &g_facts);
+    char memo[64] = "";
+    if (!g_have_facts && ctx && asyncrt__nvrtc_identity_get(&id)) {
+        memo_name(&id, memo, sizeof memo);
+        char *text = asyncrt__cache_read_side(ctx, memo);
+        g_have_facts = text && asyncrt__nvrtc_memo_parse(text, &id, &g_facts);
+        free(text);
     }
     if (!g_have_facts) {
         const asyncrt_nvrtc *nv;
@@ -376,7 +379,9 @@ asyncrt_status asyncrt__nvrtc_facts_get(const char *cache_dir, asyncrt_nvrtc_fac
             g_facts.arch_count = (size_t)n;
             g_facts.from_memo = false;
             g_have_facts = true;
-            if (memo[0]) write_memo(memo, &id, &g_facts);
+            char *text = memo[0] ? memo_format(&id, &g_facts) : NULL;
+            if (text) asyncrt__cache_write_side(ctx, memo, text); /* no memo: NVRTC is opened next time too */
+            free(text);
         }
     }
     if (status == ASYNCRT_SUCCESS) *out = g_facts;

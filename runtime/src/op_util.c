@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "op_util.h"
+#include "cache.h"
 #include "context.h"
 #include "dispatch.h"
 
@@ -19,19 +20,19 @@ static asyncrt_status parse_path(asyncrt_context *ctx, const char *op, const cha
                         "ASYNCRT_PATH='%s' is not a %s path; use tma, ldgsts, plain or auto", text, op);
 }
 
-/* This device's calibration file, if there is one and it holds up. */
+/* This device's calibration file (a side file of the cache, cache.h), if
+ * there is one and it holds up. */
 static bool load_calibration(asyncrt_context *ctx, const asyncrt_device_info *dev, asyncrt_calibration *cal)
 {
     char *path = asyncrt__calibration_path(asyncrt_context_cache_dir(ctx), dev->uuid);
-    FILE *f = path ? fopen(path, "rb") : NULL;
+    char *text = path ? asyncrt__cache_read_side(ctx, strrchr(path, '/') + 1) : NULL;
     bool ok = false;
-    if (f) {
-        char text[4097], why[160];
-        size_t n = fread(text, 1, sizeof text, f);
-        ok = asyncrt__calibration_parse(text, n, dev->uuid, dev->driver_version, cal, why, sizeof why);
+    if (text) {
+        char why[160];
+        ok = asyncrt__calibration_parse(text, strlen(text), dev->uuid, dev->driver_version, cal, why, sizeof why);
         if (!ok) asyncrt__log(ctx, 1, "ignoring calibration file %s: %s", path, why);
-        fclose(f);
     }
+    free(text);
     free(path);
     return ok;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cache_trust.h"
@@ -25,9 +26,18 @@ struct asyncrt_pch_dir {
 struct asyncrt_pch {
     pthread_mutex_t lock;
     asyncrt_pch_mode mode;
+    bool told_no_room; /* the "no room" note is given once */
     uint64_t compiles; /* the LRU clock */
     asyncrt_pch_dir keys[PCH_KEYS];
 };
+
+static uint64_t statvfs_free_bytes(const char *dir)
+{
+    struct statvfs st;
+    return statvfs(dir, &st) == 0 ? (uint64_t)st.f_bavail * st.f_frsize : 0;
+}
+
+uint64_t (*asyncrt__pch_free_bytes)(const char *dir) = statvfs_free_bytes;
 
 asyncrt_pch_mode asyncrt__pch_mode_from_env(void)
 {
@@ -139,6 +149,27 @@ bool asyncrt__pch_begin(asyncrt_pch *pch, const uint8_t key[32], asyncrt_pch_use
             pthread_mutex_unlock(&pch->lock);
             return false;
         }
+    }
+    /* With PCH on, NVRTC keeps its parse in a memory-mapped file in $TMPDIR
+     * (edg0_<pid>, unlinked) and writes the PCH file into the directory: a
+     * filesystem that fills up under either is SIGBUS, so the whole process
+     * dies. Only with room to spare in both. */
+    const char *env = getenv("TMPDIR");
+    const char *where[] = {d->path, env && *env ? env : "/tmp"};
+    uint64_t free_bytes = UINT64_MAX;
+    const char *tightest = where[0];
+    for (int i = 0; i < 2; i++) {
+        uint64_t here = asyncrt__pch_free_bytes(where[i]);
+        if (here < free_bytes) free_bytes = here, tightest = where[i];
+    }
+    if (free_bytes < ASYNCRT_PCH_MIN_FREE_BYTES) {
+        if (!pch->told_no_room)
+            snprintf(note, note_size, "no precompiled headers: %llu MiB free in %s, less than %llu MiB",
+                     (unsigned long long)(free_bytes >> 20), tightest,
+                     (unsigned long long)(ASYNCRT_PCH_MIN_FREE_BYTES >> 20));
+        pch->told_no_room = true;
+        pthread_mutex_unlock(&pch->lock);
+        return false;
     }
     use->dir = d;
     snprintf(use->option, sizeof use->option, "--pch-dir=%s", d->path);

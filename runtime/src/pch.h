@@ -71,6 +71,15 @@ const asyncrt_dep_set *asyncrt__pch_record(const asyncrt_pch_use *use);
  * Unlocks. *note as above. */
 void asyncrt__pch_end(asyncrt_pch_use *use, const asyncrt_dep_set *read, char *note, size_t note_size);
 
+/* With PCH on, NVRTC writes through memory maps (its parse, in a file in
+ * $TMPDIR; the PCH file, in the PCH directory), so a filesystem that fills
+ * up kills the process (SIGBUS), and one PCH of <cuda/barrier> takes ~130
+ * MB: a compile uses PCH only while both filesystems have this much free
+ * (otherwise it runs without, with one log line per context). */
+#define ASYNCRT_PCH_MIN_FREE_BYTES ((uint64_t)512 << 20)
+/* Test seam: the free space of dir's filesystem (statvfs by default). */
+extern uint64_t (*asyncrt__pch_free_bytes)(const char *dir);
+
 /* Test seam: .pch files in all of this context's directories. */
 int asyncrt__pch_file_count(asyncrt_pch *pch);
 

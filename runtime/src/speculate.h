@@ -14,12 +14,16 @@
 
 #include "asyncrt/runtime.h"
 
-/* Called once the device is open: remembers its "auto" target beside the
- * cache (<cache dir>/targets/<host>-device-<ordinal>). Failures only log. */
+/* Called once the device is open: remembers its "auto" target in a side
+ * file of the cache (target-<host>-device-<ordinal>, cache.h). Failures
+ * only log. */
 void asyncrt__speculation_record(asyncrt_context *ctx);
 
-/* The remembered target for `ordinal` under `cache_dir`, if there is a
- * well-formed one (a file we did not write is only ever a hint). */
-bool asyncrt__speculation_guess(const char *cache_dir, int ordinal, char *arch, size_t size);
+/* The remembered target for `ordinal` in ctx's cache directory, if there is
+ * a well-formed one (even so it is only ever a hint). */
+bool asyncrt__speculation_guess(asyncrt_context *ctx, int ordinal, char *arch, size_t size);
+
+/* A hint's text: one arch name ("sm_90a"), optionally ending in a newline. */
+bool asyncrt__speculation_parse(const char *text, char *arch, size_t size);
 
 #endif

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "test_support.h"
+#include "cache.h"
 #include "dispatch.h"
+#include "test_support.h"
 
 #define T ASYNCRT_PATH_TMA
 #define L ASYNCRT_PATH_LDGSTS
@@ -182,6 +184,38 @@ static void damaged_and_foreign_files_are_refused(void **state)
     assert_null(asyncrt__calibration_path(NULL, k_uuid));
 }
 
+/* The calibration file is a side file of the cache: never written into a
+ * directory the cache refuses (here one others can write), and written
+ * through the cache's helpers (no temporary left, nothing else) where it may. */
+static void calibration_is_saved_only_where_the_cache_may_write(void **state)
+{
+    asyncrt_context *ctx = *state;
+    char *root = test_make_temp_dir("asyncrt-calibration");
+    char *open_dir = asyncrt__format("%s/open", root), *own = asyncrt__format("%s/own", root);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    asyncrt_calibration cal = calibration();
+    char *path = NULL;
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, open_dir));
+    assert_status(ctx, ASYNCRT_ERROR_IO, asyncrt__calibration_save(ctx, &cal, &path));
+    assert_null(path);
+    char *listing = asyncrt__format("test -z \"$(ls -A %s)\"", open_dir);
+    assert_int_equal(system(listing), 0);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, own));
+    assert_ok(ctx, asyncrt__calibration_save(ctx, &cal, &path));
+    char *text = asyncrt__cache_read_side(ctx, strrchr(path, '/') + 1);
+    asyncrt_calibration back;
+    char why[160];
+    assert_non_null(text);
+    assert_true(asyncrt__calibration_parse(text, strlen(text), k_uuid, 13000, &back, why, sizeof why));
+    free(listing);
+    listing = asyncrt__format("test \"$(ls -A %s)\" = calibration-%s.txt", own, k_uuid);
+    assert_int_equal(system(listing), 0);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
+    test_remove_tree(root);
+    free(text), free(path), free(listing), free(open_dir), free(own), free(root);
+}
+
 /* The ops' AUTO path goes through the dispatcher (no device: the target's
  * family), and ASYNCRT_PATH still forces. */
 static void ops_take_the_dispatchers_path(void **state)
@@ -220,6 +254,7 @@ int main(void)
         cmocka_unit_test(choice_follows_the_rules),
         cmocka_unit_test(calibration_round_trips),
         cmocka_unit_test(damaged_and_foreign_files_are_refused),
+        cmocka_unit_test(calibration_is_saved_only_where_the_cache_may_write),
         cmocka_unit_test(ops_take_the_dispatchers_path),
     };
     return cmocka_run_group_tests(tests, test_setup_context, test_teardown_context);

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_support.h"
+#include "cache.h"
 #include "dispatch.h"
+#include "test_support.h"
 
 static asyncrt_context *g_ctx;
 
@@ -21,23 +22,17 @@ static asyncrt_map_path auto_transpose_path(void)
     return p;
 }
 
+/* The calibration file is a side file of the cache (cache.h): written and
+ * read here through the cache's own helpers, as the library does. */
 static void write_text(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_true(fputs(text, f) >= 0);
-    assert_int_equal(fclose(f), 0);
+    assert_true(asyncrt__cache_write_side(g_ctx, strrchr(path, '/') + 1, text));
 }
 
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    char *text = calloc(1, 8192);
-    assert_non_null(text);
-    size_t n = fread(text, 1, 8191, f);
-    assert_true(n > 0);
-    fclose(f);
+    char *text = asyncrt__cache_read_side(g_ctx, strrchr(path, '/') + 1);
+    if (!text) fail_msg("cannot read %s", path);
     return text;
 }
 
@@ -96,6 +91,13 @@ static void calibration_produces_a_valid_table(void **state)
     if (table != last) assert_int_equal(auto_transpose_path(), table);
     write_text(path, "asyncrt-calibration 1\nuuid ");
     assert_int_equal(auto_transpose_path(), table);
+    char *good_text = asyncrt__calibration_format(&flipped);
+    FILE *plain = fopen(path, "wb"); /* good text, but not sealed by the cache: refused */
+    assert_non_null(plain);
+    fputs(good_text, plain);
+    fclose(plain);
+    if (table != last) assert_int_equal(auto_transpose_path(), table);
+    free(good_text);
     remove(path);
     assert_int_equal(auto_transpose_path(), table);
     free(foreign_text);

@@ -9,6 +9,7 @@
  * in raw options, the source's own directory given absolutely, a source with
  * no directory (stdin-like) reading from the working directory, a nested
  * include, and the toolkit's headers (a stand-in toolkit under CUDA_PATH). */
+#define _DEFAULT_SOURCE /* CLOCK_REALTIME_COARSE, symlink */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_manifest.h"
 #include "context.h" /* asyncrt__format */
 #include "test_support.h"
 
@@ -228,6 +230,117 @@ static void another_working_directory_is_another_dependency(void **state)
     free(other);
 }
 
+/* A source given as a string (no directory) with #include "cfg.h", whose
+ * first place to look is the working directory, then the -I folder. Two
+ * layouts, each compiled in one folder then the other, both orders, each
+ * compile expecting its own folder's value: (1) a relative -I inc, each
+ * folder with its own inc/cfg.h; (2) one absolute -I folder with cfg.h, and
+ * a second working folder holding a cfg.h of its own, which wins there (the
+ * first folder's compile looked for it in vain, which leaves no trace). */
+static char *compile_here(const char *cache, const char *include_dir, asyncrt_program_origin *origin)
+{
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
+    const char *dirs[] = {include_dir};
+    asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "stdin", "#include \"cfg.h\"\n"
+                                           "extern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n", &o, &p));
+    *origin = asyncrt_program_origin_of(p);
+    size_t size = 0;
+    const char *image = asyncrt_program_image(p, &size);
+    char *ptx = asyncrt__format("%.*s", (int)size, image);
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(ctx);
+    return ptx;
+}
+
+static void each_working_directory_sees_its_own_headers(void **state)
+{
+    (void)state;
+    write_text("A/inc/cfg.h", "#define VALUE 123111\n");
+    write_text("B/inc/cfg.h", "#define VALUE 456222\n");
+    write_text("shared/cfg.h", "#define VALUE 789333\n");
+    write_text("C/README", "no cfg.h here: the shared one is read\n");
+    write_text("D/cfg.h", "#define VALUE 999444\n");
+    settle();
+    char *shared = asyncrt__format("%s/shared", g_root);
+    const struct { const char *dirs[2], *values[2], *include; } layouts[] = {
+        {{"A", "B"}, {"123111", "456222"}, "inc"},
+        {{"C", "D"}, {"789333", "999444"}, shared},
+    };
+    for (int l = 0; l < 2; l++)
+        for (int order = 0; order < 2; order++) {
+            char *cache = test_make_temp_dir("asyncrt-keys-cache");
+            for (int pass = 0; pass < 2; pass++) /* compiled, then from the disk cache */
+                for (int i = 0; i < 2; i++) {
+                    int which = i ^ order;
+                    char *dir = asyncrt__format("%s/%s", g_root, layouts[l].dirs[which]);
+                    assert_int_equal(chdir(dir), 0);
+                    asyncrt_program_origin origin;
+                    char *ptx = compile_here(cache, layouts[l].include, &origin);
+                    print_message("in %s (order %d, pass %d): origin %d\n", layouts[l].dirs[which], order, pass,
+                                  (int)origin);
+                    if (!strstr(ptx, layouts[l].values[which]))
+                        fail_msg("in %s: the program lacks %s (another folder's header)", layouts[l].dirs[which],
+                                 layouts[l].values[which]);
+                    assert_int_equal(origin, pass ? ASYNCRT_ORIGIN_DISK_CACHE : ASYNCRT_ORIGIN_COMPILED);
+                    free(ptx);
+                    free(dir);
+                }
+            assert_int_equal(chdir(g_root), 0);
+            test_remove_tree(cache);
+            free(cache);
+        }
+    free(shared);
+}
+
+/* A folder or a symbolic link on the way to a header, switched by rename
+ * while the compile ran, may have served NVRTC the other version: the
+ * dependency set is refused. A folder merely written into is not a switch. */
+static void a_folder_or_link_switched_during_the_compile_is_not_recorded(void **state)
+{
+    (void)state;
+    write_text("sw/v1/x.h", "#define VALUE 1\n");
+    write_text("sw/v2/x.h", "#define VALUE 2\n");
+    write_text("sw/dir/x.h", "#define VALUE 1\n");
+    write_text("sw/dir2/x.h", "#define VALUE 2\n");
+    char *v1 = asyncrt__format("%s/sw/v1", g_root), *v2 = asyncrt__format("%s/sw/v2", g_root);
+    char *link = asyncrt__format("%s/sw/inc", g_root), *next = asyncrt__format("%s/sw/next", g_root);
+    char *dir = asyncrt__format("%s/sw/dir", g_root), *dir2 = asyncrt__format("%s/sw/dir2", g_root);
+    char *old = asyncrt__format("%s/sw/dir.old", g_root);
+    assert_int_equal(symlink(v1, link), 0);
+    assert_int_equal(symlink(v2, next), 0);
+    settle();
+    char *paths[] = {asyncrt__format("%s/x.h", link), asyncrt__format("%s/x.h", dir)};
+    const uint8_t key1[32] = {1};
+    for (int step = 0; step < 3; step++) {
+        struct timespec start;
+        settle(); /* the last step's switch is older than this one's start */
+        clock_gettime(CLOCK_REALTIME_COARSE, &start);
+        settle();
+        if (step == 0) write_text("sw/dir/unrelated.txt", "x\n"); /* written into: still recorded */
+        if (step == 1) assert_int_equal(rename(next, link), 0);   /* mv -T next inc */
+        if (step == 2) {                                          /* the folder swapped for another */
+            assert_int_equal(rename(dir, old), 0);
+            assert_int_equal(rename(dir2, dir), 0);
+        }
+        for (int k = 0; k < 2; k++) {
+            asyncrt_trace_headers headers = {&paths[k], 1};
+            asyncrt_dep_set set;
+            char why[512] = "";
+            bool recorded = asyncrt__dep_set_record(&headers, NULL, 0, NULL, &start, key1, &set, why, sizeof why);
+            bool switched = (step == 1 && k == 0) || (step == 2 && k == 1);
+            print_message("step %d, %s: %s\n", step, paths[k], recorded ? "recorded" : why);
+            assert_int_equal(recorded, !switched);
+            if (recorded) asyncrt__dep_set_free(&set);
+            else assert_non_null(strstr(why, "was replaced while"));
+        }
+    }
+    free(paths[0]), free(paths[1]), free(v1), free(v2), free(link), free(next), free(dir), free(dir2), free(old);
+}
+
 /* __has_include probes leave no trace: a probe that failed would not notice
  * the file appearing later. So a compile whose source, in-memory header or
  * (non-toolkit) disk header uses one is never cached. */
@@ -265,6 +378,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_include_form_is_in_the_key),
         cmocka_unit_test(another_working_directory_is_another_dependency),
+        cmocka_unit_test(each_working_directory_sees_its_own_headers),
+        cmocka_unit_test(a_folder_or_link_switched_during_the_compile_is_not_recorded),
         cmocka_unit_test(has_include_is_never_cached),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,11 +135,17 @@ static void every_command_on_a_real_cache(void **state)
     free(inc);
     free(header);
 
-    /* prune to nothing, then populate again and clear. */
-    RUN(0, "evicted 7 files", "%s prune --max-bytes 0");
-    RUN(0, "entries    0", "%s stats");
+    /* prune: an entry goes with its manifest, so down to the newest one
+     * (each takes under 1 KiB with its manifest) leaves one of each; a cap
+     * below that one is refused, nothing evicted. Then clear. */
+    RUN(2, "is smaller than the newest entry with its manifest", "%s prune --max-bytes 0");
+    RUN(0, "entries    3", "%s stats");
+    RUN(0, "evicted 5 files", "%s prune --max-bytes 1K");
+    RUN(0, "entries    1", "%s stats");
+    RUN(0, "manifests  1", "%s stats");
+    RUN(0, "2 files verified: 0 bad", "%s verify");
     populate(2);
-    RUN(0, "removed 4 files", "%s clear");
+    RUN(0, "removed 6 files", "%s clear");
     RUN(0, "0 entries, 0 manifests", "%s list");
 
     /* Usage errors. */

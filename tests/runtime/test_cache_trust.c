@@ -7,6 +7,7 @@
  * clean-up of temporaries left by dead writers, and one context used from
  * several threads at once. */
 #define _DEFAULT_SOURCE /* mkfifo, symlink */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,6 +22,8 @@
 #include "cache.h"
 #include "cache_store.h"
 #include "cache_trust.h"
+#include "nvrtc_loader.h"
+#include "speculate.h"
 #include "test_support.h"
 
 static const char *k_source = "extern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n";
@@ -215,6 +218,134 @@ static void a_directory_removed_under_a_context_is_made_again(void **state)
     assert_logged(log, "not caching in");
     free(log);
     assert_int_equal(fresh_compile(f->dir, 3, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+}
+
+static int count_files(const char *dir, const char *prefix, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name), tail = strlen(suffix);
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len >= tail &&
+             strcmp(e->d_name + len - tail, suffix) == 0;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Another user who owns the parent swaps the cache directory between two
+ * compiles of one process, for one holding an entry of the second program's
+ * key (made by compiling the same source). The context keeps using the
+ * directory it checked and opened; the foreign one is never read. */
+static void a_directory_swapped_between_compiles_is_never_read(void **state)
+{
+    fixture *f = *state;
+    char *theirs = asyncrt__format("%s/theirs", f->root), *moved = asyncrt__format("%s/moved", f->root);
+    assert_int_equal(fresh_compile(theirs, 2, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    asyncrt_context *ctx = new_context(f->dir);
+    assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(rename(f->dir, moved), 0);
+    assert_int_equal(rename(theirs, f->dir), 0);
+    if (geteuid() == 0) assert_int_equal(chown(f->dir, 4242, 4242), 0); /* theirs indeed */
+    assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_COMPILED);  /* not their entry */
+    asyncrt_context_destroy(ctx);
+    assert_int_equal(count_files(moved, "", ".bin"), 2);   /* ours, stored where our directory went */
+    assert_int_equal(count_files(f->dir, "", ".bin"), 1);  /* theirs, untouched */
+    free(theirs), free(moved);
+}
+
+/* ---- side files: the NVRTC facts memo, the speculative target hint ------- */
+
+/* The child's part: the facts through a context on dir; 10 when they came
+ * from the memo. */
+static int facts_child(const char *dir)
+{
+    alarm(20); /* blocked on a FIFO: killed, and the parent sees it */
+    asyncrt_context *ctx = NULL;
+    asyncrt_nvrtc_facts facts;
+    char msg[256];
+    bool ok = asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS &&
+              asyncrt_context_set_cache_dir(ctx, dir) == ASYNCRT_SUCCESS &&
+              asyncrt__nvrtc_facts_get(ctx, &facts, msg, sizeof msg) == ASYNCRT_SUCCESS;
+    asyncrt_context_destroy(ctx);
+    return ok ? (facts.from_memo ? 10 : 0) : 1;
+}
+
+/* Runs facts_child in a fresh process (this one already knows the facts,
+ * which are process-wide); its exit status, or 128 + the signal. */
+static int facts_in_child(const char *dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_cache_trust", "--facts", dir, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *memo_path(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char *path = NULL;
+    for (struct dirent *e; d && !path && (e = readdir(d));)
+        if (strncmp(e->d_name, "nvrtc-", 6) == 0) path = asyncrt__format("%s/%s", dir, e->d_name);
+    if (d) closedir(d);
+    assert_non_null(path);
+    return path;
+}
+
+static void side_files_follow_the_cache_rules(void **state)
+{
+    fixture *f = *state;
+    /* Written, then read, in a directory the cache uses. */
+    assert_int_equal(facts_in_child(f->dir), 0);
+    assert_int_equal(count_files(f->dir, "nvrtc-", ".facts"), 1);
+    assert_int_equal(facts_in_child(f->dir), 10);
+    /* A FIFO at its name: ignored without blocking, and left alone. */
+    char *memo = memo_path(f->dir);
+    assert_int_equal(unlink(memo), 0);
+    assert_int_equal(mkfifo(memo, 0600), 0);
+    assert_int_equal(facts_in_child(f->dir), 0);
+    /* Never written into, nor read from, a directory the cache refuses. */
+    char *open_dir = asyncrt__format("%s/world-writable", f->root);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    assert_int_equal(facts_in_child(open_dir), 0);
+    assert_int_equal(count_files(open_dir, "", ""), 2); /* "." and ".." */
+
+    /* The target hint: the same helpers, so a refused directory's hint is not read. */
+    char *hint_dir = asyncrt__format("%s/hint", f->root);
+    asyncrt_context *ctx = new_context(hint_dir);
+    char arch[32];
+    assert_false(asyncrt__speculation_guess(ctx, 0, arch, sizeof arch));
+    assert_true(asyncrt__cache_write_side(ctx, "target-h-device-0", "sm_90\n"));
+    assert_int_equal(count_files(hint_dir, ".tmp", ""), 0);
+    char *text = asyncrt__cache_read_side(ctx, "target-h-device-0");
+    assert_string_equal(text, "sm_90\n");
+    free(text);
+    asyncrt_context_destroy(ctx);
+    assert_int_equal(chmod(hint_dir, 0777), 0);
+    capture_begin();
+    ctx = new_context(hint_dir);
+    assert_null(asyncrt__cache_read_side(ctx, "target-h-device-0"));
+    assert_false(asyncrt__cache_write_side(ctx, "target-h-device-1", "sm_80\n"));
+    asyncrt_context_destroy(ctx);
+    free(capture_end());
+    assert_int_equal(count_files(hint_dir, "target-h-device-1", ""), 0);
+    /* A symbolic link at a side file's name is refused, never followed. */
+    assert_int_equal(chmod(hint_dir, 0700), 0);
+    char *link = asyncrt__format("%s/target-h-device-2", hint_dir), *real = asyncrt__format("%s/target-h-device-0",
+                                                                                             hint_dir);
+    assert_int_equal(symlink(real, link), 0);
+    capture_begin();
+    ctx = new_context(hint_dir);
+    assert_null(asyncrt__cache_read_side(ctx, "target-h-device-2"));
+    asyncrt_context_destroy(ctx);
+    char *log = capture_end();
+    assert_logged(log, "symbolic link");
+    free(log), free(link), free(real), free(hint_dir), free(open_dir), free(memo);
 }
 
 /* ---- the shared team cache ---------------------------------------------- */
@@ -455,6 +586,33 @@ static void the_cap_evicts_the_least_recently_used(void **state)
     assert_false(asyncrt__cache_parse_size("", &v));
 }
 
+/* An entry and its manifest go together, and a cap smaller than one of
+ * them is refused with a warning (it would evict the entry just stored, or
+ * its manifest, so that the next run misses). */
+static void a_cap_below_one_entry_is_refused(void **state)
+{
+    fixture *f = *state;
+    setenv("ASYNCRT_CACHE_MAX_BYTES", "100", 1);
+    char *log = NULL;
+    assert_int_equal(fresh_compile(f->dir, 1, &log, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "is smaller than one entry with its manifest");
+    free(log);
+    assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+    assert_int_equal(fresh_compile(f->dir, 2, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(count_files(f->dir, "", ".bin"), 2); /* refused: the default cap applies */
+    assert_int_equal(count_files(f->dir, "", ".mf"), 2);
+    /* A cap with room for one: the older entry goes with its manifest. */
+    char cap[32];
+    snprintf(cap, sizeof cap, "%llu", (unsigned long long)(cache_bytes(f->dir) * 3 / 4));
+    setenv("ASYNCRT_CACHE_MAX_BYTES", cap, 1);
+    struct timespec pause = {0, 20 * 1000000L};
+    nanosleep(&pause, NULL);
+    assert_int_equal(fresh_compile(f->dir, 3, NULL, NULL), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(count_files(f->dir, "", ".bin"), 1);
+    assert_int_equal(count_files(f->dir, "", ".mf"), 1);
+    assert_int_equal(fresh_compile(f->dir, 3, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+}
+
 static void stale_temporaries_are_removed_on_the_next_store(void **state)
 {
     fixture *f = *state;
@@ -551,19 +709,23 @@ static void one_context_many_threads(void **state)
     for (int v = 0; v < 4; v++) free(g_reference[v]);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--facts") == 0) return facts_child(argv[2]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_directory_others_can_write_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_of_another_user_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(a_symlinked_directory_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(created_directories_are_private, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_removed_under_a_context_is_made_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_directory_swapped_between_compiles_is_never_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(side_files_follow_the_cache_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(odd_files_are_refused_without_hanging, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_manifest_is_discarded, setup, teardown),
         cmocka_unit_test_setup_teardown(counters_count_what_happened, setup, teardown),
         cmocka_unit_test_setup_teardown(the_cap_evicts_the_least_recently_used, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_cap_below_one_entry_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(stale_temporaries_are_removed_on_the_next_store, setup, teardown),
         cmocka_unit_test_setup_teardown(one_context_many_threads, setup, teardown),
     };

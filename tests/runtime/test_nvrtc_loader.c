@@ -102,7 +102,7 @@ static void memo_case(const char *which)
     assert_true(asyncrt__nvrtc_identity_get(&id));
     asyncrt_nvrtc_facts facts;
     char msg[2048];
-    assert_int_equal(asyncrt__nvrtc_facts_get(asyncrt_context_cache_dir(ctx), &facts, msg, sizeof msg),
+    assert_int_equal(asyncrt__nvrtc_facts_get(ctx, &facts, msg, sizeof msg),
                      ASYNCRT_SUCCESS);
     assert_true(facts.version >= 12000 && facts.arch_count > 0);
     asyncrt_compile_options o = {.arch = "sm_90"};

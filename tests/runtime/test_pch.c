@@ -3,14 +3,19 @@
  * used a PCH still names the headers the PCH held; auto mode makes no PCH
  * for a process's first compile nor for light kernels. CPU only (PTX for
  * compute_90): NVRTC runs here, no device is needed. */
-#define _DEFAULT_SOURCE /* usleep */
+#define _GNU_SOURCE /* usleep, unshare */
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_trust.h"
 #include "context.h"
 #include "pch.h"
 #include "test_support.h"
@@ -215,14 +220,158 @@ static void test_threads_share_the_pch(void **state)
     asyncrt_context_destroy(ctx);
 }
 
-int main(void)
+/* ---- a full TMPDIR (issue 23 item 9) -------------------------------------- */
+
+/* The child's part, in a process of its own whose TMPDIR is a 1 MiB tmpfs:
+ * three heavy compiles with ASYNCRT_PCH=1 in one context. NVRTC would write
+ * a ~130 MB PCH there through a memory map and die of SIGBUS; the library
+ * must see there is no room and compile without. 0 when all went well. */
+static int small_tmpdir_child(const char *inc, const char *cache)
 {
+    setenv("ASYNCRT_PCH", "1", 1);
+    asyncrt_context *ctx;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_set_cache_dir(ctx, cache)) return 2;
+    asyncrt_context_set_log_level(ctx, 1);
+    int failed = 0;
+    for (int slot = 1; slot <= 3; slot++) {
+        char source[256];
+        snprintf(source, sizeof source, "#include <cuda/ptx>\n#include <pch_dep.h>\n"
+                 "extern \"C\" __global__ void k%d(long *p) { p[0] = DISK_VALUE + %d; }\n", slot, slot);
+        const char *dirs[] = {inc};
+        asyncrt_compile_options o = {.arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1};
+        asyncrt_program *p = NULL;
+        failed |= asyncrt_program_compile(ctx, "full_tmp.cu", source, &o, &p) != ASYNCRT_SUCCESS;
+        asyncrt_program_destroy(p);
+    }
+    failed |= asyncrt__pch_file_count(ctx->pch) != 0;
+    asyncrt_context_destroy(ctx);
+    return failed ? 1 : 0;
+}
+
+static void test_a_full_tmpdir_never_crashes(void **state)
+{
+    fixture *f = *state;
+    write_dep(f, 100000);
+    char small[512], log[600];
+    snprintf(small, sizeof small, "%s/small", f->tmpdir);
+    snprintf(log, sizeof log, "%s/child.log", f->dir);
+    assert_int_equal(mkdir(small, 0700), 0);
+    pid_t pid = fork();
+    if (pid == 0) { /* a mount namespace of its own: the tmpfs is gone with it */
+        if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("asyncrt-test", small, "tmpfs", 0, "size=1m") != 0)
+            _exit(77);
+        setenv("TMPDIR", small, 1);
+        if (!freopen(log, "w", stderr)) _exit(3);
+        execl("/proc/self/exe", "test_pch", "--small-tmpdir", f->inc, f->dir, (char *)NULL);
+        _exit(4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        print_message("cannot mount a tmpfs here (needs CAP_SYS_ADMIN): skipped\n");
+        skip();
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "cat %s >&2", log);
+    if (system(cmd) != 0) print_message("no child log\n");
+    if (WIFSIGNALED(status)) fail_msg("the process died of signal %d", WTERMSIG(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    snprintf(cmd, sizeof cmd, "test $(grep -c 'no precompiled headers: ' %s) -eq 1", log);
+    assert_int_equal(system(cmd), 0); /* said once */
+}
+
+/* The same through the free-space seam, in this process. */
+static uint64_t one_mebibyte(const char *dir)
+{
+    (void)dir;
+    return 1 << 20;
+}
+
+static void test_no_room_means_no_pch(void **state)
+{
+    fixture *f = *state;
+    write_dep(f, 200000);
+    uint64_t (*statvfs_based)(const char *) = asyncrt__pch_free_bytes;
+    asyncrt__pch_free_bytes = one_mebibyte;
+    asyncrt_context *ctx = new_context(f, "1");
+    assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 201001), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(compile_expect(ctx, f, 2, MEM_A, 201002), ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    asyncrt_context_destroy(ctx);
+    asyncrt__pch_free_bytes = statvfs_based;
+}
+
+/* ---- folders of crashed processes (issue 23 item 10) --------------------- */
+
+static bool exists(const fixture *f, const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", f->tmpdir, name);
+    return access(path, F_OK) == 0;
+}
+
+static void test_folders_of_dead_processes_are_swept(void **state)
+{
+    fixture *f = *state;
+    int pipe_fds[2];
+    assert_int_equal(pipe(pipe_fds), 0);
+    pid_t dead = fork();
+    if (dead == 0) { /* leaves a PCH and a trace folder behind, as a kill -9 would */
+        char pch[64], trace[64], file[128];
+        bool ok = asyncrt__make_private_dir(pch, sizeof pch, "asyncrt-pch-") &&
+                  asyncrt__make_private_dir(trace, sizeof trace, "asyncrt-trace-");
+        snprintf(file, sizeof file, "%s/heavy_0.pch", pch);
+        FILE *out = ok ? fopen(file, "w") : NULL;
+        if (out) fclose(out);
+        char names[130];
+        int n = snprintf(names, sizeof names, "%s\n%s\n", strrchr(pch, '/') + 1, strrchr(trace, '/') + 1);
+        _exit(out && write(pipe_fds[1], names, (size_t)n) == n ? 0 : 1);
+    }
+    close(pipe_fds[1]);
+    int status = 0;
+    assert_int_equal(waitpid(dead, &status, 0), dead);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char names[130] = "";
+    assert_true(read(pipe_fds[0], names, sizeof names - 1) > 0);
+    close(pipe_fds[0]);
+    char *pch = strtok(names, "\n"), *trace = strtok(NULL, "\n");
+    assert_non_null(trace);
+    assert_true(exists(f, pch) && exists(f, trace));
+    /* Not ours to sweep: a live process's, another user's, another name. */
+    char other[600], alive[600], odd[600];
+    snprintf(alive, sizeof alive, "%s/asyncrt-pch-1-alive", f->tmpdir);
+    snprintf(other, sizeof other, "%s/asyncrt-pch-%ld-other", f->tmpdir, (long)dead);
+    snprintf(odd, sizeof odd, "%s/asyncrt-pch-x%ld-odd", f->tmpdir, (long)dead);
+    assert_int_equal(mkdir(alive, 0700), 0);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(mkdir(odd, 0700), 0);
+    bool as_root = geteuid() == 0;
+    if (as_root) assert_int_equal(chown(other, 4242, 4242), 0);
+
+    write_dep(f, 300000);
+    asyncrt_context *ctx = new_context(f, "1"); /* its first compile makes both kinds of folder */
+    compile_expect(ctx, f, 1, MEM_A, 301001);
+    asyncrt_context_destroy(ctx);
+    assert_false(exists(f, pch));
+    assert_false(exists(f, trace));
+    assert_true(exists(f, "asyncrt-pch-1-alive"));
+    assert_int_equal(access(other, F_OK), as_root ? 0 : -1);
+    assert_int_equal(access(odd, F_OK), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && strcmp(argv[1], "--small-tmpdir") == 0) return small_tmpdir_child(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_changed_disk_header_is_never_served_from_a_pch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_manifest_of_a_pch_compile_names_what_the_pch_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changed_memory_header_is_never_served_from_a_pch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_auto_mode_and_cleanup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_share_the_pch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_full_tmpdir_never_crashes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_room_means_no_pch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_folders_of_dead_processes_are_swept, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

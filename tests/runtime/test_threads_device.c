@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "test_support.h"
 
 static void (*gate_hold)(void);
@@ -19,42 +20,38 @@ static int (*module_loads)(void);
 
 static const char *k_source = "extern \"C\" __global__ void spec(float *x) { x[threadIdx.x] = 3.0f; }\n";
 
-static char *hint_path(const char *dir)
+/* The hint is a side file of the cache (cache.h): read and written here
+ * through the cache's own helpers, as the library does. */
+static char *hint_name(void)
 {
-    char host[256] = "localhost";
+    char host[64] = "localhost";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     for (char *c = host; *c; c++)
         if (*c == '/') *c = '_';
-    size_t n = strlen(dir) + strlen(host) + 64;
-    char *path = malloc(n);
-    snprintf(path, n, "%s/targets/%s-device-0", dir, host);
-    return path;
+    return asyncrt__format("target-%s-device-0", host);
 }
 
 static void write_hint(const char *dir, const char *text)
 {
-    char sub[1024];
-    snprintf(sub, sizeof sub, "%s/targets", dir);
-    mkdir(sub, 0700);
-    char *path = hint_path(dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    free(path);
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
+    char *name = hint_name();
+    assert_true(asyncrt__cache_write_side(ctx, name, text));
+    free(name);
+    asyncrt_context_destroy(ctx);
 }
 
 static char *read_hint(const char *dir)
 {
-    char *path = hint_path(dir), *text = calloc(1, 64);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (!fgets(text, 64, f)) text[0] = '\0';
-        fclose(f);
-    }
-    free(path);
-    return text;
+    asyncrt_context *ctx;
+    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
+    char *name = hint_name(), *text = asyncrt__cache_read_side(ctx, name);
+    free(name);
+    asyncrt_context_destroy(ctx);
+    return text ? text : calloc(1, 1);
 }
 
 static int cache_entries(const char *dir)

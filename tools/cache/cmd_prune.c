@@ -1,4 +1,5 @@
 /* prune: evict least recently used files down to a size. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cache.h"
@@ -21,8 +22,15 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
     }
     if (!have_max) return cache_usage_error(&cmd_prune, "--max-bytes N is required");
-    size_t temps = 0;
-    size_t evicted = asyncrt__cache_evict(tool->dir, max, NULL, &temps);
+    asyncrt_cache_eviction r = asyncrt__cache_evict(tool->dir, max, NULL);
+    if (r.refused_below) {
+        char need[32];
+        tool_format_bytes(r.refused_below, need, sizeof need);
+        fprintf(stderr, "asyncrt-cache prune: warning: --max-bytes %llu is smaller than the newest entry with its "
+                        "manifest (%s): refused, nothing evicted (asyncrt-cache clear empties the cache)\n",
+                (unsigned long long)max, need);
+        return TOOL_EXIT_USAGE;
+    }
     asyncrt_cache_listing l;
     uint64_t left = 0;
     if (asyncrt__cache_scan(tool->dir, &l)) {
@@ -34,13 +42,13 @@ static int run(cache_tool *tool, int argc, char **argv)
     if (tool->json) {
         printf("{");
         cache_json_key("evicted", true);
-        printf("%zu", evicted);
+        printf("%zu", r.evicted);
         cache_json_key("temporaries_removed", false);
-        printf("%zu", temps);
+        printf("%zu", r.temps);
         cache_json_key("bytes_left", false);
         printf("%llu\n}\n", (unsigned long long)left);
     } else {
-        printf("evicted %zu files, removed %zu stale temporaries; %s left\n", evicted, temps, size);
+        printf("evicted %zu files, removed %zu stale temporaries; %s left\n", r.evicted, r.temps, size);
     }
     return left <= max ? TOOL_EXIT_OK : TOOL_EXIT_IO;
 }
@@ -49,9 +57,11 @@ const cache_command cmd_prune = {
     "prune", "evict least recently used files down to --max-bytes N",
     "usage: asyncrt-cache [--dir DIR] prune --max-bytes N\n"
     "\n"
-    "Deletes the least recently used entries and manifests until they take at most\n"
-    "N bytes (N may end in K, M or G: binary units), and temporaries left by\n"
-    "processes that died. Safe while other processes use the cache: one reading a\n"
-    "file that is deleted keeps reading it. Exit codes: 0 success, 2 bad usage, 7 no\n"
-    "usable cache directory, or still above N (files that could not be deleted).\n",
+    "Deletes the least recently used entries, each with the manifest that names it,\n"
+    "until they take at most N bytes (N may end in K, M or G: binary units), and\n"
+    "temporaries left by processes that died. The newest entry is always kept: an N\n"
+    "smaller than it (with its manifest) is refused with a warning and nothing is\n"
+    "evicted. Safe while other processes use the cache: one reading a file that is\n"
+    "deleted keeps reading it. Exit codes: 0 success, 2 bad usage or a refused N, 7\n"
+    "no usable cache directory, or still above N (files that could not be deleted).\n",
     true, run};

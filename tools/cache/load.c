@@ -28,7 +28,7 @@ bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac
     char *path = asyncrt__format("%s/%s", dir, f->name);
     size_t n = 0;
     why[0] = '\0';
-    unsigned char *data = path ? asyncrt__cache_read_file(path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
+    unsigned char *data = path ? asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
     free(path);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while reading");

@@ -30,7 +30,7 @@ static bool save(const char *dir, const char *name, const cache_loaded *l, const
     unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
                                          : asyncrt__program_encode_keyed(l->program, mac, &size);
     char *path = asyncrt__format("%s/%s", dir, name);
-    bool ok = data && path && asyncrt__cache_write_file(path, data, size, mode);
+    bool ok = data && path && asyncrt__cache_write_file(AT_FDCWD, path, data, size, mode);
     free(data);
     free(path);
     return ok;
