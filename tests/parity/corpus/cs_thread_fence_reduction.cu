@@ -1,0 +1,156 @@
+// parity: source=NVIDIA/cuda-samples@c94ff366aed18c797b8a85dfaac7817b0228b420:Samples/2_Concepts_and_Techniques/threadFenceReduction/threadFenceReduction_kernel.cuh; licence=BSD-3-Clause; copyright=NVIDIA Corporation
+// parity: arch=sm_90
+// parity: run=--kernel 'reduceSinglePass<256, true>' --grid 1024 --block 256 --smem 1024 --buf in=f32:16777216:rand=4 --buf out=f32:1024:poison --arg buf:in --arg buf:out --arg u32:16777216
+// parity: compare=out:exact
+// (the last block, chosen by atomicInc on a __device__ counter, sums the partial sums in index order: the result does not depend on which block is last)
+// Device code of the NVIDIA CUDA samples, Copyright (c) 2022, NVIDIA CORPORATION. All rights reserved.
+// BSD-3-Clause: LICENSES/NVIDIA-cuda-samples.txt. Host code removed; see SOURCES.md for any other change.
+// Changed: setRetirementCount (host) removed. A __device__ global counter, __threadfence, atomicInc; the kernel resets the counter.
+
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
+
+template <unsigned int blockSize>
+__device__ void reduceBlock(volatile float *sdata, float mySum, const unsigned int tid, cg::thread_block cta)
+{
+    cg::thread_block_tile<32> tile32 = cg::tiled_partition<32>(cta);
+    sdata[tid]                       = mySum;
+    cg::sync(tile32);
+
+    const int VEC = 32;
+    const int vid = tid & (VEC - 1);
+
+    float beta = mySum;
+    float temp;
+
+    for (int i = VEC / 2; i > 0; i >>= 1) {
+        if (vid < i) {
+            temp = sdata[tid + i];
+            beta += temp;
+            sdata[tid] = beta;
+        }
+        cg::sync(tile32);
+    }
+    cg::sync(cta);
+
+    if (cta.thread_rank() == 0) {
+        beta = 0;
+        for (int i = 0; i < blockDim.x; i += VEC) {
+            beta += sdata[i];
+        }
+        sdata[0] = beta;
+    }
+    cg::sync(cta);
+}
+
+template <unsigned int blockSize, bool nIsPow2>
+__device__ void reduceBlocks(const float *g_idata, float *g_odata, unsigned int n, cg::thread_block cta)
+{
+    extern __shared__ float sdata[];
+
+    // perform first level of reduction,
+    // reading from global memory, writing to shared memory
+    unsigned int tid      = threadIdx.x;
+    unsigned int i        = blockIdx.x * (blockSize * 2) + threadIdx.x;
+    unsigned int gridSize = blockSize * 2 * gridDim.x;
+    float        mySum    = 0;
+
+    // we reduce multiple elements per thread.  The number is determined by the
+    // number of active thread blocks (via gridDim).  More blocks will result
+    // in a larger gridSize and therefore fewer elements per thread
+    while (i < n) {
+        mySum += g_idata[i];
+
+        // ensure we don't read out of bounds -- this is optimized away for powerOf2
+        // sized arrays
+        if (nIsPow2 || i + blockSize < n)
+            mySum += g_idata[i + blockSize];
+
+        i += gridSize;
+    }
+
+    // do reduction in shared mem
+    reduceBlock<blockSize>(sdata, mySum, tid, cta);
+
+    // write result for this block to global mem
+    if (tid == 0)
+        g_odata[blockIdx.x] = sdata[0];
+}
+
+// Global variable used by reduceSinglePass to count how many blocks have
+// finished
+__device__ unsigned int retirementCount = 0;
+
+// This reduction kernel reduces an arbitrary size array in a single kernel
+// invocation It does so by keeping track of how many blocks have finished.
+// After each thread block completes the reduction of its own block of data, it
+// "takes a ticket" by atomically incrementing a global counter.  If the ticket
+// value is equal to the number of thread blocks, then the block holding the
+// ticket knows that it is the last block to finish.  This last block is
+// responsible for summing the results of all the other blocks.
+//
+// In order for this to work, we must be sure that before a block takes a
+// ticket, all of its memory transactions have completed.  This is what
+// __threadfence() does -- it blocks until the results of all outstanding memory
+// transactions within the calling thread are visible to all other threads.
+//
+// For more details on the reduction algorithm (notably the multi-pass
+// approach), see the "reduction" sample in the CUDA SDK.
+template <unsigned int blockSize, bool nIsPow2>
+__global__ void reduceSinglePass(const float *g_idata, float *g_odata, unsigned int n)
+{
+    // Handle to thread block group
+    cg::thread_block cta = cg::this_thread_block();
+    //
+    // PHASE 1: Process all inputs assigned to this block
+    //
+
+    reduceBlocks<blockSize, nIsPow2>(g_idata, g_odata, n, cta);
+
+    //
+    // PHASE 2: Last block finished will process all partial sums
+    //
+
+    if (gridDim.x > 1) {
+        const unsigned int      tid = threadIdx.x;
+        __shared__ bool         amLast;
+        extern float __shared__ smem[];
+
+        // wait until all outstanding memory instructions in this thread are
+        // finished
+        __threadfence();
+
+        // Thread 0 takes a ticket
+        if (tid == 0) {
+            unsigned int ticket = atomicInc(&retirementCount, gridDim.x);
+            // If the ticket ID is equal to the number of blocks, we are the last
+            // block!
+            amLast = (ticket == gridDim.x - 1);
+        }
+
+        cg::sync(cta);
+
+        // The last block sums the results of all other blocks
+        if (amLast) {
+            int   i     = tid;
+            float mySum = 0;
+
+            while (i < gridDim.x) {
+                mySum += g_odata[i];
+                i += blockSize;
+            }
+
+            reduceBlock<blockSize>(smem, mySum, tid, cta);
+
+            if (tid == 0) {
+                g_odata[0] = smem[0];
+
+                // reset retirement count so that next run succeeds
+                retirementCount = 0;
+            }
+        }
+    }
+}
+
+template __global__ void reduceSinglePass<256, true>(const float *g_idata, float *g_odata, unsigned int n);
