@@ -5,7 +5,9 @@
 // Device code of flash-attention-minimal (flash.cu), Copyright Peter Kim (tspeterkim), Apache License 2.0
 // (LICENSES/tspeterkim-flash-attention-minimal.txt). Host code (the torch wrapper) and the torch include removed.
 // O, l and m are read and updated in place (zeros, zeros and -inf as the wrapper initialises them). Dynamic shared
-// memory carved into four float tiles, __expf.
+// memory carved into four float tiles, __expf. Added <cmath> for INFINITY (torch's headers brought it in).
+
+#include <cmath>
 
 __global__
 void forward_kernel(const float* Q, const float* K, const float* V, const int N, const int d,
