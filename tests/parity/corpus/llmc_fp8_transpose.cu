@@ -1,4 +1,4 @@
-// parity: source=ademeure/llm.c@98a0ddf2d3abca0984fc6ecf1ed812f493166517:dev/cuda/transpose.cu; licence=MIT; copyright=Andrej Karpathy (llm.c); this file by GitHub user ademeure
+// parity: source=ademeure/llm.c@98a0ddf2d3abca0984fc6ecf1ed812f493166517:dev/cuda/transpose.cu; licence=MIT; copyright=Andrej Karpathy (llm.c), this file by GitHub user ademeure
 // parity: arch=sm_90
 // parity: run=--kernel 'transpose_kernel2<8, 32, true, true, __nv_fp8_e4m3, __nv_bfloat16>' --grid 256,256 --block 4,8 --buf transposed=u8:8192x8192:poison --buf copy=u8:8192x8192:poison --buf input=bf16:8192x8192:rand=1,-100,100 --buf scale=f32:1:fill=1.5 --arg buf:transposed --arg buf:copy --arg buf:input --arg buf:scale
 // parity: compare=transposed:exact copy:exact
