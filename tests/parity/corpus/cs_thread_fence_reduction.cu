@@ -2,7 +2,7 @@
 // parity: arch=sm_90
 // parity: run=--kernel 'reduceSinglePass<256, true>' --grid 1024 --block 256 --smem 1024 --buf in=f32:16777216:rand=4 --buf out=f32:1024:poison --arg buf:in --arg buf:out --arg u32:16777216
 // parity: compare=out:exact
-// (the last block, chosen by atomicInc on a __device__ counter, sums the partial sums in index order: the result does not depend on which block is last)
+// parity: why=exact: the last block (atomicInc on a __device__ counter) sums the partial sums in index order, whichever block it is
 // Device code of the NVIDIA CUDA samples, Copyright (c) 2022, NVIDIA CORPORATION. All rights reserved.
 // BSD-3-Clause: LICENSES/NVIDIA-cuda-samples.txt. Host code removed; see SOURCES.md for any other change.
 // Changed: setRetirementCount (host) removed. A __device__ global counter, __threadfence, atomicInc; the kernel resets the counter.

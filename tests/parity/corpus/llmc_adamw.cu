@@ -1,6 +1,6 @@
 // parity: source=karpathy/llm.c@f1e2ace651495b74ae22d45d1723443fd00ecd3a:llmc/adamw.cuh; licence=MIT; copyright=Andrej Karpathy
 // parity: arch=sm_90
-// parity: run=--kernel 'adamw_kernel3<__nv_bfloat16, __nv_bfloat16>' --grid 24576,2 --block 512 --buf params=bf16:25165824:rand=1 --buf master=f32:25165824:rand=1 --buf grads=bf16:25165824:rand=2 --buf m=f32:25165824:rand=3,-0.01,0.01 --buf v=f32:25165824:rand=4,0,0.001 --arg buf:params --arg buf:master --arg buf:grads --arg buf:m --arg buf:v --arg u64:12582912 --arg i64:12582912 --arg i64:12582912 --arg i64:12582912 --arg f32:0.0003 --arg f32:0.9 --arg f32:0.95 --arg f32:0.1 --arg f32:0.05 --arg f32:1e-8 --arg f32:0.1 --arg f32:1.0 --arg u32:1234
+// parity: run=--kernel 'adamw_kernel3<__nv_bfloat16, __nv_bfloat16>' --grid 8192,2 --block 512 --buf params=bf16:8388608:rand=1 --buf master=f32:8388608:rand=1 --buf grads=bf16:8388608:rand=2 --buf m=f32:8388608:rand=3,-0.01,0.01 --buf v=f32:8388608:rand=4,0,0.001 --arg buf:params --arg buf:master --arg buf:grads --arg buf:m --arg buf:v --arg u64:4194304 --arg i64:4194304 --arg i64:4194304 --arg i64:4194304 --arg f32:0.0003 --arg f32:0.9 --arg f32:0.95 --arg f32:0.1 --arg f32:0.05 --arg f32:1e-8 --arg f32:0.1 --arg f32:1.0 --arg u32:1234
 // parity: compare=params:exact master:exact m:exact v:exact
 // Device code of llm.c, Copyright (c) 2024 Andrej Karpathy, MIT licence (LICENSES/karpathy-llm.c.txt). Host code removed.
 // Inlined (verbatim) from llmc/cuda_common.h and llmc/cuda_utils.cuh: WARP_SIZE, MAX_1024_THREADS_BLOCKS, floatX (bf16),

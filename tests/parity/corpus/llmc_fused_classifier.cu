@@ -1,6 +1,6 @@
 // parity: source=karpathy/llm.c@f1e2ace651495b74ae22d45d1723443fd00ecd3a:llmc/fused_classifier.cuh; licence=MIT; copyright=Andrej Karpathy
 // parity: arch=sm_90
-// parity: run=--kernel 'fused_classifier_kernel5<true, false>' --grid 1024 --block 1024 --buf logits=bf16:1024x50304:rand=1,-8,8 --buf losses=f32:1024:zeros --buf targets=i32:1024:rand=2,0,50257 --arg buf:logits --arg buf:losses --arg null --arg f32:0.0009765625 --arg buf:targets --arg i32:1 --arg i32:1024 --arg i32:50257 --arg i32:50304 --arg bytes:01
+// parity: run=--kernel 'fused_classifier_kernel5<true, false>' --grid 512 --block 1024 --buf logits=bf16:512x50304:rand=1,-8,8 --buf losses=f32:512:zeros --buf targets=i32:512:rand=2,0,50257 --arg buf:logits --arg buf:losses --arg null --arg f32:0.0009765625 --arg buf:targets --arg i32:1 --arg i32:512 --arg i32:50257 --arg i32:50304 --arg bytes:01
 // parity: compare=logits:exact losses:exact
 // Device code of llm.c, Copyright (c) 2024 Andrej Karpathy, MIT licence (LICENSES/karpathy-llm.c.txt). Host code removed.
 // Inlined (verbatim) from llmc/cuda_common.h and llmc/cuda_utils.cuh: WARP_SIZE, MAX_1024_THREADS_BLOCKS, floatX (bf16),

@@ -1,6 +1,6 @@
 // parity: source=karpathy/llm.c@f1e2ace651495b74ae22d45d1723443fd00ecd3a:llmc/gelu.cuh; licence=MIT; copyright=Andrej Karpathy
 // parity: arch=sm_90
-// parity: run=--kernel gelu_forward_kernel2 --grid 24576 --block 512 --buf out=bf16:100663296:poison --buf inp=bf16:100663296:rand=1,-5,5 --arg buf:out --arg buf:inp
+// parity: run=--kernel gelu_forward_kernel2 --grid 12288 --block 512 --buf out=bf16:50331648:poison --buf inp=bf16:50331648:rand=1,-5,5 --arg buf:out --arg buf:inp
 // parity: compare=out:exact
 // Device code of llm.c, Copyright (c) 2024 Andrej Karpathy, MIT licence (LICENSES/karpathy-llm.c.txt). Host code removed.
 // Inlined (verbatim) from llmc/cuda_common.h and llmc/cuda_utils.cuh: WARP_SIZE, MAX_1024_THREADS_BLOCKS, floatX (bf16),

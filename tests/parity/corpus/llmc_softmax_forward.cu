@@ -1,6 +1,6 @@
 // parity: source=karpathy/llm.c@f1e2ace651495b74ae22d45d1723443fd00ecd3a:llmc/attention.cuh; licence=MIT; copyright=Andrej Karpathy
 // parity: arch=sm_90
-// parity: run=--kernel softmax_forward_kernel5 --grid 6144 --block 256 --buf out=bf16:48x1024x1024:poison --buf inp=bf16:48x1024x1024:rand=1,-4,4 --arg buf:out --arg f32:0.125 --arg buf:inp --arg i32:48 --arg i32:1024
+// parity: run=--kernel softmax_forward_kernel5 --grid 3072 --block 256 --buf out=bf16:24x1024x1024:poison --buf inp=bf16:24x1024x1024:rand=1,-4,4 --arg buf:out --arg f32:0.125 --arg buf:inp --arg i32:24 --arg i32:1024
 // parity: compare=out:exact
 // Device code of llm.c, Copyright (c) 2024 Andrej Karpathy, MIT licence (LICENSES/karpathy-llm.c.txt). Host code removed.
 // Inlined (verbatim) from llmc/cuda_common.h and llmc/cuda_utils.cuh: WARP_SIZE, MAX_1024_THREADS_BLOCKS, floatX (bf16),

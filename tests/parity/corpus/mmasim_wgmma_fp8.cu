@@ -2,7 +2,7 @@
 // parity: arch=sm_90a
 // parity: run=--kernel wgmma_m64n8k32_row_col_f32_e4m3_e4m3_kernel --grid 1 --block 128 --buf d=f32:64x8:rand=3 --buf a=u8:64x32:rand=1,0,127 --buf b=u8:8x32:rand=2,0,127 --arg buf:d --arg buf:a --arg buf:b
 // parity: compare=d:exact
-// (why for the time: one warpgroup, a few microseconds; its time is launch overhead)
+// parity: timing=skip (one warpgroup, a few microseconds: launch overhead)
 // Device code of MMA-Sim's tests/nv/cuda/mma_sm90.cu, Copyright (c) Microsoft Corporation, MIT licence
 // (LICENSES/microsoft-MMA-Sim.txt). Host launchers removed; the f32 <- e4m3 x e4m3 kernel kept.
 // wgmma.mma_async m64n8k32 on fp8 (e4m3) operands from shared-memory descriptors built by hand; inputs are raw bytes
