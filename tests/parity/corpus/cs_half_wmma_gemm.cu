@@ -2,8 +2,34 @@
 // parity: arch=sm_90
 // parity: run=--kernel compute_gemm --grid 132 --block 256 --smem 65536 --buf A=f16:4096x4096:rand=4 --buf B=f16:4096x4096:rand=5 --buf C=f32:4096x4096:rand=6 --buf D=f32:4096x4096:poison --arg buf:A --arg buf:B --arg buf:C --arg buf:D --arg f32:1.1 --arg f32:1.2
 // parity: compare=D:exact
-// Device code of the NVIDIA CUDA samples, Copyright (c) 2022, NVIDIA CORPORATION. All rights reserved.
-// BSD-3-Clause: LICENSES/NVIDIA-cuda-samples.txt. Host code removed; see SOURCES.md for any other change.
+// Device code of the NVIDIA CUDA samples under the licence notice below (full text: LICENSES/NVIDIA-cuda-samples.txt).
+// Host code removed; SOURCES.md lists any other change.
+/* Copyright (c) 2022, NVIDIA CORPORATION. All rights reserved.
+ *
+ * Redistribution and use in source and binary forms, with or without
+ * modification, are permitted provided that the following conditions
+ * are met:
+ *  * Redistributions of source code must retain the above copyright
+ *    notice, this list of conditions and the following disclaimer.
+ *  * Redistributions in binary form must reproduce the above copyright
+ *    notice, this list of conditions and the following disclaimer in the
+ *    documentation and/or other materials provided with the distribution.
+ *  * Neither the name of NVIDIA CORPORATION nor the names of its
+ *    contributors may be used to endorse or promote products derived
+ *    from this software without specific prior written permission.
+ *
+ * THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS ``AS IS'' AND ANY
+ * EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+ * IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR
+ * PURPOSE ARE DISCLAIMED.  IN NO EVENT SHALL THE COPYRIGHT OWNER OR
+ * CONTRIBUTORS BE LIABLE FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL,
+ * EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT LIMITED TO,
+ * PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES; LOSS OF USE, DATA, OR
+ * PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY THEORY
+ * OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT
+ * (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+ * OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+ */
 // half WMMA (16x16x16, f32 accumulate), 64 KiB dynamic shared memory as an extern 2-D half array, int4 copies.
 
 #include <cuda_fp16.h>
