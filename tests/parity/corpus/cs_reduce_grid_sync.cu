@@ -1,6 +1,6 @@
 // parity: source=NVIDIA/cuda-samples@c94ff366aed18c797b8a85dfaac7817b0228b420:Samples/2_Concepts_and_Techniques/reductionMultiBlockCG/reductionMultiBlockCG.cu; licence=BSD-3-Clause; copyright=NVIDIA Corporation
 // parity: arch=sm_90
-// parity: run=--kernel reduceSinglePassMultiBlockCG --cooperative --grid 264 --block 512 --smem 4096 --buf in=f32:16777216:rand=3 --buf out=f32:264:poison --arg buf:in --arg buf:out --arg u32:16777216
+// parity: run=--kernel reduceSinglePassMultiBlockCG --cooperative --grid 132 --block 512 --smem 4096 --buf in=f32:16777216:rand=3 --buf out=f32:132:poison --arg buf:in --arg buf:out --arg u32:16777216
 // parity: compare=out:exact
 // Device code of the NVIDIA CUDA samples under the licence notice below (full text: LICENSES/NVIDIA-cuda-samples.txt).
 // Host code removed; SOURCES.md lists any other change.
