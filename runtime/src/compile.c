@@ -14,7 +14,6 @@
 #include "cache_trust.h"
 #include "context.h"
 #include "embedded.h"
-#include "lean.h"
 #include "pch.h"
 #include "program.h"
 #include "sha256.h"
@@ -262,7 +261,6 @@ static void compute_key(compile_job *job)
     asyncrt__key_str(&h, versions);
     asyncrt_nvrtc_identity file = {0};
     if (asyncrt__nvrtc_identity_get(&file)) asyncrt__key_dir_identity(&h, file.path);
-    if (asyncrt__lean_enabled()) asyncrt__key_str(&h, "lean images"); /* ASYNCRT_LEAN changes the image */
     asyncrt__key_dir_identity(&h, job->toolkit);
     for (size_t i = 0; i < job->options.count; i++) asyncrt__key_str(&h, job->options.items[i]);
     for (size_t i = 0; i < o->header_count; i++) {
@@ -475,11 +473,6 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
                               p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
         goto done;
     }
-    if (!asyncrt__lean_enabled()) { /* lean.h says why and when */
-    } else if (p->ptx)
-        p->image_size = asyncrt__lean_prune_ptx((char *)p->image) ? strlen((char *)p->image) + 1 : p->image_size;
-    else if (asyncrt__lean_options_allow(o->options, o->option_count))
-        asyncrt__lean_apply(ctx, nv, prog, job->arch_name, &p->image, &p->image_size);
     p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
     p->lowered = calloc(o->name_expression_count + 1, sizeof(char *));
     if (!p->expressions || !p->lowered) goto done;

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "jit_bench.h"
-#include "load_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
 #include "tool.h"
@@ -314,8 +313,6 @@ int main(int argc, char **argv)
         }
     }
     if (!rc) print_rows(&o, dev, rows, count, have_jit ? &jit : NULL, asyncrt_device_peak_bandwidth_gbs(dev));
-    if (!rc && o.jit && o.format != OUT_JSON) /* lean vs NVRTC's CUBIN load time (runtime/src/lean.h) */
-        rc = load_bench_run(ctx, o.format == OUT_CSV) ? EXIT_FAILED : 0;
     if (!rc) { /* the tile ops: transpose and 5-point stencil, 16384 x 16384 f32 */
         tile_bench_format f = o.format == OUT_JSON ? TILE_BENCH_JSON : o.format == OUT_CSV ? TILE_BENCH_CSV : TILE_BENCH_TABLE;
         rc = tile_bench_run(ctx, &o.settings, o.paths, 16384, 16384, f) ? EXIT_FAILED : 0;
