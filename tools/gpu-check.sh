@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
-#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [fuzz-free]   (default: test)
+#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity]   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
-# summary.txt.
+# parity.md, summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access).
 set -u
 cd "$(dirname "$0")/.."
@@ -117,6 +117,13 @@ for stage in $stages; do
       grep -vE '^(transpose|stencil5) |^Tile sweep|^op |^cuMemcpy|^peer' /tmp/asyncrt-ncu.txt >>"$OUT/ncu.txt"
     done
     note "profile: $(grep -c '^===' "$OUT/ncu.txt") kernels in ncu.txt"
+    ;;
+  parity)
+    # nvcc's image and asyncrt's of every kernel in tests/parity, on the same inputs (issue 22).
+    python3 tests/parity/run_parity.py $build "$OUT/parity" ${ASYNCRT_PARITY_ARGS:-} >"$OUT/parity.log" 2>&1 || rc=1
+    cp "$OUT/parity/parity.md" "$OUT/parity.md" 2>/dev/null
+    note "parity: $(tail -1 "$OUT/parity.log")"
+    rm -rf "$OUT/parity/work"
     ;;
   *) note "unknown stage $stage"; rc=2 ;;
   esac

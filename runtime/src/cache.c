@@ -184,10 +184,11 @@ bool asyncrt__cache_dir_usable(asyncrt_context *ctx)
 {
     uint8_t mac_key[32];
     bool shared;
-    char *dir = usable_dir(ctx, mac_key, &shared);
-    bool usable = dir != NULL;
+    char *dir;
+    int fd = usable_dir(ctx, &dir, mac_key, &shared);
+    if (fd >= 0) close(fd);
     free(dir);
-    return usable;
+    return fd >= 0;
 }
 
 static void remember(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,

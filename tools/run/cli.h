@@ -133,6 +133,7 @@ typedef struct run_cli {
     bool compile_only, json;
     int verbose;
     const char *emit_ptx, *emit_cubin;
+    const char *image;        /* --image: load this CUBIN instead of the compiled one */
 } run_cli;
 
 /* Returns RUN_EXIT_OK or RUN_EXIT_USAGE (with a message naming the offending

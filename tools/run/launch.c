@@ -9,6 +9,8 @@
 
 #include "arch.h"
 #include "cache_trust.h"
+#include "context.h"
+#include "program.h"
 
 static double now_ms(void)
 {
@@ -216,6 +218,18 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     return rc;
 }
 
+/* What the driver says of a loaded kernel (-1 where it cannot say). */
+static void kernel_attributes(asyncrt_context *ctx, const asyncrt_kernel *k, run_launch_result *l)
+{
+    static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
+    int *to[] = {&l->regs, &l->static_shared, &l->local, &l->max_threads};
+    for (size_t i = 0; i < 4; i++)
+        if (ctx->drv->cuFuncGetAttribute(to[i], which[i], (CUfunction)asyncrt_kernel_function(k)) != CUDA_SUCCESS)
+            *to[i] = -1;
+}
+
 int run_load(asyncrt_context *ctx, const asyncrt_program *program, size_t launch_count, asyncrt_module **module,
              asyncrt_kernel **kernels, run_result *r)
 {
@@ -225,6 +239,35 @@ int run_load(asyncrt_context *ctx, const asyncrt_program *program, size_t launch
         s = asyncrt_module_get_kernel(*module, r->launches[i].kernel, &kernels[i]);
     r->load_ms = now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return library_fail(ctx, s, r);
+    for (size_t i = 0; i < launch_count; i++) kernel_attributes(ctx, kernels[i], &r->launches[i]);
+    return RUN_EXIT_OK;
+}
+
+int run_use_image(const char *path, asyncrt_program **program, run_result *r)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *data = NULL;
+    long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    bool ok = n > 4 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) == (size_t)n;
+    if (f) fclose(f);
+    if (!ok || memcmp(data, "\x7f" "ELF", 4) != 0) {
+        free(data);
+        return run_fail(r, ok ? RUN_EXIT_USAGE : RUN_EXIT_IO, "--image %s: %s", path,
+                        ok ? "not a CUBIN (an ELF file, as nvcc -cubin writes)" : strerror(errno ? errno : EIO));
+    }
+    asyncrt_program *clone = asyncrt__program_clone(*program);
+    if (!clone) {
+        free(data);
+        return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    }
+    free(clone->image);
+    clone->image = data; /* the same names: Itanium mangling is nvcc's too */
+    clone->image_size = (size_t)n;
+    clone->ptx = false;
+    asyncrt_program_destroy(*program);
+    *program = clone;
+    r->is_ptx = false;
+    r->image_bytes = (size_t)n;
     return RUN_EXIT_OK;
 }
 

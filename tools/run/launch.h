@@ -17,7 +17,11 @@
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
                 const char *source_dir, asyncrt_program **out, run_result *r);
 
-/* Loads the module and looks up each launch's kernel. */
+/* Replaces the compiled program's image with the CUBIN at `path` (--image):
+ * the kernels keep the names the compile resolved. */
+int run_use_image(const char *path, asyncrt_program **program, run_result *r);
+
+/* Loads the module, looks up each launch's kernel and reads its attributes. */
 int run_load(asyncrt_context *ctx, const asyncrt_program *program, size_t launch_count, asyncrt_module **module,
              asyncrt_kernel **kernels, run_result *r);
 

@@ -404,8 +404,10 @@ static int run_kernels(asyncrt_context *ctx, const run_cli *cli, const asyncrt_p
     int rc = run_load(ctx, program, cli->launch_count, &g->module, g->kernels, r);
     if (rc == RUN_EXIT_OK && cli->verbose)
         for (size_t i = 0; i < cli->launch_count; i++)
-            fprintf(stderr, "asyncrt-run: loaded in %.1f ms; kernel %s is %s\n", r->load_ms, r->launches[i].kernel,
-                    r->launches[i].lowered ? r->launches[i].lowered : r->launches[i].kernel);
+            fprintf(stderr, "asyncrt-run: loaded in %.1f ms; kernel %s is %s (%d registers, %d B static shared, "
+                    "%d B local, at most %d threads)\n", r->load_ms, r->launches[i].kernel,
+                    r->launches[i].lowered ? r->launches[i].lowered : r->launches[i].kernel, r->launches[i].regs,
+                    r->launches[i].static_shared, r->launches[i].local, r->launches[i].max_threads);
     for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
         arg_sizes(&cli->launches[i], &g->values[i]);
         rc = run_check_params(g->kernels[i], cli, i, g->values[i].sizes, r);
@@ -522,6 +524,7 @@ int main(int argc, char **argv)
     const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
     if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
         name_hint(cli, r);
+    if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(cli->image, &program, r);
     if (rc == RUN_EXIT_OK && !cli->compile_only) rc = run_kernels(ctx, cli, program, buffers, r);
 
     if (cli->json) run_report_json(cli, r, buffers, stdout);

@@ -95,6 +95,9 @@ static void json_timing(FILE *out, const run_cli *cli, const run_launch_result *
 
 static void json_params(FILE *out, const run_launch_result *l)
 {
+    if (l->regs || l->max_threads)
+        fprintf(out, ",\"attributes\":{\"regs\":%d,\"static_shared\":%d,\"local\":%d,\"max_threads\":%d}", l->regs,
+                l->static_shared, l->local, l->max_threads);
     if (!l->params_known) return;
     fputs(",\"param_sizes\":[", out);
     for (size_t i = 0; i < l->param_count && i < RUN_MAX_ITEMS; i++) fprintf(out, "%s%zu", i ? "," : "", l->param_sizes[i]);

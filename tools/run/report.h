@@ -15,6 +15,7 @@ typedef struct run_launch_result {
     const char *lowered;               /* owned by the program, or `kernel` for a plain extern "C" one */
     size_t param_sizes[RUN_MAX_ITEMS];
     size_t param_count;
+    int regs, static_shared, local, max_threads; /* cuFuncGetAttribute, once loaded; -1 unknown */
     bool params_known;                 /* from cuFuncGetParamInfo */
     int declared_params;               /* from the source scan; -1 unknown */
     bool timed;

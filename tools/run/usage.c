@@ -28,6 +28,8 @@ const char *run_cli_usage(void)
 "                     --out directories writable; nothing runs or is written\n"
 "  --emit-ptx FILE    write the PTX  (compiled again for compute_XY if needed)\n"
 "  --emit-cubin FILE  write the CUBIN (compiled again for sm_XY if needed)\n"
+"  --image FILE       run FILE's kernels (a CUBIN, e.g. nvcc -cubin of the same source) on the\n"
+"                     same arguments: the source is still compiled, for its kernel names\n"
 "\n"
 "Kernel and launch (these and --arg belong to the current launch)\n"
 "  --kernel NAME      an extern \"C\" name or a C++ name expression such as\n"
