@@ -41,7 +41,7 @@ def kernel_files(filt):
         if not os.path.isdir(d):
             continue
         for name in sorted(os.listdir(d)):
-            if name.endswith(".cu") and (not filt or filt in name):
+            if name.endswith(".cu") and (not filt or any(w in name for w in filt.split(","))):
                 yield os.path.join(d, name)
 
 
@@ -67,7 +67,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("out")
-    ap.add_argument("--filter", default="")
+    ap.add_argument("--filter", default="", help="only files whose name holds one of these comma-separated words")
     ap.add_argument("--rounds", type=int, default=2, help="A B pairs of timing processes")
     ap.add_argument("--repeat", type=int, default=20, help="timed launches per process")
     ap.add_argument("--strict-registers", action="store_true")
@@ -91,6 +91,7 @@ def main():
         row = {"kernel": name, "arch": arch}
         if rc != 0:
             row["result"] = "nvcc failed: " + err.strip().splitlines()[-1] if err.strip() else "nvcc failed"
+            print(name, row["result"], flush=True)
             rows.append(row)
             failures += 1
             continue
@@ -110,6 +111,7 @@ def main():
             row["result"] = "run failed (nvcc image %d, asyncrt %d): %s" % (
                 rc_n, rc_a, ((doc_n or {}).get("error") or (doc_a or {}).get("error") or err_n or err_a).strip()[:160])
             failures += 1
+            print(name, row["result"], flush=True)
             rows.append(row)
             continue
         same = rc_a == 0
