@@ -1,6 +1,6 @@
 // parity: source=asyncrt; licence=same as asyncrt
 // parity: arch=sm_90
-// parity: run=--kernel axpy_t<__nv_bfloat16, 4> --grid 256 --block 256 --buf x=bf16:1048576:rand=4 --buf y=bf16:1048576:rand=5 --buf z=f16:1048576:poison --arg buf:x --arg buf:y --arg buf:z --arg i32:1048576
+// parity: run=--kernel 'axpy_t<__nv_bfloat16, 4>' --grid 256 --block 256 --buf x=bf16:1048576:rand=4 --buf y=bf16:1048576:rand=5 --buf z=f16:1048576:poison --arg buf:x --arg buf:y --arg buf:z --arg i32:1048576
 // parity: compare=z:exact
 // A template with __launch_bounds__ (a register cap), bf16 in, half out.
 #include <cuda_bf16.h>
