@@ -1,8 +1,9 @@
 // parity: source=asyncrt; licence=same as asyncrt
 // parity: arch=sm_90
 // parity: run=--kernel tile_sum --grid 128,64 --block 128 --smem 9216 --buf x=f32:4096x4096:rand=2 --buf y=f32:4096:fill=0 --tmap t=x:box=32,64:swizzle=128b --arg tmap:t --arg buf:y
-// parity: compare=y:rtol=1e-5,atol=1e-5
-// why: each block adds its row sums into y with float atomics, in an order the hardware picks
+// parity: compare=y:rtol=1e-4,atol=1e-2
+// why: 128 blocks add their row sums into y with float atomics, in an order the hardware picks: each
+// of 4096 terms (|v| < 1, partial sums below 64) may round by 2^-24 of the partial sum, at most ~1.6e-2
 // A TMA load with the 128-byte swizzle into a 1024-byte aligned dynamic
 // buffer, completed on an mbarrier: the swizzle pattern repeats every 1024
 // bytes, so the buffer must start on that boundary.
