@@ -87,6 +87,11 @@ static void test_emit(void **state)
     remove(cubin);
     assert_tool(0, "%s --compile-only --arch sm_90 --emit-ptx %s --emit-cubin %s -v", kernel_path("saxpy.cu"), ptx, cubin);
     assert_non_null(strstr(run_tool_output(), "target sm_90"));
+    /* The PTX is a second compile, for compute_90: -v says so, and it is cached (issue 24). */
+    assert_non_null(strstr(run_tool_output(), "--emit-ptx: a second compile, for compute_90: "));
+    assert_tool(0, "%s --compile-only --arch sm_90 --emit-ptx %s -v", kernel_path("saxpy.cu"), ptx);
+    if (!strstr(run_tool_output(), "--emit-ptx: a second compile, for compute_90: disk cache hit"))
+        fail_msg("the PTX compile was not a cache hit the second time:\n%s", run_tool_output());
     size_t size;
     char *text = slurp(ptx, &size);
     assert_non_null(strstr(text, ".target sm_90"));

@@ -122,8 +122,11 @@ static int compile_fail(asyncrt_context *ctx, asyncrt_status s, run_result *r)
 
 /* Writes the image of `program` if it has the wanted kind, else compiles the
  * sibling target (sm_XY <-> compute_XY) and writes that. */
+/* Writes the image of the kind asked for. The other kind is a second NVRTC
+ * compile (a program keeps one image), cached like the first; -v says so. */
 static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_ptx, const char *path,
-                const char *source_name, const char *source, asyncrt_compile_options opts, run_result *r)
+                const char *source_name, const char *source, asyncrt_compile_options opts, int verbose,
+                run_result *r)
 {
     size_t size = 0;
     const void *image;
@@ -141,8 +144,18 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
     asyncrt__arch_format(&arch, name, sizeof name);
     opts.arch = name;
     asyncrt_program *sibling = NULL;
+    double start = now_ms();
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, &sibling);
     if (s != ASYNCRT_SUCCESS) return library_fail(ctx, s, r);
+    if (verbose) {
+        asyncrt_program_origin origin = asyncrt_program_origin_of(sibling);
+        fprintf(stderr, "asyncrt-run: %s: a second compile, for %s: %s in %.1f ms\n",
+                want_ptx ? "--emit-ptx" : "--emit-cubin", name,
+                origin == ASYNCRT_ORIGIN_COMPILED          ? "cache miss, NVRTC compiled"
+                : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit"
+                                                          : "disk cache hit",
+                now_ms() - start);
+    }
     image = asyncrt_program_image(sibling, &size);
     if (want_ptx && size && ((const char *)image)[size - 1] == '\0') size--;
     bool ok = write_file(path, image, size, r);
@@ -213,8 +226,9 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     if (log && (strstr(log, "warning") || (cli->verbose && strspn(log, " \t\r\n") < strlen(log))))
         fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
     int rc = RUN_EXIT_OK;
-    if (cli->emit_ptx) rc = emit(ctx, *out, true, cli->emit_ptx, source_name, source, opts, r);
-    if (rc == RUN_EXIT_OK && cli->emit_cubin) rc = emit(ctx, *out, false, cli->emit_cubin, source_name, source, opts, r);
+    if (cli->emit_ptx) rc = emit(ctx, *out, true, cli->emit_ptx, source_name, source, opts, cli->verbose, r);
+    if (rc == RUN_EXIT_OK && cli->emit_cubin)
+        rc = emit(ctx, *out, false, cli->emit_cubin, source_name, source, opts, cli->verbose, r);
     return rc;
 }
 
