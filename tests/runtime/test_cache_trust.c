@@ -59,36 +59,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* ---- stderr capture, for the log lines ---------------------------------- */
-
-static int g_saved_stderr = -1;
-static char g_log_path[256];
-
-static void capture_begin(void)
-{
-    snprintf(g_log_path, sizeof g_log_path, "/tmp/asyncrt-trust-log-%ld", (long)getpid());
-    fflush(stderr);
-    g_saved_stderr = dup(2);
-    int fd = open(g_log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(fd >= 0);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static char *capture_end(void)
-{
-    fflush(stderr);
-    dup2(g_saved_stderr, 2);
-    close(g_saved_stderr);
-    FILE *f = fopen(g_log_path, "r");
-    char *text = calloc(1, 65536);
-    size_t n = f ? fread(text, 1, 65535, f) : 0;
-    text[n] = '\0';
-    if (f) fclose(f);
-    unlink(g_log_path);
-    return text;
-}
-
 static void assert_logged(const char *log, const char *needle)
 {
     if (!strstr(log, needle)) fail_msg("expected \"%s\" in the log:\n%s", needle, log);
@@ -127,12 +97,12 @@ static asyncrt_program_origin compile_value(asyncrt_context *ctx, int value)
 /* Compiles `value` in a fresh context on dir; returns the origin, the log in *log. */
 static asyncrt_program_origin fresh_compile(const char *dir, int value, char **log, asyncrt_cache_stats *stats)
 {
-    capture_begin();
+    test_capture_begin();
     asyncrt_context *ctx = new_context(dir);
     asyncrt_program_origin origin = compile_value(ctx, value);
     if (stats) asyncrt_context_cache_stats(ctx, stats);
     asyncrt_context_destroy(ctx);
-    char *text = capture_end();
+    char *text = test_capture_end();
     if (log) *log = text;
     else free(text);
     return origin;
@@ -207,14 +177,14 @@ static void created_directories_are_private(void **state)
 static void a_directory_removed_under_a_context_is_made_again(void **state)
 {
     fixture *f = *state;
-    capture_begin();
+    test_capture_begin();
     asyncrt_context *ctx = new_context(f->dir);
     assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
     test_remove_tree(f->dir);
     assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_COMPILED); /* cannot store: warned */
     assert_int_equal(compile_value(ctx, 3), ASYNCRT_ORIGIN_COMPILED); /* checked, created, stored */
     asyncrt_context_destroy(ctx);
-    char *log = capture_end();
+    char *log = test_capture_end();
     assert_logged(log, "not caching in");
     free(log);
     assert_int_equal(fresh_compile(f->dir, 3, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
@@ -327,23 +297,23 @@ static void side_files_follow_the_cache_rules(void **state)
     free(text);
     asyncrt_context_destroy(ctx);
     assert_int_equal(chmod(hint_dir, 0777), 0);
-    capture_begin();
+    test_capture_begin();
     ctx = new_context(hint_dir);
     assert_null(asyncrt__cache_read_side(ctx, "target-h-device-0"));
     assert_false(asyncrt__cache_write_side(ctx, "target-h-device-1", "sm_80\n"));
     asyncrt_context_destroy(ctx);
-    free(capture_end());
+    free(test_capture_end());
     assert_int_equal(count_files(hint_dir, "target-h-device-1", ""), 0);
     /* A symbolic link at a side file's name is refused, never followed. */
     assert_int_equal(chmod(hint_dir, 0700), 0);
     char *link = asyncrt__format("%s/target-h-device-2", hint_dir), *real = asyncrt__format("%s/target-h-device-0",
                                                                                              hint_dir);
     assert_int_equal(symlink(real, link), 0);
-    capture_begin();
+    test_capture_begin();
     ctx = new_context(hint_dir);
     assert_null(asyncrt__cache_read_side(ctx, "target-h-device-2"));
     asyncrt_context_destroy(ctx);
-    char *log = capture_end();
+    char *log = test_capture_end();
     assert_logged(log, "symbolic link");
     free(log), free(link), free(real), free(hint_dir), free(open_dir), free(memo);
 }
@@ -513,13 +483,13 @@ static void counters_count_what_happened(void **state)
     assert_int_equal(s.evictions, 0);
     asyncrt_context_destroy(ctx);
 
-    capture_begin();
+    test_capture_begin();
     ctx = new_context(f->dir);
     asyncrt_context_set_log_level(ctx, 2);
     assert_int_equal(compile_value(ctx, 2), ASYNCRT_ORIGIN_DISK_CACHE);
     asyncrt_context_cache_stats(ctx, &s);
     asyncrt_context_destroy(ctx);
-    char *log = capture_end();
+    char *log = test_capture_end();
     assert_int_equal(s.disk_hits, 1);
     assert_int_equal(s.misses, 0);
     assert_logged(log, "cache: 0 memory hits, 1 disk hits, 0 misses, 0 stores, 0 evictions, 0 rejected");
