@@ -148,11 +148,16 @@ bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *c
         asyncrt_dep *d = &out->deps[out->count];
         struct stat st;
         bool probe = false;
-        if (lstat(path, &st) != 0 && errno == ENOENT) {
+        int linked = lstat(path, &st);
+        if (linked != 0 && errno == ENOENT) {
             bool in_memory = false;
             for (size_t m = 0; m < memory_count; m++) in_memory |= strcmp(memory_names[m], path) == 0;
             if (in_memory) continue;
             snprintf(why, why_size, "%s was read by NVRTC but is gone", path);
+            ok = false;
+        } else if (linked == 0 && S_ISLNK(st.st_mode) && at_or_after(st.st_ctim.tv_sec, st.st_ctim.tv_nsec, start)) {
+            /* the header itself is a link, switched (ln -sfn) during the compile */
+            snprintf(why, why_size, "%s (a symbolic link) was replaced while it was being compiled", path);
             ok = false;
         } else if (!hash_file(path, d->sha, &st, inside(path, toolkit_dir) ? NULL : &probe)) {
             snprintf(why, why_size, "cannot hash %s (not a readable regular file)", path);

@@ -213,9 +213,10 @@ done:
     if (pid < 0 && !*message)
         *message = asyncrt__format("it could not be started: %s", spawn_error ? strerror(spawn_error) : "no resources");
     if (pid > 0) {
-        int wstatus;
-        while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
-        if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        int wstatus = 0; /* unread unless reaped: SIGCHLD ignored by the host gives ECHILD */
+        pid_t reaped;
+        while ((reaped = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) {}
+        if (reaped == pid && (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)) {
             status = ASYNCRT_ERROR_IO;
             free(*message);
             *message = WIFEXITED(wstatus) ? asyncrt__format("it exited with status %d", WEXITSTATUS(wstatus))

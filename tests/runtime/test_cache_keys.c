@@ -306,16 +306,21 @@ static void a_folder_or_link_switched_during_the_compile_is_not_recorded(void **
     write_text("sw/v2/x.h", "#define VALUE 2\n");
     write_text("sw/dir/x.h", "#define VALUE 1\n");
     write_text("sw/dir2/x.h", "#define VALUE 2\n");
+    write_text("sw/h1.h", "#define VALUE 1\n");
+    write_text("sw/h2.h", "#define VALUE 2\n");
     char *v1 = asyncrt__format("%s/sw/v1", g_root), *v2 = asyncrt__format("%s/sw/v2", g_root);
     char *link = asyncrt__format("%s/sw/inc", g_root), *next = asyncrt__format("%s/sw/next", g_root);
     char *dir = asyncrt__format("%s/sw/dir", g_root), *dir2 = asyncrt__format("%s/sw/dir2", g_root);
     char *old = asyncrt__format("%s/sw/dir.old", g_root);
+    char *hdr = asyncrt__format("%s/sw/hdr.h", g_root), *hnext = asyncrt__format("%s/sw/hnext.h", g_root);
     assert_int_equal(symlink(v1, link), 0);
     assert_int_equal(symlink(v2, next), 0);
+    assert_int_equal(symlink("h1.h", hdr), 0);
+    assert_int_equal(symlink("h2.h", hnext), 0);
     settle();
-    char *paths[] = {asyncrt__format("%s/x.h", link), asyncrt__format("%s/x.h", dir)};
+    char *paths[] = {asyncrt__format("%s/x.h", link), asyncrt__format("%s/x.h", dir), strdup(hdr)};
     const uint8_t key1[32] = {1};
-    for (int step = 0; step < 3; step++) {
+    for (int step = 0; step < 4; step++) {
         struct timespec start;
         settle(); /* the last step's switch is older than this one's start */
         clock_gettime(CLOCK_REALTIME_COARSE, &start);
@@ -326,19 +331,21 @@ static void a_folder_or_link_switched_during_the_compile_is_not_recorded(void **
             assert_int_equal(rename(dir, old), 0);
             assert_int_equal(rename(dir2, dir), 0);
         }
-        for (int k = 0; k < 2; k++) {
+        if (step == 3) assert_int_equal(rename(hnext, hdr), 0); /* the header itself: ln -sfn h2.h hdr.h */
+        for (int k = 0; k < 3; k++) {
             asyncrt_trace_headers headers = {&paths[k], 1};
             asyncrt_dep_set set;
             char why[512] = "";
             bool recorded = asyncrt__dep_set_record(&headers, NULL, 0, NULL, &start, key1, &set, why, sizeof why);
-            bool switched = (step == 1 && k == 0) || (step == 2 && k == 1);
+            bool switched = (step == 1 && k == 0) || (step == 2 && k == 1) || (step == 3 && k == 2);
             print_message("step %d, %s: %s\n", step, paths[k], recorded ? "recorded" : why);
             assert_int_equal(recorded, !switched);
             if (recorded) asyncrt__dep_set_free(&set);
             else assert_non_null(strstr(why, "was replaced while"));
         }
     }
-    free(paths[0]), free(paths[1]), free(v1), free(v2), free(link), free(next), free(dir), free(dir2), free(old);
+    free(paths[0]), free(paths[1]), free(paths[2]), free(v1), free(v2), free(link), free(next), free(dir), free(dir2);
+    free(old), free(hdr), free(hnext);
 }
 
 /* __has_include probes leave no trace: a probe that failed would not notice

@@ -269,17 +269,11 @@ int run_use_image(const char *path, asyncrt_program **program, run_result *r)
         return run_fail(r, ok ? RUN_EXIT_USAGE : RUN_EXIT_IO, "--image %s: %s", path,
                         ok ? "not a CUBIN (an ELF file, as nvcc -cubin writes)" : strerror(errno ? errno : EIO));
     }
-    asyncrt_program *clone = asyncrt__program_clone(*program);
-    if (!clone) {
-        free(data);
-        return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
-    }
-    free(clone->image);
-    clone->image = data; /* the same names: Itanium mangling is nvcc's too */
-    clone->image_size = (size_t)n;
-    clone->ptx = false;
-    asyncrt_program_destroy(*program);
-    *program = clone;
+    /* In place: the launches' lowered names point into the program. */
+    free((*program)->image);
+    (*program)->image = data; /* the same names: Itanium mangling is nvcc's too */
+    (*program)->image_size = (size_t)n;
+    (*program)->ptx = false;
     r->is_ptx = false;
     r->image_bytes = (size_t)n;
     return RUN_EXIT_OK;
