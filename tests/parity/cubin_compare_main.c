@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     }
     argv += facts != ASYNCRT_CUBIN_ALL;
     size_t as = 0, bs = 0;
-    void *a = test_read_file(argv[1], &as), *b = test_read_file(argv[2], &bs);
+    void *a = parity_read_file(argv[1], &as), *b = parity_read_file(argv[2], &bs);
     if (!a || !b) {
         fprintf(stderr, "cubin-compare: cannot read %s\n", a ? argv[2] : argv[1]);
         return 2;

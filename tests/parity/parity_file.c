@@ -38,7 +38,7 @@ size_t parity_list(const char *folder, char ***names)
     return n;
 }
 
-void *test_read_file(const char *path, size_t *size)
+void *parity_read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -75,7 +75,7 @@ char *parity_read(const char *folder, const char *name, parity_file *pf, char **
     char *path = NULL;
     size_t size = 0;
     if (asprintf(&path, "%s/%s/%s", source_dir(), folder, name) < 0) return NULL;
-    if (!(*source = test_read_file(path, &size))) {
+    if (!(*source = parity_read_file(path, &size))) {
         snprintf(pf->error, sizeof pf->error, "cannot read %s", path);
         free(path);
         return NULL;

@@ -26,6 +26,6 @@ size_t parity_list(const char *folder, char ***names);
 char *parity_read(const char *folder, const char *name, parity_file *pf, char **source);
 
 /* A whole file, malloc'd; NULL if it cannot be read. */
-void *test_read_file(const char *path, size_t *size);
+void *parity_read_file(const char *path, size_t *size);
 
 #endif

@@ -10,7 +10,6 @@
  * for some kernels (bare NVRTC alike); the GPU half (run-parity.sh) holds
  * results and speed to nvcc's. */
 #define _GNU_SOURCE /* strdup, asprintf */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +41,7 @@ static void *nvcc_cubin(const char *nvcc, const char *file, const parity_file *p
                  file) < 0)
         fail_msg("out of memory");
     int rc = system(cmd);
-    void *image = rc == 0 ? test_read_file(out, size) : NULL;
+    void *image = rc == 0 ? parity_read_file(out, size) : NULL;
     if (rc != 0) print_message("nvcc failed (%d): %s\n", rc, cmd);
     unlink(out);
     free(out);
