@@ -7,7 +7,7 @@
  * depends on must be nvcc's: static shared size, the alignment where dynamic
  * shared memory starts, and the parameter bank. Registers, stack and code
  * are printed, not required: NVRTC's front end makes other PTX than nvcc's
- * for some kernels (bare NVRTC alike); the GPU half (run-parity.sh) holds
+ * for some kernels (bare NVRTC alike); the GPU half (run_parity.py) holds
  * results and speed to nvcc's. */
 #define _GNU_SOURCE /* strdup, asprintf */
 #include <stdio.h>
