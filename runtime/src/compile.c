@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "bundle.h"
+#include "bundle_toolkit.h"
 #include "cache.h"
 #include "cache_key.h"
 #include "cache_trace.h"
@@ -18,10 +20,6 @@
 #include "program.h"
 #include "sha256.h"
 #include "speculate.h"
-
-#ifndef ASYNCRT_TOOLKIT_INCLUDE
-#define ASYNCRT_TOOLKIT_INCLUDE "/usr/local/cuda/include"
-#endif
 
 typedef struct string_list {
     char **items;
@@ -63,24 +61,6 @@ static bool has_file(const char *dir, const char *rel)
     bool found = path && stat(path, &st) == 0;
     free(path);
     return found;
-}
-
-/* The toolkit's include directory, so <cuda/barrier> and friends resolve:
- * $CUDA_PATH, $CUDA_HOME, the toolkit found at build time, /usr/local/cuda. */
-static bool find_toolkit_include(char *out, size_t size)
-{
-    const char *roots[] = {getenv("CUDA_PATH"), getenv("CUDA_HOME")};
-    for (size_t i = 0; i < 2; i++) {
-        if (!roots[i] || !*roots[i]) continue;
-        snprintf(out, size, "%s/include", roots[i]);
-        if (has_file(out, "cuda/barrier") || has_file(out, "cccl/cuda/barrier")) return true;
-    }
-    const char *fixed[] = {ASYNCRT_TOOLKIT_INCLUDE, "/usr/local/cuda/include"};
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(out, size, "%s", fixed[i]);
-        if (has_file(out, "cuda/barrier") || has_file(out, "cccl/cuda/barrier")) return true;
-    }
-    return false;
 }
 
 /* The <cuda.h> device code sees. The real header needs the C library, which
@@ -127,6 +107,7 @@ typedef struct compile_job {
     char arch_name[32];
     string_list options;       /* what NVRTC gets */
     char toolkit[4096];        /* the toolkit's include directory, "" if none */
+    char toolkit_why[160];     /* why there is none */
     bool cacheable;
     uint8_t key[32];           /* key1: what is known before compiling */
     uint8_t pch_key[32];       /* key1 less the source: which PCH directory (pch.h) */
@@ -145,14 +126,17 @@ static void build_options(compile_job *job)
     /* unannotated functions and variables are device ones, as jitify does
      * (README: "Headers kernels see" has the measurements) */
     if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
-    char *toolkit = job->toolkit;
-    if (find_toolkit_include(toolkit, sizeof job->toolkit)) {
+    char *toolkit = job->toolkit, cccl[sizeof job->toolkit];
+    bool bundle_only = o->bundle && !o->toolkit_with_bundle; /* no silent fallback to another copy */
+    toolkit[0] = '\0';
+    if (bundle_only) {
+        snprintf(job->toolkit_why, sizeof job->toolkit_why, "the toolkit is not searched beside a bundle");
+    } else if (asyncrt__toolkit_find(toolkit, cccl, sizeof job->toolkit, job->toolkit_why, sizeof job->toolkit_why)) {
         list_push_owned(l, asyncrt__format("-I%s", toolkit));
-        if (has_file(toolkit, "cccl/cuda")) list_push_owned(l, asyncrt__format("-I%s/cccl", toolkit));
+        if (cccl[0]) list_push_owned(l, asyncrt__format("-I%s", cccl));
     } else {
-        toolkit[0] = '\0';
-        asyncrt__log(job->ctx, 1, "warning: no CUDA toolkit include directory found (set CUDA_PATH); "
-                                 "<cuda/barrier> and similar headers will not resolve");
+        asyncrt__log(job->ctx, 1, "warning: %s; <cuda/barrier> and similar headers will not resolve",
+                    job->toolkit_why);
     }
     for (size_t i = 0; i < o->include_dir_count; i++)
         list_push_owned(l, asyncrt__format("-I%s", o->include_dirs[i]));
@@ -267,6 +251,7 @@ static void compute_key(compile_job *job)
         asyncrt__key_str(&h, o->headers[i].name);
         asyncrt__key_str(&h, o->headers[i].content);
     }
+    asyncrt__bundle_key(&h, o->bundle); /* its digest: a hit checks no bundled file */
     asyncrt__sha256_update(&h, g_embedded_digest, sizeof g_embedded_digest);
     for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
         if (std_header_offered(o, asyncrt__std_header_files[i].name)) {
@@ -366,6 +351,8 @@ static bool read_dependencies(compile_job *job, const asyncrt_pch_use *pch, cons
         list_push_owned(&memory, strdup(o->headers[i].name));
         add_line_names(&memory, o->headers[i].content);
     }
+    for (size_t i = 0; i < asyncrt__bundle_count(o->bundle); i++)
+        list_push_owned(&memory, strdup(asyncrt__bundle_name(o->bundle, i)));
     for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
         list_push_owned(&memory, strdup(asyncrt__embedded_files[i].name));
         add_line_names(&memory, asyncrt__embedded_files[i].content);
@@ -395,7 +382,8 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     const asyncrt_compile_options *o = job->opts;
-    size_t header_count = o->header_count + asyncrt__embedded_file_count + asyncrt__std_header_file_count + 1;
+    size_t bundled = asyncrt__bundle_count(o->bundle);
+    size_t header_count = o->header_count + bundled + asyncrt__embedded_file_count + asyncrt__std_header_file_count + 1;
     const char **contents = calloc(header_count + 1, sizeof(char *));
     const char **names = calloc(header_count + 1, sizeof(char *));
     asyncrt_program *p = calloc(1, sizeof *p);
@@ -410,11 +398,13 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         names[i] = o->headers[i].name;
         contents[i] = o->headers[i].content;
     }
+    asyncrt__bundle_fill(o->bundle, names + o->header_count, contents + o->header_count); /* the caller's win */
+    header_count = o->header_count + bundled;
     for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
-        names[o->header_count + i] = asyncrt__embedded_files[i].name;
-        contents[o->header_count + i] = asyncrt__embedded_files[i].content;
+        names[header_count + i] = asyncrt__embedded_files[i].name;
+        contents[header_count + i] = asyncrt__embedded_files[i].content;
     }
-    header_count = o->header_count + asyncrt__embedded_file_count;
+    header_count += asyncrt__embedded_file_count;
     for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
         if (std_header_offered(o, asyncrt__std_header_files[i].name)) {
             names[header_count] = asyncrt__std_header_files[i].name;
@@ -454,8 +444,11 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         status = compiled == NVRTC_ERROR_COMPILATION ? ASYNCRT_ERROR_COMPILE
                  : compiled == NVRTC_ERROR_INVALID_OPTION ? ASYNCRT_ERROR_INVALID_ARGUMENT
                                                           : ASYNCRT_ERROR_NVRTC;
-        status = asyncrt__fail(ctx, status, "compiling %s for %s failed (%s):\n%s", job->source_name,
-                              job->arch_name, nv->nvrtcGetErrorString(compiled), log);
+        char *hint = asyncrt__bundle_missing_hint(o->bundle, log, job->toolkit[0] ? NULL : job->toolkit_why);
+        status = asyncrt__fail(ctx, status, "compiling %s for %s failed (%s):\n%s%s%s", job->source_name,
+                              job->arch_name, nv->nvrtcGetErrorString(compiled), log, hint ? "\n" : "",
+                              hint ? hint : "");
+        free(hint);
         goto done;
     }
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* dladdr1 */
 #include "compile_worker.h"
+#include "bundle.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -121,7 +122,7 @@ static void put_list(buffer *b, const char *const *items, size_t count)
 
 /* Every field of asyncrt_compile_options goes to the worker: one added to
  * the struct must be added here (and to the worker's decoder) too. */
-_Static_assert(sizeof(asyncrt_compile_options) == 13 * sizeof(void *), /* 12 pointers and counts, 2 bools */
+_Static_assert(sizeof(asyncrt_compile_options) == 15 * sizeof(void *), /* 13 pointers and counts, 3 bools */
                "asyncrt_compile_options changed: send the new field to the compile worker");
 
 static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_dir, const char *source_name,
@@ -136,7 +137,9 @@ static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_d
     put_str(b, arch);
     put_str(b, o->std);
     put_u64(b, (o->std ? ASYNCRT_WORKER_STD_GIVEN : 0) | (o->no_std_headers ? ASYNCRT_WORKER_NO_STD_HEADERS : 0) |
-                   (o->no_default_device ? ASYNCRT_WORKER_NO_DEFAULT_DEVICE : 0));
+                   (o->no_default_device ? ASYNCRT_WORKER_NO_DEFAULT_DEVICE : 0) |
+                   (o->bundle ? ASYNCRT_WORKER_BUNDLE : 0) |
+                   (o->toolkit_with_bundle ? ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE : 0));
     put_u64(b, o->header_count);
     for (size_t i = 0; i < o->header_count; i++) {
         put_str(b, o->headers[i].name);
@@ -146,6 +149,11 @@ static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_d
     put_list(b, o->defines, o->define_count);
     put_list(b, o->options, o->option_count);
     put_list(b, o->name_expressions, o->name_expression_count);
+    size_t size = 0;
+    unsigned char *bundle = o->bundle ? asyncrt__bundle_bytes(o->bundle, &size) : NULL;
+    if (o->bundle && !bundle) b->failed = true;
+    if (bundle) put_u64(b, size), put(b, bundle, size);
+    free(bundle);
     return !b->failed;
 }
 

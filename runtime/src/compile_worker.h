@@ -18,11 +18,12 @@
  * installed prefix can be moved. Either way it must pass
  * asyncrt__trusted_executable; a build tree's worker runs only when named.
  *
- * Request (worker's stdin): "ASYNCRTW2", then fields as u64 little-endian
+ * Request (worker's stdin): "ASYNCRTW3", then fields as u64 little-endian
  * length + bytes: the parent's cache key (32 bytes), cache_dir,
  * source_name, source, arch, std, then a u64 of flags (ASYNCRT_WORKER_*), then for
  * headers (name, content pairs), include_dirs, defines, options and
- * name_expressions a u64 count and the strings: every field of
+ * name_expressions a u64 count and the strings, then with the BUNDLE flag
+ * the bundle's bytes (u64 length + bytes): every field of
  * asyncrt_compile_options. Reply (stdout): a line "status N", then the
  * failure's message up to EOF; or, when the key the worker computes differs
  * from the parent's (it then compiles nothing), a line "mismatch HEX". */
@@ -33,8 +34,9 @@
 
 #include "asyncrt/runtime.h"
 
-#define ASYNCRT_WORKER_MAGIC "ASYNCRTW2"
-enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4 };
+#define ASYNCRT_WORKER_MAGIC "ASYNCRTW3"
+enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4,
+       ASYNCRT_WORKER_BUNDLE = 8, ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE = 16 }; /* BUNDLE: its bytes follow, u64-sized */
 
 /* compile.c: the compile flow up to the cache lookup. SUCCESS with *out on a
  * hit; NOT_FOUND on a miss and UNSUPPORTED when the compile is not cacheable

@@ -148,8 +148,14 @@ static int answer(reader *r)
     o.defines = get_list(r, &o.define_count);
     o.options = get_list(r, &o.option_count);
     o.name_expressions = get_list(r, &o.name_expression_count);
+    o.toolkit_with_bundle = flags & ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE;
+    uint64_t bundle_size = flags & ASYNCRT_WORKER_BUNDLE ? get_u64(r) : 0;
+    const unsigned char *bundle = r->p; /* its bytes, loaded once there is a context */
+    if (bundle_size > (uint64_t)(r->end - r->p)) r->failed = true;
+    else r->p += bundle_size;
     if (r->failed || !h || r->p != r->end ||
-        flags & ~(uint64_t)(ASYNCRT_WORKER_STD_GIVEN | ASYNCRT_WORKER_NO_STD_HEADERS | ASYNCRT_WORKER_NO_DEFAULT_DEVICE))
+        flags & ~(uint64_t)(ASYNCRT_WORKER_STD_GIVEN | ASYNCRT_WORKER_NO_STD_HEADERS | ASYNCRT_WORKER_NO_DEFAULT_DEVICE |
+                            ASYNCRT_WORKER_BUNDLE | ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE))
         return 2;
 
     asyncrt_context *ctx = NULL;
@@ -157,6 +163,9 @@ static int answer(reader *r)
     uint8_t mine[32] = {0};
     asyncrt_status s = asyncrt_context_create(&ctx);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_context_set_cache_dir(ctx, cache_dir);
+    asyncrt_bundle *b = NULL;
+    if (s == ASYNCRT_SUCCESS && flags & ASYNCRT_WORKER_BUNDLE) s = asyncrt_bundle_load(ctx, bundle, bundle_size, &b);
+    o.bundle = b;
     /* The parent's key, or this answer does not count: its compile would be
      * stored where the parent never looks. A hit needs no compile. */
     if (s == ASYNCRT_SUCCESS) s = asyncrt__program_lookup(ctx, source_name, source, &o, &p, mine);
@@ -171,6 +180,7 @@ static int answer(reader *r)
                s == ASYNCRT_SUCCESS ? "" : ctx ? asyncrt_context_last_error(ctx) : "out of memory");
     }
     asyncrt_program_destroy(p);
+    asyncrt_bundle_destroy(b);
     asyncrt_context_destroy(ctx);
     return fflush(stdout) == 0 ? 0 : 1;
 }

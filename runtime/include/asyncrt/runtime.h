@@ -48,6 +48,7 @@ typedef struct asyncrt_program asyncrt_program; /* a compiled image; needs no de
 typedef struct asyncrt_module asyncrt_module;   /* an image loaded on the context's device */
 typedef struct asyncrt_kernel asyncrt_kernel;   /* owned by its module */
 typedef struct asyncrt_timer asyncrt_timer;     /* a pair of CUDA events */
+typedef struct asyncrt_bundle asyncrt_bundle;   /* headers for a toolkit-less machine: asyncrt/bundle.h */
 
 typedef uint64_t asyncrt_deviceptr; /* a CUdeviceptr */
 typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
@@ -176,6 +177,12 @@ typedef struct asyncrt_compile_options {
     bool no_std_headers;
     /* Do not pass NVRTC -default-device (README, "Headers kernels see"). */
     bool no_default_device;
+    /* Headers from a bundle (asyncrt/bundle.h), given to NVRTC in memory;
+     * the toolkit is then not searched, so a header the bundle lacks is an
+     * error naming it, unless toolkit_with_bundle also lets the toolkit's
+     * copy be found. The `headers` above win over the bundle's. */
+    const asyncrt_bundle *bundle;
+    bool toolkit_with_bundle;
 } asyncrt_compile_options;
 
 typedef enum asyncrt_program_origin {

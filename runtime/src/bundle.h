@@ -1,0 +1,47 @@
+/* Header bundles inside the library (the public half is asyncrt/bundle.h):
+ * the file format, and what a compile takes from a bundle. asyncrt-bundle
+ * (tools/bundle) makes them.
+ *
+ * Format: a sealed buffer (cache_codec.h) of magic "ASYNCRTB", whose
+ * payload digest is the bundle's digest:
+ *   note:str  (how it was made: the asyncrt-bundle command line)
+ *   texts:u64, then each header's text:str
+ *   names:u64, then each include name:str and the index of its text:u64
+ * A text may carry several names ("info.h" and "details/info.h"). */
+#ifndef ASYNCRT_BUNDLE_INTERNAL_H
+#define ASYNCRT_BUNDLE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "asyncrt/bundle.h"
+#include "sha256.h"
+
+#define ASYNCRT_BUNDLE_MAGIC "ASYNCRTB"
+#define ASYNCRT_BUNDLE_FORMAT 1u
+
+/* The encoded bundle (malloc'd) or NULL when out of memory. */
+unsigned char *asyncrt__bundle_encode(const char *note, const char *const *texts, size_t text_count,
+                                     const char *const *names, const size_t *text_of, size_t name_count,
+                                     size_t *size);
+
+/* The bundle's bytes again (the same digest), malloc'd: for the compile worker. */
+unsigned char *asyncrt__bundle_bytes(const asyncrt_bundle *b, size_t *size);
+
+/* What a compile takes (all accept NULL, the bundle-less compile): */
+size_t asyncrt__bundle_count(const asyncrt_bundle *b);
+/* names[i] and contents[i] for each of its count headers. */
+void asyncrt__bundle_fill(const asyncrt_bundle *b, const char **names, const char **contents);
+/* Its digest into key1 (nothing for NULL, so bundle-less keys do not move). */
+void asyncrt__bundle_key(asyncrt_sha256 *h, const asyncrt_bundle *b);
+const char *asyncrt__bundle_name(const asyncrt_bundle *b, size_t i);
+
+/* The hint a failed compile's message ends with when NVRTC could not open a
+ * header (`cannot open source file "X"` in its log): X is not in the
+ * bundle (and how it was made, to remake it), or, without a bundle, there
+ * is no toolkit to find it in (toolkit_why: why not; NULL when the toolkit
+ * was searched). malloc'd; NULL when the log names no such header or there
+ * is nothing to add. */
+char *asyncrt__bundle_missing_hint(const asyncrt_bundle *b, const char *log, const char *toolkit_why);
+
+#endif

@@ -1,0 +1,21 @@
+/* What asyncrt-bundle writes: the bundle's bytes, as a file or as C data. */
+#ifndef ASYNCRT_BUNDLE_EMIT_H
+#define ASYNCRT_BUNDLE_EMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "names.h"
+
+/* The encoded bundle (malloc'd; NULL when out of memory); its note is the
+ * command line, so that a missing header's message says how it was made. */
+unsigned char *emit_bundle(const bundle_names *names, int argc, char **argv, size_t *size);
+
+/* Writes the bytes, or with c_format a C source defining
+ *   const unsigned char SYMBOL[]; const size_t SYMBOL_size;
+ * atomically to path. 0 or the exit code (printed why). */
+int emit_write(const char *path, const unsigned char *bytes, size_t size, bool c_format, const char *symbol);
+
+bool emit_symbol_ok(const char *symbol);
+
+#endif
