@@ -19,6 +19,7 @@ struct asyncrt_bundle {
     char **names;
     const char **contents; /* contents[i]: the text names[i] stands for */
     size_t *text_of;       /* its index in texts */
+    size_t *sorted;        /* indexes of names in strcmp order, for asyncrt__bundle_has */
     size_t count;
 };
 
@@ -49,8 +50,16 @@ void asyncrt_bundle_destroy(asyncrt_bundle *b)
     free(b->names);
     free(b->contents);
     free(b->text_of);
+    free(b->sorted);
     free(b->note);
     free(b);
+}
+
+static _Thread_local const asyncrt_bundle *g_sorting; /* qsort has no context argument */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(g_sorting->names[*(const size_t *)a], g_sorting->names[*(const size_t *)b]);
 }
 
 /* Decodes a checked payload; why says what is wrong. */
@@ -85,7 +94,12 @@ static asyncrt_bundle *decode(const unsigned char *payload, size_t size, char *w
         b->contents[b->count - 1] = b->texts[text];
         b->text_of[b->count - 1] = (size_t)text;
     }
-    if (!r.bad && !r.left) return b;
+    if (!r.bad && !r.left && (b->sorted = calloc(b->count + 1, sizeof *b->sorted))) {
+        for (size_t i = 0; i < b->count; i++) b->sorted[i] = i;
+        g_sorting = b;
+        qsort(b->sorted, b->count, sizeof *b->sorted, by_name);
+        return b;
+    }
 bad:
     if (b && b->note) snprintf(why, why_size, "its payload is malformed");
 refused:
@@ -153,12 +167,18 @@ unsigned char *asyncrt__bundle_bytes(const asyncrt_bundle *b, size_t *size)
                                  (const char *const *)b->names, b->text_of, b->count, size);
 }
 
-void asyncrt__bundle_fill(const asyncrt_bundle *b, const char **names, const char **contents)
+const char *asyncrt__bundle_content(const asyncrt_bundle *b, size_t i) { return b->contents[i]; }
+
+bool asyncrt__bundle_has(const asyncrt_bundle *b, const char *name)
 {
-    for (size_t i = 0; b && i < b->count; i++) {
-        names[i] = b->names[i];
-        contents[i] = b->contents[i];
+    for (size_t lo = 0, hi = b ? b->count : 0; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, b->names[b->sorted[mid]]);
+        if (!c) return true;
+        if (c < 0) hi = mid;
+        else lo = mid + 1;
     }
+    return false;
 }
 
 void asyncrt__bundle_key(asyncrt_sha256 *h, const asyncrt_bundle *b)
@@ -170,7 +190,7 @@ void asyncrt__bundle_key(asyncrt_sha256 *h, const asyncrt_bundle *b)
 
 char *asyncrt__bundle_missing_hint(const asyncrt_bundle *b, const char *log, const char *toolkit_why)
 {
-    static const char marker[] = "cannot open source file \"";
+    static const char marker[] = "open source file \""; /* "cannot ..." or "could not ... (no directories ...)" */
     const char *at = log ? strstr(log, marker) : NULL;
     if (!at || (!b && !toolkit_why)) return NULL;
     at += sizeof marker - 1;

@@ -87,16 +87,28 @@ static bool caller_has_cuda_h(const asyncrt_compile_options *o)
 }
 
 /* Built-in standard headers (kernels_src/std/): offered unless the caller
- * turned them off or provides its own of that name, in memory or as a file
- * in one of its -I directories (NVRTC would let the in-memory one win). */
+ * turned them off or provides its own of that name, in memory (a bundle's
+ * too) or as a file in one of its -I directories (NVRTC would let the
+ * in-memory one win). */
 static bool std_header_offered(const asyncrt_compile_options *o, const char *name)
 {
-    if (o->no_std_headers) return false;
+    if (o->no_std_headers || asyncrt__bundle_has(o->bundle, name)) return false;
     for (size_t i = 0; i < o->header_count; i++)
         if (strcmp(o->headers[i].name, name) == 0) return false;
     for (size_t i = 0; i < o->include_dir_count; i++)
         if (has_file(o->include_dirs[i], name)) return false;
     return true;
+}
+
+/* A name NVRTC is given in memory besides a bundle's: the caller's headers,
+ * the built-in kernels_src/ files and <cuda.h>. */
+static bool given_in_memory(const asyncrt_compile_options *o, const char *name)
+{
+    for (size_t i = 0; i < o->header_count; i++)
+        if (strcmp(o->headers[i].name, name) == 0) return true;
+    for (size_t i = 0; i < asyncrt__embedded_file_count; i++)
+        if (strcmp(asyncrt__embedded_files[i].name, name) == 0) return true;
+    return strcmp(name, k_cuda_h.name) == 0;
 }
 
 typedef struct compile_job {
@@ -398,13 +410,17 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
         names[i] = o->headers[i].name;
         contents[i] = o->headers[i].content;
     }
-    asyncrt__bundle_fill(o->bundle, names + o->header_count, contents + o->header_count); /* the caller's win */
-    header_count = o->header_count + bundled;
-    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
-        names[header_count + i] = asyncrt__embedded_files[i].name;
-        contents[header_count + i] = asyncrt__embedded_files[i].content;
+    header_count = o->header_count;
+    for (size_t i = 0; i < bundled; i++) { /* NVRTC refuses a name twice: the caller's and the built-ins win */
+        const char *name = asyncrt__bundle_name(o->bundle, i);
+        if (given_in_memory(o, name)) continue;
+        names[header_count] = name;
+        contents[header_count++] = asyncrt__bundle_content(o->bundle, i);
     }
-    header_count += asyncrt__embedded_file_count;
+    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
+        names[header_count] = asyncrt__embedded_files[i].name;
+        contents[header_count++] = asyncrt__embedded_files[i].content;
+    }
     for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
         if (std_header_offered(o, asyncrt__std_header_files[i].name)) {
             names[header_count] = asyncrt__std_header_files[i].name;

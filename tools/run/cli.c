@@ -860,6 +860,11 @@ static bool take_image(parser *p, const char *name, const char *v)
     return (void)name, take_text(p, v, &p->cli->image, "--image needs a file name");
 }
 
+static bool take_bundle(parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &p->cli->bundle, "--bundle needs a file name");
+}
+
 static bool take_priority(parser *p, const char *name, const char *v)
 {
     (void)name;
@@ -886,7 +891,7 @@ static const valued_option k_valued[] = {
     {"--expect", take_expect},     {"--rtol", take_rtol},             {"--atol", take_atol},
     {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--bytes", take_bytes},
     {"--emit-ptx", take_emit_ptx}, {"--emit-cubin", take_emit_cubin}, {"--priority", take_priority},
-    {"--image", take_image},
+    {"--image", take_image},       {"--bundle", take_bundle},
 };
 
 static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *options_done)

@@ -134,6 +134,7 @@ typedef struct run_cli {
     int verbose;
     const char *emit_ptx, *emit_cubin;
     const char *image;        /* --image: load this CUBIN instead of the compiled one */
+    const char *bundle;       /* --bundle: the header bundle to compile with */
 } run_cli;
 
 /* Returns RUN_EXIT_OK or RUN_EXIT_USAGE (with a message naming the offending

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "arch.h"
+#include "asyncrt/bundle.h"
 #include "cache_trust.h"
 #include "context.h"
 #include "program.h"
@@ -198,6 +199,11 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
         .options = cli->nvrtc_options, .option_count = cli->nvrtc_option_count,
         .name_expressions = names, .name_expression_count = name_count,
     };
+    if (cli->bundle) { /* kept in r for --emit-*'s second compile */
+        asyncrt_status s = asyncrt_bundle_load_file(ctx, cli->bundle, &r->bundle);
+        if (s != ASYNCRT_SUCCESS) return library_fail(ctx, s, r);
+        opts.bundle = r->bundle;
+    }
     explain_arch(ctx, cli, r);
     double start = now_ms();
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);

@@ -539,6 +539,7 @@ int main(int argc, char **argv)
     free(dir);
     free(r->error);
     free(r->scan);
+    asyncrt_bundle_destroy(r->bundle);
     free(cli), free(r), free(buffers);
     return rc;
 }

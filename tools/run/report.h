@@ -40,6 +40,7 @@ typedef struct run_result {
     size_t check_count;
     run_found_kernel *scan;            /* the source's kernels (malloc'd), for hints */
     size_t scan_count;
+    asyncrt_bundle *bundle;            /* --bundle, loaded for the compiles */
 } run_result;
 
 /* Records the first failure (later ones are consequences). Returns code. */

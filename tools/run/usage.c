@@ -30,6 +30,8 @@ const char *run_cli_usage(void)
 "  --emit-cubin FILE  write the CUBIN (compiled again for sm_XY if needed)\n"
 "  --image FILE       run FILE's kernels (a CUBIN, e.g. nvcc -cubin of the same source) on the\n"
 "                     same arguments: the source is still compiled, for its kernel names\n"
+"  --bundle FILE      compile with the header bundle FILE (asyncrt-bundle): its headers,\n"
+"                     and no toolkit's (ASYNCRT_TOOLKIT=none proves it)\n"
 "\n"
 "Kernel and launch (these and --arg belong to the current launch)\n"
 "  --kernel NAME      an extern \"C\" name or a C++ name expression such as\n"
