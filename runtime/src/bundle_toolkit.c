@@ -25,10 +25,16 @@ static bool accept(const char *dir, char *include, char *cccl, size_t size)
     return true;
 }
 
-bool asyncrt__toolkit_find(char *include, char *cccl, size_t size, char *why, size_t why_size)
+asyncrt_toolkit_env asyncrt__toolkit_env(void)
+{
+    return (asyncrt_toolkit_env){getenv("ASYNCRT_TOOLKIT"), getenv("CUDA_PATH"), getenv("CUDA_HOME")};
+}
+
+bool asyncrt__toolkit_find(const asyncrt_toolkit_env *env, char *include, char *cccl, size_t size, char *why,
+                           size_t why_size)
 {
     include[0] = cccl[0] = '\0';
-    const char *mode = getenv("ASYNCRT_TOOLKIT");
+    const char *mode = env->mode;
     if (mode && *mode && strcmp(mode, "auto") != 0) {
         if (strcmp(mode, "none") == 0) snprintf(why, why_size, "toolkit discovery is off (ASYNCRT_TOOLKIT=none)");
         else
@@ -36,7 +42,7 @@ bool asyncrt__toolkit_find(char *include, char *cccl, size_t size, char *why, si
                                     "\"none\"", mode);
         return false;
     }
-    const char *roots[] = {getenv("CUDA_PATH"), getenv("CUDA_HOME")};
+    const char *roots[] = {env->cuda_path, env->cuda_home};
     char dir[4096];
     for (size_t i = 0; i < 2; i++) {
         if (!roots[i] || !*roots[i]) continue;

@@ -13,6 +13,11 @@
  * False with why: none found, or ASYNCRT_TOOLKIT is "none" (or a value that
  * is neither "", "auto" nor "none": discovery is off then too, so a typo
  * cannot reach a toolkit the deployment meant to exclude). */
-bool asyncrt__toolkit_find(char *include, char *cccl, size_t size, char *why, size_t why_size);
+typedef struct asyncrt_toolkit_env {
+    const char *mode, *cuda_path, *cuda_home; /* ASYNCRT_TOOLKIT, CUDA_PATH, CUDA_HOME; NULL when unset */
+} asyncrt_toolkit_env;
+asyncrt_toolkit_env asyncrt__toolkit_env(void); /* from the environment */
+bool asyncrt__toolkit_find(const asyncrt_toolkit_env *env, char *include, char *cccl, size_t size, char *why,
+                           size_t why_size);
 
 #endif

@@ -140,10 +140,12 @@ static void build_options(compile_job *job)
     if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
     char *toolkit = job->toolkit, cccl[sizeof job->toolkit];
     bool bundle_only = o->bundle && !o->toolkit_with_bundle; /* no silent fallback to another copy */
+    asyncrt_toolkit_env env = asyncrt__toolkit_env();
     toolkit[0] = '\0';
     if (bundle_only) {
         snprintf(job->toolkit_why, sizeof job->toolkit_why, "the toolkit is not searched beside a bundle");
-    } else if (asyncrt__toolkit_find(toolkit, cccl, sizeof job->toolkit, job->toolkit_why, sizeof job->toolkit_why)) {
+    } else if (asyncrt__toolkit_find(&env, toolkit, cccl, sizeof job->toolkit,
+                                     job->toolkit_why, sizeof job->toolkit_why)) {
         list_push_owned(l, asyncrt__format("-I%s", toolkit));
         if (cccl[0]) list_push_owned(l, asyncrt__format("-I%s", cccl));
     } else {

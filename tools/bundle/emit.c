@@ -41,7 +41,7 @@ unsigned char *emit_bundle(const bundle_names *names, int argc, char **argv, siz
 
 bool emit_symbol_ok(const char *s)
 {
-    if (!s[0] || (s[0] >= '0' && s[0] <= '9')) return false;
+    if (!s[0] || (s[0] >= '0' && s[0] <= '9') || strlen(s) > 200) return false;
     for (; *s; s++)
         if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
             return false;
@@ -54,7 +54,7 @@ bool emit_symbol_ok(const char *s)
 static unsigned char *as_c(const unsigned char *bytes, size_t size, const char *symbol, size_t *out_size)
 {
     asyncrt_writer w = {0};
-    char line[256];
+    char line[1024]; /* the symbol is at most 4 x 200 characters (emit_symbol_ok) */
     snprintf(line, sizeof line, "/* A header bundle written by asyncrt-bundle --format c: pass %s and %s_size to\n"
                                 " * asyncrt_bundle_load. */\n#include <stddef.h>\n\nextern const unsigned char %s[];\n"
                                 "extern const size_t %s_size;\nconst unsigned char %s[] =\n\"", symbol, symbol, symbol,

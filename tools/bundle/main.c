@@ -252,7 +252,8 @@ static int make(run *r, int argc, char **argv)
     char include[4096], cccl[4096];
     const char *dirs[MAX_ITEMS + 2];
     size_t dir_count = 0;
-    if (!asyncrt__toolkit_find(include, cccl, sizeof include, r->why, sizeof r->why)) {
+    asyncrt_toolkit_env env = asyncrt__toolkit_env();
+    if (!asyncrt__toolkit_find(&env, include, cccl, sizeof include, r->why, sizeof r->why)) {
         fprintf(stderr, TOOL ": the toolkit whose headers it bundles is needed here: %s\n", r->why);
         return TOOL_EXIT_IO;
     }
