@@ -3,7 +3,8 @@
  * (tools/bundle) makes them.
  *
  * Format: a sealed buffer (cache_codec.h) of magic "ASYNCRTB", whose
- * payload digest is the bundle's digest:
+ * payload digest is the bundle's digest (the key's: checked before NVRTC
+ * first reads a text, asyncrt__bundle_ready):
  *   note:str  (how it was made: the asyncrt-bundle command line)
  *   texts:u64, then each header's text:str
  *   names:u64, then each include name:str and the index of its text:u64
@@ -35,6 +36,13 @@ bool asyncrt__bundle_has(const asyncrt_bundle *b, const char *name);
 /* Its digest into key1 (nothing for NULL, so bundle-less keys do not move). */
 void asyncrt__bundle_key(asyncrt_sha256 *h, const asyncrt_bundle *b);
 const char *asyncrt__bundle_name(const asyncrt_bundle *b, size_t i);
+/* Checks the digest and makes the texts, once (thread-safe); false with why
+ * for a damaged bundle. Loading skips the hashing, so that a program whose
+ * compiles all hit the cache pays nothing for a bundle's size: the key
+ * holds the digest the bundle states, and the texts are only read, checked
+ * first, when NVRTC runs. */
+bool asyncrt__bundle_ready(const asyncrt_bundle *b, char *why, size_t why_size);
+/* names[i]'s text; only after asyncrt__bundle_ready. */
 const char *asyncrt__bundle_content(const asyncrt_bundle *b, size_t i);
 
 /* The hint a failed compile's message ends with when NVRTC could not open a

@@ -407,6 +407,11 @@ static asyncrt_status run_nvrtc(compile_job *job, asyncrt_program **out)
     asyncrt_status status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     if (!contents || !names || !p) goto done;
     if ((status = asyncrt__require_nvrtc(ctx, &nv)) != ASYNCRT_SUCCESS) goto done;
+    char why[256];
+    if (o->bundle && !asyncrt__bundle_ready(o->bundle, why, sizeof why)) { /* its digest, checked on first use */
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "compiling %s: %s", job->source_name, why);
+        goto done;
+    }
     status = ASYNCRT_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < o->header_count; i++) {
         names[i] = o->headers[i].name;

@@ -6,7 +6,7 @@
  * no bundled file); the caller's headers win; toolkit discovery is off
  * under ASYNCRT_TOOLKIT=none, and with a bundle unless asked for; the
  * compile worker gets the bundle. */
-#define _DEFAULT_SOURCE /* setenv */
+#define _GNU_SOURCE /* setenv, memmem */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +68,27 @@ static void test_load_checks_the_format(void **state)
     assert_int_equal(asyncrt_bundle_header_count(b), 2);
     assert_int_equal(strlen(asyncrt_bundle_digest(b)), 64);
     asyncrt_bundle_destroy(b);
-    data[size - 3] ^= 1; /* a header's text, changed: the digest says so */
+    data[size - 3] ^= 1; /* the last name's text index, far out of range */
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, data, size, &b));
     assert_null(b);
-    assert_non_null(strstr(asyncrt_context_last_error(ctx), "header bundle"));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "header bundle: header 1 (\"b.h\") is malformed"));
     data[size - 3] ^= 1;
+    /* A header's text, changed: loading does not hash (a program that only
+     * hits the cache pays nothing); the first compile that needs the texts
+     * checks the digest and refuses. */
+    char *text = memmem(data, size, "B_VAL 41", 8);
+    assert_non_null(text);
+    text[7] = '2';
+    setenv("ASYNCRT_TOOLKIT", "none", 1);
+    asyncrt_context_set_cache_dir(ctx, NULL); /* NVRTC must be asked */
+    assert_ok(ctx, asyncrt_bundle_load(ctx, data, size, &b));
+    asyncrt_program *p = NULL;
+    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b};
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "header bundle: checksum mismatch (damaged)"));
+    asyncrt_bundle_destroy(b);
+    unsetenv("ASYNCRT_TOOLKIT");
+    text[7] = '1';
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, data, size - 1, &b));
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, NULL, size, &b));
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, data, size, NULL));

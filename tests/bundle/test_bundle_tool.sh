@@ -6,7 +6,8 @@
 #     compile's CUBIN, byte for byte;
 #  3. without a bundle, ASYNCRT_TOOLKIT=none fails naming the header;
 #  4. a header the bundle lacks names itself and says how to remake it;
-#  5. a changed bundle misses the cache, the old one hits again; a damaged one is refused;
+#  5. a changed bundle misses the cache, the old one hits again; a damaged one is refused
+#     when NVRTC would read it;
 #  6. the consumer program (the bundle compiled in with --format c) compiles the
 #     <cuda/barrier> kernel with no toolkit to the toolkit's CUBIN.
 # usage: test_bundle_tool.sh ASYNCRT-BUNDLE ASYNCRT-RUN BUNDLE-CONSUMER KERNELS-DIR WORK-DIR
@@ -64,8 +65,10 @@ origin() { ASYNCRT_TOOLKIT=none "$run" mine.cu --bundle "$1" --compile-only --ar
 [ "$(origin two.bin)" = "cache miss, NVRTC compiled" ]
 [ "$(origin one.bin)" = "disk cache hit" ]
 cp one.bin bad.bin
-printf 'X' | dd of=bad.bin bs=1 seek=$(($(stat -c %s bad.bin) - 3)) conv=notrunc status=none # in value.h
-expect_fail 2 'bad.bin: header bundle: checksum mismatch (damaged)' "$run" mine.cu --bundle bad.bin --compile-only --arch sm_90
+at=$(grep -obUa 'VALUE 1' bad.bin | head -1 | cut -d: -f1) # value.h's text
+printf '7' | dd of=bad.bin bs=1 seek=$((at + 6)) conv=notrunc status=none
+ASYNCRT_CACHE=0 expect_fail 2 'header bundle: checksum mismatch (damaged)' \
+  "$run" mine.cu --bundle bad.bin --compile-only --arch sm_90 # checked when NVRTC needs the headers
 expect_fail 7 'cannot read the header bundle none.bin' "$run" mine.cu --bundle none.bin --compile-only --arch sm_90
 
 echo "== 6. the consumer program, its bundle compiled in"

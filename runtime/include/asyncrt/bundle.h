@@ -21,10 +21,14 @@ extern "C" {
 #endif
 
 /* Reads a bundle from memory (the bytes of a bundle file, or the array that
- * `asyncrt-bundle --format c` defines): checked (format, digest) and copied,
- * so data may be freed afterwards. A damaged or foreign buffer is
- * ASYNCRT_ERROR_INVALID_ARGUMENT with the reason in ctx's message. *out is
- * NULL on failure. ctx only receives the message. */
+ * `asyncrt-bundle --format c` defines), copied, so data may be freed
+ * afterwards. Its layout is checked here; a foreign or malformed buffer is
+ * ASYNCRT_ERROR_INVALID_ARGUMENT with the reason in ctx's message. Its
+ * digest is checked when a compile first needs its headers (a cache miss),
+ * so that loading stays cheap for a program whose compiles all hit the
+ * cache: a damaged bundle fails that compile with
+ * ASYNCRT_ERROR_INVALID_ARGUMENT. *out is NULL on failure. ctx only
+ * receives the message. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_bundle_load(asyncrt_context *ctx, const void *data, size_t size,
                                                   asyncrt_bundle **out);
 /* The same from a file (a regular file, read through the library's checked
