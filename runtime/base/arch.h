@@ -9,8 +9,6 @@
 
 #include "asyncrt/status.h"
 
-typedef struct asyncrt_context asyncrt_context;
-
 typedef struct asyncrt_arch {
     int number;   /* 90 for sm_90 */
     char suffix;  /* 0, 'a' (arch-specific) or 'f' (family-specific) */
@@ -46,7 +44,5 @@ bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, cons
 /* NVRTC's supported arch numbers, ascending; returns the count (0 on error). */
 size_t asyncrt__nvrtc_supported_archs(int *out, size_t capacity);
 
-/* Resolves `text` (NULL/"auto" or explicit) for this context. */
-asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out);
 
 #endif

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "target.h"
+#include "nvrtc_facts.h"
 #include "cache.h"
 #include "cache_key.h"
 #include "cache_trace.h"
@@ -290,7 +292,7 @@ static void compute_key(compile_job *job)
     asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
     asyncrt__sha256_final(&h, job->key);
-    const char *why = job->ctx->memory_cache ? uncacheable_reason(job, nvrtc_version) : "";
+    const char *why = asyncrt__cache_enabled(job->ctx->cache) ? uncacheable_reason(job, nvrtc_version) : "";
     if (!why && cwd_matters && !cwd[0]) why = "includes may search the working directory, which cannot be read";
     job->cacheable = why == NULL;
     if (why && *why) asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
@@ -563,7 +565,7 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
             asyncrt__inflight_enter(ctx, job->key);
             job->claimed = true;
         }
-        asyncrt_program *p = asyncrt__cache_find(ctx, job->key);
+        asyncrt_program *p = asyncrt__cache_find(ctx->cache, job->key);
         job->looked_up = !p;
         if (p) {
             release_claim(job);
@@ -608,7 +610,7 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
         bool known = read_dependencies(job, &pch, &began, &deps, why, sizeof why);
         if (s == ASYNCRT_SUCCESS && known) {
             memcpy(p->key, deps.result_key, sizeof p->key);
-            asyncrt__cache_store(ctx, job->key, &deps, p);
+            asyncrt__cache_store(ctx->cache, job->key, &deps, p);
         } else if (s == ASYNCRT_SUCCESS) {
             asyncrt__log(ctx, 1, "not caching %s: %s", job->source_name, why);
         }
@@ -695,7 +697,7 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
                                  asyncrt_status *status)
 {
     char guess[32];
-    if (!ctx->memory_cache || !asyncrt__speculation_guess(ctx, ctx->open_ordinal, guess, sizeof guess)) {
+    if (!asyncrt__cache_enabled(ctx->cache) || !asyncrt__speculation_guess(ctx, ctx->open_ordinal, guess, sizeof guess)) {
         *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
         return *status != ASYNCRT_SUCCESS;
     }

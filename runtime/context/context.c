@@ -14,39 +14,31 @@
 static void settle(asyncrt_context *ctx);
 static void reset_async_open(asyncrt_context *ctx);
 
-static char *default_cache_dir(void)
-{
-    const char *dir = getenv("ASYNCRT_CACHE_DIR");
-    if (dir && *dir) return strdup(dir);
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) return asyncrt__format("%s/asyncrt", xdg);
-    const char *home = getenv("HOME");
-    if (home && *home) return asyncrt__format("%s/.cache/asyncrt", home);
-    return NULL;
-}
-
 asyncrt_status asyncrt_context_create(asyncrt_context **out)
 {
     *out = NULL;
     asyncrt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+    if (!asyncrt__settings_read(&ctx->settings)) {
+        free(ctx);
+        return ASYNCRT_ERROR_OUT_OF_MEMORY;
+    }
+    const asyncrt_settings *env = &ctx->settings;
+    /* Exactly one digit 0..2; anything else ("2junk", "-1", "") leaves logging
+     * off, silently: the library prints nothing unless asked, and a value it
+     * cannot read is no request. */
+    const char *log = env->log;
+    int log_level = log && log[0] >= '0' && log[0] <= '2' && !log[1] ? log[0] - '0' : 0;
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0 || !asyncrt__diag_init(&ctx->diag, log_level)) {
+        asyncrt__settings_free(&ctx->settings);
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
     bool locks = pthread_mutex_init(&ctx->open_lock, NULL) == 0;
     locks = pthread_cond_init(&ctx->inflight_done, NULL) == 0 && locks;
     atomic_init(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
-    /* Exactly one digit 0..2; anything else ("2junk", "-1", "") leaves logging
-     * off, silently: the library prints nothing unless asked, and a value it
-     * cannot read is no request. */
-    const char *log = getenv("ASYNCRT_LOG");
-    ctx->log_level = log && log[0] >= '0' && log[0] <= '2' && !log[1] ? log[0] - '0' : 0;
-    const char *cache = getenv("ASYNCRT_CACHE");
-    ctx->memory_cache = !(cache && strcmp(cache, "0") == 0);
-    if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
-    ctx->cache = asyncrt__cache_create(ctx);
-    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_from_env());
+    ctx->cache = asyncrt__cache_create(env, &ctx->diag);
+    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch));
     if (!locks || !ctx->cache || !ctx->pch) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
@@ -59,31 +51,34 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
     settle(ctx); /* never free what the opener thread writes */
-    asyncrt__cache_destroy(ctx);
+    asyncrt__cache_destroy(ctx->cache);
     asyncrt__pch_destroy(ctx->pch);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
-    asyncrt__errors_free(ctx);
-    free(ctx->cache_dir);
     free(ctx->open_error);
     pthread_cond_destroy(&ctx->inflight_done);
     pthread_mutex_destroy(&ctx->open_lock);
     pthread_mutex_destroy(&ctx->lock);
+    asyncrt__diag_destroy(&ctx->diag);
+    asyncrt__settings_free(&ctx->settings);
     free(ctx);
 }
 
-void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->log_level = level; }
+void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->diag.log_level = level; }
 
 asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir)
 {
     ASYNCRT_ENTER(ctx);
-    char *copy = NULL;
-    if (dir && !(copy = strdup(dir))) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    free(ctx->cache_dir);
-    ctx->cache_dir = copy;
+    return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+}
+
+asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)
+{
+    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_stats(ctx->cache, out);
     return ASYNCRT_SUCCESS;
 }
 
-const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return ctx->cache_dir; }
+const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return asyncrt__cache_dir(ctx->cache); }
 
 asyncrt_status asyncrt__require_device(asyncrt_context *ctx)
 {
@@ -144,8 +139,8 @@ static void *open_thread(void *arg)
     open_request *req = arg;
     asyncrt_context *ctx = req->ctx;
     ctx->open_status = open_device(ctx, req->ordinal);
-    if (ctx->open_status != ASYNCRT_SUCCESS) ctx->open_error = asyncrt__thread_error_copy(ctx);
-    asyncrt__thread_error_forget(ctx);
+    if (ctx->open_status != ASYNCRT_SUCCESS) ctx->open_error = asyncrt__diag_error_copy(&ctx->diag);
+    asyncrt__diag_error_forget(&ctx->diag);
     free(req);
     return NULL;
 }

@@ -10,10 +10,10 @@
 #include "diag.h"
 #include "driver.h"
 #include "nvrtc_loader.h"
+#include "settings.h"
 #include "try.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
-typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */
 typedef struct asyncrt_inflight asyncrt_inflight;             /* context.c */
 typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
 
@@ -21,11 +21,10 @@ typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
 enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
 
 struct asyncrt_context {
+    asyncrt_settings settings;       /* the environment, read once at create */
+    asyncrt_diag diag;               /* last errors (per thread) and the log level */
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
-    int log_level;
-    char *cache_dir;                 /* NULL: no disk cache */
-    bool memory_cache;               /* ASYNCRT_CACHE=0 turns both caches off */
-    asyncrt_cache *cache;            /* the in-process cache, counters, directory state */
+    asyncrt_cache *cache;            /* memory and disk cache: its directory, list, counters */
     asyncrt_pch *pch;                /* NVRTC's precompiled headers, checked (ASYNCRT_PCH) */
     bool device_open;
     CUdevice device;
@@ -35,8 +34,7 @@ struct asyncrt_context {
     atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (batch.c) */
 
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
-    pthread_mutex_t lock;            /* guards drv's first load, errors, inflight */
-    asyncrt_error_slot *errors;      /* one last-error message per thread */
+    pthread_mutex_t lock;            /* guards drv's first load, inflight */
     asyncrt_inflight *inflight;      /* cache keys being compiled right now */
     pthread_cond_t inflight_done;    /* signalled when one of them finishes */
     /* open_device_async: a thread opens the device; the first caller that
@@ -48,6 +46,21 @@ struct asyncrt_context {
     asyncrt_status open_status;      /* the opener's result */
     char *open_error;                /* and its message, for the joining thread */
 };
+
+/* The context's face of diag.h, for the layers above it (report.c): the
+ * last-error rule of ASYNCRT_ENTER, failures and logs go to ctx->diag;
+ * asyncrt__fail_cu names the driver's error code. ctx may be NULL for log. */
+asyncrt_context *asyncrt__enter(asyncrt_context *ctx);
+void asyncrt__leave(asyncrt_context **ctx);
+#define ASYNCRT_ENTER(ctx) \
+    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt__leave), unused)) = asyncrt__enter(ctx)
+asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
+                               const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true
  * when the tests asked this context to fail `call`. Driver calls are failed by

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "nvrtc_facts.h"
 
 asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch)
 {

@@ -44,7 +44,7 @@ typedef struct asyncrt_pch_dir asyncrt_pch_dir;
 #define ASYNCRT_PCH_HEAVY 32
 typedef enum { ASYNCRT_PCH_OFF, ASYNCRT_PCH_AUTO, ASYNCRT_PCH_ON } asyncrt_pch_mode;
 
-asyncrt_pch_mode asyncrt__pch_mode_from_env(void);
+asyncrt_pch_mode asyncrt__pch_mode_parse(const char *setting); /* ASYNCRT_PCH: NULL is auto */
 asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode); /* NULL: out of memory */
 void asyncrt__pch_destroy(asyncrt_pch *pch);            /* deletes its directories */
 

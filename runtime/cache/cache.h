@@ -6,11 +6,14 @@
  * Lookup: key1 -> the newest dependency set whose files still hold their
  * recorded content -> the program stored under that set's result key.
  *
+ * The cache owns its directory, its memory list and counters; it reports
+ * through its owner's diag.
+ *
  * Thread safety: asyncrt__cache_find, asyncrt__cache_store, asyncrt__cache_clear
- * and asyncrt_context_cache_stats may be called concurrently on one context.
+ * and asyncrt__cache_stats may be called concurrently on one cache.
  * A mutex guards the in-memory list and the directory check; it is never
  * held while validating dependencies (stat, hashing) or reading and writing
- * files. Counters are atomics. asyncrt_context_set_cache_dir must not run
+ * files. Counters are atomics. asyncrt__cache_set_dir must not run
  * concurrently with them. Other processes are coordinated through the
  * filesystem only (rename into place, no locks). */
 #ifndef ASYNCRT_CACHE_H
@@ -18,35 +21,45 @@
 
 #include <stdint.h>
 
+#include "asyncrt/runtime.h"
 #include "cache_manifest.h"
-#include "context.h"
+#include "diag.h"
 #include "program.h"
+#include "settings.h"
 
 typedef struct asyncrt_cache asyncrt_cache;
 
-/* Reads ASYNCRT_CACHE_MAX_BYTES and ASYNCRT_CACHE_SHARED. NULL on OOM. */
-asyncrt_cache *asyncrt__cache_create(const asyncrt_context *ctx);
-/* Logs the counters at ASYNCRT_LOG=2 and frees everything. */
-void asyncrt__cache_destroy(asyncrt_context *ctx);
+/* From the settings: ASYNCRT_CACHE (0: off), the directory (ASYNCRT_CACHE_DIR,
+ * else XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt), ASYNCRT_CACHE_MAX_BYTES
+ * and ASYNCRT_CACHE_SHARED. Warnings go to diag. NULL on OOM. */
+asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag);
+/* Logs the counters at ASYNCRT_LOG=2 and frees everything (NULL: no-op). */
+void asyncrt__cache_destroy(asyncrt_cache *c);
+
+/* The disk cache's directory (NULL: none) and whether caching is on at all. */
+bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir); /* false: out of memory */
+const char *asyncrt__cache_dir(const asyncrt_cache *c);
+bool asyncrt__cache_enabled(const asyncrt_cache *c);
+void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
 
 /* A copy of the program cached for key1 whose recorded dependencies are
  * unchanged, or NULL on a miss. A damaged, foreign or oddly typed disk file
  * is a miss (logged, counted as rejected), never loaded. */
-asyncrt_program *asyncrt__cache_find(asyncrt_context *ctx, const uint8_t key1[32]);
+asyncrt_program *asyncrt__cache_find(asyncrt_cache *c, const uint8_t key1[32]);
 
 /* Stores a copy under key1 with the files it read (deps); program->key must
  * be deps->result_key. In memory, and on disk when the directory is trusted;
  * then trims the directory to the cap. Failures degrade to "not cached" with
  * a warning at ASYNCRT_LOG=1: never a reason to fail. */
-void asyncrt__cache_store(asyncrt_context *ctx, const uint8_t key1[32], const asyncrt_dep_set *deps,
+void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
                          const asyncrt_program *program);
 
 /* Whether the cache directory may be used (checked and created as a
  * lookup would; a refusal is logged once). False without one. */
-bool asyncrt__cache_dir_usable(asyncrt_context *ctx);
+bool asyncrt__cache_dir_usable(asyncrt_cache *c);
 
 /* Empties the in-memory cache. */
-void asyncrt__cache_clear(asyncrt_context *ctx);
+void asyncrt__cache_clear(asyncrt_cache *c);
 
 /* Side files: small text notes kept beside the entries (the NVRTC facts
  * memo, the speculative target hints, the ops' calibration), under a plain
@@ -56,8 +69,8 @@ void asyncrt__cache_clear(asyncrt_context *ctx);
  * unguessable temporary, atomic rename) and sealed like them (a digest, or
  * the team MAC in shared mode). read: the text (malloc'd), or NULL when
  * absent, refused (logged) or there is no usable directory. */
-char *asyncrt__cache_read_side(asyncrt_context *ctx, const char *name);
-bool asyncrt__cache_write_side(asyncrt_context *ctx, const char *name, const char *text);
+char *asyncrt__cache_read_side(asyncrt_cache *c, const char *name);
+bool asyncrt__cache_write_side(asyncrt_cache *c, const char *name, const char *text);
 
 /* ASYNCRT_CACHE_MAX_BYTES's default. */
 #define ASYNCRT_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)

@@ -1,4 +1,5 @@
 #include "driver.h"
+#include "settings.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -28,7 +29,8 @@ static void fail(asyncrt_status status, const char *fmt, ...)
 
 static void load_once(void)
 {
-    const char *path = getenv("ASYNCRT_LIBCUDA");
+    const asyncrt_settings *env = asyncrt__settings_process();
+    const char *path = env ? env->libcuda : NULL;
     if (!path || !*path) path = "libcuda.so.1";
 
     g_driver.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -38,7 +38,7 @@ bool asyncrt__speculation_guess(asyncrt_context *ctx, int ordinal, char *arch, s
 {
     char name[128];
     hint_name(ordinal, name, sizeof name);
-    char *text = size ? asyncrt__cache_read_side(ctx, name) : NULL;
+    char *text = size ? asyncrt__cache_read_side(ctx->cache, name) : NULL;
     bool ok = text && asyncrt__speculation_parse(text, arch, size);
     free(text);
     return ok;
@@ -46,7 +46,7 @@ bool asyncrt__speculation_guess(asyncrt_context *ctx, int ordinal, char *arch, s
 
 void asyncrt__speculation_record(asyncrt_context *ctx)
 {
-    if (!ctx->cache_dir || !ctx->memory_cache) return;
+    if (!asyncrt__cache_dir(ctx->cache) || !asyncrt__cache_enabled(ctx->cache)) return;
     int supported[64];
     size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
     asyncrt_arch arch;
@@ -60,7 +60,7 @@ void asyncrt__speculation_record(asyncrt_context *ctx)
     if (asyncrt__speculation_guess(ctx, ordinal, old, sizeof old) && strcmp(old, text) == 0) return;
     hint_name(ordinal, name, sizeof name);
     strcat(text, "\n");
-    bool ok = asyncrt__cache_write_side(ctx, name, text);
+    bool ok = asyncrt__cache_write_side(ctx->cache, name, text);
     text[strcspn(text, "\n")] = '\0';
     asyncrt__log(ctx, 2, ok ? "remembered target %s for device %d as %s"
                             : "warning: cannot remember target %s for device %d as %s",

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "target.h"
 #include "cache.h"
 #include "compile_worker.h"
 #include "context.h"
@@ -89,7 +90,7 @@ static bool find_leaders(batch *b)
 static void fail_request(asyncrt_context *ctx, asyncrt_build_request *r, asyncrt_status s)
 {
     r->status = s;
-    r->message = asyncrt__thread_error_copy(ctx);
+    r->message = asyncrt__diag_error_copy(&ctx->diag);
 }
 
 static void load_request(asyncrt_context *ctx, asyncrt_build_request *r)
@@ -127,7 +128,7 @@ static void compile_in_worker(void *arg, size_t index)
     st->worker = ASYNCRT_ERROR_IO;
     if (asyncrt__arch_resolve(b->ctx, r->opts ? r->opts->arch : NULL, &arch) != ASYNCRT_SUCCESS) return;
     asyncrt__arch_format(&arch, name, sizeof name);
-    st->worker = asyncrt__compile_in_worker(b->worker, b->ctx->cache_dir, r->source_name, r->source, r->opts,
+    st->worker = asyncrt__compile_in_worker(b->worker, asyncrt__cache_dir(b->ctx->cache), r->source_name, r->source, r->opts,
                                            name, st->key, &message);
     if (st->worker != ASYNCRT_SUCCESS)
         asyncrt__log(b->ctx, worker_log_level(b->ctx, st->worker == ASYNCRT_ERROR_IO),
@@ -200,7 +201,7 @@ static void build_one(void *arg, size_t index)
 
 static void forget_thread(void *arg)
 {
-    asyncrt__thread_error_forget(((batch *)arg)->ctx);
+    asyncrt__diag_error_forget(&((batch *)arg)->ctx->diag);
 }
 
 asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *reqs, size_t count,
@@ -225,7 +226,7 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
     b.state = calloc(b.leader_count, sizeof *b.state);
     b.misses = calloc(b.leader_count, sizeof *b.misses);
     /* Workers hand their results over through the disk cache: none without one. */
-    if (b.state && b.misses && b.leader_count > 1 && ctx->memory_cache && asyncrt__cache_dir_usable(ctx) &&
+    if (b.state && b.misses && b.leader_count > 1 && asyncrt__cache_enabled(ctx->cache) && asyncrt__cache_dir_usable(ctx->cache) &&
         find_worker(&b)) {
         asyncrt__pool_run(threads, b.leader_count, lookup_one, forget_thread, &b);
         choose_misses(&b);

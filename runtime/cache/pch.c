@@ -39,9 +39,8 @@ static uint64_t statvfs_free_bytes(const char *dir)
 
 uint64_t (*asyncrt__pch_free_bytes)(const char *dir) = statvfs_free_bytes;
 
-asyncrt_pch_mode asyncrt__pch_mode_from_env(void)
+asyncrt_pch_mode asyncrt__pch_mode_parse(const char *v)
 {
-    const char *v = getenv("ASYNCRT_PCH");
     return v && strcmp(v, "0") == 0 ? ASYNCRT_PCH_OFF : v && strcmp(v, "1") == 0 ? ASYNCRT_PCH_ON : ASYNCRT_PCH_AUTO;
 }
 

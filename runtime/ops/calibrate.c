@@ -167,7 +167,7 @@ asyncrt_status asyncrt__calibration_save(asyncrt_context *ctx, const asyncrt_cal
     char *text = asyncrt__calibration_format(cal);
     asyncrt_status s = ASYNCRT_SUCCESS;
     if (!text) s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "calibration: out of memory");
-    else if (!asyncrt__cache_write_side(ctx, strrchr(path, '/') + 1, text))
+    else if (!asyncrt__cache_write_side(ctx->cache, strrchr(path, '/') + 1, text))
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "calibration: cannot write %s (ASYNCRT_LOG=1 says why)", path);
     free(text);
     if (s != ASYNCRT_SUCCESS) free(path);

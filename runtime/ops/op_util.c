@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "context.h"
 #include "dispatch.h"
+#include "target.h"
 
 static asyncrt_status parse_path(asyncrt_context *ctx, const char *op, const char *text, asyncrt_map_path *out)
 {
@@ -25,7 +26,7 @@ static asyncrt_status parse_path(asyncrt_context *ctx, const char *op, const cha
 static bool load_calibration(asyncrt_context *ctx, const asyncrt_device_info *dev, asyncrt_calibration *cal)
 {
     char *path = asyncrt__calibration_path(asyncrt_context_cache_dir(ctx), dev->uuid);
-    char *text = path ? asyncrt__cache_read_side(ctx, strrchr(path, '/') + 1) : NULL;
+    char *text = path ? asyncrt__cache_read_side(ctx->cache, strrchr(path, '/') + 1) : NULL;
     bool ok = false;
     if (text) {
         char why[160];
