@@ -144,7 +144,8 @@ static void compile_in_worker(void *arg, size_t index)
 static bool find_worker(batch *b)
 {
     char why[PATH_MAX + 512];
-    asyncrt_status s = asyncrt__compile_worker_find(b->worker, sizeof b->worker, why, sizeof why);
+    asyncrt_status s = asyncrt__compile_worker_find(b->ctx->settings.compile_worker, b->worker, sizeof b->worker, why,
+                                                   sizeof why);
     if (s == ASYNCRT_SUCCESS) return true;
     b->worker[0] = '\0';
     asyncrt__log(b->ctx, worker_log_level(b->ctx, s != ASYNCRT_ERROR_NOT_FOUND), "%sbatch: no compile worker: %s; "

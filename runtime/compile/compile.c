@@ -69,9 +69,9 @@ static bool has_file(const char *dir, const char *rel)
 
 /* The toolkit's include directory, so <cuda/barrier> and friends resolve:
  * $CUDA_PATH, $CUDA_HOME, the toolkit found at build time, /usr/local/cuda. */
-static bool find_toolkit_include(char *out, size_t size)
+static bool find_toolkit_include(const asyncrt_settings *settings, char *out, size_t size)
 {
-    const char *roots[] = {getenv("CUDA_PATH"), getenv("CUDA_HOME")};
+    const char *roots[] = {settings->cuda_path, settings->cuda_home};
     for (size_t i = 0; i < 2; i++) {
         if (!roots[i] || !*roots[i]) continue;
         snprintf(out, size, "%s/include", roots[i]);
@@ -148,7 +148,7 @@ static void build_options(compile_job *job)
      * (README: "Headers kernels see" has the measurements) */
     if (!o->no_default_device) list_push_owned(l, strdup("-default-device"));
     char *toolkit = job->toolkit;
-    if (find_toolkit_include(toolkit, sizeof job->toolkit)) {
+    if (find_toolkit_include(&job->ctx->settings, toolkit, sizeof job->toolkit)) {
         list_push_owned(l, asyncrt__format("-I%s", toolkit));
         if (has_file(toolkit, "cccl/cuda")) list_push_owned(l, asyncrt__format("-I%s/cccl", toolkit));
     } else {
@@ -302,7 +302,7 @@ static void compute_key(compile_job *job)
  * file must not exist beforehand, and the name must not be guessable. */
 static void add_trace_option(compile_job *job)
 {
-    if (!asyncrt__make_private_dir(job->trace_dir, sizeof job->trace_dir, "asyncrt-trace-")) {
+    if (!asyncrt__make_private_dir(job->ctx->settings.tmpdir, job->trace_dir, sizeof job->trace_dir, "asyncrt-trace-")) {
         asyncrt__log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
                     job->trace_dir);
         job->trace_dir[0] = '\0';

@@ -44,12 +44,13 @@ asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
                                       uint8_t key[32]);
 
-/* The worker to run (see above), its real path in `path`. SUCCESS when it
+/* The worker to run (see above), its real path in `path`; `named` is the
+ * ASYNCRT_COMPILE_WORKER setting (NULL when unset). SUCCESS when it
  * may run; NOT_FOUND when there is none to run (ASYNCRT_COMPILE_WORKER=0,
  * or none installed beside this code); ERROR_IO when the one named or
  * installed was refused (not there, or writable by others). `why` says
  * which, and where it looked. */
-asyncrt_status asyncrt__compile_worker_find(char *path, size_t size, char *why, size_t why_size);
+asyncrt_status asyncrt__compile_worker_find(const char *named, char *path, size_t size, char *why, size_t why_size);
 
 /* Runs one compile in a worker process, into cache_dir. key: this process's
  * cache key for the request (asyncrt__program_lookup's), which the worker

@@ -38,7 +38,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     locks = pthread_cond_init(&ctx->inflight_done, NULL) == 0 && locks;
     atomic_init(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
-    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch));
+    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
     if (!locks || !ctx->cache || !ctx->pch) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
