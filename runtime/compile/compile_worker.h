@@ -32,17 +32,10 @@
 #include <stdint.h>
 
 #include "asyncrt/runtime.h"
+#include "compile.h" /* asyncrt__program_lookup, the worker's first step */
 
 #define ASYNCRT_WORKER_MAGIC "ASYNCRTW2"
 enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4 };
-
-/* compile.c: the compile flow up to the cache lookup. SUCCESS with *out on a
- * hit; NOT_FOUND on a miss and UNSUPPORTED when the compile is not cacheable
- * (both: nothing set in the last error); any other status is the failure the
- * compile itself would give (bad arch, no device...). key: the cache key. */
-asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
-                                      const asyncrt_compile_options *opts, asyncrt_program **out,
-                                      uint8_t key[32]);
 
 /* The worker to run (see above), its real path in `path`; `named` is the
  * ASYNCRT_COMPILE_WORKER setting (NULL when unset). SUCCESS when it
