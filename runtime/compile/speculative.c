@@ -18,7 +18,7 @@ bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name,
 {
     char text[32];
     *resolved = false;
-    if (!asyncrt__cache_enabled(ctx->cache) || !asyncrt__speculation_guess(ctx, ctx->open_ordinal, text, sizeof text)) {
+    if (!asyncrt__cache_enabled(ctx->cache) || !asyncrt__speculation_guess(ctx, ctx->opening.ordinal, text, sizeof text)) {
         *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
         return *status != ASYNCRT_SUCCESS;
     }
