@@ -11,7 +11,7 @@ void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program *
     asyncrt_context *ctx = job->ctx;
     if (job->state != ASYNCRT_COMPILE_KEYED) return;
     if (claim) {
-        asyncrt__inflight_enter(ctx, job->key);
+        asyncrt__claims_enter(asyncrt__cache_claims(ctx->cache), job->key);
         job->state = ASYNCRT_COMPILE_CLAIMED;
     }
     asyncrt_program *p = asyncrt__cache_find(ctx->cache, job->key);
@@ -30,7 +30,7 @@ void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program *
 void asyncrt__job_release(asyncrt_compile_job *job)
 {
     if (job->state != ASYNCRT_COMPILE_CLAIMED) return;
-    asyncrt__inflight_leave(job->ctx, job->key);
+    asyncrt__claims_leave(asyncrt__cache_claims(job->ctx->cache), job->key);
     job->state = ASYNCRT_COMPILE_MISSED;
 }
 
