@@ -1,5 +1,5 @@
 /* One compile for one target, as compile.c's flow passes it through its
- * steps, each in its own file and entered once, in this order:
+ * steps, each in its own file and entered once per target, in this order:
  *   target.c     the target (asyncrt_arch), resolved once;
  *   toolkit.c    what device code sees: the toolkit's include directory,
  *                the built-in headers offered, the stand-in <cuda.h>;
