@@ -89,13 +89,3 @@ const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
     if (asyncrt__device_pending(ctx)) asyncrt__wait_device((asyncrt_context *)ctx);
     return ctx->device_open ? &ctx->info : NULL;
 }
-
-void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
-{
-    asyncrt__claims_enter(asyncrt__cache_claims(ctx->cache), key);
-}
-
-void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32])
-{
-    asyncrt__claims_leave(asyncrt__cache_claims(ctx->cache), key);
-}
