@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cache.h"
+#include "context.h"
 #include "dispatch.h"
 #include "test_support.h"
 
@@ -203,7 +204,7 @@ static void calibration_is_saved_only_where_the_cache_may_write(void **state)
     assert_int_equal(system(listing), 0);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, own));
     assert_ok(ctx, asyncrt__calibration_save(ctx, &cal, &path));
-    char *text = asyncrt__cache_read_side(ctx, strrchr(path, '/') + 1);
+    char *text = asyncrt__cache_read_side(ctx->cache, strrchr(path, '/') + 1);
     asyncrt_calibration back;
     char why[160];
     assert_non_null(text);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "context.h"
 #include "test_support.h"
 
 static void (*gate_hold)(void);
@@ -38,7 +39,7 @@ static void write_hint(const char *dir, const char *text)
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
     char *name = hint_name();
-    assert_true(asyncrt__cache_write_side(ctx, name, text));
+    assert_true(asyncrt__cache_write_side(ctx->cache, name, text));
     free(name);
     asyncrt_context_destroy(ctx);
 }
@@ -48,7 +49,7 @@ static char *read_hint(const char *dir)
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
-    char *name = hint_name(), *text = asyncrt__cache_read_side(ctx, name);
+    char *name = hint_name(), *text = asyncrt__cache_read_side(ctx->cache, name);
     free(name);
     asyncrt_context_destroy(ctx);
     return text ? text : calloc(1, 1);

@@ -11,14 +11,15 @@
 
 #include "asyncrt/asyncrt.h"
 #include "bundle.h"
-#include "bundle_toolkit.h"
 #include "cache_manifest.h"
-#include "compile_worker.h" /* asyncrt__program_lookup: the cache key of a compile */
+#include "compile.h" /* asyncrt__program_lookup: the cache key of a compile */
 #include "cache_trust.h"
 #include "embedded.h"
 #include "emit.h"
 #include "names.h"
+#include "settings.h"
 #include "tool.h"
+#include "toolkit.h"
 
 #define TOOL "asyncrt-bundle"
 #define MAX_ITEMS 256
@@ -162,7 +163,7 @@ static int record(run *r)
             if (r->images[k]) memcpy(r->images[k], image, r->image_sizes[k] = size);
             asyncrt_program_destroy(p);
             p = NULL;
-            st = asyncrt__program_lookup(r->ctx, source, r->texts[s], &o, &p, key);
+            st = asyncrt__program_lookup(r->ctx, source, r->texts[s], &o, &p, key, NULL);
             asyncrt_program_destroy(p);
             char name[80];
             asyncrt__sha256_hex(key, name);
@@ -249,16 +250,21 @@ static const char **memory_names(size_t *count)
 
 static int make(run *r, int argc, char **argv)
 {
-    char include[4096], cccl[4096];
+    char include[4096], cccl[4200];
     const char *dirs[MAX_ITEMS + 2];
     size_t dir_count = 0;
-    asyncrt_toolkit_env env = asyncrt__toolkit_env();
-    if (!asyncrt__toolkit_find(&env, include, cccl, sizeof include, r->why, sizeof r->why)) {
+    bool has_cccl = false;
+    asyncrt_settings settings;
+    if (!asyncrt__settings_read(&settings)) return TOOL_EXIT_INTERNAL;
+    bool found = asyncrt__toolkit_find(&settings, include, sizeof include, &has_cccl, r->why, sizeof r->why);
+    asyncrt__settings_free(&settings);
+    if (!found) {
         fprintf(stderr, TOOL ": the toolkit whose headers it bundles is needed here: %s\n", r->why);
         return TOOL_EXIT_IO;
     }
-    dirs[dir_count++] = include; /* compile.c's order: the toolkit, then the caller's */
-    if (cccl[0]) dirs[dir_count++] = cccl;
+    snprintf(cccl, sizeof cccl, "%s/cccl", include);
+    dirs[dir_count++] = include; /* key.c's order: the toolkit, then the caller's */
+    if (has_cccl) dirs[dir_count++] = cccl;
     for (size_t i = 0; i < r->a.dir_count; i++) dirs[dir_count++] = r->a.dirs[i];
     r->names.dirs = dirs;
     r->names.dir_count = dir_count;
@@ -282,7 +288,7 @@ static int make(run *r, int argc, char **argv)
         r->arches[r->arch_count++] = t;
     }
     if (!r->arch_count) return tool_usage_error(TOOL, "--arch \"%s\" names no target", r->a.arch);
-    if (!asyncrt__make_private_dir(r->cache, sizeof r->cache, "asyncrt-bundle-")) {
+    if (!asyncrt__make_private_dir(getenv("TMPDIR"), r->cache, sizeof r->cache, "asyncrt-bundle-")) {
         fprintf(stderr, TOOL ": cannot create a private folder %s for NVRTC's records\n", r->cache);
         return TOOL_EXIT_IO;
     }
