@@ -10,7 +10,7 @@
 #include "diag.h"
 #include "driver.h"
 #include "nvrtc_loader.h"
-#include "report.h"
+#include "context_report.h"
 #include "settings.h"
 #include "try.h"
 

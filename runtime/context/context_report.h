@@ -1,8 +1,8 @@
 /* The context's face of diag.h, for the layers above it (report.c): the
  * last-error rule of ASYNCRT_ENTER, failures and logs go to ctx->diag;
  * asyncrt__fail_cu names the driver's error code. ctx may be NULL for log. */
-#ifndef ASYNCRT_REPORT_H
-#define ASYNCRT_REPORT_H
+#ifndef ASYNCRT_CONTEXT_REPORT_H
+#define ASYNCRT_CONTEXT_REPORT_H
 
 #include "asyncrt/runtime.h"
 #include "driver.h" /* CUresult */
