@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "context.h"
+#include "context_internal.h"
 #include "test_support.h"
 
 static void (*gate_hold)(void);
@@ -177,6 +178,9 @@ static void failed_async_open_is_reported_then_retried(void **state)
     assert_null(asyncrt_context_device(ctx));
     assert_ok(ctx, asyncrt_context_open_device(ctx, 0));
     assert_non_null(asyncrt_context_device(ctx));
+    const asyncrt_driver *drv = NULL; /* the table tools call the driver through (context_internal.h) */
+    assert_ok(ctx, asyncrt__context_driver(ctx, &drv));
+    assert_ptr_equal(drv, ctx->drv);
     assert_ok(ctx, asyncrt_program_compile(ctx, "spec.cu", k_source, NULL, &p));
     assert_string_equal(asyncrt_program_arch(p), "sm_90");
     asyncrt_program_destroy(p);
