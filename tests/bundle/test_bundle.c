@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bundle.h"
-#include "cache_manifest.h"
+#include "cache_internal.h"   /* manifests */
+#include "compile_internal.h" /* the bundle format */
 #include "test_support.h"
 
 /* "lib/a.h" includes "b.h" as written: NVRTC looks in-memory names up as written. */

@@ -10,16 +10,12 @@
 #include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
-#include "bundle.h"
-#include "cache_manifest.h"
-#include "compile.h" /* asyncrt__program_lookup: the cache key of a compile */
-#include "cache_trust.h"
-#include "embedded.h"
+#include "base_internal.h"    /* settings, the embedded headers' names, SHA-256 */
+#include "cache_internal.h"   /* manifests, checked reads, private folders */
+#include "compile_internal.h" /* asyncrt__program_lookup, toolkit discovery, the bundle format */
 #include "emit.h"
 #include "names.h"
-#include "settings.h"
 #include "tool.h"
-#include "toolkit.h"
 
 #define TOOL "asyncrt-bundle"
 #define MAX_ITEMS 256

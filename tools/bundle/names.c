@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_trust.h"
-#include "sha256.h"
+#include "base_internal.h"  /* SHA-256 */
+#include "cache_internal.h" /* checked reads */
 
 static char *read_text(const char *path, char *why, size_t why_size)
 {
