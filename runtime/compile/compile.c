@@ -709,8 +709,8 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
     double compiled = asyncrt__now_ms();
     asyncrt_status w = asyncrt__wait_device(ctx);
     asyncrt_arch real;
-    char name[32];
-    if (w == ASYNCRT_SUCCESS) w = asyncrt__arch_resolve(ctx, NULL, &real);
+    char name[32], why[768];
+    if (w == ASYNCRT_SUCCESS) w = asyncrt__arch_resolve_why(ctx, NULL, &real, why, sizeof why);
     if (w != ASYNCRT_SUCCESS) { /* no device: "auto" has no answer, whatever was guessed */
         asyncrt_program_destroy(p);
         *status = w;
@@ -727,6 +727,7 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
                         "device's start-up, %.1f ms waited for it after",
                 source_name ? source_name : "kernel.cu", guess, compiled - start, asyncrt__now_ms() - compiled);
     *out = p;
+    asyncrt__target_note(p, &real, why);
     *status = s;
     return true;
 }
@@ -734,8 +735,8 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
 /* The whole flow; lookup_only stops after the cache lookup (batch.c asks
  * which requests miss before farming them out to worker processes). */
 static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
-                                   const asyncrt_compile_options *opts, asyncrt_program **out,
-                                   bool lookup_only, uint8_t *key_out)
+                                   const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                   const char *arch_why, asyncrt_program **out, bool lookup_only, uint8_t *key_out)
 {
     ASYNCRT_ENTER(ctx);
     static const asyncrt_compile_options no_options = {0};
@@ -747,23 +748,29 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
                        .source = source,
                        .opts = opts ? opts : &no_options};
     /* "auto" while the device opens on another thread: try the remembered target. */
-    bool is_auto = !job.opts->arch || strcmp(job.opts->arch, "auto") == 0;
+    bool is_auto = !arch && (!job.opts->arch || strcmp(job.opts->arch, "auto") == 0);
     asyncrt_status s;
     if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
         speculative_compile(ctx, source_name, source, opts, out, &s))
         return s;
     if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
-    ASYNCRT_TRY(asyncrt__arch_resolve(ctx, job.opts->arch, &job.arch));
+    char why[768];
+    if (arch) job.arch = *arch, snprintf(why, sizeof why, "%s", arch_why ? arch_why : "");
+    else ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, job.opts->arch, &job.arch, why, sizeof why));
+    const asyncrt_arch resolved = job.arch;
     if (lookup_only) {
         s = compile_target(&job, true, false, out);
         if (key_out) memcpy(key_out, job.key, 32);
         list_free(&job.options);
         if (s != ASYNCRT_SUCCESS) return s;
-        return *out ? ASYNCRT_SUCCESS : job.cacheable ? ASYNCRT_ERROR_NOT_FOUND : ASYNCRT_ERROR_UNSUPPORTED;
+        asyncrt__target_note(*out, &resolved, why);
+        if (*out) return ASYNCRT_SUCCESS;
+        return job.cacheable ? ASYNCRT_ERROR_NOT_FOUND : ASYNCRT_ERROR_UNSUPPORTED;
     }
     s = compile_auto_aware(&job, is_auto, out);
     release_claim(&job); /* an error before the compile may leave it */
     list_free(&job.options);
+    if (s == ASYNCRT_SUCCESS) asyncrt__target_note(*out, &resolved, why);
     return s;
 }
 
@@ -771,12 +778,19 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
 {
-    return compile_flow(ctx, source_name, source, opts, out, false, NULL);
+    return compile_flow(ctx, source_name, source, opts, NULL, NULL, out, false, NULL);
+}
+
+asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
+                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                            const char *why, asyncrt_program **out)
+{
+    return compile_flow(ctx, source_name, source, opts, arch, why, out, false, NULL);
 }
 
 asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
                                       uint8_t key[32])
 {
-    return compile_flow(ctx, source_name, source, opts, out, true, key);
+    return compile_flow(ctx, source_name, source, opts, NULL, NULL, out, true, key);
 }
