@@ -1,5 +1,6 @@
 /* The map op without a GPU: validation, path choice against the target, and
  * compile errors that point into the user's expression. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,11 @@ static void auto_follows_the_target_without_a_device(void **state)
         assert_ok(ctx, s);
         assert_int_equal(asyncrt_map_path_of(m), cases[i].path);
         assert_true(asyncrt_map_tile_elements(m) > 0);
+        /* The target was resolved once, by the op, and its program says why. */
+        char why[64];
+        snprintf(why, sizeof why, "%s: explicit target", cases[i].arch);
+        assert_string_equal(asyncrt_program_arch(asyncrt_map_program(m)), cases[i].arch);
+        assert_string_equal(asyncrt_program_arch_reason(asyncrt_map_program(m)), why);
         /* Compiled, but there is no device to launch on. */
         asyncrt_deviceptr p = 16;
         float a = 1, b = 2;

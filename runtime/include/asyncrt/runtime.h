@@ -236,6 +236,16 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_module_get_kernel(asyncrt_module *module, 
 ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel, size_t *sizes, size_t capacity,
                                           size_t *count);
 
+/* What the driver says a loaded kernel uses (cuFuncGetAttribute); a field
+ * the driver cannot give is -1. */
+typedef struct asyncrt_kernel_resources {
+    int registers;            /* per thread */
+    int static_shared_bytes;  /* __shared__ arrays; dynamic shared memory is the launch's */
+    int local_bytes;          /* per thread: spills and stack */
+    int max_threads;          /* the most threads a block of this kernel may have */
+} asyncrt_kernel_resources;
+ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *kernel, asyncrt_kernel_resources *out);
+
 /* The CUfunction behind a kernel, for callers who use the driver directly. */
 ASYNCRT_EXTERN void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
 
