@@ -55,7 +55,9 @@ asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module 
     s = asyncrt__program_compile_arch(ctx, m->source_name, op->source, NULL, &arch, why, &op->program);
     if (s == ASYNCRT_SUCCESS && dev) s = load(op);
     if (s != ASYNCRT_SUCCESS) goto fail;
-    m->report(op);
+    char arch_name[32];
+    asyncrt__arch_format(&arch, arch_name, sizeof arch_name);
+    m->report(op, arch_name);
     *out = op;
     return ASYNCRT_SUCCESS;
 fail:

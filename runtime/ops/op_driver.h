@@ -47,8 +47,8 @@ struct asyncrt_op_module {
     /* The kernels to look up once loaded: their names and where each goes; returns the count. */
     size_t (*kernels)(asyncrt_op *op, const char *names[ASYNCRT_OP_MAX_KERNELS],
                       asyncrt_kernel **slots[ASYNCRT_OP_MAX_KERNELS]);
-    /* The ASYNCRT_LOG=1 line saying what was built. */
-    void (*report)(const asyncrt_op *op);
+    /* The ASYNCRT_LOG=1 line saying what was built (for arch_name, op->arch's). */
+    void (*report)(const asyncrt_op *op, const char *arch_name);
 };
 
 /* Runs module's steps for `desc` into *out (a struct of module->size

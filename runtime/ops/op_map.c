@@ -379,11 +379,9 @@ static size_t kernels(asyncrt_op *op, const char *names[ASYNCRT_OP_MAX_KERNELS],
     return 1;
 }
 
-static void report(const asyncrt_op *op)
+static void report(const asyncrt_op *op, const char *arch_name)
 {
     const asyncrt_map *m = (const asyncrt_map *)op;
-    char arch_name[32];
-    asyncrt__arch_format(&op->arch, arch_name, sizeof arch_name);
     asyncrt__log(op->ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
                 "grid <= %u, store %u, %s", asyncrt_map_path_name(op->path), arch_name, m->pack, m->tile, m->stages,
                 m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");

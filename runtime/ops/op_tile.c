@@ -360,11 +360,9 @@ static size_t kernels(asyncrt_op *base, const char *names[ASYNCRT_OP_MAX_KERNELS
     return base->path == ASYNCRT_PATH_TMA ? 2 : 1;
 }
 
-static void report(const asyncrt_op *base)
+static void report(const asyncrt_op *base, const char *arch_name)
 {
     const asyncrt_tile_op *op = (const asyncrt_tile_op *)base;
-    char arch_name[32];
-    asyncrt__arch_format(&base->arch, arch_name, sizeof arch_name);
     asyncrt__log(base->ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
                 "shared memory", asyncrt_map_path_name(base->path), arch_name, k_variants[op->tune.variant], op->threads,
                 op->th, op->tune.ctas ? "persistent grid" : "one CTA per tile", op->stages, op->main.shared_bytes);
