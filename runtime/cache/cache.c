@@ -39,6 +39,7 @@ struct asyncrt_cache {
     uint8_t mac_key[32];
     uint64_t max_bytes;
     uint64_t counters[C_COUNT]; /* __atomic */
+    asyncrt_claims *claims;    /* keys being compiled right now */
 };
 
 static void count(asyncrt_cache *c, int which) { __atomic_fetch_add(&c->counters[which], 1, __ATOMIC_RELAXED); }
@@ -76,6 +77,11 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_
     }
     c->diag = diag;
     c->dir_fd = -1;
+    if (!(c->claims = asyncrt__claims_create())) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+    }
     c->enabled = !(env->cache && strcmp(env->cache, "0") == 0);
     if (c->enabled) c->dir = default_dir(env); /* NULL (also out of memory): no disk cache */
     c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
@@ -142,8 +148,11 @@ void asyncrt__cache_destroy(asyncrt_cache *c)
     if (c->dir_fd >= 0) close(c->dir_fd);
     free(c->checked_dir);
     free(c->dir);
+    asyncrt__claims_destroy(c->claims);
     free(c);
 }
+
+asyncrt_claims *asyncrt__cache_claims(asyncrt_cache *c) { return c->claims; }
 
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
 {

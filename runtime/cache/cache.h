@@ -23,6 +23,7 @@
 
 #include "asyncrt/runtime.h"
 #include "cache_manifest.h"
+#include "claims.h"
 #include "diag.h"
 #include "program.h"
 #include "settings.h"
@@ -41,6 +42,8 @@ bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir); /* false: out of
 const char *asyncrt__cache_dir(const asyncrt_cache *c);
 bool asyncrt__cache_enabled(const asyncrt_cache *c);
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
+/* Single flight per key among this cache's users (claims.h). */
+asyncrt_claims *asyncrt__cache_claims(asyncrt_cache *c);
 
 /* A copy of the program cached for key1 whose recorded dependencies are
  * unchanged, or NULL on a miss. A damaged, foreign or oddly typed disk file

@@ -697,7 +697,7 @@ static bool speculative_compile(asyncrt_context *ctx, const char *source_name, c
                                  asyncrt_status *status)
 {
     char guess[32];
-    if (!asyncrt__cache_enabled(ctx->cache) || !asyncrt__speculation_guess(ctx, ctx->open_ordinal, guess, sizeof guess)) {
+    if (!asyncrt__cache_enabled(ctx->cache) || !asyncrt__speculation_guess(ctx, ctx->opening.ordinal, guess, sizeof guess)) {
         *status = asyncrt__wait_device(ctx); /* a failed open is the answer: "auto" has none */
         return *status != ASYNCRT_SUCCESS;
     }

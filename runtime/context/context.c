@@ -1,18 +1,14 @@
-/* The context: its lifecycle, opening its device (also on another thread),
- * and single flight per cache key. Errors and logs are diag.c's, the lazily
- * loaded libraries loaders.c's: both sit below this file. */
+/* The context: its lifecycle and the objects it holds, one per layer below
+ * (settings, diag, cache, PCH), each of which owns its state. Opening the
+ * device is device_open.c's, the lazily loaded libraries loaders.c's. */
 #include "context.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
 #include "pch.h"
-#include "speculate.h"
 
-static void settle(asyncrt_context *ctx);
-static void reset_async_open(asyncrt_context *ctx);
 
 asyncrt_status asyncrt_context_create(asyncrt_context **out)
 {
@@ -34,9 +30,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
-    bool locks = pthread_mutex_init(&ctx->open_lock, NULL) == 0;
-    locks = pthread_cond_init(&ctx->inflight_done, NULL) == 0 && locks;
-    atomic_init(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
+    bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
     ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch));
     if (!locks || !ctx->cache || !ctx->pch) {
@@ -50,13 +44,10 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
 void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
-    settle(ctx); /* never free what the opener thread writes */
+    asyncrt__opening_done(ctx); /* never free what the opener thread writes */
     asyncrt__cache_destroy(ctx->cache);
     asyncrt__pch_destroy(ctx->pch);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
-    free(ctx->open_error);
-    pthread_cond_destroy(&ctx->inflight_done);
-    pthread_mutex_destroy(&ctx->open_lock);
     pthread_mutex_destroy(&ctx->lock);
     asyncrt__diag_destroy(&ctx->diag);
     asyncrt__settings_free(&ctx->settings);
@@ -93,162 +84,18 @@ asyncrt_status asyncrt__require_device(asyncrt_context *ctx)
     return ASYNCRT_SUCCESS;
 }
 
-static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
-{
-    ASYNCRT_ENTER(ctx);
-    if (ctx->device_open)
-        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
-                            "device %d is already open on this context; create another context "
-                            "for device %d", ctx->info.ordinal, ordinal);
-    asyncrt_device_info info;
-    ASYNCRT_TRY(asyncrt_device_probe(ctx, ordinal, &info));
-    CUresult r = ctx->drv->cuDeviceGet(&ctx->device, ordinal);
-    if (r != CUDA_SUCCESS)
-        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_NO_DEVICE, r, "cuDeviceGet", "device %d", ordinal);
-    r = ctx->drv->cuDevicePrimaryCtxRetain(&ctx->cu_context, ctx->device);
-    if (r != CUDA_SUCCESS)
-        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDevicePrimaryCtxRetain",
-                               "device %d", ordinal);
-    ctx->device_open = true;
-    ctx->info = info;
-    asyncrt__log(ctx, 1, "device %d: %s, compute capability %d.%d, %d SMs", ordinal, info.name,
-                info.cc_major, info.cc_minor, info.sm_count);
-    CUresult current = ctx->drv->cuCtxSetCurrent(ctx->cu_context);
-    if (current != CUDA_SUCCESS)
-        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, current, "cuCtxSetCurrent", "device %d",
-                               ordinal);
-    asyncrt__speculation_record(ctx);
-    return ASYNCRT_SUCCESS;
-}
-
-asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal)
-{
-    reset_async_open(ctx);
-    return open_device(ctx, ordinal);
-}
-
-/* ---- opening the device on another thread -------------------------------- */
-
-typedef struct open_request {
-    asyncrt_context *ctx;
-    int ordinal;
-} open_request;
-
-static void *open_thread(void *arg)
-{
-    open_request *req = arg;
-    asyncrt_context *ctx = req->ctx;
-    ctx->open_status = open_device(ctx, req->ordinal);
-    if (ctx->open_status != ASYNCRT_SUCCESS) ctx->open_error = asyncrt__diag_error_copy(&ctx->diag);
-    asyncrt__diag_error_forget(&ctx->diag);
-    free(req);
-    return NULL;
-}
-
-asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordinal)
-{
-    reset_async_open(ctx);
-    if (ctx->device_open)
-        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
-                            "device %d is already open on this context; create another context "
-                            "for device %d", ctx->info.ordinal, ordinal);
-    open_request *req = malloc(sizeof *req);
-    if (!req) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
-    *req = (open_request){ctx, ordinal};
-    ctx->open_ordinal = ordinal;
-    atomic_store(&ctx->device_state, ASYNCRT_DEVICE_OPENING);
-    if (pthread_create(&ctx->opener, NULL, open_thread, req) != 0) {
-        /* No thread to spare: open here, which is only slower. */
-        free(req);
-        atomic_store(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
-        return open_device(ctx, ordinal);
-    }
-    return ASYNCRT_SUCCESS;
-}
-
-bool asyncrt__device_pending(const asyncrt_context *ctx)
-{
-    return atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_OPENING;
-}
-
-/* Joins the opener thread if there is one; afterwards the state is final. */
-static void settle(asyncrt_context *ctx)
-{
-    if (atomic_load(&ctx->device_state) != ASYNCRT_DEVICE_OPENING) return;
-    pthread_mutex_lock(&ctx->open_lock);
-    if (atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_OPENING) {
-        pthread_join(ctx->opener, NULL);
-        atomic_store(&ctx->device_state, ASYNCRT_DEVICE_SETTLED);
-    }
-    pthread_mutex_unlock(&ctx->open_lock);
-}
-
-asyncrt_status asyncrt__wait_device(asyncrt_context *ctx)
-{
-    settle(ctx);
-    /* A failed asynchronous open is every later caller's answer, until an
-     * open_device call tries again. */
-    if (atomic_load(&ctx->device_state) == ASYNCRT_DEVICE_SETTLED && ctx->open_status != ASYNCRT_SUCCESS)
-        return asyncrt__fail(ctx, ctx->open_status, "opening the device failed: %s",
-                            ctx->open_error ? ctx->open_error : "");
-    return ASYNCRT_SUCCESS;
-}
-
-/* Before another open: forget an earlier asynchronous attempt. */
-static void reset_async_open(asyncrt_context *ctx)
-{
-    settle(ctx);
-    atomic_store(&ctx->device_state, ASYNCRT_DEVICE_CLOSED);
-    ctx->open_status = ASYNCRT_SUCCESS;
-    free(ctx->open_error);
-    ctx->open_error = NULL;
-}
-
-asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx)
-{
-    return asyncrt__wait_device(ctx);
-}
-
 const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
 {
     if (asyncrt__device_pending(ctx)) asyncrt__wait_device((asyncrt_context *)ctx);
     return ctx->device_open ? &ctx->info : NULL;
 }
 
-/* ---- single flight per cache key ----------------------------------------- */
-
-struct asyncrt_inflight {
-    uint8_t key[32];
-    asyncrt_inflight *next;
-};
-
-/* Under ctx->lock. */
-static asyncrt_inflight **find_inflight(asyncrt_context *ctx, const uint8_t key[32])
-{
-    asyncrt_inflight **at = &ctx->inflight;
-    while (*at && memcmp((*at)->key, key, 32) != 0) at = &(*at)->next;
-    return at;
-}
-
 void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
 {
-    asyncrt_inflight *mine = malloc(sizeof *mine);
-    pthread_mutex_lock(&ctx->lock);
-    while (*find_inflight(ctx, key)) pthread_cond_wait(&ctx->inflight_done, &ctx->lock);
-    if (mine) { /* out of memory: no claim, so at worst a duplicate compile */
-        memcpy(mine->key, key, 32);
-        mine->next = ctx->inflight;
-        ctx->inflight = mine;
-    }
-    pthread_mutex_unlock(&ctx->lock);
+    asyncrt__claims_enter(asyncrt__cache_claims(ctx->cache), key);
 }
 
 void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32])
 {
-    pthread_mutex_lock(&ctx->lock);
-    asyncrt_inflight **at = find_inflight(ctx, key), *node = *at;
-    if (node) *at = node->next;
-    pthread_cond_broadcast(&ctx->inflight_done);
-    pthread_mutex_unlock(&ctx->lock);
-    free(node);
+    asyncrt__claims_leave(asyncrt__cache_claims(ctx->cache), key);
 }

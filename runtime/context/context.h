@@ -14,11 +14,21 @@
 #include "try.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
-typedef struct asyncrt_inflight asyncrt_inflight;             /* context.c */
 typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
 
-/* Where asyncrt_context_open_device_async stands (ctx->device_state). */
+/* Where asyncrt_context_open_device_async stands (opening.state). */
 enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
+
+/* open_device_async (device_open.c): a thread opens the device; the first
+ * caller that needs it joins that thread under lock, then marks it settled. */
+typedef struct asyncrt_opening {
+    atomic_int state;
+    pthread_mutex_t lock;
+    pthread_t thread;
+    int ordinal;                     /* the device being opened */
+    asyncrt_status status;           /* the thread's result */
+    char *error;                     /* and its message, for the joining thread */
+} asyncrt_opening;
 
 struct asyncrt_context {
     asyncrt_settings settings;       /* the environment, read once at create */
@@ -34,17 +44,8 @@ struct asyncrt_context {
     atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (batch.c) */
 
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
-    pthread_mutex_t lock;            /* guards drv's first load, inflight */
-    asyncrt_inflight *inflight;      /* cache keys being compiled right now */
-    pthread_cond_t inflight_done;    /* signalled when one of them finishes */
-    /* open_device_async: a thread opens the device; the first caller that
-     * needs it joins that thread under open_lock, then marks it settled. */
-    atomic_int device_state;
-    pthread_mutex_t open_lock;
-    pthread_t opener;
-    int open_ordinal;                /* the device being opened */
-    asyncrt_status open_status;      /* the opener's result */
-    char *open_error;                /* and its message, for the joining thread */
+    pthread_mutex_t lock;            /* guards drv's first load */
+    asyncrt_opening opening;         /* open_device_async's thread and result */
 };
 
 /* The context's face of diag.h, for the layers above it (report.c): the
@@ -76,6 +77,10 @@ asyncrt_status asyncrt__require_driver(asyncrt_context *ctx);
 /* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
 asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
 
+/* The opening's lifecycle (device_open.c): init at create, done before destroy. */
+bool asyncrt__opening_init(asyncrt_context *ctx);
+void asyncrt__opening_done(asyncrt_context *ctx);
+
 /* Fails unless a device is open; makes its context current for this thread. */
 asyncrt_status asyncrt__require_device(asyncrt_context *ctx);
 
@@ -86,9 +91,9 @@ asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
 /* True while asyncrt_context_open_device_async has not been waited for. */
 bool asyncrt__device_pending(const asyncrt_context *ctx);
 
-/* Single flight per cache key: enter waits while another thread of this
- * context compiles the same key, so a duplicate finds the first one's result
- * in the cache instead of running NVRTC again. Every enter needs a leave. */
+/* Single flight per cache key, the cache's (claims.h): enter waits while
+ * another thread of this context compiles the same key, so a duplicate finds
+ * the first one's result in the cache instead of running NVRTC again. */
 void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32]);
 void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32]);
 

@@ -1,5 +1,5 @@
 /* asyncrt-compile-worker: one compile per process, for asyncrt_build_batch
- * (see runtime/src/compile_worker.h for why and for the protocol). Reads the
+ * (see runtime/compile/compile_worker.h for why and for the protocol). Reads the
  * request from stdin; when the cache key it computes for it is the parent's,
  * compiles it with asyncrt_program_compile into the given cache directory
  * and writes "status N" and the message to stdout, else writes "mismatch"
