@@ -332,10 +332,9 @@ static bool first_make(const char *tmp, const char *prefix)
     return first;
 }
 
-bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix)
+bool asyncrt__make_private_dir(const char *tmpdir, char *path, size_t size, const char *prefix)
 {
-    const char *env = getenv("TMPDIR");
-    const char *tmp = env && *env && strlen(env) < 32 ? env : "/tmp";
+    const char *tmp = tmpdir && *tmpdir && strlen(tmpdir) < 32 ? tmpdir : "/tmp";
     if (first_make(tmp, prefix)) asyncrt__sweep_private_dirs(tmp, prefix);
     int n = snprintf(path, size, "%s/%s%ld-XXXXXX", tmp, prefix, (long)getpid());
     return n > 0 && (size_t)n < size && mkdtemp(path) != NULL;

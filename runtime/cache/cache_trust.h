@@ -47,11 +47,11 @@ unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max
 bool asyncrt__cache_write_file(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode);
 
 /* A fresh directory only this user can enter (mkdtemp: mode 0700, a name
- * nobody can guess): <$TMPDIR or /tmp>/<prefix><pid>-XXXXXX, $TMPDIR only
- * when shorter than 32 characters. The pid lets a later process recognise a
+ * nobody can guess): <tmpdir or /tmp>/<prefix><pid>-XXXXXX; tmpdir is the
+ * TMPDIR setting (NULL when unset), used only when shorter than 32 characters. The pid lets a later process recognise a
  * crashed one's leftovers: the first make of a prefix in a process sweeps
  * them first. False (path holds the name tried) when it cannot be made. */
-bool asyncrt__make_private_dir(char *path, size_t size, const char *prefix);
+bool asyncrt__make_private_dir(const char *tmpdir, char *path, size_t size, const char *prefix);
 
 /* Removes tmp/<prefix><pid>-* folders whose process is dead (this host:
  * kill(pid, 0) says ESRCH) and that belong to this user, with the plain

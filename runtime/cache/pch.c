@@ -26,6 +26,7 @@ struct asyncrt_pch_dir {
 struct asyncrt_pch {
     pthread_mutex_t lock;
     asyncrt_pch_mode mode;
+    char *tmpdir;      /* the TMPDIR setting, NULL when unset */
     bool told_no_room; /* the "no room" note is given once */
     uint64_t compiles; /* the LRU clock */
     asyncrt_pch_dir keys[PCH_KEYS];
@@ -44,11 +45,12 @@ asyncrt_pch_mode asyncrt__pch_mode_parse(const char *v)
     return v && strcmp(v, "0") == 0 ? ASYNCRT_PCH_OFF : v && strcmp(v, "1") == 0 ? ASYNCRT_PCH_ON : ASYNCRT_PCH_AUTO;
 }
 
-asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode)
+asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode, const char *tmpdir)
 {
     asyncrt_pch *pch = calloc(1, sizeof *pch);
     if (!pch) return NULL;
-    if (pthread_mutex_init(&pch->lock, NULL) != 0) {
+    if ((tmpdir && !(pch->tmpdir = strdup(tmpdir))) || pthread_mutex_init(&pch->lock, NULL) != 0) {
+        free(pch->tmpdir);
         free(pch);
         return NULL;
     }
@@ -80,6 +82,7 @@ void asyncrt__pch_destroy(asyncrt_pch *pch)
     if (!pch) return;
     for (size_t i = 0; i < PCH_KEYS; i++) retire(&pch->keys[i]);
     pthread_mutex_destroy(&pch->lock);
+    free(pch->tmpdir);
     free(pch);
 }
 
@@ -141,7 +144,7 @@ bool asyncrt__pch_begin(asyncrt_pch *pch, const uint8_t key[32], asyncrt_pch_use
     }
     if (!d->path[0]) {
         d->record.cwd = strdup("");
-        if (!d->record.cwd || !asyncrt__make_private_dir(d->path, sizeof d->path, "asyncrt-pch-")) {
+        if (!d->record.cwd || !asyncrt__make_private_dir(pch->tmpdir, d->path, sizeof d->path, "asyncrt-pch-")) {
             snprintf(note, note_size, "no precompiled headers: cannot create a directory in %s", d->path);
             d->path[0] = '\0';
             asyncrt__dep_set_free(&d->record);
@@ -153,8 +156,7 @@ bool asyncrt__pch_begin(asyncrt_pch *pch, const uint8_t key[32], asyncrt_pch_use
      * (edg0_<pid>, unlinked) and writes the PCH file into the directory: a
      * filesystem that fills up under either is SIGBUS, so the whole process
      * dies. Only with room to spare in both. */
-    const char *env = getenv("TMPDIR");
-    const char *where[] = {d->path, env && *env ? env : "/tmp"};
+    const char *where[] = {d->path, pch->tmpdir && *pch->tmpdir ? pch->tmpdir : "/tmp"};
     uint64_t free_bytes = UINT64_MAX;
     const char *tightest = where[0];
     for (int i = 0; i < 2; i++) {

@@ -45,7 +45,9 @@ typedef struct asyncrt_pch_dir asyncrt_pch_dir;
 typedef enum { ASYNCRT_PCH_OFF, ASYNCRT_PCH_AUTO, ASYNCRT_PCH_ON } asyncrt_pch_mode;
 
 asyncrt_pch_mode asyncrt__pch_mode_parse(const char *setting); /* ASYNCRT_PCH: NULL is auto */
-asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode); /* NULL: out of memory */
+/* tmpdir: the TMPDIR setting (NULL when unset), where the directories go and
+ * where NVRTC keeps its parse. NULL: out of memory. */
+asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode, const char *tmpdir);
 void asyncrt__pch_destroy(asyncrt_pch *pch);            /* deletes its directories */
 
 typedef struct asyncrt_pch_use {

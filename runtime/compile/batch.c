@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "arch.h"
-#include "target.h"
 #include "cache.h"
+#include "compile.h"
 #include "compile_worker.h"
 #include "context.h"
 #include "program.h"
@@ -29,6 +29,7 @@
 typedef struct lead_state {
     asyncrt_status lookup;   /* SUCCESS hit, NOT_FOUND miss, UNSUPPORTED not cacheable, else failed */
     uint8_t key[32];
+    asyncrt_arch arch;       /* the target the lookup resolved */
     bool worker_owner;       /* its key was compiled by a worker for it */
     asyncrt_status worker;   /* that worker's status (IO: it could not run) */
 } lead_state;
@@ -104,7 +105,8 @@ static void lookup_one(void *arg, size_t index)
     batch *b = arg;
     asyncrt_build_request *r = &b->reqs[b->leaders[index]];
     lead_state *st = &b->state[index];
-    st->lookup = asyncrt__program_lookup(b->ctx, r->source_name, r->source, r->opts, &r->program, st->key);
+    st->lookup = asyncrt__program_lookup(b->ctx, r->source_name, r->source, r->opts, &r->program, st->key,
+                                        &st->arch);
     if (st->lookup != ASYNCRT_SUCCESS && st->lookup != ASYNCRT_ERROR_NOT_FOUND &&
         st->lookup != ASYNCRT_ERROR_UNSUPPORTED)
         fail_request(b->ctx, r, st->lookup); /* what compiling would say: a bad arch, no device... */
@@ -123,11 +125,8 @@ static void compile_in_worker(void *arg, size_t index)
     batch *b = arg;
     lead_state *st = &b->state[b->misses[index]];
     asyncrt_build_request *r = &b->reqs[b->leaders[b->misses[index]]];
-    asyncrt_arch arch;
-    char name[32], *message = NULL;
-    st->worker = ASYNCRT_ERROR_IO;
-    if (asyncrt__arch_resolve(b->ctx, r->opts ? r->opts->arch : NULL, &arch) != ASYNCRT_SUCCESS) return;
-    asyncrt__arch_format(&arch, name, sizeof name);
+    char name[32], *message = NULL; /* the target as the worker's request spells it */
+    asyncrt__arch_format(&st->arch, name, sizeof name);
     st->worker = asyncrt__compile_in_worker(b->worker, asyncrt__cache_dir(b->ctx->cache), r->source_name, r->source, r->opts,
                                            name, st->key, &message);
     if (st->worker != ASYNCRT_SUCCESS)
@@ -144,7 +143,8 @@ static void compile_in_worker(void *arg, size_t index)
 static bool find_worker(batch *b)
 {
     char why[PATH_MAX + 512];
-    asyncrt_status s = asyncrt__compile_worker_find(b->worker, sizeof b->worker, why, sizeof why);
+    asyncrt_status s = asyncrt__compile_worker_find(b->ctx->settings.compile_worker, b->worker, sizeof b->worker, why,
+                                                   sizeof why);
     if (s == ASYNCRT_SUCCESS) return true;
     b->worker[0] = '\0';
     asyncrt__log(b->ctx, worker_log_level(b->ctx, s != ASYNCRT_ERROR_NOT_FOUND), "%sbatch: no compile worker: %s; "

@@ -50,9 +50,9 @@ static bool installed_worker(char *out, size_t size)
     return n > 0 && (size_t)n < size;
 }
 
-asyncrt_status asyncrt__compile_worker_find(char *path, size_t size, char *why, size_t why_size)
+asyncrt_status asyncrt__compile_worker_find(const char *named, char *path, size_t size, char *why, size_t why_size)
 {
-    const char *env = getenv("ASYNCRT_COMPILE_WORKER");
+    const char *env = named;
     char installed[PATH_MAX], reason[PATH_MAX + 256];
     if (env && strcmp(env, "0") == 0) {
         snprintf(why, why_size, "ASYNCRT_COMPILE_WORKER=0");

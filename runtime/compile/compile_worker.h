@@ -32,24 +32,18 @@
 #include <stdint.h>
 
 #include "asyncrt/runtime.h"
+#include "compile.h" /* asyncrt__program_lookup, the worker's first step */
 
 #define ASYNCRT_WORKER_MAGIC "ASYNCRTW2"
 enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4 };
 
-/* compile.c: the compile flow up to the cache lookup. SUCCESS with *out on a
- * hit; NOT_FOUND on a miss and UNSUPPORTED when the compile is not cacheable
- * (both: nothing set in the last error); any other status is the failure the
- * compile itself would give (bad arch, no device...). key: the cache key. */
-asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
-                                      const asyncrt_compile_options *opts, asyncrt_program **out,
-                                      uint8_t key[32]);
-
-/* The worker to run (see above), its real path in `path`. SUCCESS when it
+/* The worker to run (see above), its real path in `path`; `named` is the
+ * ASYNCRT_COMPILE_WORKER setting (NULL when unset). SUCCESS when it
  * may run; NOT_FOUND when there is none to run (ASYNCRT_COMPILE_WORKER=0,
  * or none installed beside this code); ERROR_IO when the one named or
  * installed was refused (not there, or writable by others). `why` says
  * which, and where it looked. */
-asyncrt_status asyncrt__compile_worker_find(char *path, size_t size, char *why, size_t why_size);
+asyncrt_status asyncrt__compile_worker_find(const char *named, char *path, size_t size, char *why, size_t why_size);
 
 /* Runs one compile in a worker process, into cache_dir. key: this process's
  * cache key for the request (asyncrt__program_lookup's), which the worker

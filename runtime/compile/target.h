@@ -17,11 +17,4 @@ asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text,
  * NULL p is fine. */
 void asyncrt__target_note(asyncrt_program *p, const asyncrt_arch *resolved, const char *why);
 
-/* Compiles for `arch`, already resolved (by asyncrt__arch_resolve_why, which
- * gave `why`), as for an explicit target: no second resolution, no sm_XYa
- * retry. The built-in ops resolve their target once (compile.c). */
-asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
-                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
-                                            const char *why, asyncrt_program **out);
-
 #endif

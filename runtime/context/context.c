@@ -32,7 +32,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     }
     bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
-    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch));
+    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
     if (!locks || !ctx->cache || !ctx->pch) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
@@ -88,14 +88,4 @@ const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
 {
     if (asyncrt__device_pending(ctx)) asyncrt__wait_device((asyncrt_context *)ctx);
     return ctx->device_open ? &ctx->info : NULL;
-}
-
-void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32])
-{
-    asyncrt__claims_enter(asyncrt__cache_claims(ctx->cache), key);
-}
-
-void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32])
-{
-    asyncrt__claims_leave(asyncrt__cache_claims(ctx->cache), key);
 }

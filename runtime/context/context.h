@@ -91,10 +91,4 @@ asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
 /* True while asyncrt_context_open_device_async has not been waited for. */
 bool asyncrt__device_pending(const asyncrt_context *ctx);
 
-/* Single flight per cache key, the cache's (claims.h): enter waits while
- * another thread of this context compiles the same key, so a duplicate finds
- * the first one's result in the cache instead of running NVRTC again. */
-void asyncrt__inflight_enter(asyncrt_context *ctx, const uint8_t key[32]);
-void asyncrt__inflight_leave(asyncrt_context *ctx, const uint8_t key[32]);
-
 #endif

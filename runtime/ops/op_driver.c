@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "compile.h"
 #include "target.h"
 
 void asyncrt__op_destroy(asyncrt_op *op)
@@ -52,7 +53,8 @@ asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module 
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "%s: out of memory", m->name);
         goto fail;
     }
-    s = asyncrt__program_compile_arch(ctx, m->source_name, op->source, NULL, &arch, why, &op->program);
+    s = asyncrt__program_compile_arch(ctx, m->source_name, op->source, NULL, &arch, &op->program);
+    asyncrt__target_note(op->program, &arch, why); /* the reason the op's target was chosen */
     if (s == ASYNCRT_SUCCESS && dev) s = load(op);
     if (s != ASYNCRT_SUCCESS) goto fail;
     char arch_name[32];

@@ -159,7 +159,7 @@ static int answer(reader *r)
     if (s == ASYNCRT_SUCCESS) s = asyncrt_context_set_cache_dir(ctx, cache_dir);
     /* The parent's key, or this answer does not count: its compile would be
      * stored where the parent never looks. A hit needs no compile. */
-    if (s == ASYNCRT_SUCCESS) s = asyncrt__program_lookup(ctx, source_name, source, &o, &p, mine);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt__program_lookup(ctx, source_name, source, &o, &p, mine, NULL);
     if ((s == ASYNCRT_SUCCESS || s == ASYNCRT_ERROR_NOT_FOUND || s == ASYNCRT_ERROR_UNSUPPORTED) &&
         (memcmp(mine, key, 32) != 0 || s == ASYNCRT_ERROR_UNSUPPORTED)) {
         char hex[65];

@@ -127,11 +127,11 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     for (int i = 0; i < KERNELS; i++)
         if (!(src[i] = kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
     if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1); /* read by the context: no other thread runs now */
-    if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
-    unsetenv("ASYNCRT_PCH");
     const char *named = getenv("ASYNCRT_COMPILE_WORKER"); /* the worker named for the other modes */
     char *worker = named ? strdup(named) : NULL;
-    if (s == ASYNCRT_SUCCESS && mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1);
+    if (mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1); /* read by the context too */
+    if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
+    unsetenv("ASYNCRT_PCH");
     double t0 = now_ms();
     if (s == ASYNCRT_SUCCESS && (mode == ONE_BY_ONE || mode == ONE_BY_ONE_PCH)) {
         for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
