@@ -11,6 +11,7 @@
 
 #include "asyncrt/status.h"
 #include "driver.h"
+#include "format.h"
 
 typedef struct asyncrt_diag {
     pthread_mutex_t lock;              /* guards errors */
@@ -52,9 +53,5 @@ void asyncrt__diag_error_forget(asyncrt_diag *d);
 
 /* Milliseconds on a monotonic clock, for the debug log's timings. */
 double asyncrt__now_ms(void);
-
-/* malloc'd printf; NULL on allocation failure. */
-char *asyncrt__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *asyncrt__vformat(const char *fmt, va_list ap);
 
 #endif

@@ -44,30 +44,6 @@ struct asyncrt_cache {
 
 static void count(asyncrt_cache *c, int which) { __atomic_fetch_add(&c->counters[which], 1, __ATOMIC_RELAXED); }
 
-bool asyncrt__cache_parse_size(const char *text, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (end == text || errno || text[0] == '-') return false;
-    int shift = 0;
-    if (*end && strchr("kK", *end)) shift = 10, end++;
-    else if (*end && strchr("mM", *end)) shift = 20, end++;
-    else if (*end && strchr("gG", *end)) shift = 30, end++;
-    if (*end || v > (UINT64_MAX >> shift)) return false;
-    *out = (uint64_t)v << shift;
-    return true;
-}
-
-/* $ASYNCRT_CACHE_DIR, else $XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt. */
-static char *default_dir(const asyncrt_settings *env)
-{
-    if (env->cache_dir && *env->cache_dir) return strdup(env->cache_dir);
-    if (env->xdg_cache_home && *env->xdg_cache_home) return asyncrt__format("%s/asyncrt", env->xdg_cache_home);
-    if (env->home && *env->home) return asyncrt__format("%s/.cache/asyncrt", env->home);
-    return NULL;
-}
-
 asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag)
 {
     asyncrt_cache *c = calloc(1, sizeof *c);
@@ -82,16 +58,15 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_
         free(c);
         return NULL;
     }
-    c->enabled = !(env->cache && strcmp(env->cache, "0") == 0);
-    if (c->enabled) c->dir = default_dir(env); /* NULL (also out of memory): no disk cache */
-    c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
-    const char *max = env->cache_max_bytes;
-    if (max && *max && !asyncrt__cache_parse_size(max, &c->max_bytes)) {
-        c->max_bytes = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
+    asyncrt_cache_config cfg;
+    asyncrt__cache_config_read(env, &cfg);
+    c->enabled = cfg.enabled;
+    c->dir = cfg.dir; /* the cache owns it now */
+    c->max_bytes = cfg.max_bytes;
+    if (cfg.malformed_max)
         asyncrt__diag_log(diag, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, "
-                                  "2G); using 1G", max);
-    }
-    c->shared = env->cache_shared && strcmp(env->cache_shared, "1") == 0;
+                                  "2G); using 1G", cfg.malformed_max);
+    c->shared = cfg.shared;
     return c;
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "asyncrt/runtime.h"
+#include "cache_config.h"
 #include "cache_manifest.h"
 #include "claims.h"
 #include "diag.h"
@@ -30,9 +31,7 @@
 
 typedef struct asyncrt_cache asyncrt_cache;
 
-/* From the settings: ASYNCRT_CACHE (0: off), the directory (ASYNCRT_CACHE_DIR,
- * else XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt), ASYNCRT_CACHE_MAX_BYTES
- * and ASYNCRT_CACHE_SHARED. Warnings go to diag. NULL on OOM. */
+/* From the settings, as cache_config.h reads them. Warnings go to diag. NULL on OOM. */
 asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag);
 /* Logs the counters at ASYNCRT_LOG=2 and frees everything (NULL: no-op). */
 void asyncrt__cache_destroy(asyncrt_cache *c);
@@ -74,11 +73,5 @@ void asyncrt__cache_clear(asyncrt_cache *c);
  * absent, refused (logged) or there is no usable directory. */
 char *asyncrt__cache_read_side(asyncrt_cache *c, const char *name);
 bool asyncrt__cache_write_side(asyncrt_cache *c, const char *name, const char *text);
-
-/* ASYNCRT_CACHE_MAX_BYTES's default. */
-#define ASYNCRT_CACHE_DEFAULT_MAX_BYTES ((uint64_t)1 << 30)
-
-/* Parses "1048576", "512K", "64M", "1G" (binary units). False if malformed. */
-bool asyncrt__cache_parse_size(const char *text, uint64_t *out);
 
 #endif

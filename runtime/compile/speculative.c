@@ -46,6 +46,10 @@ bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name,
         asyncrt_program_destroy(p);
         return false;
     }
+    if (s == ASYNCRT_ERROR_COMPILE) { /* the guess was "auto": let the flow retry as auto does (sm_XYa) */
+        asyncrt_program_destroy(p);
+        return false;
+    }
     asyncrt__log(ctx, 2, "%s: speculative target %s was right; %.1f ms of compile overlapped the "
                          "device's start-up, %.1f ms waited for it after",
                  source_name, text, compiled - start, asyncrt__now_ms() - compiled);

@@ -1,12 +1,13 @@
 /* The context's insides, shared by the runtime's files (not installed). */
-#ifndef ASYNCRT_CONTEXT_INTERNAL_H
-#define ASYNCRT_CONTEXT_INTERNAL_H
+#ifndef ASYNCRT_CONTEXT_H
+#define ASYNCRT_CONTEXT_H
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 
 #include "asyncrt/runtime.h"
+#include "context_report.h"
 #include "diag.h"
 #include "driver.h"
 #include "nvrtc_loader.h"
@@ -47,21 +48,6 @@ struct asyncrt_context {
     pthread_mutex_t lock;            /* guards drv's first load */
     asyncrt_opening opening;         /* open_device_async's thread and result */
 };
-
-/* The context's face of diag.h, for the layers above it (report.c): the
- * last-error rule of ASYNCRT_ENTER, failures and logs go to ctx->diag;
- * asyncrt__fail_cu names the driver's error code. ctx may be NULL for log. */
-asyncrt_context *asyncrt__enter(asyncrt_context *ctx);
-void asyncrt__leave(asyncrt_context **ctx);
-#define ASYNCRT_ENTER(ctx) \
-    asyncrt_context *asyncrt_entered_ __attribute__((cleanup(asyncrt__leave), unused)) = asyncrt__enter(ctx)
-asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
-                               const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true
  * when the tests asked this context to fail `call`. Driver calls are failed by

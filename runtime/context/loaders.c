@@ -1,6 +1,7 @@
 /* The libraries a context loads on first need: the CUDA driver's table and
  * NVRTC (both dlopen()ed once per process; see driver.c, nvrtc_loader.c). */
 #include "context.h"
+#include "context_internal.h"
 
 asyncrt_status asyncrt__require_driver(asyncrt_context *ctx)
 {
@@ -28,5 +29,15 @@ asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc 
     char why[2048];
     asyncrt_status s = asyncrt__nvrtc_load(out, why, sizeof why);
     if (s != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, s, "%s", why);
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt__context_driver(asyncrt_context *ctx, const asyncrt_driver **out)
+{
+    *out = NULL;
+    ASYNCRT_TRY(asyncrt__require_driver(ctx));
+    pthread_mutex_lock(&ctx->lock);
+    *out = ctx->drv;
+    pthread_mutex_unlock(&ctx->lock);
     return ASYNCRT_SUCCESS;
 }
