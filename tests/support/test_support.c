@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h" /* test_context_setenv: the settings snapshot */
+#include "context_internal.h" /* test_context_setenv */
 
 asyncrt_context *test_open_device_or_skip(const char *test_name)
 {
@@ -42,7 +42,7 @@ int test_setup_context(void **state)
 
 void test_context_setenv(asyncrt_context *ctx, const char *name, const char *value)
 {
-    assert_true(asyncrt__settings_set(&ctx->settings, name, value));
+    assert_int_equal(asyncrt__context_set_setting(ctx, name, value), ASYNCRT_SUCCESS);
 }
 
 int test_teardown_context(void **state)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h" /* the settings snapshot: each config's ASYNCRT_TILE_TUNE */
+#include "context_internal.h" /* each config's ASYNCRT_TILE_TUNE, in the context's settings */
 #include "tile_bench.h"
 
 typedef struct sweep_config {
@@ -167,12 +167,12 @@ static int run_config(sweep_data *d, const sweep_config *c)
 {
     const char *op_name = c->kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
     const char *build = c->arch ? "sm80-ptx" : "native";
-    if (!asyncrt__settings_set(&d->ctx->settings, "ASYNCRT_TILE_TUNE", c->tune)) return 1;
+    if (asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
     asyncrt_tile_desc desc = {.kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
     if (c->kind == ASYNCRT_TILE_STENCIL) desc.radius = 1, desc.weights = k_five_point;
     asyncrt_tile_op *op = NULL;
     asyncrt_status st = asyncrt_tile_create(d->ctx, &desc, &op);
-    asyncrt__settings_set(&d->ctx->settings, "ASYNCRT_TILE_TUNE", NULL);
+    asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", NULL);
     const char *path = c->path == ASYNCRT_PATH_AUTO ? "auto" : asyncrt_map_path_name(c->path);
     char detail[96] = "";
     if (st) {
@@ -315,7 +315,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
         failures += run_peer_config(&d, b ? "compute_80" : NULL, &peer_ms[b]);
     }
     /* The default transpose against the peer, same run. */
-    asyncrt__settings_set(&ctx->settings, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
+    asyncrt__context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
     asyncrt_tile_desc auto_t = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     if (peer_ms[0] > 0 && !asyncrt_tile_create(ctx, &auto_t, &op) &&

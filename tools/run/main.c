@@ -12,7 +12,7 @@
 #include "buffers.h"
 #include "check.h"
 #include "cli.h"
-#include "compile.h"
+#include "compile_stage.h"
 #include "launch.h"
 #include "npy.h"
 #include "report.h"

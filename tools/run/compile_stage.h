@@ -1,7 +1,7 @@
 /* asyncrt-run's compile stage. Each returns an exit code and records
  * failures in r. */
-#ifndef ASYNCRT_RUN_COMPILE_H
-#define ASYNCRT_RUN_COMPILE_H
+#ifndef ASYNCRT_RUN_COMPILE_STAGE_H
+#define ASYNCRT_RUN_COMPILE_STAGE_H
 
 #include "asyncrt/runtime.h"
 #include "cli.h"

@@ -1,14 +1,14 @@
 /* asyncrt-run's compile stage: the source through asyncrt_program_compile,
  * what it says about itself (-v), --emit-ptx/--emit-cubin and --image. */
-#include "compile.h"
+#include "compile_stage.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_trust.h" /* -v: why the disk cache was skipped, by the library's own check */
-#include "program.h"     /* --image replaces the compiled program's image in place */
+#include "base_internal.h"  /* the settings, read as the library reads them */
+#include "cache_internal.h" /* -v: the library's trust check of its directory; --image: a program's fields */
 
 static bool write_file(const char *path, const void *data, size_t size, run_result *r)
 {
@@ -134,13 +134,19 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
  * through the library's own trust check. */
 static void explain_disk_cache(const asyncrt_context *ctx)
 {
-    const char *dir = asyncrt_context_cache_dir(ctx), *shared = getenv("ASYNCRT_CACHE_SHARED");
+    const char *dir = asyncrt_context_cache_dir(ctx);
+    /* Shared mode as the library read it (ASYNCRT_CACHE_SHARED), not a getenv of our own. */
+    asyncrt_settings env;
+    asyncrt_cache_config config = {0};
+    if (asyncrt__settings_read(&env)) asyncrt__cache_config_read(&env, &config);
     uint8_t key[32];
     char why[512];
     if (!dir)
         fprintf(stderr, "asyncrt-run: no disk cache: caching is off (ASYNCRT_CACHE=0) or HOME is unset\n");
-    else if (!asyncrt__cache_trust_dir(dir, shared && !strcmp(shared, "1"), key, why, sizeof why))
+    else if (!asyncrt__cache_trust_dir(dir, config.shared, key, why, sizeof why))
         fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", dir, why);
+    asyncrt__cache_config_free(&config);
+    asyncrt__settings_free(&env);
 }
 
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
