@@ -6,8 +6,7 @@
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$repo"
-# tools/run joins when its launch stage has moved into the library (issue 25).
-checked=(bench bundle cache common probe)
+checked=(bench bundle cache common probe run)
 bad=0
 for dir in "${checked[@]}"; do
     for file in tools/"$dir"/*.[ch]; do

@@ -28,6 +28,21 @@ void asyncrt__settings_free(asyncrt_settings *s)
     *s = (asyncrt_settings){0};
 }
 
+bool asyncrt__settings_set(asyncrt_settings *s, const char *name, const char *value)
+{
+#define ASYNCRT_SETTINGS_SET(field, var)                                \
+    if (strcmp(name, var) == 0) {                                       \
+        char *copy = value ? strdup(value) : NULL;                      \
+        if (value && !copy) return false;                               \
+        free(s->field);                                                 \
+        s->field = copy;                                                \
+        return true;                                                    \
+    }
+    ASYNCRT_SETTINGS(ASYNCRT_SETTINGS_SET)
+#undef ASYNCRT_SETTINGS_SET
+    return false;
+}
+
 static asyncrt_settings g_process;
 static bool g_process_ok;
 static pthread_once_t g_process_once = PTHREAD_ONCE_INIT;

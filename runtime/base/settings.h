@@ -38,6 +38,12 @@ typedef struct asyncrt_settings {
 bool asyncrt__settings_read(asyncrt_settings *out);
 void asyncrt__settings_free(asyncrt_settings *s);
 
+/* Replaces variable `name`'s value in *s (NULL: unset), for tests and the
+ * bench's sweeps that vary a tuning between ops of one context; only while
+ * no other call runs on that context. False for a name not in the list, or
+ * when out of memory (*s then unchanged). */
+bool asyncrt__settings_set(asyncrt_settings *s, const char *name, const char *value);
+
 /* The process's own snapshot, read on first use, for code that runs before or
  * without a context (the driver and NVRTC loaders are process-wide). NULL
  * when out of memory. */

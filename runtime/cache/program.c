@@ -22,6 +22,7 @@ void asyncrt_program_destroy(asyncrt_program *p)
     free(p->image);
     free(p->source_name);
     free(p->options);
+    free(p->arch_reason);
     free(p);
 }
 
@@ -41,8 +42,9 @@ asyncrt_program *asyncrt__program_clone(const asyncrt_program *p)
     c->name_count = p->name_count;
     c->source_name = p->source_name ? strdup(p->source_name) : NULL;
     c->options = p->options ? strdup(p->options) : NULL;
+    c->arch_reason = p->arch_reason ? strdup(p->arch_reason) : NULL;
     bool ok = c->log && c->image && c->expressions && c->lowered && !p->source_name == !c->source_name &&
-              !p->options == !c->options;
+              !p->options == !c->options && !p->arch_reason == !c->arch_reason;
     for (size_t i = 0; ok && i < p->name_count; i++) {
         c->expressions[i] = strdup(p->expressions[i]);
         c->lowered[i] = strdup(p->lowered[i]);
@@ -146,6 +148,7 @@ const void *asyncrt_program_image(const asyncrt_program *p, size_t *size)
 }
 bool asyncrt_program_is_ptx(const asyncrt_program *p) { return p->ptx; }
 const char *asyncrt_program_arch(const asyncrt_program *p) { return p->arch; }
+const char *asyncrt_program_arch_reason(const asyncrt_program *p) { return p->arch_reason ? p->arch_reason : ""; }
 const char *asyncrt_program_log(const asyncrt_program *p) { return p->log; }
 asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *p) { return p->origin; }
 

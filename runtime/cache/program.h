@@ -22,6 +22,9 @@ struct asyncrt_program {
      * NULL when unknown: entries written before they were recorded. */
     char *source_name;
     char *options;             /* NVRTC's options but -arch and the toolkit's -I, space-separated */
+    /* Why this arch (asyncrt_program_arch_reason): set by each compile, in no
+     * cache entry; NULL when unknown. */
+    char *arch_reason;
 };
 
 /* NULL on allocation failure. */

@@ -126,12 +126,13 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
     asyncrt_status s;
+    char why[768] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
     /* "auto" while the device opens on another thread: try the remembered target. */
     if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
-        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s, &arch, &resolved))
+        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s, &arch, &resolved, why, sizeof why))
         return s;
     if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
-    if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve(ctx, opts->arch, &arch));
+    if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, opts->arch, &arch, why, sizeof why));
     if (arch_out) *arch_out = arch;
     asyncrt_compile_job job;
     asyncrt__job_init(&job, ctx, source_name, source, opts, &arch);
@@ -143,6 +144,7 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
         s = compile_job(&job, is_auto, out);
     }
     asyncrt__job_free(&job);
+    if (s == ASYNCRT_SUCCESS && !given) asyncrt__target_note(*out, &arch, why);
     return s;
 }
 

@@ -133,9 +133,11 @@ asyncrt_status asyncrt__retry_finish(const asyncrt_compile_job *job, asyncrt_ret
  * meanwhile. True when *status (and *out) is the answer (the device's
  * failure to open included); false when the caller must compile as usual,
  * the device then open, and with *resolved true when *real is already the
- * device's target. A wrong guess is never returned. */
+ * device's target (and `why` the reason it was chosen, target.h). A wrong
+ * guess is never returned. */
 bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
                                   const asyncrt_compile_options *opts, asyncrt_program **out,
-                                  asyncrt_status *status, asyncrt_arch *real, bool *resolved);
+                                  asyncrt_status *status, asyncrt_arch *real, bool *resolved, char *why,
+                                  size_t why_size);
 
 #endif

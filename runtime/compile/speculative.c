@@ -14,7 +14,8 @@ static bool same_arch(const asyncrt_arch *a, const asyncrt_arch *b)
 
 bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
                                   const asyncrt_compile_options *opts, asyncrt_program **out,
-                                  asyncrt_status *status, asyncrt_arch *real, bool *resolved)
+                                  asyncrt_status *status, asyncrt_arch *real, bool *resolved, char *why,
+                                  size_t why_size)
 {
     char text[32];
     *resolved = false;
@@ -30,7 +31,7 @@ bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name,
     if (known) s = asyncrt__program_compile_arch(ctx, source_name, source, opts, &guess, &p);
     double compiled = asyncrt__now_ms();
     asyncrt_status w = asyncrt__wait_device(ctx);
-    if (w == ASYNCRT_SUCCESS) w = asyncrt__arch_resolve(ctx, NULL, real);
+    if (w == ASYNCRT_SUCCESS) w = asyncrt__arch_resolve_why(ctx, NULL, real, why, why_size);
     if (w != ASYNCRT_SUCCESS) { /* no device: "auto" has no answer, whatever was guessed */
         asyncrt_program_destroy(p);
         *status = w;
@@ -52,6 +53,7 @@ bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name,
     asyncrt__log(ctx, 2, "%s: speculative target %s was right; %.1f ms of compile overlapped the "
                          "device's start-up, %.1f ms waited for it after",
                  source_name, text, compiled - start, asyncrt__now_ms() - compiled);
+    asyncrt__target_note(p, real, why); /* the device's reason, not the guess's */
     *out = p;
     *status = s;
     return true;

@@ -1,11 +1,15 @@
 /* The compile's target for a context (target.h). */
 #include "target.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nvrtc_facts.h"
+#include "program.h"
 
-asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
+asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text, asyncrt_arch *out, char *why_out,
+                                        size_t why_size)
 {
     /* From the memo beside the cache when there is one: a cache hit then needs no NVRTC. */
     asyncrt_nvrtc_facts facts;
@@ -33,5 +37,24 @@ asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asy
     }
     if (s != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, s, "%s", why);
     asyncrt__log(ctx, 1, "target %s", why);
+    if (why_out) snprintf(why_out, why_size, "%s", why);
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
+{
+    return asyncrt__arch_resolve_why(ctx, text, out, NULL, 0);
+}
+
+void asyncrt__target_note(asyncrt_program *p, const asyncrt_arch *resolved, const char *why)
+{
+    if (!p) return;
+    char name[32];
+    asyncrt__arch_format(resolved, name, sizeof name);
+    char *reason = strcmp(name, p->arch) == 0
+                       ? strdup(why)
+                       : asyncrt__format("%s; then %s: ptxas said %s lacks instructions the kernel uses", why,
+                                         p->arch, name);
+    free(p->arch_reason);
+    p->arch_reason = reason; /* NULL when out of memory: the reason is then "" */
 }

@@ -89,3 +89,10 @@ const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
     if (asyncrt__device_pending(ctx)) asyncrt__wait_device((asyncrt_context *)ctx);
     return ctx->device_open ? &ctx->info : NULL;
 }
+
+asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value)
+{
+    if (asyncrt__settings_set(&ctx->settings, name, value)) return ASYNCRT_SUCCESS;
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                        "%s is not a variable the library reads (base/settings.h), or out of memory", name);
+}

@@ -191,6 +191,18 @@ asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size
     return ASYNCRT_SUCCESS;
 }
 
+asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *k, asyncrt_kernel_resources *out)
+{
+    static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
+    int *to[] = {&out->registers, &out->static_shared_bytes, &out->local_bytes, &out->max_threads};
+    const asyncrt_driver *drv = k->module->ctx->drv; /* loaded: the kernel's module is */
+    for (size_t i = 0; i < 4; i++)
+        if (drv->cuFuncGetAttribute(to[i], which[i], k->function) != CUDA_SUCCESS) *to[i] = -1;
+    return ASYNCRT_SUCCESS;
+}
+
 static void format_sizes(char *buf, size_t size, const size_t *sizes, size_t count)
 {
     size_t used = 0;

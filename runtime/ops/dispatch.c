@@ -18,18 +18,32 @@ const char *asyncrt__dispatch_op_name(asyncrt_dispatch_op op)
     return (unsigned)op < ASYNCRT_DISPATCH_OP_COUNT ? k_op_names[op] : "?";
 }
 
-/* The paths' names live with what the dispatcher knows of each path, below
- * every op that prints or parses them (op_util.c, op_map.c, op_tile.c). */
-static const char *const k_path_names[] = {"auto", "tma", "ldgsts", "plain"};
+/* What each path is, from the one list (dispatch.h). */
+static const struct {
+    const char *name;
+    int needs;
+} k_paths[] = {
+#define PATH_ENTRY(value, name, needs) [value] = {name, needs},
+    ASYNCRT_OP_PATHS(PATH_ENTRY)
+#undef PATH_ENTRY
+};
+_Static_assert(sizeof k_paths / sizeof k_paths[0] == ASYNCRT_PATH_PLAIN + 1, "one entry per asyncrt_map_path");
 
 const char *asyncrt_map_path_name(asyncrt_map_path path)
 {
-    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_path_names[path] : NULL;
+    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_paths[path].name : NULL;
 }
 
 int asyncrt__dispatch_path_needs(asyncrt_map_path path)
 {
-    return path == ASYNCRT_PATH_TMA ? 90 : path == ASYNCRT_PATH_LDGSTS ? 80 : 0;
+    return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_paths[path].needs : 0;
+}
+
+int asyncrt__path_parse(const char *name)
+{
+    for (int p = ASYNCRT_PATH_AUTO; p <= ASYNCRT_PATH_PLAIN; p++)
+        if (strcmp(name, k_paths[p].name) == 0) return p;
+    return -1;
 }
 
 /* ---- the built-in table ---------------------------------------------------
@@ -121,7 +135,8 @@ asyncrt_map_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc,
                  k_table[e].rank[op].pct[0] > 0 ? " of D2D" : "");
         return k_table[e].rank[op].path[i];
     }
-    asyncrt_map_path p = target >= 90 ? ASYNCRT_PATH_TMA : target >= 80 ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_PLAIN;
+    asyncrt_map_path p = ASYNCRT_PATH_TMA; /* the newest first */
+    while (p < ASYNCRT_PATH_PLAIN && asyncrt__dispatch_path_needs(p) > target) p++;
     snprintf(why, why_size, "%s: nothing measured for sm_%d: the newest path the target (sm_%d) has", name,
              device_cc, target);
     return p;
@@ -181,9 +196,8 @@ static bool parse_rank(char *rest, asyncrt_dispatch_rank *r, char *why, size_t s
     memset(r, 0, sizeof *r);
     for (char *tok = strtok_r(rest, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
         if (r->count == 3) return fail_why(why, size, "more than three paths%s", "", line);
-        int p = !strcmp(tok, "tma") ? ASYNCRT_PATH_TMA : !strcmp(tok, "ldgsts") ? ASYNCRT_PATH_LDGSTS
-                : !strcmp(tok, "plain") ? ASYNCRT_PATH_PLAIN : -1;
-        if (p < 0) return fail_why(why, size, "'%s' is not a path", tok, line);
+        int p = asyncrt__path_parse(tok);
+        if (p <= ASYNCRT_PATH_AUTO) return fail_why(why, size, "'%s' is not a path", tok, line);
         for (int i = 0; i < r->count; i++)
             if (r->path[i] == (asyncrt_map_path)p) return fail_why(why, size, "path %s twice", tok, line);
         char *pct = strtok_r(NULL, " ", &save);

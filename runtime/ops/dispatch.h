@@ -18,6 +18,19 @@
 #include "asyncrt/ops.h"
 #include "asyncrt/status.h"
 
+/* The paths, one list for every op, the dispatcher and the calibration
+ * files: (the public enum value, its name, the oldest arch it runs on). The
+ * names are the public asyncrt_map_path_name strings, and name the
+ * kernels_src/ templates (map_<name>.cuh). */
+#define ASYNCRT_OP_PATHS(X)              \
+    X(ASYNCRT_PATH_AUTO, "auto", 0)      \
+    X(ASYNCRT_PATH_TMA, "tma", 90)       \
+    X(ASYNCRT_PATH_LDGSTS, "ldgsts", 80) \
+    X(ASYNCRT_PATH_PLAIN, "plain", 0)
+
+/* The path named `name` ("auto" included), or -1. */
+int asyncrt__path_parse(const char *name);
+
 typedef enum asyncrt_dispatch_op {
     ASYNCRT_DISPATCH_MAP = 0,   /* asyncrt_map */
     ASYNCRT_DISPATCH_TRANSPOSE, /* asyncrt_tile, TRANSPOSE */

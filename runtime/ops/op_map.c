@@ -1,15 +1,14 @@
-/* The built-in map op: generates a kernel from kernels_src/map_*.cuh around
- * the user's expression, compiles it through the program cache, and launches
- * it with the body of the arrays aligned for 16-byte vectors. */
+/* The built-in map op: its steps (op_driver.h) generate a kernel from
+ * kernels_src/map_*.cuh around the user's expression; it launches with the
+ * body of the arrays aligned for 16-byte vectors. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "asyncrt/ops.h"
-#include "arch.h"
-#include "context.h"
 #include "map_store.cuh" /* kernels_src/: the store modes, shared with the kernels */
+#include "op_driver.h"
 #include "op_util.h"
 
 #define MAP_MAX_INPUTS 16
@@ -52,8 +51,7 @@ static const struct dtype_info {
 };
 
 struct asyncrt_map {
-    asyncrt_context *ctx;
-    asyncrt_map_path path;
+    asyncrt_op base; /* ctx, path, arch, source, program, module */
     size_t inputs, outputs, scalars;
     size_t sizes[MAP_MAX_INPUTS + MAP_MAX_OUTPUTS]; /* element bytes: inputs, then outputs */
     size_t scalar_sizes[MAP_MAX_SCALARS];
@@ -63,10 +61,9 @@ struct asyncrt_map {
     map_tune tune;
     size_t shared_bytes;  /* dynamic, per CTA */
     unsigned max_grid;
-    char *source;
-    asyncrt_program *program;
-    asyncrt_module *module;  /* NULL when compiled without a device */
-    asyncrt_kernel *kernel;
+    size_t in_vecs[MAP_MAX_INPUTS], in_vec_total;    /* 16-byte vectors per pack */
+    size_t out_vecs[MAP_MAX_OUTPUTS], out_vec_total;
+    asyncrt_kernel *kernel;  /* NULL when compiled without a device */
 };
 
 const char *asyncrt_dtype_name(asyncrt_dtype dtype)
@@ -79,9 +76,9 @@ size_t asyncrt_dtype_size(asyncrt_dtype dtype)
     return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].size : 0;
 }
 
-asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->path; }
-const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->program; }
-const char *asyncrt_map_source(const asyncrt_map *map) { return map->source; }
+asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->base.path; }
+const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->base.program; }
+const char *asyncrt_map_source(const asyncrt_map *map) { return map->base.source; }
 size_t asyncrt_map_tile_elements(const asyncrt_map *map) { return (size_t)map->tile * map->pack; }
 
 /* ---- validation ---------------------------------------------------------- */
@@ -96,7 +93,7 @@ static bool is_identifier(const char *s)
     return true;
 }
 
-static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const asyncrt_map_arg *args,
+static asyncrt_status check_list(asyncrt_context *ctx, const char *what, const asyncrt_map_arg *args,
                                  size_t count, size_t min, size_t max, const asyncrt_map_desc *d)
 {
     if (count < min || count > max)
@@ -128,8 +125,12 @@ static asyncrt_status check_args(asyncrt_context *ctx, const char *what, const a
     return ASYNCRT_SUCCESS;
 }
 
-static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
+/* Step: the tuning (ASYNCRT_MAP_TUNE, from the context's settings). */
+static asyncrt_status tune(asyncrt_op *op, const void *desc)
 {
+    (void)desc;
+    asyncrt_map *m = (asyncrt_map *)op;
+    map_tune *t = &m->tune;
     /* One CTA per 16 KiB tile, sized so 8 share an SM, with no persistent
      * loop, measured best on the H100 (asyncrt-bench, 1 GiB a*x+b, same-run
      * D2D ceiling): TMA 100.0%, LDGSTS 99.7%, plain 99.6%, against 96.4%,
@@ -138,8 +139,8 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
      * grid-stride loop can. grid=persistent keeps the ring for other devices. */
     *t = (map_tune){.ctas_per_sm = 8, .stage_bytes = 16 << 10, .max_stages = 1, .store = ASYNCRT_MAP_STORE_CS, .chunked = 0,
                     .per_tile = 1};
-    const char *env = getenv("ASYNCRT_MAP_TUNE");
-    if (!env || !*env) return ASYNCRT_SUCCESS;
+    const char *env = op->ctx->settings.map_tune;
+    if (!env || !*env) goto done;
     static const char *const orders[] = {"tiles", "chunks"}, *const grids[] = {"persistent", "tiles"};
     char key[16], value[16];
     unsigned long v;
@@ -167,22 +168,44 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, map_tune *t)
             t->per_tile = k;
         } else goto bad;
     }
+done:
+    if (t->store == ASYNCRT_MAP_STORE_BULK && op->path != ASYNCRT_PATH_TMA)
+        t->store = ASYNCRT_MAP_STORE_CS; /* bulk stores are TMA's */
     return ASYNCRT_SUCCESS;
 bad:
-    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+    return asyncrt__fail(op->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "ASYNCRT_MAP_TUNE='%s' is not a list of ctas=1..32, stage=1024..262144 (bytes), "
                         "stages=1..8, store=cs|wb|bulk, order=tiles|chunks, grid=persistent|tiles", env);
 }
 
-/* Tile and stage sizes from the shared memory one CTA may use when
- * tune.ctas_per_sm share an SM. A stage holds a tile's inputs and, for bulk
- * stores, its outputs. */
-static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, const asyncrt_device_info *dev)
+/* Step: the pack (16 bytes of the smallest element, so every array moves
+ * in whole 16-byte vectors), then tile and stage sizes from the shared
+ * memory one CTA may use when tune.ctas_per_sm share an SM. A stage holds a
+ * tile's inputs and, for bulk stores, its outputs. */
+static void plan(asyncrt_op *op, const void *desc, const asyncrt_device_info *dev)
 {
+    const asyncrt_map_desc *d = desc;
+    asyncrt_map *m = (asyncrt_map *)op;
+    m->inputs = d->input_count;
+    m->outputs = d->output_count;
+    m->scalars = d->scalar_count;
+    size_t smallest = 8;
+    for (size_t k = 0; k < m->inputs + m->outputs; k++) {
+        asyncrt_dtype dt = k < m->inputs ? d->inputs[k].dtype : d->outputs[k - m->inputs].dtype;
+        m->sizes[k] = dtypes[dt].size;
+        if (m->sizes[k] < smallest) smallest = m->sizes[k];
+    }
+    for (size_t k = 0; k < m->scalars; k++) m->scalar_sizes[k] = dtypes[d->scalars[k].dtype].size;
+    m->pack = (unsigned)(16 / smallest);
+    for (size_t k = 0; k < m->inputs; k++) m->in_vec_total += m->in_vecs[k] = m->pack * m->sizes[k] / 16;
+    for (size_t k = 0; k < m->outputs; k++)
+        m->out_vec_total += m->out_vecs[k] = m->pack * m->sizes[m->inputs + k] / 16;
+    size_t in_vec_total = m->in_vec_total, out_vec_total = m->out_vec_total;
+
     const map_tune *t = &m->tune;
     size_t pack_bytes = in_vec_total * 16;
     size_t stage_pack = (in_vec_total + (t->store == ASYNCRT_MAP_STORE_BULK ? out_vec_total : 0)) * 16;
-    unsigned target = m->path == ASYNCRT_PATH_PLAIN ? MAP_PLAIN_TILE : t->stage_bytes;
+    unsigned target = op->path == ASYNCRT_PATH_PLAIN ? MAP_PLAIN_TILE : t->stage_bytes;
     unsigned ppt = (unsigned)(target / (MAP_THREADS * pack_bytes));
     if (ppt < 1) ppt = 1;
     if (ppt > 16) ppt = 16;
@@ -194,7 +217,7 @@ static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, cons
             budget = (size_t)dev->shared_memory_per_block_optin - 256;
     }
     m->stages = 1;
-    if (m->path != ASYNCRT_PATH_PLAIN) {
+    if (op->path != ASYNCRT_PATH_PLAIN) {
         while (ppt > 1 && budget < 2 * (size_t)MAP_THREADS * ppt * stage_pack) ppt /= 2;
         size_t stage = (size_t)MAP_THREADS * ppt * stage_pack;
         size_t fit = budget / stage;
@@ -205,7 +228,7 @@ static void plan(asyncrt_map *m, size_t in_vec_total, size_t out_vec_total, cons
     m->tile = MAP_THREADS * ppt;
     int sms = dev ? dev->sm_count : 1;
     int per_sm = (int)t->ctas_per_sm;
-    if (m->path == ASYNCRT_PATH_PLAIN && dev) per_sm = dev->max_threads_per_sm / MAP_THREADS;
+    if (op->path == ASYNCRT_PATH_PLAIN && dev) per_sm = dev->max_threads_per_sm / MAP_THREADS;
     m->max_grid = t->per_tile ? 0x7fffffffu : (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
 }
 
@@ -224,15 +247,19 @@ static void scalar_decls(strbuf *b, const asyncrt_map_desc *d)
     }
 }
 
-static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pack, const size_t *in_vecs,
-                      size_t in_vec_total, const size_t *out_vecs, size_t out_vec_total)
+/* Step: the kernel's source, around the expression. */
+static char *generate(const asyncrt_op *op, const void *desc)
 {
-    static const char *const templates[] = {"", "tma", "ldgsts", "plain"};
+    const asyncrt_map_desc *d = desc;
+    const asyncrt_map *m = (const asyncrt_map *)op;
+    size_t pack = m->pack, in_vec_total = m->in_vec_total, out_vec_total = m->out_vec_total;
+    const size_t *in_vecs = m->in_vecs, *out_vecs = m->out_vecs;
+    const char *template = asyncrt_map_path_name(op->path); /* map_<path>.cuh */
     strbuf b = {0};
     size_t pointers = d->input_count + d->output_count;
     size_t scalar_slots = d->scalar_count ? d->scalar_count : 1;
     sb_printf(&b, "// asyncrt map, %s path (generated)\n#include <asyncrt/map_%s.cuh>\n\n",
-              templates[m->path], templates[m->path]);
+              template, template);
 
     /* The expression, in a function of its own, under its own file name. */
     sb_printf(&b, "__device__ __forceinline__ void asyncrt_map_body(");
@@ -314,7 +341,7 @@ static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pa
     sb_printf(&b, "extern \"C\" __global__ void __launch_bounds__(%d)\n"
                   "asyncrt_map_kernel(const __grid_constant__ asyncrt_map_op::params p)\n{\n"
                   "    asyncrt_map_%s<asyncrt_map_op>(p);\n}\n",
-              MAP_THREADS, templates[m->path]);
+              MAP_THREADS, template);
     if (b.failed) {
         free(b.data);
         return NULL;
@@ -322,81 +349,57 @@ static char *generate(const asyncrt_map_desc *d, const asyncrt_map *m, size_t pa
     return b.data;
 }
 
-/* ---- create / launch ------------------------------------------------------ */
+/* ---- the table of steps, create / launch ---------------------------------- */
 
-void asyncrt_map_destroy(asyncrt_map *map)
+/* Step: the description's rules. */
+static asyncrt_status check(asyncrt_context *ctx, const void *desc)
 {
-    if (!map) return;
-    asyncrt_module_destroy(map->module);
-    asyncrt_program_destroy(map->program);
-    free(map->source);
-    free(map);
+    const asyncrt_map_desc *d = desc;
+    ASYNCRT_TRY(check_list(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d));
+    ASYNCRT_TRY(check_list(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d));
+    ASYNCRT_TRY(check_list(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d));
+    if (!d->expression || !*d->expression)
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
+    return ASYNCRT_SUCCESS;
 }
+
+static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_map_path *path, const char **arch)
+{
+    const asyncrt_map_desc *d = desc;
+    *ranking = ASYNCRT_DISPATCH_MAP;
+    *path = d->path;
+    *arch = d->arch;
+}
+
+static size_t kernels(asyncrt_op *op, const char *names[ASYNCRT_OP_MAX_KERNELS],
+                      asyncrt_kernel **slots[ASYNCRT_OP_MAX_KERNELS])
+{
+    names[0] = "asyncrt_map_kernel";
+    slots[0] = &((asyncrt_map *)op)->kernel;
+    return 1;
+}
+
+static void report(const asyncrt_op *op, const char *arch_name)
+{
+    const asyncrt_map *m = (const asyncrt_map *)op;
+    asyncrt__log(op->ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
+                "grid <= %u, store %u, %s", asyncrt_map_path_name(op->path), arch_name, m->pack, m->tile, m->stages,
+                m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
+}
+
+static const asyncrt_op_module k_map_module = {
+    .name = "map", .source_name = "asyncrt_map.cu", .size = sizeof(asyncrt_map),
+    .check = check, .wants = wants, .tune = tune, .plan = plan, .generate = generate,
+    .kernels = kernels, .report = report,
+};
+
+void asyncrt_map_destroy(asyncrt_map *map) { asyncrt__op_destroy(map ? &map->base : NULL); }
 
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
-    ASYNCRT_ENTER(ctx);
-    if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: out is NULL");
-    *out = NULL;
-    if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the description is NULL");
-    ASYNCRT_TRY(check_args(ctx, "inputs", d->inputs, d->input_count, 1, MAP_MAX_INPUTS, d));
-    ASYNCRT_TRY(check_args(ctx, "outputs", d->outputs, d->output_count, 1, MAP_MAX_OUTPUTS, d));
-    ASYNCRT_TRY(check_args(ctx, "scalars", d->scalars, d->scalar_count, 0, MAP_MAX_SCALARS, d));
-    if (!d->expression || !*d->expression)
-        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "map: the expression is empty");
-    asyncrt_arch arch;
-    char arch_name[32];
-    asyncrt_map_path path;
-    ASYNCRT_TRY(asyncrt__op_select(ctx, "map", d->path, d->arch, &arch, arch_name, sizeof arch_name, &path));
-    map_tune tune;
-    ASYNCRT_TRY(parse_tune(ctx, &tune));
-
-    asyncrt_map *m = calloc(1, sizeof *m);
-    if (!m) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
-    m->ctx = ctx;
-    m->path = path;
-    m->tune = tune;
-    if (m->tune.store == ASYNCRT_MAP_STORE_BULK && path != ASYNCRT_PATH_TMA)
-        m->tune.store = ASYNCRT_MAP_STORE_CS; /* bulk stores are TMA's */
-
-    /* A pack is 16 bytes of the smallest element, so every array moves in
-     * whole 16-byte vectors. */
-    m->inputs = d->input_count;
-    m->outputs = d->output_count;
-    m->scalars = d->scalar_count;
-    size_t smallest = 8;
-    for (size_t k = 0; k < m->inputs + m->outputs; k++) {
-        asyncrt_dtype t = k < m->inputs ? d->inputs[k].dtype : d->outputs[k - m->inputs].dtype;
-        m->sizes[k] = dtypes[t].size;
-        if (m->sizes[k] < smallest) smallest = m->sizes[k];
-    }
-    for (size_t k = 0; k < m->scalars; k++) m->scalar_sizes[k] = dtypes[d->scalars[k].dtype].size;
-    m->pack = (unsigned)(16 / smallest);
-    size_t in_vecs[MAP_MAX_INPUTS], in_vec_total = 0;
-    for (size_t k = 0; k < m->inputs; k++) in_vec_total += in_vecs[k] = m->pack * m->sizes[k] / 16;
-    size_t out_vecs[MAP_MAX_OUTPUTS], out_vec_total = 0;
-    for (size_t k = 0; k < m->outputs; k++) out_vec_total += out_vecs[k] = m->pack * m->sizes[m->inputs + k] / 16;
-    plan(m, in_vec_total, out_vec_total, asyncrt_context_device(ctx));
-
-    asyncrt_status s;
-    if (!(m->source = generate(d, m, m->pack, in_vecs, in_vec_total, out_vecs, out_vec_total))) {
-        s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "map: out of memory");
-        goto fail;
-    }
-    asyncrt_compile_options opts = {.arch = arch_name};
-    if ((s = asyncrt_program_compile(ctx, "asyncrt_map.cu", m->source, &opts, &m->program)) != ASYNCRT_SUCCESS)
-        goto fail;
-    if (asyncrt_context_device(ctx)) {
-        if ((s = asyncrt_module_load(ctx, m->program, &m->module)) != ASYNCRT_SUCCESS) goto fail;
-        if ((s = asyncrt_module_get_kernel(m->module, "asyncrt_map_kernel", &m->kernel)) != ASYNCRT_SUCCESS) goto fail;
-    }
-    asyncrt__log(ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
-                "grid <= %u, store %u, %s", asyncrt_map_path_name(m->path), arch_name, m->pack, m->tile, m->stages,
-                m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
-    *out = m;
-    return ASYNCRT_SUCCESS;
-fail:
-    asyncrt_map_destroy(m);
+    asyncrt_op *op = NULL;
+    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d, out ? &op : NULL);
+    if (out) *out = (asyncrt_map *)op;
     return s;
 }
 
@@ -417,8 +420,8 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
                                   const asyncrt_deviceptr *outputs, const void *const *scalars,
                                   asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(m->ctx);
-    asyncrt_context *ctx = m->ctx;
+    ASYNCRT_ENTER(m->base.ctx);
+    asyncrt_context *ctx = m->base.ctx;
     if (!m->kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "map: compiled without an open device, so it cannot be launched; open the "

@@ -1,7 +1,7 @@
-/* The built-in 2D tile ops (transpose, tile map, stencil): generates a kernel
- * from kernels_src/tile_*.cuh for the chosen path, compiles it through the
- * program cache, and launches it with tensor maps on the TMA path. The
- * geometry constants below mirror those of the templates. */
+/* The built-in 2D tile ops (transpose, tile map, stencil): their steps
+ * (op_driver.h) generate a kernel from kernels_src/tile_*.cuh for the chosen
+ * path; they launch with tensor maps on the TMA path. The geometry constants
+ * below mirror those of the templates. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,9 +10,7 @@
 
 #include "asyncrt/tensormap.h"
 #include "asyncrt/tile_ops.h"
-#include "arch.h"
-#include "context.h"
-#include "dispatch.h"
+#include "op_driver.h"
 #include "op_util.h"
 
 #define TILE_MAX_STAGES 4
@@ -61,19 +59,15 @@ typedef struct tile_kernel {
 } tile_kernel;
 
 struct asyncrt_tile_op {
-    asyncrt_context *ctx;
+    asyncrt_op base; /* ctx, path, arch, source, program, module */
     asyncrt_tile_kind kind;
-    asyncrt_map_path path;
     size_t esize;
     int radius, stages;
     tile_tune tune;
     unsigned threads, th;  /* CTA size; tile height in elements */
     unsigned box_w;     /* stencil, TMA: staged columns per row (tile_stencil_tma.cuh) */
     float weights[81];
-    char *source;
-    asyncrt_program *program;
-    asyncrt_module *module;      /* NULL when compiled without a device */
-    tile_kernel main, fallback;  /* fallback: the LDGSTS kernel of a TMA op */
+    tile_kernel main, fallback;  /* fallback: the LDGSTS kernel of a TMA op; no kernels without a device */
     /* The tensor maps of the last TMA launch, reused while its arguments repeat. */
     bool maps_valid;
     size_t map_rows, map_cols;
@@ -81,9 +75,9 @@ struct asyncrt_tile_op {
     asyncrt_tensor_map in_map, out_map;
 };
 
-asyncrt_map_path asyncrt_tile_path_of(const asyncrt_tile_op *op) { return op->path; }
-const asyncrt_program *asyncrt_tile_program(const asyncrt_tile_op *op) { return op->program; }
-const char *asyncrt_tile_source(const asyncrt_tile_op *op) { return op->source; }
+asyncrt_map_path asyncrt_tile_path_of(const asyncrt_tile_op *op) { return op->base.path; }
+const asyncrt_program *asyncrt_tile_program(const asyncrt_tile_op *op) { return op->base.program; }
+const char *asyncrt_tile_source(const asyncrt_tile_op *op) { return op->base.source; }
 
 static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
@@ -98,6 +92,7 @@ static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
 
 static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map_path path, int target, tile_tune *t)
 {
+    const char *env = ctx->settings.tile_tune;
     /* The defaults: one CTA per tile (measured fastest on the H100 on every
      * path, see asyncrt_tile_create), 256 threads, the staged variant (both
      * directions whole-sector and coalesced; tile_transpose.cuh says why),
@@ -114,7 +109,6 @@ static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map
     *t = (tile_tune){.variant = VARIANT_STAGED, .threads = 256, .opt = 16, .tw = 128, .stages = 1, .ctas = 0,
                      .minctas = stencil ? 0 : 6, .l2 = path == ASYNCRT_PATH_TMA || plain_stencil_sm90 ? 0 : 256};
     if (stencil && path == ASYNCRT_PATH_LDGSTS) t->opt = 32;
-    const char *env = getenv("ASYNCRT_TILE_TUNE");
     bool threads_given = false;
     if (!env) env = "";
     char key[16], value[16];
@@ -189,8 +183,10 @@ static void plan_kernel(const asyncrt_tile_op *op, asyncrt_map_path path, tile_k
 
 /* ---- validation --------------------------------------------------------- */
 
-static asyncrt_status check_desc(asyncrt_context *ctx, const asyncrt_tile_desc *d)
+/* Step: the description's rules. */
+static asyncrt_status check_desc(asyncrt_context *ctx, const void *desc)
 {
+    const asyncrt_tile_desc *d = desc;
     if ((unsigned)d->kind > ASYNCRT_TILE_STENCIL)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: kind %d is not an asyncrt_tile_kind",
                             (int)d->kind);
@@ -222,14 +218,17 @@ static asyncrt_status check_desc(asyncrt_context *ctx, const asyncrt_tile_desc *
 
 /* ---- source generation -------------------------------------------------- */
 
-static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
+/* Step: the kernel's source, and for TMA its LDGSTS fallback. */
+static char *generate(const asyncrt_op *base, const void *desc)
 {
-    static const char *const path_file[] = {"", "tma", "ldgsts", "plain"};
+    const asyncrt_tile_desc *d = desc;
+    const asyncrt_tile_op *op = (const asyncrt_tile_op *)base;
     const struct tile_dtype *t = &tile_dtypes[d->dtype];
-    bool stencil = d->kind == ASYNCRT_TILE_STENCIL, tma = op->path == ASYNCRT_PATH_TMA;
+    bool stencil = d->kind == ASYNCRT_TILE_STENCIL, tma = base->path == ASYNCRT_PATH_TMA;
     asyncrt_strbuf b = {0};
     asyncrt__sb_printf(&b, "// asyncrt tile op, %s, %s path (generated)\n",
-                      stencil ? "stencil" : d->kind == ASYNCRT_TILE_MAP ? "map" : "transpose", path_file[op->path]);
+                      stencil ? "stencil" : d->kind == ASYNCRT_TILE_MAP ? "map" : "transpose",
+                      asyncrt_map_path_name(base->path));
     asyncrt__sb_printf(&b, "#include <asyncrt/tile_%s%s.cuh>\n\n", stencil ? "stencil" : "transpose", tma ? "_tma" : "");
 
     const char *expression = d->expression ? d->expression : "out = v;";
@@ -271,7 +270,7 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     const char *bodies[2];
     if (stencil) {
         bodies[0] = tma ? "asyncrt_stencil_tma<asyncrt_tile_op>"
-                  : op->path == ASYNCRT_PATH_LDGSTS ? "asyncrt_stencil_staged<asyncrt_tile_op, true>"
+                  : base->path == ASYNCRT_PATH_LDGSTS ? "asyncrt_stencil_staged<asyncrt_tile_op, true>"
                                                      : "asyncrt_stencil_staged<asyncrt_tile_op, false>";
         bodies[1] = "asyncrt_stencil_staged<asyncrt_tile_op, true>";
     } else {
@@ -279,7 +278,7 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
         const char *ldgsts = blocks ? "asyncrt_tile_transpose_ldgsts<asyncrt_tile_op>"
                                     : "asyncrt_tile_transpose_rows<asyncrt_tile_op, true>";
         bodies[0] = tma ? "asyncrt_tile_transpose_tma<asyncrt_tile_op>"
-                  : op->path == ASYNCRT_PATH_LDGSTS ? ldgsts
+                  : base->path == ASYNCRT_PATH_LDGSTS ? ldgsts
                   : blocks ? "asyncrt_tile_transpose_plain<asyncrt_tile_op>"
                            : "asyncrt_tile_transpose_rows<asyncrt_tile_op, false>";
         bodies[1] = ldgsts;
@@ -297,56 +296,48 @@ static char *generate(const asyncrt_tile_desc *d, const asyncrt_tile_op *op)
     return b.data;
 }
 
-/* ---- create ------------------------------------------------------------- */
+/* ---- the table of steps, create ---------------------------------------- */
 
-void asyncrt_tile_destroy(asyncrt_tile_op *op)
+static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_map_path *path, const char **arch)
 {
-    if (!op) return;
-    asyncrt_module_destroy(op->module);
-    asyncrt_program_destroy(op->program);
-    free(op->source);
-    free(op);
+    const asyncrt_tile_desc *d = desc;
+    *ranking = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
+               : d->kind == ASYNCRT_TILE_MAP   ? ASYNCRT_DISPATCH_TILE_MAP
+                                               : ASYNCRT_DISPATCH_TRANSPOSE;
+    *path = d->path;
+    *arch = d->arch;
 }
 
-asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *d, asyncrt_tile_op **out)
+/* Step: the tuning (ASYNCRT_TILE_TUNE, from the context's settings) and what
+ * follows from it and the description. */
+static asyncrt_status tune(asyncrt_op *base, const void *desc)
 {
-    ASYNCRT_ENTER(ctx);
-    if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: out is NULL");
-    *out = NULL;
-    if (!d) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "tile: the description is NULL");
-    ASYNCRT_TRY(check_desc(ctx, d));
-    asyncrt_arch arch;
-    char arch_name[32];
-    asyncrt_map_path path;
-    int dop = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
-              : d->kind == ASYNCRT_TILE_MAP  ? ASYNCRT_DISPATCH_TILE_MAP
-                                             : ASYNCRT_DISPATCH_TRANSPOSE;
-    ASYNCRT_TRY(asyncrt__op_select_for(ctx, "tile", dop, d->path, d->arch, &arch, arch_name, sizeof arch_name, &path));
-
-    asyncrt_tile_op *op = calloc(1, sizeof *op);
-    if (!op) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
-    op->ctx = ctx;
+    const asyncrt_tile_desc *d = desc;
+    asyncrt_tile_op *op = (asyncrt_tile_op *)base;
     op->kind = d->kind;
-    op->path = path;
     op->esize = asyncrt_dtype_size(d->dtype);
-    asyncrt_status s = parse_tune(ctx, d->kind == ASYNCRT_TILE_STENCIL, path, arch.number, &op->tune);
-    if (s != ASYNCRT_SUCCESS) goto fail;
-    if (d->kind == ASYNCRT_TILE_STENCIL && path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256) {
-        s = asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
-                         "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a tensor "
-                         "map's box is at most 256 wide; use tw=128 or the plain or LDGSTS path",
-                         op->tune.tw, 16 / op->esize);
-        goto fail;
-    }
+    ASYNCRT_TRY(parse_tune(base->ctx, d->kind == ASYNCRT_TILE_STENCIL, base->path, base->arch.number, &op->tune));
+    if (d->kind == ASYNCRT_TILE_STENCIL && base->path == ASYNCRT_PATH_TMA && op->tune.tw + 16 / op->esize * 2 > 256)
+        return asyncrt__fail(base->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                            "ASYNCRT_TILE_TUNE tw=%u: the TMA stencil loads boxes of tw + 2 x %zu columns, and a "
+                            "tensor map's box is at most 256 wide; use tw=128 or the plain or LDGSTS path",
+                            op->tune.tw, 16 / op->esize);
     if (d->kind == ASYNCRT_TILE_STENCIL) {
         op->radius = d->radius;
         op->box_w = (unsigned)(op->tune.tw + 2 * (16 / op->esize)); /* a 16-byte vector of halo each side */
         if (d->weights) memcpy(op->weights, d->weights, sizeof(float) * (size_t)(2 * d->radius + 1) * (2 * d->radius + 1));
     }
-    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    return ASYNCRT_SUCCESS;
+}
+
+/* Step: the CTA and tile shape, the stages and each kernel's shared memory. */
+static void plan(asyncrt_op *base, const void *desc, const asyncrt_device_info *dev)
+{
+    (void)desc, (void)dev;
+    asyncrt_tile_op *op = (asyncrt_tile_op *)base;
     op->threads = op->tune.threads;
-    op->th = d->kind == ASYNCRT_TILE_STENCIL ? op->tune.opt * op->threads / op->tune.tw
-                                             : op->threads / 64 * (unsigned)(128 / op->esize); /* H = K * S */
+    op->th = op->kind == ASYNCRT_TILE_STENCIL ? op->tune.opt * op->threads / op->tune.tw
+                                              : op->threads / 64 * (unsigned)(128 / op->esize); /* H = K * S */
     /* One CTA per tile, each with a single stage. On the H100 (16384 x 16384
      * f32, asyncrt-bench, same-run D2D ceiling) that beat a persistent grid with
      * a ring of 2-4 stages on every path: transpose TMA 93.7% against 90.1%,
@@ -354,32 +345,42 @@ asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc
      * (the block scheduler balances the tail better than a grid-stride loop).
      * ASYNCRT_TILE_TUNE=ctas=N,stages=M brings the persistent ring back. */
     op->stages = op->tune.ctas ? (int)op->tune.stages : 1;
-    plan_kernel(op, path, &op->main);
-    if (path == ASYNCRT_PATH_TMA) plan_kernel(op, ASYNCRT_PATH_LDGSTS, &op->fallback);
+    plan_kernel(op, base->path, &op->main);
+    if (base->path == ASYNCRT_PATH_TMA) plan_kernel(op, ASYNCRT_PATH_LDGSTS, &op->fallback);
+}
 
-    if (!(op->source = generate(d, op))) {
-        s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "tile: out of memory");
-        goto fail;
-    }
-    asyncrt_compile_options opts = {.arch = arch_name};
-    if ((s = asyncrt_program_compile(ctx, "asyncrt_tile.cu", op->source, &opts, &op->program)) != ASYNCRT_SUCCESS)
-        goto fail;
-    if (dev) {
-        if ((s = asyncrt_module_load(ctx, op->program, &op->module)) != ASYNCRT_SUCCESS) goto fail;
-        if ((s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel", &op->main.kernel)) != ASYNCRT_SUCCESS)
-            goto fail;
-        if (path == ASYNCRT_PATH_TMA &&
-            (s = asyncrt_module_get_kernel(op->module, "asyncrt_tile_kernel_fallback", &op->fallback.kernel)) !=
-                ASYNCRT_SUCCESS)
-            goto fail;
-    }
-    asyncrt__log(ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
-                "shared memory", asyncrt_map_path_name(path), arch_name, k_variants[op->tune.variant], op->threads,
+static size_t kernels(asyncrt_op *base, const char *names[ASYNCRT_OP_MAX_KERNELS],
+                      asyncrt_kernel **slots[ASYNCRT_OP_MAX_KERNELS])
+{
+    asyncrt_tile_op *op = (asyncrt_tile_op *)base;
+    names[0] = "asyncrt_tile_kernel";
+    slots[0] = &op->main.kernel;
+    names[1] = "asyncrt_tile_kernel_fallback";
+    slots[1] = &op->fallback.kernel;
+    return base->path == ASYNCRT_PATH_TMA ? 2 : 1;
+}
+
+static void report(const asyncrt_op *base, const char *arch_name)
+{
+    const asyncrt_tile_op *op = (const asyncrt_tile_op *)base;
+    asyncrt__log(base->ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
+                "shared memory", asyncrt_map_path_name(base->path), arch_name, k_variants[op->tune.variant], op->threads,
                 op->th, op->tune.ctas ? "persistent grid" : "one CTA per tile", op->stages, op->main.shared_bytes);
-    *out = op;
-    return ASYNCRT_SUCCESS;
-fail:
-    asyncrt_tile_destroy(op);
+}
+
+static const asyncrt_op_module k_tile_module = {
+    .name = "tile", .source_name = "asyncrt_tile.cu", .size = sizeof(asyncrt_tile_op),
+    .check = check_desc, .wants = wants, .tune = tune, .plan = plan, .generate = generate,
+    .kernels = kernels, .report = report,
+};
+
+void asyncrt_tile_destroy(asyncrt_tile_op *op) { asyncrt__op_destroy(op ? &op->base : NULL); }
+
+asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *d, asyncrt_tile_op **out)
+{
+    asyncrt_op *op = NULL;
+    asyncrt_status s = asyncrt__op_create(ctx, &k_tile_module, d, out ? &op : NULL);
+    if (out) *out = (asyncrt_tile_op *)op;
     return s;
 }
 
@@ -399,7 +400,7 @@ static size_t out_cols_of(const asyncrt_tile_op *op, size_t rows, size_t cols)
 asyncrt_map_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
                                           asyncrt_deviceptr out)
 {
-    if (op->path != ASYNCRT_PATH_TMA) return op->path;
+    if (op->base.path != ASYNCRT_PATH_TMA) return op->base.path;
     bool ok = rows_aligned(op, in, cols) && rows_aligned(op, out, out_cols_of(op, rows, cols));
     return ok ? ASYNCRT_PATH_TMA : ASYNCRT_PATH_LDGSTS;
 }
@@ -415,7 +416,7 @@ static asyncrt_status encode(asyncrt_tile_op *op, asyncrt_deviceptr p, size_t ro
     asyncrt_tensormap_dtype t = op->esize == 4 ? ASYNCRT_TENSORMAP_DTYPE_U32 : ASYNCRT_TENSORMAP_DTYPE_U16;
     ASYNCRT_TRY(asyncrt_tensormap_describe_dense(&d, t, p, 2, shape, box));
     d.swizzle = swizzle;
-    return asyncrt_tensormap_encode(op->ctx, &d, out);
+    return asyncrt_tensormap_encode(op->base.ctx, &d, out);
 }
 
 static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
@@ -449,8 +450,8 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
 asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
                                    asyncrt_deviceptr out, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(op->ctx);
-    asyncrt_context *ctx = op->ctx;
+    ASYNCRT_ENTER(op->base.ctx);
+    asyncrt_context *ctx = op->base.ctx;
     if (!op->main.kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
                             "tile: compiled without an open device, so it cannot be launched; open the device "
@@ -484,7 +485,7 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     memcpy(p.w, op->weights, sizeof p.w);
 
     const tile_kernel *k = &op->main;
-    if (op->path == ASYNCRT_PATH_TMA) {
+    if (op->base.path == ASYNCRT_PATH_TMA) {
         if (asyncrt_tile_launch_path(op, rows, cols, in, out) == ASYNCRT_PATH_TMA) {
             ASYNCRT_TRY(encode_maps(op, rows, cols, in, out, &p));
         } else {

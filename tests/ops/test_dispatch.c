@@ -234,8 +234,8 @@ static void ops_take_the_dispatchers_path(void **state)
         {ASYNCRT_TILE_STENCIL, "sm_90", "plain", P},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (cases[i].env) setenv("ASYNCRT_PATH", cases[i].env, 1);
-        else unsetenv("ASYNCRT_PATH");
+        if (cases[i].env) test_context_setenv(ctx, "ASYNCRT_PATH", cases[i].env);
+        else test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
         asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = ASYNCRT_F32, .arch = cases[i].arch};
         if (d.kind == ASYNCRT_TILE_STENCIL) d.radius = 1, d.weights = w;
         if (d.kind == ASYNCRT_TILE_MAP) d.expression = "out = v;";
@@ -246,7 +246,7 @@ static void ops_take_the_dispatchers_path(void **state)
                      asyncrt_map_path_name(cases[i].expect));
         asyncrt_tile_destroy(op);
     }
-    unsetenv("ASYNCRT_PATH");
+    test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
 }
 
 int main(void)

@@ -250,12 +250,18 @@ static int make(run *r, int argc, char **argv)
     const char *dirs[MAX_ITEMS + 2];
     size_t dir_count = 0;
     bool has_cccl = false;
-    asyncrt_settings settings;
+    asyncrt_settings settings; /* as a context reads them: the toolkit, TMPDIR */
     if (!asyncrt__settings_read(&settings)) return TOOL_EXIT_INTERNAL;
     bool found = asyncrt__toolkit_find(&settings, include, sizeof include, &has_cccl, r->why, sizeof r->why);
+    bool made = found && asyncrt__make_private_dir(settings.tmpdir, r->cache, sizeof r->cache, "asyncrt-bundle-");
     asyncrt__settings_free(&settings);
     if (!found) {
         fprintf(stderr, TOOL ": the toolkit whose headers it bundles is needed here: %s\n", r->why);
+        return TOOL_EXIT_IO;
+    }
+    if (!made) {
+        fprintf(stderr, TOOL ": cannot create a private folder %s for NVRTC's records\n", r->cache);
+        r->cache[0] = '\0';
         return TOOL_EXIT_IO;
     }
     snprintf(cccl, sizeof cccl, "%s/cccl", include);
@@ -284,10 +290,6 @@ static int make(run *r, int argc, char **argv)
         r->arches[r->arch_count++] = t;
     }
     if (!r->arch_count) return tool_usage_error(TOOL, "--arch \"%s\" names no target", r->a.arch);
-    if (!asyncrt__make_private_dir(getenv("TMPDIR"), r->cache, sizeof r->cache, "asyncrt-bundle-")) {
-        fprintf(stderr, TOOL ": cannot create a private folder %s for NVRTC's records\n", r->cache);
-        return TOOL_EXIT_IO;
-    }
     if (asyncrt_context_create(&r->ctx) != ASYNCRT_SUCCESS) return TOOL_EXIT_INTERNAL;
     if (asyncrt_context_set_cache_dir(r->ctx, r->cache) != ASYNCRT_SUCCESS) {
         fprintf(stderr, TOOL ": %s\n", asyncrt_context_last_error(r->ctx));
