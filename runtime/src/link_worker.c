@@ -1,0 +1,289 @@
+#define _GNU_SOURCE /* memfd_create */
+#include "link_worker.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diag.h"
+
+extern char **environ;
+
+#define MAX_ITEMS (1u << 16)
+
+typedef struct buffer {
+    unsigned char *data;
+    size_t size, cap;
+    bool failed;
+} buffer;
+
+static void put(buffer *b, const void *src, size_t n)
+{
+    if (b->failed || !n) return;
+    if (b->size + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->size + n) cap *= 2;
+        unsigned char *grown = realloc(b->data, cap);
+        if (!grown) {
+            b->failed = true;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->size, src, n);
+    b->size += n;
+}
+
+static void put_u64(buffer *b, uint64_t v)
+{
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(v >> (8 * i));
+    put(b, le, 8);
+}
+
+static void put_bytes(buffer *b, const void *p, size_t n)
+{
+    put_u64(b, n);
+    put(b, p, n);
+}
+
+typedef struct reader {
+    const unsigned char *p, *end;
+    bool failed;
+} reader;
+
+static uint64_t get_u64(reader *r)
+{
+    if (r->failed || r->end - r->p < 8) {
+        r->failed = true;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += 8;
+    return v;
+}
+
+/* Points into the request: n bytes, *n set. */
+static const unsigned char *get_bytes(reader *r, size_t *n)
+{
+    uint64_t len = get_u64(r);
+    if (r->failed || len > (uint64_t)(r->end - r->p)) {
+        r->failed = true;
+        return NULL;
+    }
+    const unsigned char *at = r->p;
+    r->p += len;
+    *n = (size_t)len;
+    return at;
+}
+
+/* A NUL-terminated copy, malloc'd. */
+static char *get_str(reader *r)
+{
+    size_t n = 0;
+    const unsigned char *at = get_bytes(r, &n);
+    char *s = at ? malloc(n + 1) : NULL;
+    if (!s) {
+        r->failed = true;
+        return NULL;
+    }
+    memcpy(s, at, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* Sends req on the worker's stdin and reads its stdout to EOF. */
+static bool exchange(const char *worker, const buffer *req, buffer *reply, char **why)
+{
+    int sv[2] = {-1, -1}, spawn_error = 0;
+    pid_t pid = -1;
+    posix_spawn_file_actions_t actions;
+    bool have_actions = false, ok = false;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || posix_spawn_file_actions_init(&actions) != 0)
+        goto done;
+    have_actions = true;
+    char *argv[] = {(char *)worker, NULL};
+    if (posix_spawn_file_actions_adddup2(&actions, sv[1], 0) != 0 ||
+        posix_spawn_file_actions_adddup2(&actions, sv[1], 1) != 0 ||
+        (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, environ)) != 0) {
+        pid = -1;
+        goto done;
+    }
+    close(sv[1]);
+    sv[1] = -1;
+    for (size_t sent = 0; sent < req->size;) {
+        ssize_t n = send(sv[0], req->data + sent, req->size - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) goto done;
+        sent += (size_t)n;
+    }
+    shutdown(sv[0], SHUT_WR);
+    unsigned char chunk[65536];
+    for (ssize_t n; (n = read(sv[0], chunk, sizeof chunk)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) goto done;
+        put(reply, chunk, (size_t)n);
+    }
+    ok = !reply->failed;
+done:
+    if (sv[0] >= 0) close(sv[0]);
+    if (sv[1] >= 0) close(sv[1]);
+    if (pid < 0)
+        *why = asyncrt__format("it could not be started: %s", spawn_error ? strerror(spawn_error) : "no resources");
+    if (pid > 0) {
+        int wstatus = 0;
+        pid_t reaped;
+        while ((reaped = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) {}
+        if (reaped == pid && (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)) {
+            ok = false;
+            *why = WIFEXITED(wstatus) ? asyncrt__format("it exited with status %d", WEXITSTATUS(wstatus))
+                                      : asyncrt__format("it was killed by signal %d", WTERMSIG(wstatus));
+        }
+    }
+    if (have_actions) posix_spawn_file_actions_destroy(&actions);
+    return ok;
+}
+
+asyncrt_status asyncrt__link_in_worker(const char *worker, const char *const *options, size_t option_count,
+                                      const asyncrt_link_item *items, size_t count, unsigned char **image,
+                                      size_t *image_size, char **log, char **message)
+{
+    *image = NULL;
+    *image_size = 0;
+    *log = NULL;
+    *message = NULL;
+    buffer req = {0}, reply = {0};
+    put(&req, ASYNCRT_LINK_WORKER_MAGIC, strlen(ASYNCRT_LINK_WORKER_MAGIC));
+    put_u64(&req, option_count);
+    for (size_t i = 0; i < option_count; i++) put_bytes(&req, options[i], strlen(options[i]));
+    put_u64(&req, count);
+    for (size_t i = 0; i < count; i++) {
+        put_u64(&req, (uint64_t)items[i].kind);
+        put_bytes(&req, items[i].name, strlen(items[i].name));
+        put_bytes(&req, items[i].data, items[i].size);
+    }
+    asyncrt_status s = ASYNCRT_ERROR_IO;
+    if (!req.failed && exchange(worker, &req, &reply, message)) {
+        int code = -1, used = 0;
+        put(&reply, "", 1); /* sscanf stops at the NUL at worst */
+        reader r = {reply.data, reply.data + reply.size - 1, false};
+        if (sscanf((const char *)reply.data, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&
+            code < ASYNCRT_STATUS_COUNT) {
+            r.p += used;
+            size_t n = 0;
+            const unsigned char *at = get_bytes(&r, &n);
+            if (at && (code != ASYNCRT_SUCCESS || n) && (!n || (*image = malloc(n))) &&
+                (*log = asyncrt__format("%.*s", (int)(r.end - r.p), (const char *)r.p))) {
+                if (n) memcpy(*image, at, n);
+                *image_size = n;
+                s = (asyncrt_status)code;
+            }
+        }
+        if (s == ASYNCRT_ERROR_IO) {
+            free(*image);
+            *image = NULL;
+            *image_size = 0;
+            free(*log);
+            *log = NULL;
+            *message = strdup("its answer was malformed");
+        }
+    } else if (!*message) {
+        *message = strdup(req.failed ? "out of memory" : "it did not answer");
+    }
+    free(req.data);
+    free(reply.data);
+    return s;
+}
+
+/* nvJitLink prints some errors on stderr only: into a memory file while it runs. */
+static int capture_stderr(int *saved)
+{
+    int fd = memfd_create("nvjitlink-stderr", MFD_CLOEXEC);
+    *saved = fd >= 0 ? dup(2) : -1;
+    if (fd >= 0 && (*saved < 0 || dup2(fd, 2) < 0)) {
+        close(fd);
+        if (*saved >= 0) close(*saved);
+        return *saved = -1;
+    }
+    return fd;
+}
+
+static char *release_stderr(int fd, int saved)
+{
+    if (fd < 0) return strdup("");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    off_t size = lseek(fd, 0, SEEK_END);
+    char *text = size >= 0 ? calloc(1, (size_t)size + 1) : NULL;
+    if (text && (lseek(fd, 0, SEEK_SET) != 0 || read(fd, text, (size_t)size) != size)) text[0] = '\0';
+    close(fd);
+    return text ? text : strdup("");
+}
+
+int asyncrt__link_worker_answer(const unsigned char *data, size_t size)
+{
+    size_t magic = strlen(ASYNCRT_LINK_WORKER_MAGIC);
+    if (size < magic || memcmp(data, ASYNCRT_LINK_WORKER_MAGIC, magic) != 0) return 2;
+    reader r = {data + magic, data + size, false};
+    uint64_t option_count = get_u64(&r);
+    char **options = !r.failed && option_count <= MAX_ITEMS ? calloc(option_count + 1, sizeof *options) : NULL;
+    for (uint64_t i = 0; options && i < option_count; i++) options[i] = get_str(&r);
+    uint64_t count = options ? get_u64(&r) : 0;
+    asyncrt_link_item *items = !r.failed && count <= MAX_ITEMS ? calloc(count + 1, sizeof *items) : NULL;
+    for (uint64_t i = 0; items && i < count; i++) {
+        items[i].kind = (int)get_u64(&r);
+        items[i].name = get_str(&r);
+        items[i].data = get_bytes(&r, &items[i].size);
+    }
+    int rc = 2;
+    if (options && items && !r.failed && r.p == r.end) {
+        unsigned char *image = NULL;
+        size_t image_size = 0;
+        char *log = NULL;
+        int saved;
+        int fd = capture_stderr(&saved);
+        asyncrt_status s = asyncrt__jitlink_run((const char *const *)options, (size_t)option_count, items,
+                                               (size_t)count, &image, &image_size, &log);
+        char *printed = release_stderr(fd, saved);
+        /* "error   : Multiple definition of 'f' in 'b.cubin', first defined in 'a.cubin'", yet success */
+        bool errors = printed && (strncmp(printed, "error", 5) == 0 || strstr(printed, "\nerror"));
+        if (s == ASYNCRT_SUCCESS && errors) {
+            s = ASYNCRT_ERROR_COMPILE;
+            free(image);
+            image = NULL;
+            image_size = 0;
+            free(log);
+            log = asyncrt__format("nvJitLink reported errors yet returned success:\n%s", printed);
+        } else if (s != ASYNCRT_SUCCESS && printed && *printed && log) {
+            char *both = asyncrt__format("%s\n%s", log, printed);
+            free(log);
+            log = both;
+        }
+        printf("status %d\n", (int)(log ? s : ASYNCRT_ERROR_OUT_OF_MEMORY));
+        unsigned char le[8];
+        for (int i = 0; i < 8; i++) le[i] = (unsigned char)((uint64_t)image_size >> (8 * i));
+        fwrite(le, 1, 8, stdout);
+        if (image_size) fwrite(image, 1, image_size, stdout);
+        fputs(log ? log : "out of memory", stdout);
+        rc = fflush(stdout) == 0 ? 0 : 1;
+        free(image);
+        free(log);
+        free(printed);
+    }
+    for (uint64_t i = 0; options && i < option_count; i++) free(options[i]);
+    for (uint64_t i = 0; items && i < count; i++) free((char *)items[i].name);
+    free(options);
+    free(items);
+    return rc;
+}
