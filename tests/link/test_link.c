@@ -190,6 +190,39 @@ static void nvcc_libraries(void **state)
     free(cmd);
 }
 
+/* NVIDIA's libmathdx made a cuFFTDx FFT as LTO-IR (tests/link/mathdx, made
+ * where PyPI is reachable, not checked in): it links with fft_main.cu. */
+static void mathdx_ltoir_links(void **state)
+{
+    test_cache_fixture *f = *state;
+    char *ltoir = NULL;
+    assert_true(asprintf(&ltoir, "%s/tests/link/mathdx/fft64_c2c_f32_sm90.ltoir", getenv("ASYNCRT_TEST_SOURCE_DIR")) > 0);
+    struct stat st;
+    if (stat(ltoir, &st) != 0) {
+        print_message("no %s (tests/link/mathdx/make_fft_ltoir.sh makes it): not linked\n", ltoir);
+        free(ltoir);
+        return;
+    }
+    asyncrt_program *main_p = link_test_compile(f->ctx, "fft_main.cu", ARCH, "-dlto");
+    asyncrt_link *link;
+    assert_ok(f->ctx, asyncrt_link_create(f->ctx, ARCH, &link));
+    assert_ok(f->ctx, asyncrt_link_add_program(link, main_p));
+    assert_ok(f->ctx, asyncrt_link_add_file(link, ltoir, ASYNCRT_LINK_ANY));
+    asyncrt_program *linked = NULL;
+    /* LTO-IR needs -lto: nvJitLink says so */
+    assert_status(f->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_link_complete(link, &linked));
+    assert_ok(f->ctx, asyncrt_link_add_option(link, "-lto"));
+    assert_ok(f->ctx, asyncrt_link_complete(link, &linked));
+    asyncrt_cubin_kernel k;
+    kernel_facts(linked, "fft64", &k);
+    print_message("fft64 linked with cuFFTDx's LTO-IR: %u registers, %llu bytes static shared\n", k.regs,
+                  (unsigned long long)k.shared_size);
+    asyncrt_program_destroy(linked);
+    asyncrt_link_destroy(link);
+    asyncrt_program_destroy(main_p);
+    free(ltoir);
+}
+
 /* Any input, option or library file changed: a miss; the same again: a hit. */
 static void cache_misses_on_change(void **state)
 {
@@ -356,6 +389,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(cache_misses_on_change, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(mixed_arch_refused, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(bad_inputs, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(mathdx_ltoir_links, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(worker_and_in_process_agree, test_setup_cache_context, test_teardown_cache_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
