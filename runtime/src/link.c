@@ -308,7 +308,8 @@ static asyncrt_status check_symbols(asyncrt_link *l, char **note)
             strcat(strcat(list, i ? ", " : ""), s.shared.items[i]);
         *note = list ? asyncrt__format("note: extern __shared__ %s: without -lto, dynamic shared memory starts only "
                                        "16 bytes aligned whatever its __align__ (relocatable code does not keep it); "
-                                       "link with -lto where more is needed\n", list)
+                                       "where more is needed, link with -lto or give a static __shared__ "
+                                       "variable of the kernel that __align__\n", list)
                      : NULL;
         free(list);
     }
