@@ -13,97 +13,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache_codec.h"
 #include "diag.h"
 
 extern char **environ;
 
 #define MAX_ITEMS (1u << 16)
 
-typedef struct buffer {
-    unsigned char *data;
-    size_t size, cap;
-    bool failed;
-} buffer;
-
-static void put(buffer *b, const void *src, size_t n)
+/* u64 length + bytes: cache_codec's writer and reader, as compile_worker.h's protocol. */
+static void put_bytes(asyncrt_writer *w, const void *p, size_t n)
 {
-    if (b->failed || !n) return;
-    if (b->size + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->size + n) cap *= 2;
-        unsigned char *grown = realloc(b->data, cap);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, src, n);
-    b->size += n;
+    asyncrt__put_u64(w, n);
+    asyncrt__put(w, p, n);
 }
 
-static void put_u64(buffer *b, uint64_t v)
+static const unsigned char *take_bytes(asyncrt_reader *r, size_t *n)
 {
-    unsigned char le[8];
-    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(v >> (8 * i));
-    put(b, le, 8);
-}
-
-static void put_bytes(buffer *b, const void *p, size_t n)
-{
-    put_u64(b, n);
-    put(b, p, n);
-}
-
-typedef struct reader {
-    const unsigned char *p, *end;
-    bool failed;
-} reader;
-
-static uint64_t get_u64(reader *r)
-{
-    if (r->failed || r->end - r->p < 8) {
-        r->failed = true;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[i] << (8 * i);
-    r->p += 8;
-    return v;
-}
-
-/* Points into the request: n bytes, *n set. */
-static const unsigned char *get_bytes(reader *r, size_t *n)
-{
-    uint64_t len = get_u64(r);
-    if (r->failed || len > (uint64_t)(r->end - r->p)) {
-        r->failed = true;
-        return NULL;
-    }
-    const unsigned char *at = r->p;
-    r->p += len;
-    *n = (size_t)len;
+    uint64_t len = asyncrt__take_u64(r);
+    const unsigned char *at = r->bad ? NULL : asyncrt__take(r, (size_t)len);
+    *n = at ? (size_t)len : 0;
     return at;
 }
 
-/* A NUL-terminated copy, malloc'd. */
-static char *get_str(reader *r)
-{
-    size_t n = 0;
-    const unsigned char *at = get_bytes(r, &n);
-    char *s = at ? malloc(n + 1) : NULL;
-    if (!s) {
-        r->failed = true;
-        return NULL;
-    }
-    memcpy(s, at, n);
-    s[n] = '\0';
-    return s;
-}
-
 /* Sends req on the worker's stdin and reads its stdout to EOF. */
-static bool exchange(const char *worker, const buffer *req, buffer *reply, char **why)
+static bool exchange(const char *worker, const asyncrt_writer *req, asyncrt_writer *reply, char **why)
 {
     int sv[2] = {-1, -1}, spawn_error = 0;
     pid_t pid = -1;
@@ -132,7 +65,7 @@ static bool exchange(const char *worker, const buffer *req, buffer *reply, char 
     for (ssize_t n; (n = read(sv[0], chunk, sizeof chunk)) != 0;) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) goto done;
-        put(reply, chunk, (size_t)n);
+        asyncrt__put(reply, chunk, (size_t)n);
     }
     ok = !reply->failed;
 done:
@@ -162,28 +95,29 @@ asyncrt_status asyncrt__link_in_worker(const char *worker, const char *const *op
     *image_size = 0;
     *log = NULL;
     *message = NULL;
-    buffer req = {0}, reply = {0};
-    put(&req, ASYNCRT_LINK_WORKER_MAGIC, strlen(ASYNCRT_LINK_WORKER_MAGIC));
-    put_u64(&req, option_count);
+    asyncrt_writer req = {0}, reply = {0};
+    asyncrt__put(&req, ASYNCRT_LINK_WORKER_MAGIC, strlen(ASYNCRT_LINK_WORKER_MAGIC));
+    asyncrt__put_u64(&req, option_count);
     for (size_t i = 0; i < option_count; i++) put_bytes(&req, options[i], strlen(options[i]));
-    put_u64(&req, count);
+    asyncrt__put_u64(&req, count);
     for (size_t i = 0; i < count; i++) {
-        put_u64(&req, (uint64_t)items[i].kind);
+        asyncrt__put_u64(&req, (uint64_t)items[i].kind);
         put_bytes(&req, items[i].name, strlen(items[i].name));
         put_bytes(&req, items[i].data, items[i].size);
     }
     asyncrt_status s = ASYNCRT_ERROR_IO;
     if (!req.failed && exchange(worker, &req, &reply, message)) {
         int code = -1, used = 0;
-        put(&reply, "", 1); /* sscanf stops at the NUL at worst */
-        reader r = {reply.data, reply.data + reply.size - 1, false};
-        if (sscanf((const char *)reply.data, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&
+        asyncrt__put(&reply, "", 1); /* sscanf stops at the NUL at worst */
+        asyncrt_reader r = {reply.data, reply.failed ? 0 : reply.size - 1, reply.failed};
+        if (!r.bad && sscanf((const char *)reply.data, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&
             code < ASYNCRT_STATUS_COUNT) {
             r.p += used;
+            r.left -= (size_t)used;
             size_t n = 0;
-            const unsigned char *at = get_bytes(&r, &n);
+            const unsigned char *at = take_bytes(&r, &n);
             if (at && (code != ASYNCRT_SUCCESS || n) && (!n || (*image = malloc(n))) &&
-                (*log = asyncrt__format("%.*s", (int)(r.end - r.p), (const char *)r.p))) {
+                (*log = asyncrt__format("%.*s", (int)r.left, (const char *)r.p))) {
                 if (n) memcpy(*image, at, n);
                 *image_size = n;
                 s = (asyncrt_status)code;
@@ -235,19 +169,19 @@ int asyncrt__link_worker_answer(const unsigned char *data, size_t size)
 {
     size_t magic = strlen(ASYNCRT_LINK_WORKER_MAGIC);
     if (size < magic || memcmp(data, ASYNCRT_LINK_WORKER_MAGIC, magic) != 0) return 2;
-    reader r = {data + magic, data + size, false};
-    uint64_t option_count = get_u64(&r);
-    char **options = !r.failed && option_count <= MAX_ITEMS ? calloc(option_count + 1, sizeof *options) : NULL;
-    for (uint64_t i = 0; options && i < option_count; i++) options[i] = get_str(&r);
-    uint64_t count = options ? get_u64(&r) : 0;
-    asyncrt_link_item *items = !r.failed && count <= MAX_ITEMS ? calloc(count + 1, sizeof *items) : NULL;
+    asyncrt_reader r = {data + magic, size - magic, false};
+    uint64_t option_count = asyncrt__take_u64(&r);
+    char **options = !r.bad && option_count <= MAX_ITEMS ? calloc(option_count + 1, sizeof *options) : NULL;
+    for (uint64_t i = 0; options && i < option_count; i++) r.bad |= !(options[i] = asyncrt__take_str(&r));
+    uint64_t count = options ? asyncrt__take_u64(&r) : 0;
+    asyncrt_link_item *items = !r.bad && count <= MAX_ITEMS ? calloc(count + 1, sizeof *items) : NULL;
     for (uint64_t i = 0; items && i < count; i++) {
-        items[i].kind = (int)get_u64(&r);
-        items[i].name = get_str(&r);
-        items[i].data = get_bytes(&r, &items[i].size);
+        items[i].kind = (int)asyncrt__take_u64(&r);
+        r.bad |= !(items[i].name = asyncrt__take_str(&r));
+        items[i].data = take_bytes(&r, &items[i].size);
     }
     int rc = 2;
-    if (options && items && !r.failed && r.p == r.end) {
+    if (options && items && !r.bad && r.left == 0) {
         unsigned char *image = NULL;
         size_t image_size = 0;
         char *log = NULL;
