@@ -306,10 +306,10 @@ static asyncrt_status check_symbols(asyncrt_link *l, char **note)
         char *list = calloc(1, size);
         for (size_t i = 0; list && i < s.shared.count; i++)
             strcat(strcat(list, i ? ", " : ""), s.shared.items[i]);
-        *note = list ? asyncrt__format("note: extern __shared__ %s: without -lto, dynamic shared memory starts only "
-                                       "16 bytes aligned whatever its __align__ (relocatable code does not keep it); "
-                                       "where more is needed, link with -lto or give a static __shared__ "
-                                       "variable of the kernel that __align__\n", list)
+        *note = list ? asyncrt__format("note: extern __shared__ %s: without -lto, dynamic shared memory is aligned "
+                                       "only as the kernel's static __shared__ variables are (16 bytes at least), "
+                                       "whatever its __align__ (relocatable code does not keep it); link with -lto "
+                                       "where more is needed\n", list)
                      : NULL;
         free(list);
     }

@@ -17,11 +17,10 @@
  * -rdc=true it is relocatable code (a CUBIN, or PTX for a compute_XY target).
  * Without -lto, an extern __shared__ array starts only 16 bytes aligned
  * whatever its __align__ (relocatable code does not keep it; nvcc -dc with
- * nvlink does the same): where the alignment matters (TMA), link with -lto,
- * or give one static __shared__ variable of the kernel that __align__ (the
- * kernel's shared section keeps the largest alignment of its variables).
- * A link is used by one thread at a time; errors go to the context's last
- * error like every other call. */
+ * nvlink does the same): where the alignment matters (TMA), link with -lto
+ * (README: "Linking several files and device libraries"). A link is used
+ * by one thread at a time; errors go to the context's last error like every
+ * other call. */
 #ifndef ASYNCRT_LINK_H
 #define ASYNCRT_LINK_H
 
