@@ -67,11 +67,6 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int library_fail(asyncrt_context *ctx, asyncrt_status s, run_result *r)
-{
-    return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
-}
-
 /* Warnings and notes as run_compile shows NVRTC's (its lines name the file); -v shows any log. */
 static void show_log(const char *prefix, const char *log, int verbose)
 {
@@ -123,7 +118,7 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
     if (s == ASYNCRT_SUCCESS) show_log("", asyncrt_program_log(*out), cli->verbose);
     free(found);
     free(dir);
-    return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : library_fail(ctx, s, r);
+    return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
 }
 
 int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first, asyncrt_program **out,
@@ -151,7 +146,8 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
         s = asyncrt_link_add_option(link, cli->link_options[i]);
     double linked_at = now_ms();
     if (s == ASYNCRT_SUCCESS) s = asyncrt_link_complete(link, out);
-    if (rc == RUN_EXIT_OK && s != ASYNCRT_SUCCESS) rc = library_fail(ctx, s, r);
+    if (rc == RUN_EXIT_OK && s != ASYNCRT_SUCCESS)
+        rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
     r->compile_ms = now_ms() - start;
     if (rc == RUN_EXIT_OK) {
         asyncrt_program_origin origin = asyncrt_program_origin_of(*out);
