@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "launch.h"
+#include "compile_stage.h"
 #include "scan.h"
 
 bool run_link_wanted(const run_cli *cli)
