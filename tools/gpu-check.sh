@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
-#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity]   (default: test)
+#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [link]   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
 # parity.md, summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access).
@@ -124,6 +124,12 @@ for stage in $stages; do
     cp "$OUT/parity/parity.md" "$OUT/parity.md" 2>/dev/null
     note "parity: $(tail -1 "$OUT/parity.log")"
     rm -rf "$OUT/parity/work"
+    ;;
+  link)
+    # A call across files: one file, linked, linked with LTO (issue 27; tools/bench/link_bench.sh).
+    bash tools/bench/link_bench.sh $build "$OUT" >"$OUT/link.log" 2>&1 || rc=1
+    grep -q 'FAILED\|exit [1-9]' "$OUT/link.log" && rc=1
+    grep '^link bench\|exit' "$OUT/link.log" | sed 's/^/link: /' | tee -a "$summary"
     ;;
   *) note "unknown stage $stage"; rc=2 ;;
   esac

@@ -3,22 +3,18 @@
 #include "bundle.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <link.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache_trust.h"
 #include "context.h"
 #include "sha256.h"
+#include "worker_exchange.h"
 
 /* From CMake's install directories (runtime/CMakeLists.txt). */
 #ifndef ASYNCRT_WORKER_FROM_LIBDIR
@@ -27,8 +23,6 @@
 #ifndef ASYNCRT_WORKER_FROM_BINDIR
 #define ASYNCRT_WORKER_FROM_BINDIR "../libexec/asyncrt/asyncrt-compile-worker"
 #endif
-
-extern char **environ;
 
 /* Where the installed worker would be: relative to libasyncrt.so, or to the
  * program when the library is linked into it (the first link map, which has
@@ -163,77 +157,28 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_
 {
     static const asyncrt_compile_options none = {0};
     *message = NULL;
-    buffer req = {0}, reply = {0};
-    int sv[2] = {-1, -1};
-    pid_t pid = -1;
+    buffer req = {0};
+    unsigned char *reply = NULL;
+    size_t reply_size = 0;
     asyncrt_status status = ASYNCRT_ERROR_IO;
-    posix_spawn_file_actions_t actions;
-    bool have_actions = false;
-    int spawn_error = 0;
-    /* One socket for both directions: send() with MSG_NOSIGNAL cannot raise
-     * SIGPIPE in the caller's process if the worker dies early, and
-     * SOCK_CLOEXEC keeps other workers spawned meanwhile from holding it. */
-    if (!encode_request(&req, key, cache_dir, source_name, source, opts ? opts : &none, arch) ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-        posix_spawn_file_actions_init(&actions) != 0)
-        goto done;
-    have_actions = true;
-    char *argv[] = {(char *)worker, NULL};
-    if (posix_spawn_file_actions_adddup2(&actions, sv[1], 0) != 0 ||
-        posix_spawn_file_actions_adddup2(&actions, sv[1], 1) != 0 ||
-        (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, environ)) != 0) {
-        pid = -1;
-        goto done;
-    }
-    close(sv[1]);
-    sv[1] = -1;
-    for (size_t sent = 0; sent < req.size;) {
-        ssize_t n = send(sv[0], req.data + sent, req.size - sent, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) goto done;
-        sent += (size_t)n;
-    }
-    shutdown(sv[0], SHUT_WR);
-    char chunk[65536];
-    for (ssize_t n; (n = read(sv[0], chunk, sizeof chunk)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) goto done;
-        put(&reply, chunk, (size_t)n);
-    }
-    put(&reply, "", 1);
-    int code = -1, used = 0;
-    char theirs[65] = "", ours[65];
-    if (reply.failed) goto done;
-    if (sscanf(reply.data, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&
-        code < ASYNCRT_STATUS_COUNT) {
-        status = (asyncrt_status)code;
-        if (status != ASYNCRT_SUCCESS) *message = strdup(reply.data + used);
-    } else if (sscanf(reply.data, "mismatch %64[0-9a-f]", theirs) == 1) {
-        asyncrt__sha256_hex(key, ours);
-        *message = asyncrt__format("it computed the cache key %s, this process %s (another version of "
-                                   "asyncrt, or another environment)", theirs, ours);
-    } else {
-        *message = strdup("its answer was malformed");
-    }
-done:
-    if (sv[0] >= 0) close(sv[0]);
-    if (sv[1] >= 0) close(sv[1]);
-    if (pid < 0 && !*message)
-        *message = asyncrt__format("it could not be started: %s", spawn_error ? strerror(spawn_error) : "no resources");
-    if (pid > 0) {
-        int wstatus = 0; /* unread unless reaped: SIGCHLD ignored by the host gives ECHILD */
-        pid_t reaped;
-        while ((reaped = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) {}
-        if (reaped == pid && (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)) {
-            status = ASYNCRT_ERROR_IO;
-            free(*message);
-            *message = WIFEXITED(wstatus) ? asyncrt__format("it exited with status %d", WEXITSTATUS(wstatus))
-                                          : asyncrt__format("it was killed by signal %d", WTERMSIG(wstatus));
+    if (!encode_request(&req, key, cache_dir, source_name, source, opts ? opts : &none, arch)) {
+        *message = strdup("out of memory");
+    } else if (asyncrt__worker_exchange(worker, req.data, req.size, &reply, &reply_size, message)) {
+        const char *text = (const char *)reply; /* NUL-terminated */
+        int code = -1, used = 0;
+        char theirs[65] = "", ours[65];
+        if (sscanf(text, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 && code < ASYNCRT_STATUS_COUNT) {
+            status = (asyncrt_status)code;
+            if (status != ASYNCRT_SUCCESS) *message = strdup(text + used);
+        } else if (sscanf(text, "mismatch %64[0-9a-f]", theirs) == 1) {
+            asyncrt__sha256_hex(key, ours);
+            *message = asyncrt__format("it computed the cache key %s, this process %s (another version of "
+                                       "asyncrt, or another environment)", theirs, ours);
+        } else {
+            *message = strdup("its answer was malformed");
         }
     }
-    if (status == ASYNCRT_ERROR_IO && !*message) *message = strdup("it did not answer");
-    if (have_actions) posix_spawn_file_actions_destroy(&actions);
     free(req.data);
-    free(reply.data);
+    free(reply);
     return status;
 }

@@ -9,6 +9,7 @@
 
 #include "cache_trust.h"
 #include "compile_job.h"
+#include "link_jit.h"
 
 /* Asks NVRTC for a time trace into a fresh private directory: the trace
  * file must not exist beforehand, and the name must not be guessable. */
@@ -142,10 +143,15 @@ static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
     memcpy(p->key, job->key, sizeof p->key);
     p->log = log;
     log = NULL;
-    r = p->ptx ? nv->nvrtcGetPTXSize(prog, &p->image_size) : nv->nvrtcGetCUBINSize(prog, &p->image_size);
-    if (r == NVRTC_SUCCESS && !(p->image = malloc(p->image_size))) goto done;
-    if (r == NVRTC_SUCCESS)
+    int ltoir_result; /* -dlto: the image is LTO-IR (link.h) */
+    bool ltoir = asyncrt__jitlink_take_ltoir(nv, prog, (const char *const *)job->options.items, job->options.count,
+                                            &p->image, &p->image_size, &ltoir_result);
+    r = ltoir ? (nvrtcResult)ltoir_result
+              : p->ptx ? nv->nvrtcGetPTXSize(prog, &p->image_size) : nv->nvrtcGetCUBINSize(prog, &p->image_size);
+    if (!ltoir && r == NVRTC_SUCCESS && !(p->image = malloc(p->image_size))) goto done;
+    if (!ltoir && r == NVRTC_SUCCESS)
         r = p->ptx ? nv->nvrtcGetPTX(prog, (char *)p->image) : nv->nvrtcGetCUBIN(prog, (char *)p->image);
+    p->ptx &= !ltoir;
     if (r != NVRTC_SUCCESS) {
         status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "reading the %s image of %s failed: %s",
                               p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));

@@ -14,6 +14,7 @@
 
 #include "asyncrt/asyncrt.h"
 #include "compile_worker.h"
+#include "link_worker.h"
 #include "sha256.h"
 
 #define MAGIC ASYNCRT_WORKER_MAGIC
@@ -112,6 +113,12 @@ int main(void)
         }
     }
     size_t magic = strlen(MAGIC);
+    if (data && size >= strlen(ASYNCRT_LINK_WORKER_MAGIC) && /* a link (link_worker.h) */
+        memcmp(data, ASYNCRT_LINK_WORKER_MAGIC, strlen(ASYNCRT_LINK_WORKER_MAGIC)) == 0) {
+        int rc = asyncrt__link_worker_answer(data, size);
+        free(data);
+        return rc;
+    }
     if (!data || size < magic || memcmp(data, MAGIC, magic) != 0) {
         free(data);
         return 2;

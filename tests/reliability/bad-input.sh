@@ -97,7 +97,7 @@ check() {
 
 # ---- asyncrt-run: command line ----------------------------------------------
 check 2 "no source file given" "$RUN"
-check 2 "unexpected argument 'b.cu'" "$RUN" a.cu b.cu
+check 2 "'-' (stdin) can only be the one source" "$RUN" a.cu -
 check 2 "unknown option '--bogus'" "$RUN" "$SAXPY" --bogus
 check 2 "--arch needs a value" "$RUN" "$SAXPY" --arch
 check 2 "--arch 'sm_99x'" "$RUN" "$SAXPY" --arch sm_99x --compile-only

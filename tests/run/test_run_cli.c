@@ -212,12 +212,32 @@ static void test_results_and_timing(void **state)
     assert_int_equal(cli.bytes, 1 << 20);
 }
 
+/* Several sources, --link, --lto, -Xnvjitlink (issue 27). */
+static void test_link_options(void **state)
+{
+    (void)state;
+    assert_int_equal(PARSE("main.cu", "util.cu", "--link", "lib.a", "--link=x.ltoir", "--lto", "-Xnvjitlink", "-O3"),
+                     RUN_EXIT_OK);
+    assert_string_equal(cli.source, "main.cu");
+    assert_int_equal(cli.more_source_count, 1);
+    assert_string_equal(cli.more_sources[0], "util.cu");
+    assert_int_equal(cli.link_file_count, 2);
+    assert_string_equal(cli.link_files[1], "x.ltoir");
+    assert_true(cli.lto);
+    assert_int_equal(cli.link_option_count, 1);
+    assert_string_equal(cli.link_options[0], "-O3");
+    assert_int_equal(PARSE("k.cu"), RUN_EXIT_OK);
+    assert_false(cli.lto || cli.more_source_count || cli.link_file_count);
+    assert_usage_error("--link needs a value", "k.cu", "--link");
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
     assert_usage_error("no source file", "--grid", "1");
     assert_usage_error("unknown option '--frobnicate'", "k.cu", "--frobnicate");
-    assert_usage_error("already 'a.cu'", "a.cu", "b.cu");
+    assert_usage_error("'-' (stdin) can only be the one source", "a.cu", "-");
+    assert_usage_error("--emit-ptx: a linked image is a CUBIN", "a.cu", "--lto", "--emit-ptx", "a.ptx");
     assert_usage_error("--grid needs a value", "k.cu", "--grid");
     assert_usage_error("--grid '0'", "k.cu", "--grid", "0");
     assert_usage_error("--block '1,2,3,4'", "k.cu", "--block", "1,2,3,4");
@@ -843,7 +863,7 @@ int main(void)
         cmocka_unit_test(test_defaults),       cmocka_unit_test(test_compile_options),
         cmocka_unit_test(test_launch_shape),   cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_args_and_tmaps), cmocka_unit_test(test_results_and_timing),
-        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_link_options),      cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_scan),           cmocka_unit_test(test_values),
         cmocka_unit_test(test_buffer_init),    cmocka_unit_test(test_tmap_describe),
         cmocka_unit_test(test_compare),

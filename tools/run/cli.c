@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base_internal.h" /* asyncrt__arch_parse: --arch is checked before anything runs */
+#include "link_run.h"
 
 typedef struct parser {
     run_cli *cli;
@@ -702,6 +703,7 @@ static bool check_combination(parser *p)
     if (c->compile_only && !strcmp(c->arch, "auto"))
         return fail(p, "--compile-only needs an explicit --arch (e.g. sm_90 or compute_80): 'auto' reads the GPU");
     if (p->warmup_given && !c->repeat) return fail(p, "--warmup only applies with --repeat N");
+    if (!run_link_check(c, p->err, p->err_size)) return false;
     for (size_t i = 0; i < c->launch_count; i++) {
         const run_launch_spec *l = &c->launches[i];
         if (l->pdl && i == 0)
@@ -899,9 +901,8 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
     run_cli *c = p->cli;
     const char *a = argv[*i], *v = NULL;
     if (*options_done || a[0] != '-' || !strcmp(a, "-")) {
-        if (c->source) return fail(p, "unexpected argument '%s': the source file is already '%s'", a, c->source);
-        c->source = a;
-        return true;
+        if (!c->source) return c->source = a, true;
+        return push(p, "source", c->more_sources, &c->more_source_count, a); /* linked: link_run.h */
     }
     if (!strcmp(a, "--")) return *options_done = true, true;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) return c->help = true, true;
@@ -912,6 +913,13 @@ static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *opti
     if (!strcmp(a, "--compile-only")) return c->compile_only = true, true;
     if (!strcmp(a, "--cooperative")) return current(p)->cooperative = true, true;
     if (!strcmp(a, "--pdl")) return current(p)->pdl = true, true;
+    if (!strcmp(a, "--lto")) return c->lto = true, true;
+    if (is_opt(a, "--link") || !strcmp(a, "-Xnvjitlink")) {
+        bool file = a[1] == '-';
+        if (!option_value(p, argc, argv, i, file ? "--link" : "-Xnvjitlink", &v)) return false;
+        return file ? push(p, "--link", c->link_files, &c->link_file_count, v)
+                    : push(p, "-Xnvjitlink", c->link_options, &c->link_option_count, v);
+    }
     if (!strcmp(a, "--then")) {
         if (c->launch_count == RUN_MAX_LAUNCHES) return fail(p, "more than %d launches (--then)", RUN_MAX_LAUNCHES);
         run_launch_spec *next = &c->launches[c->launch_count++];

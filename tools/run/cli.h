@@ -135,6 +135,12 @@ typedef struct run_cli {
     const char *emit_ptx, *emit_cubin;
     const char *image;        /* --image: load this CUBIN instead of the compiled one */
     const char *bundle;       /* --bundle: the header bundle to compile with */
+    /* Linking (link_run.h): the sources after the first, --link files,
+     * -Xnvjitlink options, --lto. Any of the first two links the sources. */
+    const char *more_sources[RUN_MAX_ITEMS]; size_t more_source_count;
+    const char *link_files[RUN_MAX_ITEMS]; size_t link_file_count;
+    const char *link_options[RUN_MAX_ITEMS]; size_t link_option_count;
+    bool lto;
 } run_cli;
 
 /* Returns RUN_EXIT_OK or RUN_EXIT_USAGE (with a message naming the offending

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "compile_stage.h"
 #include "launch.h"
+#include "link_run.h"
 #include "npy.h"
 #include "report.h"
 #include "scan.h"
@@ -328,8 +329,10 @@ int main(int argc, char **argv)
     char *source = NULL, *dir = NULL;
     asyncrt_context *ctx = NULL;
     asyncrt_program *program = NULL;
+    char *all_sources = NULL; /* several: their texts joined, for the kernel scan (link_run.h) */
     rc = read_source(cli, &source, &dir, r);
-    if (rc == RUN_EXIT_OK) rc = choose_kernels(cli, source, r);
+    if (rc == RUN_EXIT_OK && cli->more_source_count) rc = run_link_join_sources(cli, source, &all_sources, r);
+    if (rc == RUN_EXIT_OK) rc = choose_kernels(cli, all_sources ? all_sources : source, r);
     if (rc == RUN_EXIT_OK && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
     if (rc == RUN_EXIT_OK) rc = check_out_files(cli, r);
@@ -345,7 +348,8 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
     if (rc == RUN_EXIT_OK && !cli->compile_only) rc = open_device(ctx, cli, r);
     const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
-    if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
+    if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(ctx, cli, source, &program, r);
+    else if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
         name_hint(cli, r);
     if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(cli->image, &program, r);
     if (rc == RUN_EXIT_OK && !cli->compile_only) rc = run_kernels(ctx, cli, program, buffers, r);
@@ -359,6 +363,7 @@ int main(int argc, char **argv)
     run_buffers_free(ctx, buffers, cli->buffer_count);
     asyncrt_context_destroy(ctx);
     free(source);
+    free(all_sources);
     free(dir);
     free(r->error);
     free(r->scan);

@@ -5,6 +5,7 @@
 #include "asyncrt/status.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/bundle.h"
+#include "asyncrt/link.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/tile_ops.h"
 #include "asyncrt/tensormap.h"

@@ -1,0 +1,82 @@
+#include "worker_exchange.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache_codec.h"
+#include "format.h"
+
+extern char **environ;
+
+bool asyncrt__worker_exchange(const char *worker, const void *req, size_t req_size, unsigned char **reply,
+                              size_t *reply_size, char **why)
+{
+    asyncrt_writer answer = {0};
+    int sv[2] = {-1, -1}, spawn_error = 0;
+    pid_t pid = -1;
+    posix_spawn_file_actions_t actions;
+    bool have_actions = false, ok = false;
+    *reply = NULL;
+    *reply_size = 0;
+    *why = NULL;
+    /* One socket for both directions: send() with MSG_NOSIGNAL cannot raise
+     * SIGPIPE in the caller's process if the worker dies early, and
+     * SOCK_CLOEXEC keeps other workers spawned meanwhile from holding it. */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || posix_spawn_file_actions_init(&actions) != 0)
+        goto done;
+    have_actions = true;
+    char *argv[] = {(char *)worker, NULL};
+    if (posix_spawn_file_actions_adddup2(&actions, sv[1], 0) != 0 ||
+        posix_spawn_file_actions_adddup2(&actions, sv[1], 1) != 0 ||
+        (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, environ)) != 0) {
+        pid = -1;
+        goto done;
+    }
+    close(sv[1]);
+    sv[1] = -1;
+    for (size_t sent = 0; sent < req_size;) {
+        ssize_t n = send(sv[0], (const char *)req + sent, req_size - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) goto done;
+        sent += (size_t)n;
+    }
+    shutdown(sv[0], SHUT_WR);
+    unsigned char chunk[65536];
+    for (ssize_t n; (n = read(sv[0], chunk, sizeof chunk)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) goto done;
+        asyncrt__put(&answer, chunk, (size_t)n);
+    }
+    asyncrt__put(&answer, "", 1);
+    ok = !answer.failed;
+done:
+    if (sv[0] >= 0) close(sv[0]);
+    if (sv[1] >= 0) close(sv[1]);
+    if (pid < 0)
+        *why = asyncrt__format("it could not be started: %s", spawn_error ? strerror(spawn_error) : "no resources");
+    if (pid > 0) {
+        int wstatus = 0; /* unread unless reaped: SIGCHLD ignored by the host gives ECHILD */
+        pid_t reaped;
+        while ((reaped = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) {}
+        if (reaped == pid && (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)) {
+            ok = false;
+            *why = WIFEXITED(wstatus) ? asyncrt__format("it exited with status %d", WEXITSTATUS(wstatus))
+                                      : asyncrt__format("it was killed by signal %d", WTERMSIG(wstatus));
+        }
+    }
+    if (!ok && !*why) *why = asyncrt__format("it did not answer");
+    if (have_actions) posix_spawn_file_actions_destroy(&actions);
+    if (ok) {
+        *reply = answer.data;
+        *reply_size = answer.size - 1;
+    } else {
+        free(answer.data);
+    }
+    return ok;
+}

@@ -1,0 +1,183 @@
+#include "link_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compile_stage.h"
+#include "scan.h"
+
+bool run_link_wanted(const run_cli *cli)
+{
+    return cli->more_source_count || cli->link_file_count || cli->lto || cli->link_option_count;
+}
+
+bool run_link_check(const run_cli *cli, char *err, size_t err_size)
+{
+    const char *why = NULL;
+    if (!run_link_wanted(cli)) return true;
+    bool stdin_used = cli->source && !strcmp(cli->source, "-");
+    for (size_t i = 0; i < cli->more_source_count; i++) stdin_used |= !strcmp(cli->more_sources[i], "-");
+    if (stdin_used && cli->more_source_count) why = "'-' (stdin) can only be the one source: name files to link several";
+    else if (cli->emit_ptx) why = "--emit-ptx: a linked image is a CUBIN (--emit-cubin writes it)";
+    if (why) snprintf(err, err_size, "%s", why);
+    return !why;
+}
+
+static char *read_text(const char *path, run_result *r)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n)
+        text[n] = '\0';
+    else if (text)
+        free(text), text = NULL;
+    if (!text) run_fail(r, RUN_EXIT_IO, "cannot read %s: %s", path, f ? "read failed" : strerror(errno));
+    if (f) fclose(f);
+    return text;
+}
+
+int run_link_join_sources(const run_cli *cli, const char *first, char **joined, run_result *r)
+{
+    size_t size = strlen(first) + 2;
+    char *all = malloc(size);
+    if (!all) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    snprintf(all, size, "%s\n", first);
+    for (size_t i = 0; i < cli->more_source_count; i++) {
+        char *text = read_text(cli->more_sources[i], r);
+        char *grown = text ? realloc(all, (size += strlen(text) + 1)) : NULL;
+        if (grown) strcat(strcat(grown, text), "\n"), all = grown;
+        free(text);
+        if (!grown) {
+            free(all);
+            return r->exit_code ? r->exit_code : run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+        }
+    }
+    *joined = all;
+    return RUN_EXIT_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Warnings and notes as run_compile shows NVRTC's (its lines name the file); -v shows any log. */
+static void show_log(const char *prefix, const char *log, int verbose)
+{
+    if (log && (strstr(log, "warning") || strstr(log, "note:") || (verbose && strspn(log, " \t\r\n") < strlen(log))))
+        fprintf(stderr, "%s%s%s", prefix, log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+}
+
+/* One source for the link: the launches' kernels it declares are its name expressions. */
+static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *path, const char *text,
+                       asyncrt_program **out, run_result *r)
+{
+    run_found_kernel *found = calloc(64, sizeof *found);
+    char *dir = NULL;
+    const char *slash = strrchr(path, '/');
+    dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    if (!found || !dir) {
+        free(found), free(dir);
+        return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    }
+    size_t n = run_scan_kernels(text, found, 64);
+    n = n < 64 ? n : 64;
+    const char *names[RUN_MAX_LAUNCHES];
+    size_t name_count = 0;
+    for (size_t i = 0; i < r->launch_count; i++) {
+        const char *k = r->launches[i].kernel;
+        bool seen = !run_scan_find(found, n, k) || !run_scan_needs_name(found, n, k);
+        for (size_t j = 0; j < name_count; j++) seen |= !strcmp(names[j], k);
+        if (!seen) names[name_count++] = k;
+    }
+    const char *includes[RUN_MAX_ITEMS + 1], *options[RUN_MAX_ITEMS + 1];
+    size_t include_count = 0, option_count = 0;
+    for (size_t i = 0; i < cli->include_count; i++) includes[include_count++] = cli->includes[i];
+    includes[include_count++] = dir;
+    for (size_t i = 0; i < cli->nvrtc_option_count; i++) options[option_count++] = cli->nvrtc_options[i];
+    options[option_count++] = cli->lto ? "-dlto" : "-rdc=true";
+    asyncrt_compile_options opts = {
+        .arch = cli->arch, .std = cli->std,
+        .include_dirs = includes, .include_dir_count = include_count,
+        .defines = cli->defines, .define_count = cli->define_count,
+        .options = options, .option_count = option_count,
+        .name_expressions = names, .name_expression_count = name_count,
+    };
+    double start = now_ms();
+    asyncrt_status s = asyncrt_program_compile(ctx, path, text, &opts, out);
+    if (s == ASYNCRT_SUCCESS && cli->verbose)
+        fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s for linking, %s)\n", path,
+                asyncrt_program_origin_string(asyncrt_program_origin_of(*out)), now_ms() - start,
+                asyncrt_program_arch(*out), cli->lto ? "LTO-IR" : "relocatable");
+    if (s == ASYNCRT_SUCCESS) show_log("", asyncrt_program_log(*out), cli->verbose);
+    free(found);
+    free(dir);
+    return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+}
+
+int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first, asyncrt_program **out,
+                     run_result *r)
+{
+    size_t count = 1 + cli->more_source_count;
+    asyncrt_program **programs = calloc(count, sizeof *programs);
+    asyncrt_link *link = NULL;
+    if (!programs) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    double start = now_ms();
+    int rc = RUN_EXIT_OK;
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < count; i++) {
+        const char *path = i ? cli->more_sources[i - 1] : cli->source;
+        char *text = i ? read_text(path, r) : (char *)first;
+        rc = text ? compile_one(ctx, cli, path, text, &programs[i], r) : r->exit_code;
+        if (i) free(text);
+    }
+    asyncrt_status s = ASYNCRT_SUCCESS;
+    if (rc == RUN_EXIT_OK) s = asyncrt_link_create(ctx, cli->arch, &link);
+    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < count; i++) s = asyncrt_link_add_program(link, programs[i]);
+    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < cli->link_file_count; i++)
+        s = asyncrt_link_add_file(link, cli->link_files[i], ASYNCRT_LINK_ANY);
+    if (s == ASYNCRT_SUCCESS && cli->lto) s = asyncrt_link_add_option(link, "-lto");
+    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < cli->link_option_count; i++)
+        s = asyncrt_link_add_option(link, cli->link_options[i]);
+    double linked_at = now_ms();
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_link_complete(link, out);
+    if (rc == RUN_EXIT_OK && s != ASYNCRT_SUCCESS)
+        rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+    r->compile_ms = now_ms() - start;
+    if (rc == RUN_EXIT_OK) {
+        asyncrt_program_origin origin = asyncrt_program_origin_of(*out);
+        static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache"};
+        r->origin = origin <= ASYNCRT_ORIGIN_DISK_CACHE ? origins[origin] : "?";
+        snprintf(r->arch, sizeof r->arch, "%s", asyncrt_program_arch(*out));
+        r->is_ptx = false;
+        asyncrt_program_image(*out, &r->image_bytes);
+        for (size_t i = 0; i < r->launch_count; i++) {
+            const char *lowered = asyncrt_program_lowered_name(*out, r->launches[i].kernel);
+            r->launches[i].lowered = lowered ? lowered : r->launches[i].kernel;
+        }
+        if (cli->verbose)
+            fprintf(stderr, "asyncrt-run: link of %zu sources and %zu files%s: %s in %.1f ms (%s CUBIN, %zu bytes)\n",
+                    count, cli->link_file_count, cli->lto ? " with LTO" : "",
+                    origin == ASYNCRT_ORIGIN_COMPILED ? "cache miss, nvJitLink linked"
+                    : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit" : "disk cache hit, no nvJitLink call",
+                    now_ms() - linked_at, r->arch, r->image_bytes);
+        show_log("asyncrt-run: link: ", asyncrt_program_log(*out), cli->verbose);
+    }
+    if (rc == RUN_EXIT_OK && cli->emit_cubin) {
+        FILE *f = fopen(cli->emit_cubin, "wb");
+        size_t size = 0;
+        const void *image = asyncrt_program_image(*out, &size);
+        bool ok = f && fwrite(image, 1, size, f) == size;
+        if (f) ok = fclose(f) == 0 && ok;
+        if (!ok) rc = run_fail(r, RUN_EXIT_IO, "cannot write %s: %s", cli->emit_cubin, strerror(errno));
+    }
+    asyncrt_link_destroy(link);
+    for (size_t i = 0; i < count; i++) asyncrt_program_destroy(programs[i]);
+    free(programs);
+    return rc;
+}
