@@ -16,6 +16,7 @@
 #include "embedded.h"
 #include "pch.h"
 #include "program.h"
+#include "remote_cache.h"
 #include "sha256.h"
 #include "speculate.h"
 
@@ -133,6 +134,7 @@ typedef struct compile_job {
     bool prepared;             /* options and key are those of `arch` */
     bool looked_up;            /* the cache already missed for this key (a cache_only call) */
     bool claimed;              /* this job holds the key's in-flight claim (context.c) */
+    bool leased;               /* and the remote cache's lease on it (remote_cache.h) */
     char trace_dir[64];        /* this compile's -fdevice-time-trace directory, "" if none */
 } compile_job;
 
@@ -564,18 +566,23 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
             job->claimed = true;
         }
         asyncrt_program *p = asyncrt__cache_find(ctx, job->key);
+        if (!p) p = asyncrt__remote_find(ctx, job->key);
         job->looked_up = !p;
         if (p) {
             release_claim(job);
-            asyncrt__log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
-                        p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
-                        asyncrt__now_ms() - start);
+            asyncrt__log(ctx, 2, "%s: %s hit for %s, no NVRTC call (%.2f ms)", job->source_name,
+                        asyncrt_program_origin_string(p->origin), p->arch, asyncrt__now_ms() - start);
             *out = p;
             return ASYNCRT_SUCCESS;
         }
     }
     if (cache_only) return ASYNCRT_SUCCESS;
-    asyncrt_program *p = NULL;
+    asyncrt_program *p = job->cacheable ? asyncrt__remote_claim(ctx, job->key, &job->leased) : NULL;
+    if (p) { /* another process of the fleet compiled it meanwhile */
+        release_claim(job);
+        *out = p;
+        return ASYNCRT_SUCCESS;
+    }
     size_t base = job->options.count; /* the options serve a retry too: what is added here goes after */
     /* The coarse clock is the one file timestamps come from: a header
      * written after this instant (so after the PCH check below) has an mtime
@@ -609,6 +616,7 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
         if (s == ASYNCRT_SUCCESS && known) {
             memcpy(p->key, deps.result_key, sizeof p->key);
             asyncrt__cache_store(ctx, job->key, &deps, p);
+            asyncrt__remote_store(ctx, job->key, &deps, p);
         } else if (s == ASYNCRT_SUCCESS) {
             asyncrt__log(ctx, 1, "not caching %s: %s", job->source_name, why);
         }
@@ -622,6 +630,7 @@ static asyncrt_status compile_target(compile_job *job, bool cache_only, bool cla
     }
     remove_trace(job);
     while (!job->options.failed && job->options.count > base) free(job->options.items[--job->options.count]);
+    asyncrt__remote_release(ctx, job->key, &job->leased);
     release_claim(job);
     *out = p;
     return s;

@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "pch.h"
+#include "remote_cache.h"
 #include "speculate.h"
 
 static void settle(asyncrt_context *ctx);
@@ -47,6 +48,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     if (ctx->memory_cache) ctx->cache_dir = default_cache_dir();
     ctx->cache = asyncrt__cache_create(ctx);
     ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_from_env());
+    if (ctx->memory_cache) ctx->remote = asyncrt__remote_from_env(ctx);
     if (!locks || !ctx->cache || !ctx->pch) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
@@ -59,6 +61,7 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
     settle(ctx); /* never free what the opener thread writes */
+    asyncrt__remote_destroy(ctx); /* before the cache: its tally is a side file */
     asyncrt__cache_destroy(ctx);
     asyncrt__pch_destroy(ctx->pch);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);

@@ -16,6 +16,7 @@ typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 typedef struct asyncrt_error_slot asyncrt_error_slot;         /* context.c */
 typedef struct asyncrt_inflight asyncrt_inflight;             /* context.c */
 typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
+typedef struct asyncrt_remote asyncrt_remote;                 /* remote_cache.c */
 
 /* Where asyncrt_context_open_device_async stands (ctx->device_state). */
 enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
@@ -27,6 +28,7 @@ struct asyncrt_context {
     bool memory_cache;               /* ASYNCRT_CACHE=0 turns both caches off */
     asyncrt_cache *cache;            /* the in-process cache, counters, directory state */
     asyncrt_pch *pch;                /* NVRTC's precompiled headers, checked (ASYNCRT_PCH) */
+    asyncrt_remote *remote;          /* the shared remote cache, NULL when none (remote_cache.h) */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
