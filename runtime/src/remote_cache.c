@@ -269,11 +269,11 @@ static bool run_op(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[3
             break;
         case OP_UNLEASE: o->result = asyncrt__redis_del_if(s->conn, o->key, r->token, why, sizeof why); break;
         }
-        ok = o->result != ASYNCRT_REDIS_ERROR;
-        if (!ok) {
+        ok = o->result != ASYNCRT_REDIS_ERROR && o->result != ASYNCRT_REDIS_TIMEOUT;
+        if (!ok) { /* a server that lets an operation time out is not waited for again */
             asyncrt__redis_close(s->conn);
             s->conn = NULL;
-            s->failures++;
+            s->failures = o->result == ASYNCRT_REDIS_TIMEOUT ? BREAKER_FAILURES : s->failures + 1;
         } else {
             s->failures = 0;
         }
@@ -415,17 +415,18 @@ static bool rebase(asyncrt_dep_set *set, char *why, size_t why_size)
 
 typedef enum { GOT_NOTHING, GOT_PROGRAM, GOT_STALE, GOT_BAD, GOT_ERROR } got;
 
-/* Verifies a value and installs it locally. */
+/* Verifies a value and installs it locally. A value refused once in a
+ * lookup is not counted or logged again by the lease's re-checks (quiet). */
 static got install(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[32], const unsigned char *data,
-                   size_t size, asyncrt_program **out)
+                   size_t size, bool quiet, asyncrt_program **out)
 {
     asyncrt_manifest m;
     asyncrt_program *p = NULL;
     char why[512], hex[65];
     asyncrt__sha256_hex(key1, hex);
     if (!decode_value(r, key1, data, size, &m, &p, why, sizeof why)) {
-        add(r, R_REJECTED, 1);
-        asyncrt__log(ctx, 1, "warning: remote cache: ignoring the value for %s: %s", hex, why);
+        if (!quiet) add(r, R_REJECTED, 1);
+        asyncrt__log(ctx, quiet ? 2 : 1, "warning: remote cache: ignoring the value for %s: %s", hex, why);
         return GOT_BAD;
     }
     got result = GOT_PROGRAM;
@@ -444,7 +445,7 @@ static got install(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[3
 }
 
 /* GET and install. */
-static got fetch(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[32], asyncrt_program **out)
+static got fetch(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[32], bool quiet, asyncrt_program **out)
 {
     char name[160];
     key_name(r, "v", key1, name, sizeof name);
@@ -455,10 +456,10 @@ static got fetch(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[32]
     add(r, R_BYTES_READ, o.size);
     got g = GOT_BAD;
     if (o.too_big) {
-        add(r, R_REJECTED, 1);
-        asyncrt__log(ctx, 1, "warning: remote cache: ignoring %s: larger than %zu bytes", name, VALUE_MAX);
+        if (!quiet) add(r, R_REJECTED, 1);
+        asyncrt__log(ctx, quiet ? 2 : 1, "warning: remote cache: ignoring %s: larger than %zu bytes", name, VALUE_MAX);
     } else {
-        g = install(ctx, r, key1, o.got, o.size, out);
+        g = install(ctx, r, key1, o.got, o.size, quiet, out);
     }
     free(o.got);
     return g;
@@ -469,7 +470,7 @@ asyncrt_program *asyncrt__remote_find(asyncrt_context *ctx, const uint8_t key1[3
     asyncrt_remote *r = ctx->remote;
     if (!usable(r)) return NULL;
     asyncrt_program *p = NULL;
-    got g = fetch(ctx, r, key1, &p);
+    got g = fetch(ctx, r, key1, false, &p);
     if (g != GOT_ERROR) add(r, p ? R_HITS : R_MISSES, 1);
     return p;
 }
@@ -495,7 +496,7 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_context *ctx, const uint8_t key1[
         if (!run_op(ctx, r, key1, &o)) break;
         if (o.result == ASYNCRT_REDIS_OK) { /* ours: one more look, a holder may have just finished */
             *leased = true;
-            if (fetch(ctx, r, key1, &p) == GOT_PROGRAM) asyncrt__remote_release(ctx, key1, leased);
+            if (fetch(ctx, r, key1, true, &p) == GOT_PROGRAM) asyncrt__remote_release(ctx, key1, leased);
             break;
         }
         if (!waited) {
@@ -513,7 +514,7 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_context *ctx, const uint8_t key1[
         sleep_ms(pause);
         add(r, R_TIME_US, (uint64_t)(pause * 1000));
         pause = pause * 1.5 > 100 ? 100 : pause * 1.5;
-        got g = fetch(ctx, r, key1, &p);
+        got g = fetch(ctx, r, key1, true, &p);
         if (g == GOT_PROGRAM || g == GOT_ERROR) break;
     }
     if (p) add(r, R_HITS, 1);
@@ -578,8 +579,9 @@ static bool pull_shard(asyncrt_context *ctx, asyncrt_remote *r, size_t i, size_t
                                             r->cfg.operation_timeout_ms, why, why_size);
         asyncrt_redis_result res = s->conn ? asyncrt__redis_scan(s->conn, &cursor, match, &keys, &n, why, why_size)
                                            : ASYNCRT_REDIS_ERROR;
+        if (res != ASYNCRT_REDIS_OK && s->conn) asyncrt__redis_close(s->conn), s->conn = NULL;
         pthread_mutex_unlock(&r->lock);
-        if (res == ASYNCRT_REDIS_ERROR) return false;
+        if (res != ASYNCRT_REDIS_OK) return false;
         for (size_t k = 0; k < n; k++) {
             uint8_t key1[32];
             const char *hex = keys[k] + prefix_len;
@@ -590,7 +592,7 @@ static bool pull_shard(asyncrt_context *ctx, asyncrt_remote *r, size_t i, size_t
                 key1[b] = (uint8_t)v;
             }
             asyncrt_program *p = NULL;
-            got g = named ? fetch(ctx, r, key1, &p) : GOT_BAD;
+            got g = named ? fetch(ctx, r, key1, false, &p) : GOT_BAD;
             counts[g == GOT_PROGRAM ? 0 : g == GOT_STALE ? 2 : 1] += g != GOT_NOTHING;
             asyncrt_program_destroy(p);
             free(keys[k]);

@@ -70,7 +70,14 @@ bool asyncrt__redis_available(char *why, size_t why_size)
 
 struct asyncrt_redis {
     redisContext *c;
+    bool timed_out; /* the last command failed by its timeout */
 };
+
+/* ERROR, or TIMEOUT when that is why. */
+static asyncrt_redis_result failed(const asyncrt_redis *r)
+{
+    return r->timed_out ? ASYNCRT_REDIS_TIMEOUT : ASYNCRT_REDIS_ERROR;
+}
 
 /* SIGPIPE from a write to a server that went away: blocked on this thread
  * around each command, and one raised meanwhile is consumed, so the process
@@ -105,16 +112,23 @@ static void guard_end(pipe_guard *g)
 
 static struct timeval ms_to_tv(int ms) { return (struct timeval){ms / 1000, (ms % 1000) * 1000}; }
 
-/* One command; NULL (why) when the connection failed or the server said ERR. */
+/* One command; NULL (why) when the connection failed or the server said
+ * ERR; r->timed_out when the operation timeout passed. */
 static redisReply *command(asyncrt_redis *r, int argc, const char **argv, const size_t *lens, char *why,
                            size_t why_size)
 {
     pipe_guard g;
+    r->timed_out = false;
     guard_begin(&g);
+    errno = 0;
     redisReply *reply = g_api.command_argv(r->c, argc, argv, lens);
+    int err = errno;
     guard_end(&g);
     if (!reply) {
-        snprintf(why, why_size, "%s: %s", argv[0], r->c->errstr[0] ? r->c->errstr : "no reply");
+        /* SO_RCVTIMEO/SO_SNDTIMEO expiring: the read or write fails with EAGAIN */
+        r->timed_out = r->c->err == REDIS_ERR_IO && (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT);
+        snprintf(why, why_size, "%s: %s", argv[0],
+                 r->timed_out ? "no answer within the operation timeout" : r->c->errstr[0] ? r->c->errstr : "no reply");
         return NULL;
     }
     if (reply->type == REDIS_REPLY_ERROR) {
@@ -183,7 +197,7 @@ asyncrt_redis_result asyncrt__redis_get(asyncrt_redis *r, const char *key, size_
     snprintf(end, sizeof end, "%zu", max); /* GETRANGE's end is inclusive: max + 1 bytes tell "too big" */
     const char *argv[] = {"GETRANGE", key, "0", end};
     redisReply *reply = command(r, 4, argv, NULL, why, why_size);
-    if (!reply) return ASYNCRT_REDIS_ERROR;
+    if (!reply) return failed(r);
     asyncrt_redis_result result = ASYNCRT_REDIS_NIL;
     if (reply->type != REDIS_REPLY_STRING) {
         snprintf(why, why_size, "GETRANGE: an unexpected reply (type %d)", reply->type);
@@ -219,7 +233,7 @@ asyncrt_redis_result asyncrt__redis_set(asyncrt_redis *r, const char *key, const
         argv[argc] = ttl, lens[argc++] = strlen(ttl);
     }
     redisReply *reply = command(r, argc, argv, lens, why, why_size);
-    if (!reply) return ASYNCRT_REDIS_ERROR;
+    if (!reply) return failed(r);
     asyncrt_redis_result result = reply->type == REDIS_REPLY_NIL ? ASYNCRT_REDIS_NIL : ASYNCRT_REDIS_OK;
     g_api.free_reply(reply);
     return result;
@@ -232,7 +246,7 @@ asyncrt_redis_result asyncrt__redis_del_if(asyncrt_redis *r, const char *key, co
         "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
     const char *argv[] = {"EVAL", script, "1", key, token};
     redisReply *reply = command(r, 5, argv, NULL, why, why_size);
-    if (!reply) return ASYNCRT_REDIS_ERROR;
+    if (!reply) return failed(r);
     asyncrt_redis_result result = reply->type == REDIS_REPLY_INTEGER && reply->integer ? ASYNCRT_REDIS_OK
                                                                                         : ASYNCRT_REDIS_NIL;
     g_api.free_reply(reply);
@@ -248,7 +262,7 @@ asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *c
     snprintf(at, sizeof at, "%llu", *cursor);
     const char *argv[] = {"SCAN", at, "MATCH", match, "COUNT", "256"};
     redisReply *reply = command(r, 6, argv, NULL, why, why_size);
-    if (!reply) return ASYNCRT_REDIS_ERROR;
+    if (!reply) return failed(r);
     bool ok = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
               reply->element[0]->type == REDIS_REPLY_STRING && reply->element[1]->type == REDIS_REPLY_ARRAY;
     redisReply *names = ok ? reply->element[1] : NULL;

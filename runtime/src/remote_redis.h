@@ -22,7 +22,8 @@ typedef struct asyncrt_redis asyncrt_redis;
 typedef enum asyncrt_redis_result {
     ASYNCRT_REDIS_OK,
     ASYNCRT_REDIS_NIL,   /* no such key (GET), not set (SET NX), nothing deleted */
-    ASYNCRT_REDIS_ERROR  /* why says what; the connection is unusable */
+    ASYNCRT_REDIS_ERROR, /* why says what; the connection is unusable */
+    ASYNCRT_REDIS_TIMEOUT /* the same, because the operation timeout passed */
 } asyncrt_redis_result;
 
 /* Opens hiredis once per process. False with why when it cannot be used. */
