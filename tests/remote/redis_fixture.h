@@ -63,7 +63,7 @@ typedef struct remote_result {
     asyncrt_cache_stats local;
 } remote_result;
 
-/* Starts the child; it waits for go_fd to close (-1: it does not wait). */
+/* Starts the child; it waits for a byte on go_fd (-1: it does not wait). */
 pid_t remote_child_start(const remote_run *run, int go_fd, int *result_fd);
 /* Its result, waiting at most limit_s (then it is killed: ran is false). */
 remote_result remote_child_finish(pid_t pid, int result_fd, int limit_s);
