@@ -594,6 +594,7 @@ static bool pull_shard(asyncrt_context *ctx, asyncrt_remote *r, size_t i, size_t
             asyncrt_program *p = NULL;
             got g = named ? fetch(ctx, r, key1, false, &p) : GOT_BAD;
             counts[g == GOT_PROGRAM ? 0 : g == GOT_STALE ? 2 : 1] += g != GOT_NOTHING;
+            if (g == GOT_PROGRAM) add(r, R_HITS, 1); /* taken from the remote, as a lookup's hit */
             asyncrt_program_destroy(p);
             free(keys[k]);
         }
