@@ -3,6 +3,7 @@
  * through the library's remote tier: push signs the newest dependency set
  * of each manifest with its entry; pull verifies every value (HMAC, bounds,
  * seals) and installs only those whose headers hold the same content here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,10 @@ static int finish(cache_tool *tool, const char *what, size_t counts[3], const ch
         cache_json_key("command", true);
         tool_json_string(stdout, what);
         for (int i = 0; i < 3; i++) {
-            cache_json_key(names[i], false);
+            char key[32];
+            snprintf(key, sizeof key, "%s", names[i]);
+            for (char *c = key; *c; c++) *c = *c == ' ' ? '_' : *c;
+            cache_json_key(key, false);
             printf("%zu", counts[i]);
         }
         printf("\n}\n");
