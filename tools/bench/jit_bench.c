@@ -35,7 +35,7 @@ static double median_of(double *v, int n)
 /* Kernel `index`: out[i] = (index + 2) * in[i], staged through shared memory
  * with cuda::memcpy_async on a cuda::barrier. `salt` makes the source (and
  * so every cache key, NVRTC's own included) new without changing the code. */
-static char *kernel_source(int index, int salt)
+char *jit_bench_kernel_source(int index, int salt)
 {
     return asyncrt__format(
         "#include <cuda/barrier>\n"
@@ -125,7 +125,7 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     asyncrt_module *mods[KERNELS] = {NULL};
     asyncrt_status s = dir ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_IO;
     for (int i = 0; i < KERNELS; i++)
-        if (!(src[i] = kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
+        if (!(src[i] = jit_bench_kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
     if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1); /* read by the context: no other thread runs now */
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
     unsetenv("ASYNCRT_PCH");
@@ -247,7 +247,7 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
     /* Fill a cache as `asyncrt-cache warm` does (a batch), keep the image too. */
     char *cache = asyncrt__format("%s/warm", dir), *image_path = asyncrt__format("%s/image", dir);
     asyncrt_context *filler = NULL;
-    char *src = kernel_source(0, 1);
+    char *src = jit_bench_kernel_source(0, 1);
     asyncrt_build_request req = {.source_name = "cold.cu", .source = src};
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&filler, ordinal, cache);
     if (s == ASYNCRT_SUCCESS && (s = asyncrt_build_batch(filler, &req, 1, 0, false)))
@@ -423,7 +423,7 @@ int jit_bench_child(int argc, char **argv)
     double c0 = now_ms(), c1 = c0;
     if (s == ASYNCRT_SUCCESS && !memory) {
         int salt = argc > 5 ? atoi(argv[5]) : 1;
-        char *src = kernel_source(0, salt);
+        char *src = jit_bench_kernel_source(0, salt);
         s = src ? asyncrt_program_compile(ctx, "cold.cu", src, NULL, &program) : ASYNCRT_ERROR_OUT_OF_MEMORY;
         c1 = now_ms();
         free(src);
