@@ -283,7 +283,7 @@ static bool run_op(asyncrt_context *ctx, asyncrt_remote *r, const uint8_t key1[3
     asyncrt__remote_describe_server(&r->cfg.servers[i], server, sizeof server);
     if (tripped) {
         s->off = true;
-        snprintf(r->state, sizeof r->state, "off: %s switched off for this process: %s", server, why);
+        snprintf(r->state, sizeof r->state, "off: %.240s switched off for this process: %.200s", server, why);
     }
     pthread_mutex_unlock(&r->lock);
     add(r, R_TIME_US, (uint64_t)((asyncrt__now_ms() - start) * 1000));

@@ -163,7 +163,7 @@ size_t redis_keys(const redis_server *s, const char *match, char ***keys)
         assert_int_equal(asyncrt__redis_scan(r, &cursor, match, &some, &n, why, sizeof why), ASYNCRT_REDIS_OK);
         *keys = realloc(*keys, (total + n + 1) * sizeof **keys);
         assert_non_null(*keys);
-        memcpy(*keys + total, some, n * sizeof *some);
+        if (n) memcpy(*keys + total, some, n * sizeof *some);
         total += n;
         free(some);
     } while (cursor);
@@ -238,7 +238,7 @@ static void child(const remote_run *run, int go_fd, int out_fd)
     asyncrt_context_cache_stats(ctx, &r.local);
     asyncrt_context_destroy(ctx);
     ssize_t w = write(out_fd, &r, sizeof r);
-    _exit(w == (ssize_t)sizeof r ? 0 : 4);
+    exit(w == (ssize_t)sizeof r ? 0 : 4); /* exit, not _exit: LeakSanitizer checks the child too */
 }
 
 pid_t remote_child_start(const remote_run *run, int go_fd, int *result_fd)
@@ -275,7 +275,12 @@ remote_result remote_child_finish(pid_t pid, int result_fd, int limit_s)
         kill(pid, SIGKILL);
     }
     close(result_fd);
-    waitpid(pid, NULL, 0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) { /* crashed, or a sanitizer found something */
+        print_message("a child compile ended with status 0x%x\n", status);
+        r.ran = false;
+    }
     return r;
 }
 
