@@ -26,7 +26,7 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median_of(double *v, int n)
+double jit_bench_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, compare_doubles);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -178,10 +178,10 @@ static asyncrt_status measure_batch(asyncrt_context *ctx, int ordinal, int repea
             s = build_set(ctx, ordinal, mode, salt++, &t[mode][rep], &r->outputs_ok);
         }
     if (s == ASYNCRT_SUCCESS) {
-        r->sequential_ms = median_of(t[ONE_BY_ONE], repeats);
-        r->pch_ms = median_of(t[ONE_BY_ONE_PCH], repeats);
-        r->batch_ms = median_of(t[BATCH], repeats);
-        r->threads_only_ms = median_of(t[BATCH_THREADS], repeats);
+        r->sequential_ms = jit_bench_median(t[ONE_BY_ONE], repeats);
+        r->pch_ms = jit_bench_median(t[ONE_BY_ONE_PCH], repeats);
+        r->batch_ms = jit_bench_median(t[BATCH], repeats);
+        r->threads_only_ms = jit_bench_median(t[BATCH_THREADS], repeats);
     }
     for (int m = 0; m < MODES; m++) free(t[m]);
     return s;
@@ -307,13 +307,13 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
         free(args_cached), free(args_memory), free(args_seq), free(args_ovl), free(empty1), free(empty2);
     }
     if (s == ASYNCRT_SUCCESS) {
-        r->cached_ms = median_of(cached, runs);
-        r->memory_ms = median_of(memory, runs);
-        r->hit_call_ms = median_of(hit, runs);
-        r->sequential_ms = median_of(seq, runs);
-        r->overlapped_ms = median_of(ovl, runs);
-        r->sequential_rest_ms = median_of(seq_rest, runs);
-        r->overlapped_rest_ms = median_of(ovl_rest, runs);
+        r->cached_ms = jit_bench_median(cached, runs);
+        r->memory_ms = jit_bench_median(memory, runs);
+        r->hit_call_ms = jit_bench_median(hit, runs);
+        r->sequential_ms = jit_bench_median(seq, runs);
+        r->overlapped_ms = jit_bench_median(ovl, runs);
+        r->sequential_rest_ms = jit_bench_median(seq_rest, runs);
+        r->overlapped_rest_ms = jit_bench_median(ovl_rest, runs);
     }
     free(cached), free(memory), free(hit), free(seq), free(ovl), free(seq_rest), free(ovl_rest), free(cache),
         free(image_path);

@@ -26,6 +26,9 @@ int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json);
  * malloc'd, NULL when out of memory. */
 char *jit_bench_kernel_source(int index, int salt);
 
+/* The median of v[0..n) (sorts v). */
+double jit_bench_median(double *v, int n);
+
 /* The body of a child process; returns its exit status. */
 int jit_bench_child(int argc, char **argv);
 

@@ -189,18 +189,6 @@ static pid_t start_redis(const char *dir, char *spec, size_t spec_size)
 
 /* ---- the report -------------------------------------------------------------- */
 
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, compare);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 typedef struct report {
     int processes;
     proc_result cold, down, hangs;
@@ -306,7 +294,7 @@ static int measure(const char *dir, const char *spec, const char *arch, int proc
             disk[rep * KERNELS + k] = b.kernel_ms[k];
         }
     }
-    if (ok) r->remote_hit_ms = median(remote, 3 * KERNELS), r->disk_hit_ms = median(disk, 3 * KERNELS);
+    if (ok) r->remote_hit_ms = jit_bench_median(remote, 3 * KERNELS), r->disk_hit_ms = jit_bench_median(disk, 3 * KERNELS);
     /* the server down: nothing at the socket; connects that hang: a full accept queue */
     char down[700];
     snprintf(down, sizeof down, "redis+unix:%s/nobody-here.sock|connect-timeout=100", dir);
