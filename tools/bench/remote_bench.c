@@ -294,7 +294,10 @@ static int measure(const char *dir, const char *spec, const char *arch, int proc
             disk[rep * KERNELS + k] = b.kernel_ms[k];
         }
     }
-    if (ok) r->remote_hit_ms = jit_bench_median(remote, 3 * KERNELS), r->disk_hit_ms = jit_bench_median(disk, 3 * KERNELS);
+    if (ok) {
+        r->remote_hit_ms = jit_bench_median(remote, 3 * KERNELS);
+        r->disk_hit_ms = jit_bench_median(disk, 3 * KERNELS);
+    }
     /* the server down: nothing at the socket; connects that hang: a full accept queue */
     char down[700];
     snprintf(down, sizeof down, "redis+unix:%s/nobody-here.sock|connect-timeout=100", dir);
