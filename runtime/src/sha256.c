@@ -34,6 +34,17 @@ static void compress(uint32_t s[8], const uint8_t b[64])
     s[0] += a; s[1] += bb; s[2] += c; s[3] += d; s[4] += e; s[5] += f; s[6] += g; s[7] += h;
 }
 
+bool asyncrt__sha256_portable;
+
+static void compress_blocks(uint32_t s[8], const uint8_t *b, size_t n)
+{
+    if (!asyncrt__sha256_portable && asyncrt__sha256_ni_usable()) {
+        asyncrt__sha256_ni_blocks(s, b, n);
+        return;
+    }
+    for (; n; n--, b += 64) compress(s, b);
+}
+
 void asyncrt__sha256_init(asyncrt_sha256 *h)
 {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -48,13 +59,20 @@ void asyncrt__sha256_update(asyncrt_sha256 *h, const void *data, size_t size)
     const uint8_t *p = data;
     h->length += size;
     while (size) {
+        if (h->used == 0 && size >= 64) { /* whole blocks straight from the input */
+            size_t n = size / 64;
+            compress_blocks(h->state, p, n);
+            p += 64 * n;
+            size -= 64 * n;
+            continue;
+        }
         size_t take = 64 - h->used < size ? 64 - h->used : size;
         memcpy(h->block + h->used, p, take);
         h->used += take;
         p += take;
         size -= take;
         if (h->used == 64) {
-            compress(h->state, h->block);
+            compress_blocks(h->state, h->block, 1);
             h->used = 0;
         }
     }
