@@ -1,5 +1,5 @@
 /* asyncrt-compile-worker: one compile per process, for asyncrt_build_batch
- * (see runtime/src/compile_worker.h for why and for the protocol). Reads the
+ * (see runtime/compile/compile_worker.h for why and for the protocol). Reads the
  * request from stdin; when the cache key it computes for it is the parent's,
  * compiles it with asyncrt_program_compile into the given cache directory
  * and writes "status N" and the message to stdout, else writes "mismatch"
@@ -159,7 +159,7 @@ static int answer(reader *r)
     if (s == ASYNCRT_SUCCESS) s = asyncrt_context_set_cache_dir(ctx, cache_dir);
     /* The parent's key, or this answer does not count: its compile would be
      * stored where the parent never looks. A hit needs no compile. */
-    if (s == ASYNCRT_SUCCESS) s = asyncrt__program_lookup(ctx, source_name, source, &o, &p, mine);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt__program_lookup(ctx, source_name, source, &o, &p, mine, NULL);
     if ((s == ASYNCRT_SUCCESS || s == ASYNCRT_ERROR_NOT_FOUND || s == ASYNCRT_ERROR_UNSUPPORTED) &&
         (memcmp(mine, key, 32) != 0 || s == ASYNCRT_ERROR_UNSUPPORTED)) {
         char hex[65];

@@ -12,7 +12,7 @@ case "$lib" in *.so|*.so.*) ;; *) echo "check_abi: $lib is not a shared library:
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
 nm -D --defined-only "$lib" | awk '{print $NF}' | grep '^asyncrt_' | sort -u >"$work/exported"
-cat "$src"/runtime/include/asyncrt/*.h "$src"/tensormap/include/asyncrt/*.h |
+cat "$src"/runtime/include/asyncrt/*.h |
   grep -E '^ASYNCRT_EXTERN ' | grep -oE '\basyncrt_[a-z0-9_]+[[:space:]]*\(' | tr -d '( \t' | sort -u >"$work/declared"
 sort -u "$src/runtime/asyncrt.sym" >"$work/committed"
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "context.h"
 #include "cache_codec.h"
 #include "cache_manifest.h"
 #include "cache_store.h"
@@ -111,7 +112,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) abort();
     if (asyncrt_context_set_cache_dir(ctx, g_dir) != ASYNCRT_SUCCESS) abort();
-    asyncrt_program *p = asyncrt__cache_find(ctx, k_key1);
+    asyncrt_program *p = asyncrt__cache_find(ctx->cache, k_key1);
     asyncrt_cache_stats stats;
     asyncrt_context_cache_stats(ctx, &stats);
     if (p) {
@@ -123,7 +124,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         *(volatile unsigned char *)&sum = sum;
         /* A second lookup in the same context is served from memory (unless a
          * dependency, e.g. a /proc file, changed meanwhile), the same image. */
-        asyncrt_program *again = asyncrt__cache_find(ctx, k_key1);
+        asyncrt_program *again = asyncrt__cache_find(ctx->cache, k_key1);
         size_t n2 = 0;
         if (again && (asyncrt_program_origin_of(again) != ASYNCRT_ORIGIN_MEMORY_CACHE ||
                       !asyncrt_program_image(again, &n2) || n2 != n ||

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "ops_internal.h" /* the calibration file's form */
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "arch.h"
-#include "nvrtc_loader.h"
+#include "nvrtc_facts.h"
 #include "speculate.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);

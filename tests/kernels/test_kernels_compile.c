@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "embedded.h"
+#include "base_internal.h" /* the embedded kernels, NVRTC's archs */
 #include "test_support.h"
 
 static int g_archs[64];

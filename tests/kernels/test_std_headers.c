@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embedded.h"
+#include "base_internal.h" /* the embedded std headers */
 #include "test_support.h"
 
 static asyncrt_status compile(asyncrt_context *ctx, const char *source, const asyncrt_compile_options *o,

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cache.h"
+#include "context.h"
 #include "dispatch.h"
 #include "test_support.h"
 
@@ -203,7 +204,7 @@ static void calibration_is_saved_only_where_the_cache_may_write(void **state)
     assert_int_equal(system(listing), 0);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, own));
     assert_ok(ctx, asyncrt__calibration_save(ctx, &cal, &path));
-    char *text = asyncrt__cache_read_side(ctx, strrchr(path, '/') + 1);
+    char *text = asyncrt__cache_read_side(ctx->cache, strrchr(path, '/') + 1);
     asyncrt_calibration back;
     char why[160];
     assert_non_null(text);
@@ -233,8 +234,8 @@ static void ops_take_the_dispatchers_path(void **state)
         {ASYNCRT_TILE_STENCIL, "sm_90", "plain", P},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (cases[i].env) setenv("ASYNCRT_PATH", cases[i].env, 1);
-        else unsetenv("ASYNCRT_PATH");
+        if (cases[i].env) test_context_setenv(ctx, "ASYNCRT_PATH", cases[i].env);
+        else test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
         asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = ASYNCRT_F32, .arch = cases[i].arch};
         if (d.kind == ASYNCRT_TILE_STENCIL) d.radius = 1, d.weights = w;
         if (d.kind == ASYNCRT_TILE_MAP) d.expression = "out = v;";
@@ -245,7 +246,7 @@ static void ops_take_the_dispatchers_path(void **state)
                      asyncrt_map_path_name(cases[i].expect));
         asyncrt_tile_destroy(op);
     }
-    unsetenv("ASYNCRT_PATH");
+    test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
 }
 
 int main(void)

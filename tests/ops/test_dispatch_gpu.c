@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "context.h"
 #include "dispatch.h"
 #include "test_support.h"
 
@@ -26,12 +27,12 @@ static asyncrt_map_path auto_transpose_path(void)
  * read here through the cache's own helpers, as the library does. */
 static void write_text(const char *path, const char *text)
 {
-    assert_true(asyncrt__cache_write_side(g_ctx, strrchr(path, '/') + 1, text));
+    assert_true(asyncrt__cache_write_side(g_ctx->cache, strrchr(path, '/') + 1, text));
 }
 
 static char *read_text(const char *path)
 {
-    char *text = asyncrt__cache_read_side(g_ctx, strrchr(path, '/') + 1);
+    char *text = asyncrt__cache_read_side(g_ctx->cache, strrchr(path, '/') + 1);
     if (!text) fail_msg("cannot read %s", path);
     return text;
 }

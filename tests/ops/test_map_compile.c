@@ -1,5 +1,6 @@
 /* The map op without a GPU: validation, path choice against the target, and
  * compile errors that point into the user's expression. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,11 @@ static void auto_follows_the_target_without_a_device(void **state)
         assert_ok(ctx, s);
         assert_int_equal(asyncrt_map_path_of(m), cases[i].path);
         assert_true(asyncrt_map_tile_elements(m) > 0);
+        /* The target was resolved once, by the op, and its program says why. */
+        char why[64];
+        snprintf(why, sizeof why, "%s: explicit target", cases[i].arch);
+        assert_string_equal(asyncrt_program_arch(asyncrt_map_program(m)), cases[i].arch);
+        assert_string_equal(asyncrt_program_arch_reason(asyncrt_map_program(m)), why);
         /* Compiled, but there is no device to launch on. */
         asyncrt_deviceptr p = 16;
         float a = 1, b = 2;
@@ -78,7 +84,7 @@ static void env_forces_a_path_and_a_forced_path_must_fit_the_target(void **state
     asyncrt_context *ctx = *state;
     asyncrt_map *m = NULL;
     asyncrt_map_desc d = axpy("y = a * x + b;", ASYNCRT_PATH_AUTO, "sm_90");
-    setenv("ASYNCRT_PATH", "plain", 1);
+    test_context_setenv(ctx, "ASYNCRT_PATH", "plain");
     assert_ok(ctx, asyncrt_map_create(ctx, &d, &m));
     assert_int_equal(asyncrt_map_path_of(m), ASYNCRT_PATH_PLAIN);
     asyncrt_map_destroy(m);
@@ -88,15 +94,15 @@ static void env_forces_a_path_and_a_forced_path_must_fit_the_target(void **state
     assert_int_equal(asyncrt_map_path_of(m), ASYNCRT_PATH_LDGSTS);
     asyncrt_map_destroy(m);
 
-    setenv("ASYNCRT_PATH", "tma", 1);
+    test_context_setenv(ctx, "ASYNCRT_PATH", "tma");
     d = axpy("y = a * x + b;", ASYNCRT_PATH_AUTO, "compute_80");
     assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, asyncrt_map_create(ctx, &d, &m));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "needs sm_90"));
 
-    setenv("ASYNCRT_PATH", "fast", 1);
+    test_context_setenv(ctx, "ASYNCRT_PATH", "fast");
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "'fast'"));
-    unsetenv("ASYNCRT_PATH");
+    test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
 
     d = axpy("y = a * x + b;", ASYNCRT_PATH_LDGSTS, "sm_75");
     assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, asyncrt_map_create(ctx, &d, &m));
@@ -158,9 +164,9 @@ static void store_modes_reach_the_kernel_by_name(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         asyncrt_map *m = NULL;
         asyncrt_map_desc d = axpy("y = a * x + b;", cases[i].path, cases[i].arch);
-        setenv("ASYNCRT_MAP_TUNE", cases[i].tune, 1);
+        test_context_setenv(ctx, "ASYNCRT_MAP_TUNE", cases[i].tune);
         asyncrt_status s = asyncrt_map_create(ctx, &d, &m);
-        unsetenv("ASYNCRT_MAP_TUNE");
+        test_context_setenv(ctx, "ASYNCRT_MAP_TUNE", NULL);
         if (s == ASYNCRT_ERROR_UNSUPPORTED_ARCH) continue; /* this NVRTC dropped the arch */
         assert_ok(ctx, s);
         if (!strstr(asyncrt_map_source(m), cases[i].expect))
@@ -170,9 +176,9 @@ static void store_modes_reach_the_kernel_by_name(void **state)
     }
     asyncrt_map *m = NULL;
     asyncrt_map_desc d = axpy("y = a * x + b;", ASYNCRT_PATH_TMA, "sm_90");
-    setenv("ASYNCRT_MAP_TUNE", "store=fast", 1);
+    test_context_setenv(ctx, "ASYNCRT_MAP_TUNE", "store=fast");
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
-    unsetenv("ASYNCRT_MAP_TUNE");
+    test_context_setenv(ctx, "ASYNCRT_MAP_TUNE", NULL);
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "store=cs|wb|bulk"));
     assert_null(m);
 }

@@ -1,5 +1,5 @@
 /* cubin-compare [--layout|--resources] A.cubin B.cubin: are they the same
- * kernels (runtime/src/cubin_elf.h)? --layout and --resources compare less.
+ * kernels (tests/parity/cubin_elf.h)? --layout and --resources compare less.
  * Prints the first image's kernels and every difference; exit 0 same, 1
  * different, 2 unreadable. */
 #include <stdio.h>

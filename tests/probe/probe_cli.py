@@ -29,7 +29,7 @@ def arch_matrix(tool):
     m = doc["arch_matrix"]
     if doc["devices"] != []:
         fail("--arch-matrix alone must probe no device", p)
-    # Which NVRTC the search order chose, and why (runtime/src/nvrtc_loader.h).
+    # Which NVRTC the search order chose, and why (runtime/base/nvrtc_loader.h).
     if "libnvrtc" not in (doc["nvrtc_path"] or "") or not doc["nvrtc_choice"]:
         fail("nvrtc_path / nvrtc_choice missing", p)
     for arch in ("sm_80", "sm_90", "sm_90a"):

@@ -53,7 +53,8 @@ static void test_two_shards(void **state)
     assert_int_equal(on_a + on_b, KERNELS);
     assert_true(on_a > 0 && on_b > 0);
     char *cache = cache_dir(); /* one more machine, empty: every kernel from its shard */
-    for (int i = 0; i < KERNELS; i++) assert_int_equal(compile(spec, cache, src[i]).origin, ASYNCRT_ORIGIN_REMOTE_CACHE);
+    for (int i = 0; i < KERNELS; i++)
+        assert_int_equal(compile(spec, cache, src[i]).origin, ASYNCRT_ORIGIN_REMOTE_CACHE);
     free(cache);
     redis_stop(&a);
     redis_stop(&b);

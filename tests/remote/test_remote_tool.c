@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "context.h" /* asyncrt__format */
+#include "format.h"
 #include "redis_fixture.h"
 #include "test_support.h"
 

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "target.h"
 #include "test_support.h"
 
 static const int k_nvrtc13[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};

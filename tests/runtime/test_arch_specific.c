@@ -85,6 +85,7 @@ static void explicit_sm90_gets_a_hint_and_sm90a_compiles(void **state)
     o.arch = "sm_90a";
     assert_ok(ctx, asyncrt_program_compile(ctx, "wgmma.cu", k_wgmma, &o, &p));
     assert_string_equal(asyncrt_program_arch(p), "sm_90a");
+    assert_string_equal(asyncrt_program_arch_reason(p), "sm_90a: explicit target");
     asyncrt_program_destroy(p);
 }
 
@@ -98,6 +99,15 @@ static void pretend_device(asyncrt_context *ctx, int major, int minor)
     ctx->info.driver_version = 13000;
 }
 
+/* The program says why it is sm_90a: auto's rule chose sm_90 (the device),
+ * then ptxas refused it; asyncrt-run -v and --json print this reason. */
+static void assert_retried_reason(const asyncrt_program *p)
+{
+    const char *why = asyncrt_program_arch_reason(p);
+    if (strncmp(why, "sm_90: NVRTC", 12) || !strstr(why, "; then sm_90a: ptxas said sm_90 lacks instructions"))
+        fail_msg("reason '%s' does not say auto chose sm_90 and the retry sm_90a", why);
+}
+
 static void auto_retries_with_sm90a_once_then_uses_the_cache(void **state)
 {
     asyncrt_context *ctx = *state;
@@ -108,16 +118,21 @@ static void auto_retries_with_sm90a_once_then_uses_the_cache(void **state)
     assert_ok(ctx, asyncrt_program_compile(ctx, "wgmma.cu", k_wgmma, NULL, &p));
     assert_string_equal(asyncrt_program_arch(p), "sm_90a");
     assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_COMPILED);
+    assert_retried_reason(p);
     asyncrt_program_destroy(p);
     /* again: found under sm_90a's key, no failing sm_90 compile first */
     assert_ok(ctx, asyncrt_program_compile(ctx, "wgmma.cu", k_wgmma, NULL, &p));
     assert_string_equal(asyncrt_program_arch(p), "sm_90a");
     assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_MEMORY_CACHE);
+    assert_retried_reason(p);
     asyncrt_program_destroy(p);
     /* an ordinary kernel stays on the plain target */
     assert_ok(ctx, asyncrt_program_compile(ctx, "plain.cu", "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
                                            NULL, &p));
     assert_string_equal(asyncrt_program_arch(p), "sm_90");
+    const char *why = asyncrt_program_arch_reason(p);
+    if (strncmp(why, "sm_90: NVRTC", 12) || strstr(why, "then"))
+        fail_msg("the plain kernel's reason is not auto's rule alone: '%s'", why);
     asyncrt_program_destroy(p);
     ctx->device_open = false;
     test_remove_tree(dir);

@@ -156,6 +156,9 @@ static void broken_worker_falls_back_to_this_process(void **state)
 {
     fixture *f = *state;
     setenv("ASYNCRT_COMPILE_WORKER", "/bin/false", 1);
+    asyncrt_context_destroy(f->ctx); /* a context reads the variable when it is created */
+    assert_int_equal(asyncrt_context_create(&f->ctx), ASYNCRT_SUCCESS);
+    assert_ok(f->ctx, asyncrt_context_set_cache_dir(f->ctx, f->dir));
     asyncrt_compile_options o = {.arch = "sm_90"};
     char *src[3] = {kernel(201), kernel(202), kernel(203)};
     asyncrt_build_request reqs[3];

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
 #include "test_support.h"
 
 static const char *k_source =

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache_manifest.h"
-#include "context.h" /* asyncrt__format */
+#include "base_internal.h"  /* asyncrt__format */
+#include "cache_internal.h" /* dependency sets */
 #include "test_support.h"
 
 static char *g_root; /* the working directory of every case */

@@ -10,15 +10,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h" /* asyncrt__format */
+#include "base_internal.h" /* asyncrt__format */
 #include "test_support.h"
 
 static char *g_dir;
 
-/* Runs the tool with `args`; returns its exit code, its stdout+stderr in *out. */
-static int tool(const char *args, char **out)
+/* Runs the tool with `args` under `env` (NAME=VALUE ..., for env(1)); returns
+ * its exit code, its stdout+stderr in *out. */
+static int tool_in(const char *env, const char *args, char **out)
 {
-    char *cmd = asyncrt__format("'%s' %s 2>&1", getenv("ASYNCRT_CACHE_TOOL"), args);
+    char *cmd = asyncrt__format("env %s '%s' %s 2>&1", env, getenv("ASYNCRT_CACHE_TOOL"), args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     char *text = calloc(1, 1 << 16);
@@ -31,15 +32,17 @@ static int tool(const char *args, char **out)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static void expect(const char *args, int code, const char *needle)
+static void expect_in(const char *env, const char *args, int code, const char *needle)
 {
     char *out = NULL;
-    int rc = tool(args, &out);
+    int rc = tool_in(env, args, &out);
     if (rc != code || (needle && !strstr(out, needle)))
-        fail_msg("asyncrt-cache %s: exit %d (expected %d), output:\n%s\n(expected \"%s\")", args, rc, code, out,
-                 needle ? needle : "");
+        fail_msg("%s asyncrt-cache %s: exit %d (expected %d), output:\n%s\n(expected \"%s\")", env, args, rc, code,
+                 out, needle ? needle : "");
     free(out);
 }
+
+static void expect(const char *args, int code, const char *needle) { expect_in("", args, code, needle); }
 
 /* One compile into the cache, in a fresh context. */
 static void compile_into_cache(const char *source, const asyncrt_compile_options *o)
@@ -185,12 +188,41 @@ static void every_command_on_a_real_cache(void **state)
     free(g_dir);
 }
 
+/* The directory, cap and shared mode come from the library's own reading of
+ * ASYNCRT_CACHE, ASYNCRT_CACHE_DIR, ASYNCRT_CACHE_MAX_BYTES and
+ * ASYNCRT_CACHE_SHARED (cache_config.h), not from a second one. */
+static void reads_the_library_settings(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("asyncrt-cache-env");
+    char *env = asyncrt__format("ASYNCRT_CACHE_DIR=%s", dir);
+    expect_in(env, "--json stats", 0, "\"cap_bytes\": 1073741824,\n  \"cap_env_malformed\": false");
+    char *quoted = asyncrt__format("\"directory\": \"%s\"", dir);
+    expect_in(env, "--json stats", 0, quoted);
+    free(env);
+    env = asyncrt__format("ASYNCRT_CACHE_DIR=%s ASYNCRT_CACHE_MAX_BYTES=512M", dir);
+    expect_in(env, "--json stats", 0, "\"cap_bytes\": 536870912,\n  \"cap_env_malformed\": false");
+    free(env);
+    env = asyncrt__format("ASYNCRT_CACHE_DIR=%s ASYNCRT_CACHE_MAX_BYTES=lots", dir);
+    expect_in(env, "stats", 0, "(ASYNCRT_CACHE_MAX_BYTES is malformed; the default shown)");
+    free(env);
+    /* Shared mode wants a group-writable setgid folder: this private one is refused, and said so. */
+    env = asyncrt__format("ASYNCRT_CACHE_DIR=%s ASYNCRT_CACHE_SHARED=1", dir);
+    expect_in(env, "--json stats", 0, "\"shared\": true");
+    free(env);
+    expect_in("ASYNCRT_CACHE=0", "stats", 7, "caching is off (ASYNCRT_CACHE=0)");
+    free(quoted);
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     if (!getenv("ASYNCRT_CACHE_TOOL")) {
         fprintf(stderr, "test_cache_tool: set ASYNCRT_CACHE_TOOL to asyncrt-cache's path\n");
         return 1;
     }
-    const struct CMUnitTest tests[] = {cmocka_unit_test(every_command_on_a_real_cache)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(every_command_on_a_real_cache),
+                                       cmocka_unit_test(reads_the_library_settings)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,8 +20,10 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "context.h"
 #include "cache_store.h"
 #include "cache_trust.h"
+#include "nvrtc_facts.h"
 #include "nvrtc_loader.h"
 #include "speculate.h"
 #include "test_support.h"
@@ -290,17 +292,17 @@ static void side_files_follow_the_cache_rules(void **state)
     asyncrt_context *ctx = new_context(hint_dir);
     char arch[32];
     assert_false(asyncrt__speculation_guess(ctx, 0, arch, sizeof arch));
-    assert_true(asyncrt__cache_write_side(ctx, "target-h-device-0", "sm_90\n"));
+    assert_true(asyncrt__cache_write_side(ctx->cache, "target-h-device-0", "sm_90\n"));
     assert_int_equal(count_files(hint_dir, ".tmp", ""), 0);
-    char *text = asyncrt__cache_read_side(ctx, "target-h-device-0");
+    char *text = asyncrt__cache_read_side(ctx->cache, "target-h-device-0");
     assert_string_equal(text, "sm_90\n");
     free(text);
     asyncrt_context_destroy(ctx);
     assert_int_equal(chmod(hint_dir, 0777), 0);
     test_capture_begin();
     ctx = new_context(hint_dir);
-    assert_null(asyncrt__cache_read_side(ctx, "target-h-device-0"));
-    assert_false(asyncrt__cache_write_side(ctx, "target-h-device-1", "sm_80\n"));
+    assert_null(asyncrt__cache_read_side(ctx->cache, "target-h-device-0"));
+    assert_false(asyncrt__cache_write_side(ctx->cache, "target-h-device-1", "sm_80\n"));
     asyncrt_context_destroy(ctx);
     free(test_capture_end());
     assert_int_equal(count_files(hint_dir, "target-h-device-1", ""), 0);
@@ -311,7 +313,7 @@ static void side_files_follow_the_cache_rules(void **state)
     assert_int_equal(symlink(real, link), 0);
     test_capture_begin();
     ctx = new_context(hint_dir);
-    assert_null(asyncrt__cache_read_side(ctx, "target-h-device-2"));
+    assert_null(asyncrt__cache_read_side(ctx->cache, "target-h-device-2"));
     asyncrt_context_destroy(ctx);
     char *log = test_capture_end();
     assert_logged(log, "symbolic link");
@@ -639,7 +641,7 @@ static void *compile_loop(void *p)
                  memcmp(asyncrt_program_image(prog, &size), g_reference[value], size) != 0)
             a->bad++;
         asyncrt_program_destroy(prog);
-        if (a->id == 0 && i % 6 == 5) asyncrt__cache_clear(a->ctx);
+        if (a->id == 0 && i % 6 == 5) asyncrt__cache_clear(a->ctx->cache);
         asyncrt_cache_stats s;
         asyncrt_context_cache_stats(a->ctx, &s);
     }

@@ -135,7 +135,7 @@ static void a_worker_gets_every_option_and_the_same_key(void **state)
     asyncrt_context *ctx = new_context(f->cache, 0);
     asyncrt_program *p = NULL;
     uint8_t key[32];
-    assert_int_equal(asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, key), ASYNCRT_ERROR_NOT_FOUND);
+    assert_int_equal(asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, key, NULL), ASYNCRT_ERROR_NOT_FOUND);
 
     /* One field differs from what the key was computed with: the worker
      * says so and compiles nothing. */
@@ -152,14 +152,14 @@ static void a_worker_gets_every_option_and_the_same_key(void **state)
         if (!strstr(message, "computed the cache key")) fail_msg("field %d: %s", i, message);
         free(message);
     }
-    assert_int_equal(asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, key), ASYNCRT_ERROR_NOT_FOUND);
+    assert_int_equal(asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, key, NULL), ASYNCRT_ERROR_NOT_FOUND);
 
     char *message = NULL;
     asyncrt_status s = asyncrt__compile_in_worker(f->worker, f->cache, "t.cu", k_template, &o, "sm_80", key, &message);
     if (s != ASYNCRT_SUCCESS) fail_msg("worker: %s: %s", asyncrt_status_string(s), message ? message : "");
     /* What the worker stored is what this process looks up. */
     uint8_t again[32];
-    assert_ok(ctx, asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, again));
+    assert_ok(ctx, asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, again, NULL));
     assert_memory_equal(key, again, 32);
     assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
     assert_non_null(asyncrt_program_lowered_name(p, "t<2>"));

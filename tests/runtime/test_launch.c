@@ -1,4 +1,4 @@
-/* The checks made before a launch (runtime/src/launch.c), on a CPU: the
+/* The checks made before a launch (runtime/load/launch_preflight.c), on a CPU: the
  * context is given a driver table of fakes whose occupancy answers the test
  * chooses, so every refusal and its message can be exercised without a GPU.
  * test_launch_gpu.c runs the same paths on a real device. */

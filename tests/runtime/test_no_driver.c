@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context_internal.h"
 #include "test_support.h"
 
 static void no_driver_is_a_clear_status(void **state)
@@ -24,6 +25,10 @@ static void no_driver_is_a_clear_status(void **state)
     assert_null(asyncrt_context_device(ctx));
     /* A second attempt answers the same, from the one load. */
     assert_status(ctx, want, asyncrt_device_count(ctx, &count));
+    /* Nor is there a table for the tools that call the driver directly. */
+    const asyncrt_driver *drv = (const asyncrt_driver *)1;
+    assert_status(ctx, want, asyncrt__context_driver(ctx, &drv));
+    assert_null(drv);
 
     /* Device calls fail cleanly; compiling for a named arch still works. */
     asyncrt_deviceptr ptr = 1;

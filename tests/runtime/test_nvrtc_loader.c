@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "arch.h"
+#include "target.h"
+#include "nvrtc_facts.h"
 #include "nvrtc_loader.h"
 #include "test_support.h"
 

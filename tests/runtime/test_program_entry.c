@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program.h"
-#include "sha256.h"
+#include "base_internal.h"  /* SHA-256 */
+#include "cache_internal.h" /* the entry form */
 #include "test_support.h"
 
 static asyncrt_program *make_program(void)

@@ -206,6 +206,30 @@ static void dynamic_shared_memory_above_48k_is_raised_for_you(void **state)
     asyncrt_module_destroy(m);
 }
 
+/* What the driver says a kernel uses (asyncrt-run -v prints it). */
+static void kernel_resources_come_from_the_driver(void **state)
+{
+    (void)state;
+    static const char *const src =
+        "extern \"C\" __global__ void tile(float *x) {\n"
+        "    __shared__ float s[512];\n"
+        "    s[threadIdx.x] = x[threadIdx.x];\n"
+        "    __syncthreads();\n"
+        "    x[threadIdx.x] = s[511 - threadIdx.x];\n"
+        "}\n";
+    asyncrt_module *m = NULL;
+    asyncrt_kernel *k = NULL;
+    assert_ok(g_ctx, asyncrt_module_build(g_ctx, "resources.cu", src, NULL, &m));
+    assert_ok(g_ctx, asyncrt_module_get_kernel(m, "tile", &k));
+    asyncrt_kernel_resources r = {0};
+    assert_ok(g_ctx, asyncrt_kernel_resources_of(k, &r));
+    assert_int_equal(r.static_shared_bytes, 512 * 4);
+    assert_true(r.registers > 0 && r.registers <= 255);
+    assert_int_equal(r.local_bytes, 0);
+    assert_true(r.max_threads > 0 && r.max_threads <= asyncrt_context_device(g_ctx)->max_threads_per_block);
+    asyncrt_module_destroy(m);
+}
+
 static void second_context_loads_from_disk_without_nvrtc(void **state)
 {
     (void)state;
@@ -266,6 +290,7 @@ int main(void)
         cmocka_unit_test(a_cubin_for_another_arch_is_a_load_error),
         cmocka_unit_test(launch_checks_arguments_names_and_limits),
         cmocka_unit_test(dynamic_shared_memory_above_48k_is_raised_for_you),
+        cmocka_unit_test(kernel_resources_come_from_the_driver),
         cmocka_unit_test(second_context_loads_from_disk_without_nvrtc),
         cmocka_unit_test(cluster_launch_runs),
     };

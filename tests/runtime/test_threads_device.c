@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "context.h"
+#include "context_internal.h"
 #include "test_support.h"
 
 static void (*gate_hold)(void);
@@ -38,7 +40,7 @@ static void write_hint(const char *dir, const char *text)
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
     char *name = hint_name();
-    assert_true(asyncrt__cache_write_side(ctx, name, text));
+    assert_true(asyncrt__cache_write_side(ctx->cache, name, text));
     free(name);
     asyncrt_context_destroy(ctx);
 }
@@ -48,7 +50,7 @@ static char *read_hint(const char *dir)
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
-    char *name = hint_name(), *text = asyncrt__cache_read_side(ctx, name);
+    char *name = hint_name(), *text = asyncrt__cache_read_side(ctx->cache, name);
     free(name);
     asyncrt_context_destroy(ctx);
     return text ? text : calloc(1, 1);
@@ -86,7 +88,8 @@ static void *release_when_compiled(void *arg)
 typedef test_cache_fixture fixture;
 
 /* Opens the device asynchronously behind the gate and compiles for auto. */
-static asyncrt_program *compile_while_opening(fixture *f, int want_entries, int patience_ms, releaser *r)
+static asyncrt_program *compile_source_while_opening(fixture *f, const char *source, int want_entries,
+                                                    int patience_ms, releaser *r)
 {
     *r = (releaser){.dir = f->dir, .want = want_entries, .patience_ms = patience_ms};
     gate_hold();
@@ -94,10 +97,15 @@ static asyncrt_program *compile_while_opening(fixture *f, int want_entries, int 
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, release_when_compiled, r), 0);
     asyncrt_program *p = NULL;
-    assert_ok(f->ctx, asyncrt_program_compile(f->ctx, "spec.cu", k_source, NULL, &p));
+    assert_ok(f->ctx, asyncrt_program_compile(f->ctx, "spec.cu", source, NULL, &p));
     pthread_join(t, NULL);
     assert_ok(f->ctx, asyncrt_context_wait_device(f->ctx));
     return p;
+}
+
+static asyncrt_program *compile_while_opening(fixture *f, int want_entries, int patience_ms, releaser *r)
+{
+    return compile_source_while_opening(f, k_source, want_entries, patience_ms, r);
 }
 
 static void right_guess_compiles_while_the_device_opens(void **state)
@@ -111,6 +119,20 @@ static void right_guess_compiles_while_the_device_opens(void **state)
     assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_COMPILED);
     asyncrt_program_destroy(p);
     assert_int_equal(cache_entries(f->dir), 1);
+}
+
+/* A right guess is still "auto": a kernel that needs sm_90a (setmaxnreg)
+ * gets the retry an auto compile gets, not ptxas's error for sm_90. */
+static void right_guess_keeps_the_auto_retry(void **state)
+{
+    fixture *f = *state;
+    write_hint(f->dir, "sm_90\n");
+    releaser r;
+    asyncrt_program *p = compile_source_while_opening(
+        f, "extern \"C\" __global__ void k() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 240;\"); }\n", 0, 300,
+        &r);
+    assert_string_equal(asyncrt_program_arch(p), "sm_90a");
+    asyncrt_program_destroy(p);
 }
 
 static void wrong_guess_recompiles_for_the_real_target(void **state)
@@ -176,6 +198,9 @@ static void failed_async_open_is_reported_then_retried(void **state)
     assert_null(asyncrt_context_device(ctx));
     assert_ok(ctx, asyncrt_context_open_device(ctx, 0));
     assert_non_null(asyncrt_context_device(ctx));
+    const asyncrt_driver *drv = NULL; /* the table tools call the driver through (context_internal.h) */
+    assert_ok(ctx, asyncrt__context_driver(ctx, &drv));
+    assert_ptr_equal(drv, ctx->drv);
     assert_ok(ctx, asyncrt_program_compile(ctx, "spec.cu", k_source, NULL, &p));
     assert_string_equal(asyncrt_program_arch(p), "sm_90");
     asyncrt_program_destroy(p);
@@ -225,6 +250,7 @@ int main(void)
     if (!gate_hold || !gate_release || !module_loads) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(right_guess_compiles_while_the_device_opens, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(right_guess_keeps_the_auto_retry, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(wrong_guess_recompiles_for_the_real_target, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(malformed_guess_is_ignored, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(no_guess_waits_for_the_device, test_setup_cache_context, test_teardown_cache_context),

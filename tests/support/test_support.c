@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "context_internal.h" /* test_context_setenv */
+
 asyncrt_context *test_open_device_or_skip(const char *test_name)
 {
     asyncrt_context *ctx = NULL;
@@ -36,6 +38,11 @@ int test_setup_context(void **state)
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     *state = ctx;
     return 0;
+}
+
+void test_context_setenv(asyncrt_context *ctx, const char *name, const char *value)
+{
+    assert_int_equal(asyncrt__context_set_setting(ctx, name, value), ASYNCRT_SUCCESS);
 }
 
 int test_teardown_context(void **state)

@@ -31,6 +31,10 @@ asyncrt_context *test_open_device_or_skip(const char *test_name);
 /* CMocka fixtures: *state is a fresh context with no device, destroyed after. */
 int test_setup_context(void **state);
 int test_teardown_context(void **state);
+/* What setenv(name, value) then a fresh context would give (value NULL:
+ * unset), on this context: the library reads its environment once, when
+ * the context is created (base/settings.h). */
+void test_context_setenv(asyncrt_context *ctx, const char *name, const char *value);
 
 /* CMocka fixtures: *state is a test_cache_fixture, a fresh context (no device)
  * whose disk cache is a fresh temporary directory, removed after. */

@@ -150,7 +150,7 @@ static void every_tuning_compiles(void **state)
                                            "threads=128,ctas=2,stages=2,minctas=4"};
     for (size_t a = 0; a < 3; a++) {
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
-            setenv("ASYNCRT_TILE_TUNE", variants[v], 1);
+            test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", variants[v]);
             for (asyncrt_map_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
                 asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, path, archs[a]);
                 build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
@@ -159,7 +159,7 @@ static void every_tuning_compiles(void **state)
             }
         }
         for (size_t v = 0; v < sizeof stencils / sizeof stencils[0]; v++) {
-            setenv("ASYNCRT_TILE_TUNE", stencils[v], 1);
+            test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", stencils[v]);
             bool wide = strstr(stencils[v], "tw=256") != NULL; /* TMA boxes are at most 256 wide */
             for (asyncrt_map_path path = a || wide ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN;
                  path++) {
@@ -169,7 +169,7 @@ static void every_tuning_compiles(void **state)
             }
         }
     }
-    unsetenv("ASYNCRT_TILE_TUNE");
+    test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", NULL);
 }
 
 /* The L2 prefetch hint reaches the PTX of both loads; sm_75 gets 128 for 256. */
@@ -179,17 +179,17 @@ static void l2_hints_reach_the_ptx(void **state)
     static const char *const cp256[] = {"cp.async.cg.shared.global.L2::256B", NULL};
     static const char *const ld128[] = {"ld.global.nc.L2::128B.v4.u32", NULL};
     static const char *const ld256[] = {"ld.global.nc.L2::256B.v4.u32", NULL};
-    setenv("ASYNCRT_TILE_TUNE", "l2=256", 1);
+    test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", "l2=256");
     asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "compute_80");
     build(ctx, &d, cp256, NULL);
     d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, ASYNCRT_PATH_PLAIN, "compute_80");
     build(ctx, &d, ld256, NULL);
     d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F16, ASYNCRT_PATH_PLAIN, "compute_75");
     build(ctx, &d, ld128, "L2::256B");
-    setenv("ASYNCRT_TILE_TUNE", "l2=0", 1);
+    test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", "l2=0");
     d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "compute_80");
     build(ctx, &d, NULL, "L2::");
-    unsetenv("ASYNCRT_TILE_TUNE");
+    test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", NULL);
 }
 
 /* A bad ASYNCRT_TILE_TUNE is refused with the rule, never half-applied. */
@@ -200,7 +200,7 @@ static void bad_tunings_are_refused(void **state)
                                       "ctas=33", "minctas=17", "minctas=16", "l2=64", "variant", "variant=rows,", "variant=rows;threads=64", "threads=",
                                       "speed=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        setenv("ASYNCRT_TILE_TUNE", bad[i], 1);
+        test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", bad[i]);
         asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, ASYNCRT_PATH_LDGSTS, "sm_80");
         asyncrt_tile_op *op = NULL;
         assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_tile_create(ctx, &d, &op));
@@ -213,7 +213,7 @@ static void bad_tunings_are_refused(void **state)
      * 128 threads for 256 columns; nor tw=256 on the TMA path (boxes up to 256 wide) */
     static const char *const bad_stencil[] = {"threads=64", "tw=256,threads=128", "tw=256"};
     for (size_t i = 0; i < 3; i++) {
-        setenv("ASYNCRT_TILE_TUNE", bad_stencil[i], 1);
+        test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", bad_stencil[i]);
         asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, i == 2 ? ASYNCRT_PATH_TMA : ASYNCRT_PATH_PLAIN,
                                    i == 2 ? "sm_90" : "sm_80");
         asyncrt_tile_op *op = NULL;
@@ -221,7 +221,7 @@ static void bad_tunings_are_refused(void **state)
         if (!strstr(asyncrt_context_last_error(ctx), i == 2 ? "at most 256 wide" : "tw=128|256"))
             fail_msg("'%s': %s", bad_stencil[i], asyncrt_context_last_error(ctx));
     }
-    unsetenv("ASYNCRT_TILE_TUNE");
+    test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", NULL);
 }
 
 /* Without a device an op compiles but refuses to launch. */

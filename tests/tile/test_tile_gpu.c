@@ -210,7 +210,7 @@ static void tuned_variants(void **state)
         const char *const *tunes = pass ? stencil_tunes : transpose_tunes;
         size_t n = pass ? sizeof stencil_tunes / sizeof *tunes : sizeof transpose_tunes / sizeof *tunes;
         for (size_t t = 0; t < n; t++) {
-            setenv("ASYNCRT_TILE_TUNE", tunes[t], 1);
+            test_context_setenv(g_ctx, "ASYNCRT_TILE_TUNE", tunes[t]);
             const op_case *ops = pass ? stencils : transposes;
             size_t count = pass ? sizeof stencils / sizeof *ops : sizeof transposes / sizeof *ops;
             run_ops(ASYNCRT_PATH_PLAIN, NULL, ops, count, true);
@@ -220,7 +220,7 @@ static void tuned_variants(void **state)
                 run_ops(ASYNCRT_PATH_TMA, NULL, ops, count, true);
         }
     }
-    unsetenv("ASYNCRT_TILE_TUNE");
+    test_context_setenv(g_ctx, "ASYNCRT_TILE_TUNE", NULL);
 }
 
 /* A launch repeated on other buffers gets maps for them (the op caches the

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dispatch.h"
+#include "ops_internal.h" /* measuring and saving a calibration */
 #include "tile_sweep.h"
 
 int bench_calibrate(asyncrt_context *ctx, const bench_settings *s)

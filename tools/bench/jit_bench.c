@@ -7,8 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h" /* asyncrt__format, asyncrt__fail */
-#include "program.h"
+#include "base_internal.h"    /* asyncrt__format, the settings */
+#include "cache_internal.h"   /* program.h: a program around an image read from a file */
+#include "context_internal.h" /* asyncrt__fail */
 
 #define KERNELS 12
 #define CHECK_N (1 << 16)
@@ -126,12 +127,15 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     asyncrt_status s = dir ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_IO;
     for (int i = 0; i < KERNELS; i++)
         if (!(src[i] = jit_bench_kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
-    if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1); /* read by the context: no other thread runs now */
+    /* ASYNCRT_PCH and ASYNCRT_COMPILE_WORKER are the context's to read (no
+     * other thread runs now): set before it is made, the worker's kept until
+     * the batch has run, then put back as the library read it (env). */
+    asyncrt_settings env;
+    bool have_env = asyncrt__settings_read(&env);
+    if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1);
+    if (mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1);
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
     unsetenv("ASYNCRT_PCH");
-    const char *named = getenv("ASYNCRT_COMPILE_WORKER"); /* the worker named for the other modes */
-    char *worker = named ? strdup(named) : NULL;
-    if (s == ASYNCRT_SUCCESS && mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1);
     double t0 = now_ms();
     if (s == ASYNCRT_SUCCESS && (mode == ONE_BY_ONE || mode == ONE_BY_ONE_PCH)) {
         for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
@@ -143,9 +147,10 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
         asyncrt_build_batch_release(reqs, KERNELS);
     }
     *ms = now_ms() - t0;
-    if (mode == BATCH_THREADS && worker) setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
+    if (mode == BATCH_THREADS && have_env && env.compile_worker)
+        setenv("ASYNCRT_COMPILE_WORKER", env.compile_worker, 1);
     else if (mode == BATCH_THREADS) unsetenv("ASYNCRT_COMPILE_WORKER");
-    free(worker);
+    if (have_env) asyncrt__settings_free(&env);
     if (s != ASYNCRT_SUCCESS)
         asyncrt__fail(ctx, s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
     for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "context.h" /* the driver table, for a bare cuLaunchKernelEx */
-#include "driver.h"
+#include "base_internal.h"    /* asyncrt__format */
+#include "context_internal.h" /* the driver table, for a bare cuLaunchKernelEx; asyncrt__fail */
 
 static int compare_double(const void *a, const void *b)
 {
@@ -177,6 +177,8 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     if (s == ASYNCRT_SUCCESS)
         s = asyncrt_module_build(ctx, "empty.cu", "extern \"C\" __global__ void empty(int) {}", NULL, &module);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_module_get_kernel(module, "empty", &kernel);
+    const asyncrt_driver *drv = NULL;
+    if (s == ASYNCRT_SUCCESS) s = asyncrt__context_driver(ctx, &drv);
     int value = 0;
     void *args[] = {&value};
     size_t sizes[] = {sizeof value};
@@ -191,7 +193,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     for (int batch = -1; s == ASYNCRT_SUCCESS && batch < LAUNCH_BATCHES; batch++) { /* -1 warms up */
         double t0 = now_ms();
         for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++) {
-            CUresult r = ctx->drv->cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
+            CUresult r = drv->cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
             if (r != CUDA_SUCCESS) s = asyncrt__fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx", "empty kernel");
         }
         double t1 = now_ms();

@@ -21,7 +21,7 @@
 
 #include "../common/tool.h"
 #include "asyncrt/asyncrt.h"
-#include "cache_trust.h" /* asyncrt__make_private_dir */
+#include "base_internal.h" /* the library's reading of its variables */
 #include "jit_bench.h"
 
 #define KERNELS 12
@@ -325,20 +325,22 @@ int remote_bench_main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], REMOTE_BENCH_FLAG)) continue;
         if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--processes") && v && atoi(v) >= 1 && atoi(v) <= MAX_PROCESSES) processes = atoi(v), i++;
+        else if (!strcmp(argv[i], "--processes") && v && atoi(v) >= 1 && atoi(v) <= MAX_PROCESSES)
+            processes = atoi(v), i++;
         else if (!strcmp(argv[i], "--arch") && v) arch = v, i++;
         else
             return tool_usage_error("asyncrt-bench", "--remote takes --processes N (1..%d), --arch A, --json; not "
                                     "\"%s\"", MAX_PROCESSES, argv[i]);
     }
-    char dir[256];
-    if (!asyncrt__make_private_dir(dir, sizeof dir, "asyncrt-bench-remote-")) {
+    char dir[256] = "/tmp/asyncrt-bench-remote-XXXXXX"; /* mode 0700 */
+    asyncrt_settings env;
+    if (!mkdtemp(dir) || !asyncrt__settings_read(&env)) {
         fprintf(stderr, "asyncrt-bench --remote: cannot create %s\n", dir);
         return 1;
     }
     char key[300], spec[700];
     pid_t redis = -1;
-    if (!getenv("ASYNCRT_REMOTE_CACHE_KEY_FILE")) { /* a key of this run's own */
+    if (!env.remote_cache_key_file) { /* a key of this run's own */
         unsigned char secret[32];
         snprintf(key, sizeof key, "%s/key", dir);
         int fd = open(key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -347,11 +349,12 @@ int remote_bench_main(int argc, char **argv)
         if (fd >= 0) close(fd);
         if (written) setenv("ASYNCRT_REMOTE_CACHE_KEY_FILE", key, 1);
     }
-    const char *given = getenv("ASYNCRT_REMOTE_CACHE");
+    const char *given = env.remote_cache;
     if (given && *given) snprintf(spec, sizeof spec, "%s", given);
     else if ((redis = start_redis(dir, spec, sizeof spec)) < 0) {
         fprintf(stderr, "asyncrt-bench --remote: no ASYNCRT_REMOTE_CACHE and no redis-server to start "
                         "(Debian: redis-server)\n");
+        asyncrt__settings_free(&env);
         remove_tree(dir);
         return 1;
     }
@@ -366,6 +369,7 @@ int remote_bench_main(int argc, char **argv)
         kill(redis, SIGTERM);
         waitpid(redis, NULL, 0);
     }
+    asyncrt__settings_free(&env);
     remove_tree(dir);
     return rc;
 }

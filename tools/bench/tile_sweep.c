@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context_internal.h" /* each config's ASYNCRT_TILE_TUNE, in the context's settings */
 #include "tile_bench.h"
 
 typedef struct sweep_config {
@@ -166,12 +167,12 @@ static int run_config(sweep_data *d, const sweep_config *c)
 {
     const char *op_name = c->kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
     const char *build = c->arch ? "sm80-ptx" : "native";
-    setenv("ASYNCRT_TILE_TUNE", c->tune, 1);
+    if (asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
     asyncrt_tile_desc desc = {.kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
     if (c->kind == ASYNCRT_TILE_STENCIL) desc.radius = 1, desc.weights = k_five_point;
     asyncrt_tile_op *op = NULL;
     asyncrt_status st = asyncrt_tile_create(d->ctx, &desc, &op);
-    unsetenv("ASYNCRT_TILE_TUNE");
+    asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", NULL);
     const char *path = c->path == ASYNCRT_PATH_AUTO ? "auto" : asyncrt_map_path_name(c->path);
     char detail[96] = "";
     if (st) {
@@ -314,7 +315,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
         failures += run_peer_config(&d, b ? "compute_80" : NULL, &peer_ms[b]);
     }
     /* The default transpose against the peer, same run. */
-    setenv("ASYNCRT_TILE_TUNE", "", 1);
+    asyncrt__context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
     asyncrt_tile_desc auto_t = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     if (peer_ms[0] > 0 && !asyncrt_tile_create(ctx, &auto_t, &op) &&
@@ -322,7 +323,6 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
         printf("peer ratio: the peer transpose takes %.2fx the time of asyncrt's default (%s) transpose\n",
                peer_ms[0] / best_ms, asyncrt_map_path_name(asyncrt_tile_path_of(op)));
     asyncrt_tile_destroy(op);
-    unsetenv("ASYNCRT_TILE_TUNE");
     if (!measure_ceiling(&d, &after) && !csv)
         printf("cuMemcpyDtoD again after the sweep: %.4f ms (%+.1f%% against the start)\n", after,
                100.0 * (before - after) / after);

@@ -19,7 +19,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
                    bool csv);
 
 /* Measures every path of every op on this device and writes the calibration
- * file the dispatcher reads (runtime/src/dispatch.h). Returns 0 or 1. */
+ * file the dispatcher reads (runtime/ops/dispatch.h). Returns 0 or 1. */
 int bench_calibrate(asyncrt_context *ctx, const bench_settings *s);
 
 #endif

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
 #include "tool.h"
 
 static int newest_first(const void *a, const void *b)

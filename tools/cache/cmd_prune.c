@@ -2,8 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache.h"
-#include "cache_store.h"
 #include "tool.h"
 
 static int run(cache_tool *tool, int argc, char **argv)

@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_store.h"
-#include "context.h"
-#include "remote_cache.h"
-#include "sha256.h"
+#include "base_internal.h"
+#include "cache_internal.h"
+#include "context_internal.h"
 #include "tool.h"
 
 /* A context on tool->dir with the remote of the environment, or NULL (said). */
@@ -79,7 +78,7 @@ static int run_push(cache_tool *tool, int argc, char **argv)
         if (!cache_load(tool->dir, &entry, mac, &e, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
             counts[1]++;
-        } else if (!asyncrt__remote_push(ctx, m.key, set, e.program, why, sizeof why)) {
+        } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
             counts[2]++;
         } else {
@@ -102,7 +101,7 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
     if (!ctx) return TOOL_EXIT_IO;
     size_t counts[3] = {0};
     char why[512];
-    bool ok = asyncrt__remote_pull(ctx, &counts[0], &counts[1], &counts[2], why, sizeof why);
+    bool ok = asyncrt__remote_pull(asyncrt__context_remote(ctx), &counts[0], &counts[1], &counts[2], why, sizeof why);
     asyncrt_context_destroy(ctx);
     if (!ok) return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s", why);
     static const char *names[3] = {"installed", "refused", "not for this machine"};
@@ -118,7 +117,7 @@ void cache_remote_stats(const cache_tool *tool)
     }
     asyncrt_remote_cache_stats now, tally;
     asyncrt_context_remote_cache_stats(ctx, &now);
-    asyncrt__remote_stats_tally(ctx, &tally);
+    asyncrt__context_remote_tally(ctx, &tally);
     asyncrt_context_destroy(ctx);
     const uint64_t v[] = {tally.hits, tally.misses, tally.errors, tally.rejected, tally.stores, tally.lease_waits,
                           tally.bytes_read, tally.bytes_written};

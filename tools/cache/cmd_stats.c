@@ -2,8 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "cache_store.h"
 #include "tool.h"
 
 static void write_json(const cache_tool *tool, const asyncrt_cache_listing *l, uint64_t cap, bool cap_ok,
@@ -48,9 +46,8 @@ static int run(cache_tool *tool, int argc, char **argv)
     if (argc > 1) return cache_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
     if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "stats", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    uint64_t cap = ASYNCRT_CACHE_DEFAULT_MAX_BYTES;
-    const char *max = getenv("ASYNCRT_CACHE_MAX_BYTES");
-    bool cap_ok = !max || !*max || asyncrt__cache_parse_size(max, &cap);
+    uint64_t cap = tool->cap;
+    bool cap_ok = !tool->cap_malformed;
     const struct timespec *oldest = NULL, *newest = NULL;
     size_t odd = 0;
     for (size_t i = 0; i < l.count; i++) {

@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_trust.h"
-#include "context.h" /* asyncrt__format */
 #include "tool.h"
 
 void cache_loaded_free(cache_loaded *l)

@@ -4,8 +4,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "asyncrt/asyncrt.h"
-#include "cache_trust.h"
 #include "tool.h"
 
 static void usage(FILE *out)
@@ -30,17 +28,6 @@ static void usage(FILE *out)
                  "  all and no usable GPU; 6 = verify, export or import found damaged or foreign\n"
                  "  files; 7 = no usable cache directory (missing, unreadable, not trusted, caching\n"
                  "  off), or a file could not be read, written or deleted.\n");
-}
-
-/* The library's default directory, via a context (no driver is touched). */
-static char *default_dir(void)
-{
-    asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return NULL;
-    const char *dir = asyncrt_context_cache_dir(ctx);
-    char *copy = dir ? strdup(dir) : NULL;
-    asyncrt_context_destroy(ctx);
-    return copy;
 }
 
 /* Takes --json out of the command's arguments (up to a "--"), so that it
@@ -91,7 +78,17 @@ int main(int argc, char **argv)
     }
 
     cache_tool tool = {.json = json};
-    char *dir = dir_arg ? strdup(dir_arg) : default_dir();
+    /* The directory, cap and mode as the library reads them from the environment. */
+    asyncrt_settings env;
+    asyncrt_cache_config config = {0};
+    if (!asyncrt__settings_read(&env)) return cache_fail(&tool, NULL, TOOL_EXIT_IO, "out of memory");
+    asyncrt__cache_config_read(&env, &config);
+    tool.shared = config.shared;
+    tool.cap = config.max_bytes;
+    tool.cap_malformed = config.malformed_max != NULL;
+    char *dir = dir_arg ? strdup(dir_arg) : config.dir;
+    if (dir_arg) asyncrt__cache_config_free(&config);
+    asyncrt__settings_free(&env);
     if (!dir)
         return cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory: caching is off (ASYNCRT_CACHE=0) or HOME "
                                                      "is unset; use --dir");
@@ -101,9 +98,7 @@ int main(int argc, char **argv)
         free(dir);
         return rc;
     }
-    const char *shared = getenv("ASYNCRT_CACHE_SHARED");
     tool.dir = dir;
-    tool.shared = shared && !strcmp(shared, "1");
     tool.trusted = asyncrt__cache_trust_dir(dir, tool.shared, tool.mac_key, tool.why, sizeof tool.why);
     int rc;
     if (!tool.trusted && cmd->needs_trust) {

@@ -9,13 +9,15 @@
 #include <time.h>
 
 #include "../common/tool.h" /* the four tools' exit codes, --version, JSON strings */
-#include "cache_manifest.h"
-#include "cache_store.h"
-#include "program.h"
+#include "asyncrt/runtime.h"
+#include "base_internal.h"  /* asyncrt__format, SHA-256 names, the settings */
+#include "cache_internal.h" /* the directory, its files and their checks, as the library has them */
 
 typedef struct cache_tool {
     const char *dir;      /* the cache directory */
     bool shared;          /* ASYNCRT_CACHE_SHARED=1 */
+    uint64_t cap;         /* ASYNCRT_CACHE_MAX_BYTES as the library reads it */
+    bool cap_malformed;   /* it was set but is not a size: the default applies */
     bool trusted;         /* passed the library's trust checks */
     bool json;            /* --json: one document on stdout */
     char why[512];        /* why not, when !trusted */

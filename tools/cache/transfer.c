@@ -16,11 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache_manifest.h"
-#include "cache_store.h"
-#include "cache_trust.h"
-#include "context.h" /* asyncrt__format */
-#include "program.h"
 #include "tool.h"
 
 /* Seals l for a cache with `mac` (NULL: plain) and writes dir/name atomically. */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
-#include "context.h"
+#include "base_internal.h"    /* asyncrt__nvrtc_supported_archs */
+#include "context_internal.h" /* asyncrt__fail */
 #include "kernels.h"
 
 static void add_arch(probe_arch_matrix *m, const char *fmt, int number)

@@ -2,12 +2,21 @@
  * tile and im2col forms of cp.async.bulk.tensor. */
 #include "check_support.h"
 
-#include "context.h"
+#include "context_internal.h" /* the driver table: tensor maps encoded by the driver itself */
 
-static bool encode_failed(probe_check *c, CUresult r, const char *call)
+/* The context's driver table; a failed check when there is none. */
+static const asyncrt_driver *driver(probe_check *c)
+{
+    const asyncrt_driver *drv = NULL;
+    if (asyncrt__context_driver(c->ctx, &drv) != ASYNCRT_SUCCESS)
+        chk_fail(c, "no driver: %s", asyncrt_context_last_error(c->ctx));
+    return drv;
+}
+
+static bool encode_failed(probe_check *c, const asyncrt_driver *drv, CUresult r, const char *call)
 {
     char text[160];
-    asyncrt__driver_describe(c->ctx->drv, r, text, sizeof text);
+    asyncrt__driver_describe(drv, r, text, sizeof text);
     return chk_fail(c, "%s failed: %s", call, text);
 }
 
@@ -19,14 +28,16 @@ bool chk_tma_tile(probe_check *c)
     asyncrt_deviceptr in, out;
     uint32_t *h;
     if (!chk_kernel(c, "probe_tma_tile", &k) || !(h = chk_input(c, N, &in)) || !chk_output(c, N, &out)) return false;
+    const asyncrt_driver *drv = driver(c);
+    if (!drv) return false;
     CUtensorMap map;
     const cuuint64_t dims[2] = {W, H}, strides[1] = {W * 4};
     const cuuint32_t box[2] = {BOX_W, BOX_H}, elem_strides[2] = {1, 1};
-    CUresult r = c->ctx->drv->cuTensorMapEncodeTiled(
+    CUresult r = drv->cuTensorMapEncodeTiled(
         &map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 2, (void *)(uintptr_t)in, dims, strides, box, elem_strides,
         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return encode_failed(c, r, "cuTensorMapEncodeTiled");
+    if (r != CUDA_SUCCESS) return encode_failed(c, drv, r, "cuTensorMapEncodeTiled");
     uint32_t width = W;
     void *args[] = {&map, &out, &width};
     size_t sizes[] = {sizeof map, sizeof out, sizeof width};
@@ -46,6 +57,8 @@ bool chk_tma_im2col(probe_check *c)
     if (!chk_kernel(c, "probe_tma_im2col", &k) || !(h = chk_input(c, WORDS, &in)) ||
         !chk_output(c, PIXELS * C, &out) || !(e = chk_host(c, PIXELS * C)))
         return false;
+    const asyncrt_driver *drv = driver(c);
+    if (!drv) return false;
     for (int p = 0; p < PIXELS; p++) {
         int n = p / (BOX_W * BOX_H), rest = p % (BOX_W * BOX_H), y = rest / BOX_W + 1, x = rest % BOX_W + 1;
         for (int ch = 0; ch < C; ch++) e[p * C + ch] = h[((n * H + y) * W + x) * C + ch];
@@ -54,11 +67,11 @@ bool chk_tma_im2col(probe_check *c)
     const cuuint64_t dims[4] = {C, W, H, N}, strides[3] = {C * 4, W * C * 4, H * W * C * 4};
     const int lower[2] = {0, 0}, upper[2] = {-1, -1};
     const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-    CUresult r = c->ctx->drv->cuTensorMapEncodeIm2col(
+    CUresult r = drv->cuTensorMapEncodeIm2col(
         &map, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, (void *)(uintptr_t)in, dims, strides, lower, upper, C, PIXELS,
         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return encode_failed(c, r, "cuTensorMapEncodeIm2col");
+    if (r != CUDA_SUCCESS) return encode_failed(c, drv, r, "cuTensorMapEncodeIm2col");
     void *args[] = {&map, &out};
     size_t sizes[] = {sizeof map, sizeof out};
     return chk_launch(c, k, 1, 1, 128, 0, args, sizes, 2) && chk_verify(c, out, e, PIXELS * C);

@@ -1,8 +1,8 @@
 /* Compiling one part of probe_features.cu. */
 #include "kernels.h"
 
-#include "context.h"
-#include "embedded.h"
+#include "base_internal.h"    /* the embedded probe_features.cu */
+#include "context_internal.h" /* asyncrt__fail */
 
 #define PROBE_SOURCE_NAME "asyncrt/probe_features.cu"
 

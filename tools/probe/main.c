@@ -7,7 +7,7 @@
 
 #include "arch_matrix.h"
 #include "devices.h"
-#include "nvrtc_loader.h"
+#include "base_internal.h" /* which NVRTC was chosen, and why */
 #include "output.h"
 #include "tool.h"
 

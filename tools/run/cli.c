@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
+#include "base_internal.h" /* asyncrt__arch_parse: --arch is checked before anything runs */
 
 typedef struct parser {
     run_cli *cli;

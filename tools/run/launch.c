@@ -1,284 +1,172 @@
-/* The GPU side of a run, through the asyncrt runtime. */
+/* asyncrt-run's launch stage, all of it: loading the program, checking each
+ * launch's arguments against its kernel, building the argument values
+ * (buffers, tensor maps, scalars), streams, launching in order, and timing.
+ * Only the library's public API. */
 #include "launch.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "arch.h"
-#include "cache_trust.h"
-#include "context.h"
-#include "program.h"
+#include "tmap.h"
 
-static double now_ms(void)
+/* What one launch needs: the kernel, its argument pointers and sizes, and
+ * its stream (NULL: the default stream). */
+typedef struct run_prepared {
+    asyncrt_kernel *kernel;
+    void **args;
+    const size_t *sizes;
+    asyncrt_stream stream;
+} run_prepared;
+
+/* Every argument's value for one launch, and its size. */
+typedef struct arg_values {
+    unsigned char *storage[RUN_MAX_ITEMS];
+    void *args[RUN_MAX_ITEMS];
+    size_t sizes[RUN_MAX_ITEMS];
+} arg_values;
+
+static void arg_sizes(const run_launch_spec *l, arg_values *v)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    for (size_t i = 0; i < l->arg_count; i++) v->sizes[i] = l->args[i].size;
 }
 
-static int library_fail(asyncrt_context *ctx, asyncrt_status s, run_result *r)
+/* buf:NAME+N must stay inside the buffer (its end is allowed, as in C). */
+static int arg_offset(const run_arg_spec *a, const run_buffer *b, uint64_t *bytes, run_result *r)
 {
-    return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
-}
-
-/* Why this target: the library's own rule, re-asked for the report. */
-static void explain_arch(asyncrt_context *ctx, const run_cli *cli, run_result *r)
-{
-    int supported[64];
-    size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
-    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
-    asyncrt_arch arch;
-    r->arch_why[0] = '\0';
-    if (!count) return;
-    if (!strcmp(cli->arch, "auto") && dev)
-        asyncrt__arch_select_auto(dev->cc_major, dev->cc_minor, dev->driver_version, asyncrt_nvrtc_version(),
-                                 supported, count, &arch, r->arch_why, sizeof r->arch_why);
-    else if (asyncrt__arch_parse(cli->arch, &arch))
-        asyncrt__arch_check(&arch, supported, count, r->arch_why, sizeof r->arch_why);
-}
-
-static bool write_file(const char *path, const void *data, size_t size, run_result *r)
-{
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(data, 1, size, f) == size;
-    if (f) ok = (fclose(f) == 0) && ok;
-    if (!ok) run_fail(r, RUN_EXIT_IO, "cannot write %s: %s", path, strerror(errno));
-    return ok;
-}
-
-/* NVRTC reports a name expression it cannot resolve as errors in a file it
- * generates ("__nv_name_map(2): error: ..."), also after a real error in the
- * source made the template unusable. Those blocks (the line and its context
- * up to the next blank line) are dropped. When nothing else is left, the
- * caller gives a hint instead (r->name_error). */
-static bool line_has(const char *line, size_t len, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (size_t i = 0; i + n <= len; i++)
-        if (!memcmp(line + i, needle, n)) return true;
-    return false;
-}
-
-static char *without_name_map(const char *log, bool *other_errors)
-{
-    char *out = malloc(strlen(log) + 1);
-    if (!out) return NULL;
-    size_t n = 0;
-    bool skipping = false;
-    *other_errors = false;
-    for (const char *line = log; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line + 1) : strlen(line);
-        if (!strncmp(line, "__nv_name_map", 13)) skipping = true;
-        else if (skipping && (len == 1 || (len == 2 && line[0] == '\r'))) {
-            skipping = false;
-            line += len;
-            continue;
-        }
-        if (!skipping) {
-            bool counted = line_has(line, len, "detected in the compilation of");
-            if (!counted && line_has(line, len, "error")) *other_errors = true;
-            if (!counted) memcpy(out + n, line, len), n += len; /* its count included the dropped errors */
-        }
-        line += len;
-    }
-    out[n] = '\0';
-    return out;
-}
-
-static int compile_fail(asyncrt_context *ctx, asyncrt_status s, run_result *r)
-{
-    const char *msg = asyncrt_context_last_error(ctx);
-    int code = library_fail(ctx, s, r);
-    if (s == ASYNCRT_ERROR_COMPILE && strstr(msg, "__nv_name_map")) {
-        bool other = false;
-        char *filtered = without_name_map(msg, &other);
-        if (filtered && other) {
-            free(r->error);
-            r->error = filtered;
-            filtered = NULL;
-        }
-        r->name_error = !other;
-        free(filtered);
-    }
-    /* ptxas refuses wgmma, setmaxnreg and friends for sm_90: they need sm_90a. */
-    const char *target = strstr(msg, "not supported on .target '");
-    if (target && r->error) {
-        char arch[16] = "";
-        sscanf(target + 26, "%15[a-z_0-9]", arch);
-        size_t len = strlen(r->error);
-        char *more = arch[0] && arch[strlen(arch) - 1] != 'a' ? realloc(r->error, len + 160) : NULL;
-        if (more) {
-            snprintf(more + len, 160, "\nhint: this instruction needs the architecture-specific target: "
-                                      "use --arch %sa", arch);
-            r->error = more;
-        }
-    }
-    return code;
-}
-
-/* Writes the image of `program` if it has the wanted kind, else compiles the
- * sibling target (sm_XY <-> compute_XY) and writes that. */
-/* Writes the image of the kind asked for. The other kind is a second NVRTC
- * compile (a program keeps one image), cached like the first; -v says so. */
-static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_ptx, const char *path,
-                const char *source_name, const char *source, asyncrt_compile_options opts, int verbose,
-                run_result *r)
-{
-    size_t size = 0;
-    const void *image;
-    if (asyncrt_program_is_ptx(program) == want_ptx) {
-        image = asyncrt_program_image(program, &size);
-        /* PTX images carry their terminating NUL; the file should not. */
-        if (want_ptx && size && ((const char *)image)[size - 1] == '\0') size--;
-        return write_file(path, image, size, r) ? RUN_EXIT_OK : r->exit_code;
-    }
-    asyncrt_arch arch;
-    char name[32];
-    if (!asyncrt__arch_parse(asyncrt_program_arch(program), &arch))
-        return run_fail(r, RUN_EXIT_INTERNAL, "cannot parse the program's arch '%s'", asyncrt_program_arch(program));
-    arch.ptx = want_ptx;
-    asyncrt__arch_format(&arch, name, sizeof name);
-    opts.arch = name;
-    asyncrt_program *sibling = NULL;
-    double start = now_ms();
-    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, &sibling);
-    if (s != ASYNCRT_SUCCESS) return library_fail(ctx, s, r);
-    if (verbose) {
-        asyncrt_program_origin origin = asyncrt_program_origin_of(sibling);
-        fprintf(stderr, "asyncrt-run: %s: a second compile, for %s: %s in %.1f ms\n",
-                want_ptx ? "--emit-ptx" : "--emit-cubin", name,
-                origin == ASYNCRT_ORIGIN_COMPILED          ? "cache miss, NVRTC compiled"
-                : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit"
-                : origin == ASYNCRT_ORIGIN_REMOTE_CACHE ? "remote cache hit"
-                                                          : "disk cache hit",
-                now_ms() - start);
-    }
-    image = asyncrt_program_image(sibling, &size);
-    if (want_ptx && size && ((const char *)image)[size - 1] == '\0') size--;
-    bool ok = write_file(path, image, size, r);
-    asyncrt_program_destroy(sibling);
-    return ok ? RUN_EXIT_OK : r->exit_code;
-}
-
-/* -v: a cache directory the library skipped (its warning is a -vv line),
- * through the library's own trust check. */
-static void explain_disk_cache(const asyncrt_context *ctx)
-{
-    const char *dir = asyncrt_context_cache_dir(ctx), *shared = getenv("ASYNCRT_CACHE_SHARED");
-    uint8_t key[32];
-    char why[512];
-    if (!dir)
-        fprintf(stderr, "asyncrt-run: no disk cache: caching is off (ASYNCRT_CACHE=0) or HOME is unset\n");
-    else if (!asyncrt__cache_trust_dir(dir, shared && !strcmp(shared, "1"), key, why, sizeof why))
-        fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", dir, why);
-}
-
-int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
-                const char *source_dir, asyncrt_program **out, run_result *r)
-{
-    const char *includes[RUN_MAX_ITEMS + 1];
-    size_t include_count = 0;
-    for (size_t i = 0; i < cli->include_count; i++) includes[include_count++] = cli->includes[i];
-    if (source_dir) includes[include_count++] = source_dir;
-    /* Each distinct kernel once, where it needs a name expression. */
-    const char *names[RUN_MAX_LAUNCHES];
-    size_t name_count = 0;
-    for (size_t i = 0; i < r->launch_count; i++) {
-        bool seen = !run_scan_needs_name(r->scan, r->scan_count, r->launches[i].kernel);
-        for (size_t j = 0; j < name_count; j++) seen |= !strcmp(names[j], r->launches[i].kernel);
-        if (!seen) names[name_count++] = r->launches[i].kernel;
-    }
-    asyncrt_compile_options opts = {
-        .arch = cli->arch, .std = cli->std,
-        .include_dirs = includes, .include_dir_count = include_count,
-        .defines = cli->defines, .define_count = cli->define_count,
-        .options = cli->nvrtc_options, .option_count = cli->nvrtc_option_count,
-        .name_expressions = names, .name_expression_count = name_count,
-    };
-    explain_arch(ctx, cli, r);
-    double start = now_ms();
-    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);
-    r->compile_ms = now_ms() - start;
-    if (s != ASYNCRT_SUCCESS) return compile_fail(ctx, s, r);
-    static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};
-    asyncrt_program_origin origin = asyncrt_program_origin_of(*out);
-    r->origin = origin <= ASYNCRT_ORIGIN_REMOTE_CACHE ? origins[origin] : "?";
-    snprintf(r->arch, sizeof r->arch, "%s", asyncrt_program_arch(*out));
-    r->is_ptx = asyncrt_program_is_ptx(*out);
-    asyncrt_program_image(*out, &r->image_bytes);
-    for (size_t i = 0; i < r->launch_count; i++) { /* an extern "C" kernel named plainly: that is its symbol */
-        const char *lowered = asyncrt_program_lowered_name(*out, r->launches[i].kernel);
-        r->launches[i].lowered = lowered ? lowered : r->launches[i].kernel;
-    }
-    if (cli->verbose) {
-        explain_disk_cache(ctx);
-        fprintf(stderr, "asyncrt-run: target %s\n", r->arch_why[0] ? r->arch_why : r->arch);
-        fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s %s, %zu bytes)\n", source_name,
-                origin == ASYNCRT_ORIGIN_COMPILED ? "cache miss, NVRTC compiled"
-                : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit"
-                : origin == ASYNCRT_ORIGIN_REMOTE_CACHE ? "remote cache hit, no NVRTC call"
-                                                        : "disk cache hit, no NVRTC call",
-                r->compile_ms, r->arch, r->is_ptx ? "PTX" : "CUBIN", r->image_bytes);
-    }
-    /* Warnings are shown as nvcc shows them; -v shows any other log too. */
-    const char *log = asyncrt_program_log(*out);
-    if (log && (strstr(log, "warning") || (cli->verbose && strspn(log, " \t\r\n") < strlen(log))))
-        fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
-    int rc = RUN_EXIT_OK;
-    if (cli->emit_ptx) rc = emit(ctx, *out, true, cli->emit_ptx, source_name, source, opts, cli->verbose, r);
-    if (rc == RUN_EXIT_OK && cli->emit_cubin)
-        rc = emit(ctx, *out, false, cli->emit_cubin, source_name, source, opts, cli->verbose, r);
-    return rc;
-}
-
-/* What the driver says of a loaded kernel (-1 where it cannot say). */
-static void kernel_attributes(asyncrt_context *ctx, const asyncrt_kernel *k, run_launch_result *l)
-{
-    static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
-                                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
-    int *to[] = {&l->regs, &l->static_shared, &l->local, &l->max_threads};
-    for (size_t i = 0; i < 4; i++)
-        if (ctx->drv->cuFuncGetAttribute(to[i], which[i], (CUfunction)asyncrt_kernel_function(k)) != CUDA_SUCCESS)
-            *to[i] = -1;
-}
-
-int run_load(asyncrt_context *ctx, const asyncrt_program *program, size_t launch_count, asyncrt_module **module,
-             asyncrt_kernel **kernels, run_result *r)
-{
-    double start = now_ms();
-    asyncrt_status s = asyncrt_module_load(ctx, program, module);
-    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < launch_count; i++)
-        s = asyncrt_module_get_kernel(*module, r->launches[i].kernel, &kernels[i]);
-    r->load_ms = now_ms() - start;
-    if (s != ASYNCRT_SUCCESS) return library_fail(ctx, s, r);
-    for (size_t i = 0; i < launch_count; i++) kernel_attributes(ctx, kernels[i], &r->launches[i]);
+    size_t elem = run_dtype_size(b->dtype);
+    if (!a->offset_in_bytes && a->offset > UINT64_MAX / elem)
+        return run_fail(r, RUN_EXIT_USAGE, "--arg %s: offset overflows", a->text);
+    *bytes = a->offset_in_bytes ? a->offset : a->offset * elem;
+    if (*bytes > b->bytes)
+        return run_fail(r, RUN_EXIT_USAGE, "--arg %s: offset %llu bytes is past the end of buffer %s (%zu bytes)",
+                        a->text, (unsigned long long)*bytes, b->name, b->bytes);
     return RUN_EXIT_OK;
 }
 
-int run_use_image(const char *path, asyncrt_program **program, run_result *r)
+static int arg_values_fill(const run_launch_spec *l, const run_buffer *buffers, const asyncrt_tensor_map *maps,
+                           const asyncrt_deviceptr *map_ptrs, arg_values *v, run_result *r)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *data = NULL;
-    long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    bool ok = n > 4 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) == (size_t)n;
-    if (f) fclose(f);
-    if (!ok || memcmp(data, "\x7f" "ELF", 4) != 0) {
-        free(data);
-        return run_fail(r, ok ? RUN_EXIT_USAGE : RUN_EXIT_IO, "--image %s: %s", path,
-                        ok ? "not a CUBIN (an ELF file, as nvcc -cubin writes)" : strerror(errno ? errno : EIO));
+    for (size_t i = 0; i < l->arg_count; i++) {
+        const run_arg_spec *a = &l->args[i];
+        /* 64-byte aligned: a tensor map must be, and nothing needs more. */
+        size_t bytes = (a->size + 63) / 64 * 64;
+        if (!(v->storage[i] = aligned_alloc(64, bytes ? bytes : 64))) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+        memset(v->storage[i], 0, bytes ? bytes : 64);
+        v->args[i] = v->storage[i];
+        asyncrt_deviceptr ptr = 0;
+        uint64_t offset = 0;
+        switch (a->kind) {
+        case RUN_ARG_SCALAR: run_value_store(a->dtype, a->value, v->storage[i]); break;
+        case RUN_ARG_BUFFER:
+            if (arg_offset(a, &buffers[a->ref], &offset, r) != RUN_EXIT_OK) return r->exit_code;
+            ptr = buffers[a->ref].dev + offset;
+            memcpy(v->storage[i], &ptr, sizeof ptr);
+            break;
+        case RUN_ARG_TMAP: memcpy(v->storage[i], &maps[a->ref], sizeof maps[a->ref]); break;
+        case RUN_ARG_TMAP_PTR: memcpy(v->storage[i], &map_ptrs[a->ref], sizeof map_ptrs[a->ref]); break;
+        case RUN_ARG_NULL: break;
+        default: run_arg_encode(a, v->storage[i]); break;
+        }
     }
-    /* In place: the launches' lowered names point into the program. */
-    free((*program)->image);
-    (*program)->image = data; /* the same names: Itanium mangling is nvcc's too */
-    (*program)->image_size = (size_t)n;
-    (*program)->ptx = false;
-    r->is_ptx = false;
-    r->image_bytes = (size_t)n;
+    return RUN_EXIT_OK;
+}
+
+static void arg_values_free(arg_values *v)
+{
+    for (size_t i = 0; i < RUN_MAX_ITEMS; i++) free(v->storage[i]);
+}
+
+/* Bytes of the distinct buffers the arguments reach, for GB/s. */
+static uint64_t derived_bytes(const run_cli *cli, const run_launch_spec *l, const run_buffer *buffers)
+{
+    bool used[RUN_MAX_ITEMS] = {false};
+    uint64_t total = 0;
+    for (size_t i = 0; i < l->arg_count; i++) {
+        const run_arg_spec *a = &l->args[i];
+        int b = a->kind == RUN_ARG_BUFFER ? a->ref
+                : a->kind == RUN_ARG_TMAP || a->kind == RUN_ARG_TMAP_PTR ? cli->tmaps[a->ref].buffer : -1;
+        if (b >= 0 && !used[b]) {
+            used[b] = true;
+            total += buffers[b].bytes;
+        }
+    }
+    return total;
+}
+
+/* Device copies of the tensor maps that tmapptr: arguments point at
+ * (cudaMalloc-style allocations are 256-byte aligned; TMA needs 64). */
+static int upload_map_copies(asyncrt_context *ctx, const run_cli *cli, const asyncrt_tensor_map *maps,
+                             asyncrt_deviceptr *ptrs, run_result *r)
+{
+    for (size_t l = 0; l < cli->launch_count; l++)
+        for (size_t i = 0; i < cli->launches[l].arg_count; i++) {
+            const run_arg_spec *a = &cli->launches[l].args[i];
+            if (a->kind != RUN_ARG_TMAP_PTR || ptrs[a->ref]) continue;
+            asyncrt_status s = asyncrt_memory_alloc(ctx, sizeof maps[a->ref], &ptrs[a->ref]);
+            if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_to_device(ctx, ptrs[a->ref], &maps[a->ref], sizeof maps[a->ref]);
+            if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
+        }
+    return RUN_EXIT_OK;
+}
+
+/* GPU state of a run, freed in one place. */
+struct run_gpu {
+    asyncrt_module *module;
+    asyncrt_kernel *kernels[RUN_MAX_LAUNCHES];
+    arg_values values[RUN_MAX_LAUNCHES];
+    run_prepared prepared[RUN_MAX_LAUNCHES];
+    asyncrt_stream streams[RUN_MAX_LAUNCHES];
+    asyncrt_tensor_map maps[RUN_MAX_ITEMS];
+    asyncrt_deviceptr map_ptrs[RUN_MAX_ITEMS];
+};
+
+void run_launch_free(asyncrt_context *ctx, run_gpu *g)
+{
+    if (!g) return;
+    for (size_t i = 0; i < RUN_MAX_LAUNCHES; i++) {
+        arg_values_free(&g->values[i]);
+        if (g->streams[i]) asyncrt_stream_destroy(ctx, g->streams[i]);
+    }
+    for (size_t i = 0; i < RUN_MAX_ITEMS; i++) asyncrt_memory_free(ctx, g->map_ptrs[i]);
+    asyncrt_module_destroy(g->module);
+    free(g);
+}
+
+/* One stream per distinct --priority; launches without one use the default stream. */
+static int make_streams(asyncrt_context *ctx, const run_cli *cli, run_gpu *g, run_result *r)
+{
+    for (size_t i = 0; i < cli->launch_count; i++) {
+        const run_launch_spec *l = &cli->launches[i];
+        if (!l->has_priority) continue;
+        for (size_t j = 0; j < i && !g->prepared[i].stream; j++)
+            if (cli->launches[j].has_priority && cli->launches[j].priority == l->priority)
+                g->prepared[i].stream = g->prepared[j].stream;
+        if (!g->prepared[i].stream) {
+            asyncrt_status s = asyncrt_stream_create_with_priority(ctx, l->priority, &g->streams[i]);
+            if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
+            g->prepared[i].stream = g->streams[i];
+        }
+    }
+    return RUN_EXIT_OK;
+}
+
+static int load(asyncrt_context *ctx, const asyncrt_program *program, size_t launch_count, asyncrt_module **module,
+             asyncrt_kernel **kernels, run_result *r)
+{
+    double start = run_now_ms();
+    asyncrt_status s = asyncrt_module_load(ctx, program, module);
+    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < launch_count; i++)
+        s = asyncrt_module_get_kernel(*module, r->launches[i].kernel, &kernels[i]);
+    r->load_ms = run_now_ms() - start;
+    if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
+    for (size_t i = 0; i < launch_count; i++) {
+        asyncrt_kernel_resources k;
+        run_launch_result *l = &r->launches[i];
+        asyncrt_kernel_resources_of(kernels[i], &k);
+        l->regs = k.registers, l->static_shared = k.static_shared_bytes, l->local = k.local_bytes;
+        l->max_threads = k.max_threads;
+    }
     return RUN_EXIT_OK;
 }
 
@@ -322,7 +210,7 @@ int run_check_declared(const run_cli *cli, size_t launch, const size_t *sizes, r
                                       : "this driver cannot report parameter sizes");
 }
 
-int run_check_params(asyncrt_kernel *kernel, const run_cli *cli, size_t launch, const size_t *sizes, run_result *r)
+static int check_params(asyncrt_kernel *kernel, const run_cli *cli, size_t launch, const size_t *sizes, run_result *r)
 {
     const run_launch_spec *l = &cli->launches[launch];
     run_launch_result *lr = &r->launches[launch];
@@ -343,6 +231,58 @@ int run_check_params(asyncrt_kernel *kernel, const run_cli *cli, size_t launch, 
                     l->arg_count == 1 ? "" : "s", l->arg_count ? ": " : "", given);
 }
 
+int run_check_without_device(const run_cli *cli, const run_buffer *buffers, run_result *r)
+{
+    bool describes_run = cli->buffer_count || cli->tmap_count;
+    for (size_t l = 0; l < cli->launch_count; l++) describes_run |= cli->launches[l].arg_count > 0;
+    for (size_t l = 0; describes_run && l < cli->launch_count; l++) {
+        arg_values v = {0};
+        arg_sizes(&cli->launches[l], &v);
+        for (size_t i = 0; i < cli->launches[l].arg_count; i++) {
+            const run_arg_spec *a = &cli->launches[l].args[i];
+            uint64_t offset;
+            if (a->kind == RUN_ARG_BUFFER && arg_offset(a, &buffers[a->ref], &offset, r) != RUN_EXIT_OK)
+                return r->exit_code;
+        }
+        if (run_check_declared(cli, l, v.sizes, r) != RUN_EXIT_OK) return r->exit_code;
+    }
+    return RUN_EXIT_OK;
+}
+
+int run_launch_prepare(asyncrt_context *ctx, const run_cli *cli, const asyncrt_program *program,
+                       run_buffer *buffers, run_gpu **out, run_result *r)
+{
+    run_gpu *g = *out = calloc(1, sizeof *g);
+    if (!g) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
+    char err[2048];
+    int rc = load(ctx, program, cli->launch_count, &g->module, g->kernels, r);
+    if (rc == RUN_EXIT_OK && cli->verbose)
+        for (size_t i = 0; i < cli->launch_count; i++)
+            fprintf(stderr, "asyncrt-run: loaded in %.1f ms; kernel %s is %s (%d registers, %d B static shared, "
+                    "%d B local, at most %d threads)\n", r->load_ms, r->launches[i].kernel,
+                    r->launches[i].lowered ? r->launches[i].lowered : r->launches[i].kernel, r->launches[i].regs,
+                    r->launches[i].static_shared, r->launches[i].local, r->launches[i].max_threads);
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
+        arg_sizes(&cli->launches[i], &g->values[i]);
+        rc = check_params(g->kernels[i], cli, i, g->values[i].sizes, r);
+    }
+    if (rc == RUN_EXIT_OK) {
+        asyncrt_status s = run_buffers_upload(ctx, buffers, cli->buffer_count);
+        if (s != ASYNCRT_SUCCESS) rc = run_fail_library(r, ctx, s);
+    }
+    if (rc == RUN_EXIT_OK && (rc = run_tmaps_encode(ctx, cli, buffers, g->maps, err, sizeof err)) != RUN_EXIT_OK)
+        run_fail(r, rc, "%s", err);
+    if (rc == RUN_EXIT_OK) rc = upload_map_copies(ctx, cli, g->maps, g->map_ptrs, r);
+    if (rc == RUN_EXIT_OK) rc = make_streams(ctx, cli, g, r);
+    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
+        rc = arg_values_fill(&cli->launches[i], buffers, g->maps, g->map_ptrs, &g->values[i], r);
+        g->prepared[i].kernel = g->kernels[i];
+        g->prepared[i].args = g->values[i].args;
+        g->prepared[i].sizes = g->values[i].sizes;
+    }
+    return rc;
+}
+
 static asyncrt_launch_config config_of(const run_launch_spec *l, asyncrt_stream stream)
 {
     asyncrt_launch_config c = {.shared_bytes = (size_t)l->smem, .stream = stream, .cooperative = l->cooperative,
@@ -355,19 +295,13 @@ static asyncrt_launch_config config_of(const run_launch_spec *l, asyncrt_stream 
     return c;
 }
 
-int run_priority_stream(asyncrt_context *ctx, int priority, asyncrt_stream *out, run_result *r)
-{
-    asyncrt_status s = asyncrt_stream_create_with_priority(ctx, priority, out);
-    return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : library_fail(ctx, s, r);
-}
-
 static int launch_once(const run_cli *cli, size_t i, const run_prepared *p)
 {
     asyncrt_launch_config config = config_of(&cli->launches[i], p->stream);
     return asyncrt_kernel_launch(p->kernel, &config, p->args, p->sizes, cli->launches[i].arg_count);
 }
 
-int run_sequence(asyncrt_context *ctx, const run_cli *cli, const run_prepared *launches, run_result *r)
+int run_launch_sequence(asyncrt_context *ctx, const run_cli *cli, const run_gpu *g, run_result *r)
 {
     for (size_t i = 0; i < cli->launch_count; i++) {
         const run_launch_spec *l = &cli->launches[i];
@@ -376,11 +310,11 @@ int run_sequence(asyncrt_context *ctx, const run_cli *cli, const run_prepared *l
                     i + 1, r->launches[i].kernel, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
                     l->block[2], l->cluster[0], l->cluster[1], l->cluster[2], (unsigned long long)l->smem,
                     l->cooperative ? " cooperative" : "", l->pdl ? " pdl" : "");
-        asyncrt_status s = launch_once(cli, i, &launches[i]);
+        asyncrt_status s = launch_once(cli, i, &g->prepared[i]);
         bool next_overlaps = i + 1 < cli->launch_count && cli->launches[i + 1].pdl;
         if (s == ASYNCRT_SUCCESS && !next_overlaps) s = asyncrt_synchronize(ctx);
         if (s != ASYNCRT_SUCCESS) {
-            int code = library_fail(ctx, s, r);
+            int code = run_fail_library(r, ctx, s);
             if (cli->launch_count > 1) {
                 char *why = r->error;
                 r->error = NULL;
@@ -401,7 +335,7 @@ static int compare_floats(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int run_time(asyncrt_context *ctx, const run_cli *cli, size_t i, const run_prepared *p, run_result *r)
+static int time_one(asyncrt_context *ctx, const run_cli *cli, size_t i, const run_prepared *p, run_result *r)
 {
     asyncrt_timer *timer = NULL;
     float *ms = calloc(cli->repeat, sizeof *ms);
@@ -418,7 +352,7 @@ int run_time(asyncrt_context *ctx, const run_cli *cli, size_t i, const run_prepa
     asyncrt_timer_destroy(timer);
     if (s != ASYNCRT_SUCCESS) {
         free(ms);
-        return library_fail(ctx, s, r);
+        return run_fail_library(r, ctx, s);
     }
     qsort(ms, cli->repeat, sizeof *ms, compare_floats);
     unsigned n = cli->repeat;
@@ -429,5 +363,16 @@ int run_time(asyncrt_context *ctx, const run_cli *cli, size_t i, const run_prepa
     l->median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
     if (l->bytes && l->median_ms > 0) l->gbps = (double)l->bytes / (l->median_ms * 1e-3) / 1e9;
     free(ms);
+    return RUN_EXIT_OK;
+}
+
+int run_launch_time(asyncrt_context *ctx, const run_cli *cli, const run_gpu *g, const run_buffer *buffers,
+                    run_result *r)
+{
+    for (size_t i = 0; cli->repeat && i < cli->launch_count; i++) {
+        r->launches[i].bytes = cli->bytes ? cli->bytes : derived_bytes(cli, &cli->launches[i], buffers);
+        int rc = time_one(ctx, cli, i, &g->prepared[i], r);
+        if (rc != RUN_EXIT_OK) return rc;
+    }
     return RUN_EXIT_OK;
 }

@@ -12,6 +12,7 @@
 #include "buffers.h"
 #include "check.h"
 #include "cli.h"
+#include "compile_stage.h"
 #include "launch.h"
 #include "npy.h"
 #include "report.h"
@@ -122,7 +123,7 @@ static int open_device(asyncrt_context *ctx, const run_cli *cli, run_result *r)
         return run_fail(r, RUN_EXIT_NO_DEVICE, "%s\nhint: without a GPU, compile only: asyncrt-run %s --compile-only "
                         "--arch sm_XY (e.g. sm_90; add --emit-cubin FILE to keep the image)",
                         asyncrt_context_last_error(ctx), cli->source);
-    if (s != ASYNCRT_SUCCESS) return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+    if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
     const asyncrt_device_info *d = asyncrt_context_device(ctx);
     char driver[16], nvrtc[16];
     tool_format_cuda_version(d->driver_version, driver, sizeof driver);
@@ -131,81 +132,6 @@ static int open_device(asyncrt_context *ctx, const run_cli *cli, run_result *r)
         fprintf(stderr, "asyncrt-run: device %d: %s, compute capability %d.%d, driver CUDA %s, NVRTC %s\n",
                 d->ordinal, d->name, d->cc_major, d->cc_minor, driver, nvrtc);
     return RUN_EXIT_OK;
-}
-
-/* Every argument's value for one launch, and its size. */
-typedef struct arg_values {
-    unsigned char *storage[RUN_MAX_ITEMS];
-    void *args[RUN_MAX_ITEMS];
-    size_t sizes[RUN_MAX_ITEMS];
-} arg_values;
-
-static void arg_sizes(const run_launch_spec *l, arg_values *v)
-{
-    for (size_t i = 0; i < l->arg_count; i++) v->sizes[i] = l->args[i].size;
-}
-
-/* buf:NAME+N must stay inside the buffer (its end is allowed, as in C). */
-static int arg_offset(const run_arg_spec *a, const run_buffer *b, uint64_t *bytes, run_result *r)
-{
-    size_t elem = run_dtype_size(b->dtype);
-    if (!a->offset_in_bytes && a->offset > UINT64_MAX / elem)
-        return run_fail(r, RUN_EXIT_USAGE, "--arg %s: offset overflows", a->text);
-    *bytes = a->offset_in_bytes ? a->offset : a->offset * elem;
-    if (*bytes > b->bytes)
-        return run_fail(r, RUN_EXIT_USAGE, "--arg %s: offset %llu bytes is past the end of buffer %s (%zu bytes)",
-                        a->text, (unsigned long long)*bytes, b->name, b->bytes);
-    return RUN_EXIT_OK;
-}
-
-static int arg_values_fill(const run_launch_spec *l, const run_buffer *buffers, const asyncrt_tensor_map *maps,
-                           const asyncrt_deviceptr *map_ptrs, arg_values *v, run_result *r)
-{
-    for (size_t i = 0; i < l->arg_count; i++) {
-        const run_arg_spec *a = &l->args[i];
-        /* 64-byte aligned: a tensor map must be, and nothing needs more. */
-        size_t bytes = (a->size + 63) / 64 * 64;
-        if (!(v->storage[i] = aligned_alloc(64, bytes ? bytes : 64))) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
-        memset(v->storage[i], 0, bytes ? bytes : 64);
-        v->args[i] = v->storage[i];
-        asyncrt_deviceptr ptr = 0;
-        uint64_t offset = 0;
-        switch (a->kind) {
-        case RUN_ARG_SCALAR: run_value_store(a->dtype, a->value, v->storage[i]); break;
-        case RUN_ARG_BUFFER:
-            if (arg_offset(a, &buffers[a->ref], &offset, r) != RUN_EXIT_OK) return r->exit_code;
-            ptr = buffers[a->ref].dev + offset;
-            memcpy(v->storage[i], &ptr, sizeof ptr);
-            break;
-        case RUN_ARG_TMAP: memcpy(v->storage[i], &maps[a->ref], sizeof maps[a->ref]); break;
-        case RUN_ARG_TMAP_PTR: memcpy(v->storage[i], &map_ptrs[a->ref], sizeof map_ptrs[a->ref]); break;
-        case RUN_ARG_NULL: break;
-        default: run_arg_encode(a, v->storage[i]); break;
-        }
-    }
-    return RUN_EXIT_OK;
-}
-
-static void arg_values_free(arg_values *v)
-{
-    for (size_t i = 0; i < RUN_MAX_ITEMS; i++) free(v->storage[i]);
-}
-
-/* Bytes of the distinct buffers the arguments reach, for GB/s. */
-static uint64_t derived_bytes(const run_cli *cli, const run_launch_spec *l, const run_buffer *buffers)
-{
-    bool used[RUN_MAX_ITEMS] = {false};
-    uint64_t total = 0;
-    for (size_t i = 0; i < l->arg_count; i++) {
-        const run_arg_spec *a = &l->args[i];
-        int b = a->kind == RUN_ARG_BUFFER ? a->ref
-                : a->kind == RUN_ARG_TMAP || a->kind == RUN_ARG_TMAP_PTR ? cli->tmaps[a->ref].buffer : -1;
-        if (b >= 0 && !used[b]) {
-            used[b] = true;
-            total += buffers[b].bytes;
-        }
-    }
-    return total;
 }
 
 static int write_outputs(const run_cli *cli, const run_buffer *buffers, run_result *r)
@@ -306,43 +232,11 @@ static int check_out_files(const run_cli *cli, run_result *r)
     return RUN_EXIT_OK;
 }
 
-/* Device copies of the tensor maps that tmapptr: arguments point at
- * (cudaMalloc-style allocations are 256-byte aligned; TMA needs 64). */
-static int upload_map_copies(asyncrt_context *ctx, const run_cli *cli, const asyncrt_tensor_map *maps,
-                             asyncrt_deviceptr *ptrs, run_result *r)
-{
-    for (size_t l = 0; l < cli->launch_count; l++)
-        for (size_t i = 0; i < cli->launches[l].arg_count; i++) {
-            const run_arg_spec *a = &cli->launches[l].args[i];
-            if (a->kind != RUN_ARG_TMAP_PTR || ptrs[a->ref]) continue;
-            asyncrt_status s = asyncrt_memory_alloc(ctx, sizeof maps[a->ref], &ptrs[a->ref]);
-            if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_to_device(ctx, ptrs[a->ref], &maps[a->ref], sizeof maps[a->ref]);
-            if (s != ASYNCRT_SUCCESS) return run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
-        }
-    return RUN_EXIT_OK;
-}
-
-/* --compile-only: what a run would check before it needs the device, but
- * the parameter sizes (the driver lists them): each --arg buf:NAME+N inside
- * its buffer, each launch's argument count against the parameters its
- * kernel declares, each --expect reference readable and of its buffer's
- * size. A command line without --arg, --buf or --tmap describes no run: it
- * only compiles (README: "--compile-only"). */
+/* --compile-only: the arguments as launch.c checks them without a device,
+ * and each --expect reference readable and of its buffer's size. */
 static int check_without_device(const run_cli *cli, const run_buffer *buffers, run_result *r)
 {
-    bool describes_run = cli->buffer_count || cli->tmap_count;
-    for (size_t l = 0; l < cli->launch_count; l++) describes_run |= cli->launches[l].arg_count > 0;
-    for (size_t l = 0; describes_run && l < cli->launch_count; l++) {
-        arg_values v = {0};
-        arg_sizes(&cli->launches[l], &v);
-        for (size_t i = 0; i < cli->launches[l].arg_count; i++) {
-            const run_arg_spec *a = &cli->launches[l].args[i];
-            uint64_t offset;
-            if (a->kind == RUN_ARG_BUFFER && arg_offset(a, &buffers[a->ref], &offset, r) != RUN_EXIT_OK)
-                return r->exit_code;
-        }
-        if (run_check_declared(cli, l, v.sizes, r) != RUN_EXIT_OK) return r->exit_code;
-    }
+    if (run_check_without_device(cli, buffers, r) != RUN_EXIT_OK) return r->exit_code;
     for (size_t i = 0; i < cli->expect_count; i++) {
         run_npy npy;
         void *storage;
@@ -353,96 +247,25 @@ static int check_without_device(const run_cli *cli, const run_buffer *buffers, r
     return RUN_EXIT_OK;
 }
 
-/* GPU state of a run, freed in one place. */
-typedef struct gpu_state {
-    asyncrt_module *module;
-    asyncrt_kernel *kernels[RUN_MAX_LAUNCHES];
-    arg_values values[RUN_MAX_LAUNCHES];
-    run_prepared prepared[RUN_MAX_LAUNCHES];
-    asyncrt_stream streams[RUN_MAX_LAUNCHES];
-    asyncrt_tensor_map maps[RUN_MAX_ITEMS];
-    asyncrt_deviceptr map_ptrs[RUN_MAX_ITEMS];
-} gpu_state;
-
-static void gpu_state_free(asyncrt_context *ctx, gpu_state *g)
-{
-    for (size_t i = 0; i < RUN_MAX_LAUNCHES; i++) {
-        arg_values_free(&g->values[i]);
-        if (g->streams[i]) asyncrt_stream_destroy(ctx, g->streams[i]);
-    }
-    for (size_t i = 0; i < RUN_MAX_ITEMS; i++) asyncrt_memory_free(ctx, g->map_ptrs[i]);
-    asyncrt_module_destroy(g->module);
-    free(g);
-}
-
-/* One stream per distinct --priority; launches without one use the default stream. */
-static int make_streams(asyncrt_context *ctx, const run_cli *cli, gpu_state *g, run_result *r)
-{
-    for (size_t i = 0; i < cli->launch_count; i++) {
-        const run_launch_spec *l = &cli->launches[i];
-        if (!l->has_priority) continue;
-        for (size_t j = 0; j < i && !g->prepared[i].stream; j++)
-            if (cli->launches[j].has_priority && cli->launches[j].priority == l->priority)
-                g->prepared[i].stream = g->prepared[j].stream;
-        if (!g->prepared[i].stream) {
-            int rc = run_priority_stream(ctx, l->priority, &g->streams[i], r);
-            if (rc != RUN_EXIT_OK) return rc;
-            g->prepared[i].stream = g->streams[i];
-        }
-    }
-    return RUN_EXIT_OK;
-}
-
-/* Everything after the source is compiled: buffers, tensor maps, launches,
- * read-back, outputs, checks, timing. */
+/* Everything after the source is compiled: the launch stage (launch.c),
+ * then read-back, outputs, checks and timing. */
 static int run_kernels(asyncrt_context *ctx, const run_cli *cli, const asyncrt_program *program, run_buffer *buffers,
                        run_result *r)
 {
-    gpu_state *g = calloc(1, sizeof *g);
-    if (!g) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
-    char err[2048];
-    int rc = run_load(ctx, program, cli->launch_count, &g->module, g->kernels, r);
-    if (rc == RUN_EXIT_OK && cli->verbose)
-        for (size_t i = 0; i < cli->launch_count; i++)
-            fprintf(stderr, "asyncrt-run: loaded in %.1f ms; kernel %s is %s (%d registers, %d B static shared, "
-                    "%d B local, at most %d threads)\n", r->load_ms, r->launches[i].kernel,
-                    r->launches[i].lowered ? r->launches[i].lowered : r->launches[i].kernel, r->launches[i].regs,
-                    r->launches[i].static_shared, r->launches[i].local, r->launches[i].max_threads);
-    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
-        arg_sizes(&cli->launches[i], &g->values[i]);
-        rc = run_check_params(g->kernels[i], cli, i, g->values[i].sizes, r);
-    }
-    if (rc == RUN_EXIT_OK) {
-        asyncrt_status s = run_buffers_upload(ctx, buffers, cli->buffer_count);
-        if (s != ASYNCRT_SUCCESS) rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
-    }
-    if (rc == RUN_EXIT_OK && (rc = run_tmaps_encode(ctx, cli, buffers, g->maps, err, sizeof err)) != RUN_EXIT_OK)
-        run_fail(r, rc, "%s", err);
-    if (rc == RUN_EXIT_OK) rc = upload_map_copies(ctx, cli, g->maps, g->map_ptrs, r);
-    if (rc == RUN_EXIT_OK) rc = make_streams(ctx, cli, g, r);
-    for (size_t i = 0; rc == RUN_EXIT_OK && i < cli->launch_count; i++) {
-        rc = arg_values_fill(&cli->launches[i], buffers, g->maps, g->map_ptrs, &g->values[i], r);
-        g->prepared[i].kernel = g->kernels[i];
-        g->prepared[i].args = g->values[i].args;
-        g->prepared[i].sizes = g->values[i].sizes;
-    }
-    if (rc == RUN_EXIT_OK) rc = run_sequence(ctx, cli, g->prepared, r);
+    run_gpu *g = NULL;
+    int rc = run_launch_prepare(ctx, cli, program, buffers, &g, r);
+    if (rc == RUN_EXIT_OK) rc = run_launch_sequence(ctx, cli, g, r);
     if (rc == RUN_EXIT_OK) {
         asyncrt_status s = run_buffers_download(ctx, buffers, cli->buffer_count);
-        if (s != ASYNCRT_SUCCESS) rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+        if (s != ASYNCRT_SUCCESS) rc = run_fail_library(r, ctx, s);
     }
     if (rc == RUN_EXIT_OK) rc = write_outputs(cli, buffers, r);
     int checked = rc == RUN_EXIT_OK ? check_expectations(cli, buffers, r) : rc;
-    for (size_t i = 0; (checked == RUN_EXIT_OK || checked == RUN_EXIT_MISMATCH) && cli->repeat && i < cli->launch_count;
-         i++) {
-        r->launches[i].bytes = cli->bytes ? cli->bytes : derived_bytes(cli, &cli->launches[i], buffers);
-        int timed = run_time(ctx, cli, i, &g->prepared[i], r);
-        if (timed != RUN_EXIT_OK) {
-            if (checked == RUN_EXIT_OK) checked = timed;
-            break;
-        }
+    if (checked == RUN_EXIT_OK || checked == RUN_EXIT_MISMATCH) {
+        int timed = run_launch_time(ctx, cli, g, buffers, r);
+        if (timed != RUN_EXIT_OK && checked == RUN_EXIT_OK) checked = timed;
     }
-    gpu_state_free(ctx, g);
+    run_launch_free(ctx, g);
     return checked;
 }
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tool.h"
 
@@ -24,6 +25,18 @@ int run_fail(run_result *r, int code, const char *fmt, ...)
         va_end(ap);
     }
     return r->exit_code = code;
+}
+
+int run_fail_library(run_result *r, const asyncrt_context *ctx, asyncrt_status s)
+{
+    return run_fail(r, tool_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+}
+
+double run_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static void text_check(const run_check *c, const run_buffer *b, FILE *out)

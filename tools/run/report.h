@@ -44,6 +44,12 @@ typedef struct run_result {
 
 /* Records the first failure (later ones are consequences). Returns code. */
 int run_fail(run_result *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for a library call that failed: its status's exit code and the
+ * context's message. */
+int run_fail_library(run_result *r, const asyncrt_context *ctx, asyncrt_status s);
+
+/* A monotonic clock in milliseconds, for the stages' times in r. */
+double run_now_ms(void);
 
 void run_report_text(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out);
 void run_report_json(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out);

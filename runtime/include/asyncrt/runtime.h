@@ -235,6 +235,11 @@ ASYNCRT_EXTERN void asyncrt_program_destroy(asyncrt_program *program); /* NULL i
 ASYNCRT_EXTERN const void *asyncrt_program_image(const asyncrt_program *program, size_t *size);
 ASYNCRT_EXTERN bool asyncrt_program_is_ptx(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_arch(const asyncrt_program *program);  /* e.g. "sm_90", "compute_80" */
+/* Why the library compiled for that arch: the rule that chose it (for "auto":
+ * the device, the driver and NVRTC; for a named target: NVRTC supports it),
+ * and the sm_XYa retry when there was one. For people (asyncrt-run -v and
+ * --json); "" when unknown, never NULL. */
+ASYNCRT_EXTERN const char *asyncrt_program_arch_reason(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
 ASYNCRT_EXTERN asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
 /* "compiled", "memory cache", "disk cache" or "remote cache"; "unknown" for other values. Never NULL. */
@@ -265,6 +270,16 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_module_get_kernel(asyncrt_module *module, 
  * ASYNCRT_ERROR_UNSUPPORTED where the driver lacks cuFuncGetParamInfo. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel, size_t *sizes, size_t capacity,
                                           size_t *count);
+
+/* What the driver says a loaded kernel uses (cuFuncGetAttribute); a field
+ * the driver cannot give is -1. */
+typedef struct asyncrt_kernel_resources {
+    int registers;            /* per thread */
+    int static_shared_bytes;  /* __shared__ arrays; dynamic shared memory is the launch's */
+    int local_bytes;          /* per thread: spills and stack */
+    int max_threads;          /* the most threads a block of this kernel may have */
+} asyncrt_kernel_resources;
+ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *kernel, asyncrt_kernel_resources *out);
 
 /* The CUfunction behind a kernel, for callers who use the driver directly. */
 ASYNCRT_EXTERN void *asyncrt_kernel_function(const asyncrt_kernel *kernel);

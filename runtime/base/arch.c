@@ -1,0 +1,174 @@
+/* Target names and the choice of one: pure functions of the device, the
+ * driver and NVRTC (arch.h). */
+#include "arch.h"
+
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvrtc_loader.h"
+
+
+bool asyncrt__arch_parse(const char *text, asyncrt_arch *out)
+{
+    const char *p;
+    memset(out, 0, sizeof *out);
+    if (strncmp(text, "sm_", 3) == 0) {
+        p = text + 3;
+    } else if (strncmp(text, "compute_", 8) == 0) {
+        p = text + 8;
+        out->ptx = true;
+    } else {
+        return false;
+    }
+    int digits = 0;
+    while (p[digits] >= '0' && p[digits] <= '9') digits++;
+    if (digits < 2 || digits > 3 || p[0] == '0') return false;
+    out->number = atoi(p);
+    p += digits;
+    if (*p == 'a' || *p == 'f') out->suffix = *p++;
+    return *p == '\0';
+}
+
+void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size)
+{
+    if (arch->suffix)
+        snprintf(buf, size, "%s_%d%c", arch->ptx ? "compute" : "sm", arch->number, arch->suffix);
+    else
+        snprintf(buf, size, "%s_%d", arch->ptx ? "compute" : "sm", arch->number);
+}
+
+static void list_archs(const int *supported, size_t count, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? " " : "", supported[i]);
+}
+
+static bool contains(const int *list, size_t count, int value)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list[i] == value) return true;
+    return false;
+}
+
+asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
+                                        int nvrtc_version, const int *supported, size_t count,
+                                        asyncrt_arch *out, char *why, size_t why_size)
+{
+    int want = cc_major * 10 + cc_minor;
+    memset(out, 0, sizeof *out);
+    char list[256];
+    list_archs(supported, count, list, sizeof list);
+    if (contains(supported, count, want) && nvrtc_version <= driver_version) {
+        out->number = want;
+        snprintf(why, why_size,
+                 "sm_%d: NVRTC %d.%d supports the device's compute capability %d.%d and is not "
+                 "newer than the driver (CUDA %d.%d), so a CUBIN is built",
+                 want, nvrtc_version / 1000, nvrtc_version % 1000 / 10, cc_major, cc_minor,
+                 driver_version / 1000, driver_version % 1000 / 10);
+        return ASYNCRT_SUCCESS;
+    }
+    int best = 0;
+    for (size_t i = 0; i < count; i++)
+        if (supported[i] <= want && supported[i] > best) best = supported[i];
+    if (!best) {
+        snprintf(why, why_size,
+                 "compute capability %d.%d is older than every arch NVRTC %d.%d supports (%s)",
+                 cc_major, cc_minor, nvrtc_version / 1000, nvrtc_version % 1000 / 10, list);
+        return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+    }
+    out->number = best;
+    out->ptx = true;
+    if (!contains(supported, count, want))
+        snprintf(why, why_size,
+                 "compute_%d: NVRTC %d.%d does not know compute capability %d.%d (it supports "
+                 "%s), so PTX for the newest arch below it is built and the driver JIT-compiles it",
+                 best, nvrtc_version / 1000, nvrtc_version % 1000 / 10, cc_major, cc_minor, list);
+    else
+        snprintf(why, why_size,
+                 "compute_%d: NVRTC %d.%d is newer than the driver (CUDA %d.%d), whose loader may "
+                 "reject its CUBINs, so PTX is built and the driver JIT-compiles it",
+                 best, nvrtc_version / 1000, nvrtc_version % 1000 / 10, driver_version / 1000,
+                 driver_version % 1000 / 10);
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+                                  char *why, size_t why_size)
+{
+    char name[32], list[256];
+    asyncrt__arch_format(arch, name, sizeof name);
+    list_archs(supported, count, list, sizeof list);
+    if (!contains(supported, count, arch->number)) {
+        snprintf(why, why_size,
+                 "arch %s is not supported by this NVRTC; it supports sm_XY / compute_XY for XY "
+                 "in: %s (and the 'a' variants from 90 on)", name, list);
+        return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+    }
+    if (arch->suffix && arch->number < 90) {
+        snprintf(why, why_size,
+                 "arch %s does not exist: arch-specific ('a') and family ('f') targets start at "
+                 "sm_90a", name);
+        return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+    }
+    snprintf(why, why_size, "%s: explicit target", name);
+    return ASYNCRT_SUCCESS;
+}
+
+/* ptxas's words when a target lacks an instruction or feature:
+ * "Instruction 'setmaxnreg.inc' not supported on .target 'sm_90'" or
+ * "Feature '.cta_group::1' not supported on .target 'sm_100'". */
+static bool lacks_instruction(const char *log, const char *arch_name)
+{
+    char needle[64];
+    snprintf(needle, sizeof needle, "not supported on .target '%s'", arch_name);
+    return log && strstr(log, needle) != NULL;
+}
+
+bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
+                                size_t count, const char *log, asyncrt_arch *retry, char *hint,
+                                size_t hint_size)
+{
+    char name[32];
+    asyncrt__arch_format(tried, name, sizeof name);
+    hint[0] = '\0';
+    if (tried->ptx || !lacks_instruction(log, name)) return false;
+    if (tried->suffix == 'a') {
+        snprintf(hint, hint_size,
+                 "hint: ptxas says %s lacks instructions the kernel uses even in its arch-specific "
+                 "form; the kernel was written for another GPU architecture (wgmma exists only on "
+                 "sm_90a, tcgen05 only on sm_100a and its relatives)", name);
+        return false;
+    }
+    bool has_variant = tried->number >= 90 && contains(supported, count, tried->number);
+    if (!has_variant) {
+        snprintf(hint, hint_size,
+                 "hint: ptxas says %s lacks instructions the kernel uses; it needs a newer GPU "
+                 "architecture", name);
+        return false;
+    }
+    if (from_auto) {
+        *retry = *tried;
+        retry->suffix = 'a';
+        return true;
+    }
+    snprintf(hint, hint_size,
+             "hint: ptxas says %s lacks instructions the kernel uses; arch-specific instructions "
+             "(wgmma and setmaxnreg on sm_90a, tcgen05 on sm_100a) need the 'a' target: compile "
+             "for %sa (its CUBIN runs only on compute capability %d.%d), or with arch auto on "
+             "that device, which retries with it", name, name, tried->number / 10, tried->number % 10);
+    return false;
+}
+
+size_t asyncrt__nvrtc_supported_archs(int *out, size_t capacity)
+{
+    const asyncrt_nvrtc *nv;
+    int n = 0;
+    if (asyncrt__nvrtc_load(&nv, NULL, 0) != ASYNCRT_SUCCESS) return 0;
+    if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
+    if (nv->nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
+    return (size_t)n;
+}

@@ -1,0 +1,48 @@
+/* Target selection: which sm_XY / compute_XY a compile is for. The choice is
+ * a pure function of the device, the driver and NVRTC, so it is tested with
+ * tables of imaginary machines. */
+#ifndef ASYNCRT_ARCH_H
+#define ASYNCRT_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "asyncrt/status.h"
+
+typedef struct asyncrt_arch {
+    int number;   /* 90 for sm_90 */
+    char suffix;  /* 0, 'a' (arch-specific) or 'f' (family-specific) */
+    bool ptx;     /* compute_XY (PTX, JIT-compiled by the driver) rather than sm_XY (CUBIN) */
+} asyncrt_arch;
+
+/* Parses "sm_90", "sm_90a", "compute_80", "compute_100f"; false if malformed. */
+bool asyncrt__arch_parse(const char *text, asyncrt_arch *out);
+void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size);
+
+/* `auto`: a CUBIN for the device's exact arch when NVRTC knows it and is not
+ * newer than the driver; otherwise PTX for the newest arch NVRTC knows that
+ * is not above the device. `why` says which rule decided. */
+asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
+                                        int nvrtc_version, const int *supported, size_t count,
+                                        asyncrt_arch *out, char *why, size_t why_size);
+
+/* An explicit target must be one NVRTC supports; the message lists those. */
+asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+                                  char *why, size_t why_size);
+
+/* After a compile for `tried` failed with NVRTC log `log`: when ptxas said
+ * the target lacks an instruction the source uses ("Instruction 'wgmma.fence'
+ * not supported on .target 'sm_90'"), either returns true with *retry set to
+ * the arch-specific sm_XYa (only when the target came from `auto`, so the
+ * device is exactly XY, and NVRTC supports XY >= 90), or returns false with a
+ * hint in `hint` saying what to do. Returns false with hint "" for any other
+ * failure. Pure, so it is tested on tables. */
+bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
+                                size_t count, const char *log, asyncrt_arch *retry, char *hint,
+                                size_t hint_size);
+
+/* NVRTC's supported arch numbers, ascending; returns the count (0 on error). */
+size_t asyncrt__nvrtc_supported_archs(int *out, size_t capacity);
+
+
+#endif

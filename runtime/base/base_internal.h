@@ -1,0 +1,28 @@
+/* What first-party tools and tests may use of the base layer, beside the
+ * public API. Internal, not libasyncrt's ABI: it is linked from
+ * asyncrt_private and may change with the library.
+ *   settings.h: asyncrt__settings_read/free, the library's own reading of its
+ *     environment. A tool hands the snapshot to the layer that owns a
+ *     variable (cache_internal.h's asyncrt__cache_config_read) instead of
+ *     calling getenv and interpreting it a second time.
+ *   format.h: asyncrt__format, a malloc'd printf.
+ *   sha256.h: SHA-256, HMAC and asyncrt__sha256_hex (cache file names).
+ *   arch.h: sm_XY / compute_XY parsing and formatting, and
+ *     asyncrt__nvrtc_supported_archs (asyncrt-probe's arch matrix).
+ *   nvrtc_loader.h: asyncrt__nvrtc_load, which NVRTC the search order chose
+ *     and why (asyncrt-probe's report).
+ *   embedded.h: the files of kernels_src/ compiled into the library.
+ *   driver.h: the driver table's type and asyncrt__driver_describe (a table
+ *     comes from context_internal.h's asyncrt__context_driver). */
+#ifndef ASYNCRT_BASE_INTERNAL_H
+#define ASYNCRT_BASE_INTERNAL_H
+
+#include "arch.h"
+#include "driver.h"
+#include "embedded.h"
+#include "format.h"
+#include "nvrtc_loader.h"
+#include "settings.h"
+#include "sha256.h"
+
+#endif

@@ -1,0 +1,12 @@
+/* malloc'd printf, for the library's messages and paths (and, through
+ * base_internal.h, for tools and tests). */
+#ifndef ASYNCRT_FORMAT_H
+#define ASYNCRT_FORMAT_H
+
+#include <stdarg.h>
+
+/* NULL on allocation failure. */
+char *asyncrt__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *asyncrt__vformat(const char *fmt, va_list ap);
+
+#endif

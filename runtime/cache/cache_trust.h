@@ -1,0 +1,78 @@
+/* Trust checks of the cache directory and safe reads of the files in it.
+ *
+ * Private mode (default): the directory must be a real directory (not a
+ * symlink) owned by the effective user and not writable by group or others.
+ * Shared mode (ASYNCRT_CACHE_SHARED=1): it may also be group-writable when
+ * the setgid bit is set (files stay in the team's group), never
+ * other-writable, and every file carries an HMAC-SHA-256 under the team key
+ * `<dir>/KEY` (32 random bytes, group-readable, nobody-writable, created by
+ * the first user). A directory that fails is not used (no disk cache). */
+#ifndef ASYNCRT_CACHE_TRUST_H
+#define ASYNCRT_CACHE_TRUST_H
+
+#include <fcntl.h> /* AT_FDCWD, for plain paths */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Test seam: the effective uid that owners are compared with (geteuid by
+ * default); tests point it elsewhere to act as another user while root. */
+extern uid_t (*asyncrt__cache_trust_euid)(void);
+
+/* Creates `dir` if missing (0700; 02770 in shared mode), opens it
+ * (O_DIRECTORY | O_NOFOLLOW) and checks the opened directory. Returns the
+ * descriptor, or -1 (why) when it may not be used; mac_key is filled in
+ * shared mode. Every later access goes through the descriptor (openat and
+ * friends), so a directory renamed or swapped afterwards is never read. */
+int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
+/* The same check, for one-shot callers (asyncrt-cache): true when usable. */
+bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
+
+/* Largest plausible entry or manifest: anything bigger is refused unread. */
+#define ASYNCRT_CACHE_FILE_MAX ((size_t)256 << 20)
+
+/* Reads a cache file (path relative to dir_fd, as openat: AT_FDCWD for a
+ * plain path) without following a symlink or blocking on a FIFO, checking
+ * with fstat that it is a regular file of 1..max bytes before any read;
+ * EINTR is retried. touch: refresh its times (the LRU's recency). NULL when
+ * refused or absent: why is "" when it simply is not there. */
+unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
+                                       char *why, size_t why_size);
+
+/* Reads a secret, such as the remote cache's HMAC key file: like
+ * asyncrt__cache_read_file (no symlink, no FIFO, a regular file of 1..max
+ * bytes, fstat before any read), and the opened file must also be owned by
+ * this user and neither readable nor writable by group or others (0600 or
+ * 0400), as the private cache directory is. NULL with why. */
+unsigned char *asyncrt__read_private_file(const char *path, size_t max, size_t *size, char *why, size_t why_size);
+
+/* Writes data to `path` (relative to dir_fd, as above) atomically: a
+ * temporary of an unguessable name created exclusively in the same
+ * directory, then rename (atomic on local and NFS filesystems; readers see
+ * old or new). mode: 0600 private, 0660 shared. False with errno set. */
+bool asyncrt__cache_write_file(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode);
+
+/* A fresh directory only this user can enter (mkdtemp: mode 0700, a name
+ * nobody can guess): <tmpdir or /tmp>/<prefix><pid>-XXXXXX; tmpdir is the
+ * TMPDIR setting (NULL when unset), used only when shorter than 32 characters. The pid lets a later process recognise a
+ * crashed one's leftovers: the first make of a prefix in a process sweeps
+ * them first. False (path holds the name tried) when it cannot be made. */
+bool asyncrt__make_private_dir(const char *tmpdir, char *path, size_t size, const char *prefix);
+
+/* Removes tmp/<prefix><pid>-* folders whose process is dead (this host:
+ * kill(pid, 0) says ESRCH) and that belong to this user, with the plain
+ * files in them (PCH files, time traces), never following a symlink.
+ * Returns how many it removed. */
+size_t asyncrt__sweep_private_dirs(const char *tmp, const char *prefix);
+
+/* Whether asyncrt may run the program at `path` (the compile worker): its
+ * real path (symlinks resolved, written to `real`) must be a regular,
+ * executable file, and it and every folder above it up to / owned by this
+ * user or root and writable by neither group nor others, so that nobody
+ * else can replace it between this check and the exec. A folder above the
+ * program's own may be world-writable with the sticky bit (/tmp): there
+ * nobody else can rename or remove what this user owns. False with why. */
+bool asyncrt__trusted_executable(const char *path, char *real, size_t real_size, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,181 @@
+/* NVRTC compilation behind the program cache: the flow, over the steps
+ * compile_job.h lists (target, toolkit, key, lookup, NVRTC, dependencies,
+ * store), with the sm_XYa retry and the speculative target around it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "compile_job.h"
+#include "remote_cache.h"
+#include "target.h"
+
+void asyncrt__list_push(asyncrt_string_list *l, char *s)
+{
+    if (!s || l->failed) {
+        l->failed = true;
+        free(s);
+        return;
+    }
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **grown = realloc(l->items, cap * sizeof *grown);
+        if (!grown) {
+            l->failed = true;
+            free(s);
+            return;
+        }
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->count++] = s;
+}
+
+void asyncrt__list_free(asyncrt_string_list *l)
+{
+    for (size_t i = 0; i < l->count; i++) free(l->items[i]);
+    free(l->items);
+    *l = (asyncrt_string_list){0};
+}
+
+void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
+                       const char *source, const asyncrt_compile_options *opts, const asyncrt_arch *arch)
+{
+    *job = (asyncrt_compile_job){.ctx = ctx, .source_name = source_name, .source = source, .opts = opts,
+                                 .arch = *arch, .state = ASYNCRT_COMPILE_NEW};
+    asyncrt__arch_format(arch, job->arch_name, sizeof job->arch_name);
+}
+
+void asyncrt__job_free(asyncrt_compile_job *job)
+{
+    asyncrt__remote_release(job->ctx->remote, job->key, &job->leased); /* as the claim: */
+    asyncrt__job_release(job); /* an error before the store may leave the claim */
+    asyncrt__list_free(&job->options);
+    free(job->std_offered);
+    job->std_offered = NULL;
+}
+
+/* toolkit.c, key.c, lookup.c: HIT with *out, or a miss to compile. */
+static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
+{
+    ASYNCRT_TRY(asyncrt__job_headers(job));
+    ASYNCRT_TRY(asyncrt__job_key(job));
+    asyncrt__job_lookup(job, claim, out);
+    return ASYNCRT_SUCCESS;
+}
+
+/* nvrtc_run.c, deps.c, store.c: a miss compiled, and cached if it can be. */
+static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_program **out)
+{
+    /* The fleet's single flight: another process may be compiling it (remote_cache.h). */
+    asyncrt_program *p = job->state == ASYNCRT_COMPILE_CLAIMED
+                             ? asyncrt__remote_claim(job->ctx->remote, job->key, &job->leased)
+                             : NULL;
+    if (p) {
+        asyncrt__job_release(job);
+        job->state = ASYNCRT_COMPILE_HIT;
+        *out = p;
+        return ASYNCRT_SUCCESS;
+    }
+    asyncrt_status s = asyncrt__job_nvrtc(job, &p);
+    asyncrt_dep_set deps = {0};
+    char why[512];
+    bool known = asyncrt__job_deps(job, s, &deps, why, sizeof why);
+    asyncrt__job_store(job, s, p, known ? &deps : NULL, why);
+    asyncrt__dep_set_free(&deps);
+    *out = p;
+    return s;
+}
+
+/* A miss for sm_XY may be an earlier run's sm_XYa retry, cached. */
+static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyncrt_arch *retry,
+                                            asyncrt_program **out)
+{
+    asyncrt_compile_job alt;
+    asyncrt__job_init(&alt, job->ctx, job->source_name, job->source, job->opts, retry);
+    asyncrt_status s = key_and_look_up(&alt, false, out);
+    asyncrt__job_free(&alt);
+    if (*out) {
+        asyncrt__job_release(job);
+        asyncrt__log(job->ctx, 1, "target %s: cached from an earlier retry (the kernel needs it)", (*out)->arch);
+    }
+    return s;
+}
+
+/* One request for its resolved target: the cache, else NVRTC; from_auto
+ * allows the sm_XYa retry (retry.c). */
+static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyncrt_program **out)
+{
+    asyncrt_arch earlier;
+    asyncrt_status s = key_and_look_up(job, true, out);
+    if (s == ASYNCRT_SUCCESS && !*out && asyncrt__retry_earlier(job, from_auto, &earlier))
+        s = look_up_earlier_retry(job, &earlier, out);
+    if (s != ASYNCRT_SUCCESS || *out) return s;
+    s = compile_and_store(job, out);
+    asyncrt_retry retry;
+    if (s != ASYNCRT_ERROR_COMPILE || !asyncrt__retry_plan(job, from_auto, &retry, &s)) return s;
+    asyncrt__job_free(job);
+    asyncrt__job_init(job, job->ctx, job->source_name, job->source, job->opts, &retry.retry);
+    s = key_and_look_up(job, true, out);
+    if (s == ASYNCRT_SUCCESS && !*out) s = compile_and_store(job, out);
+    return asyncrt__retry_finish(job, &retry, s);
+}
+
+/* The whole flow. A given arch is used as is; otherwise opts->arch is
+ * resolved here, once. lookup_only stops after the cache lookup (batch.c
+ * asks which requests miss before farming them out to worker processes). */
+static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
+                                   const asyncrt_compile_options *opts, const asyncrt_arch *given,
+                                   bool lookup_only, uint8_t *key_out, asyncrt_arch *arch_out,
+                                   asyncrt_program **out)
+{
+    ASYNCRT_ENTER(ctx);
+    static const asyncrt_compile_options no_options = {0};
+    *out = NULL;
+    if (!source) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
+    if (!opts) opts = &no_options;
+    if (!source_name || !*source_name) source_name = "kernel.cu";
+    asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
+    bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
+    asyncrt_status s;
+    char why[768] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
+    /* "auto" while the device opens on another thread: try the remembered target. */
+    if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
+        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s, &arch, &resolved, why, sizeof why))
+        return s;
+    if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
+    if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, opts->arch, &arch, why, sizeof why));
+    if (arch_out) *arch_out = arch;
+    asyncrt_compile_job job;
+    asyncrt__job_init(&job, ctx, source_name, source, opts, &arch);
+    if (lookup_only) {
+        s = key_and_look_up(&job, false, out);
+        if (key_out) memcpy(key_out, job.key, 32);
+        if (s == ASYNCRT_SUCCESS) s = asyncrt__compile_lookup_status(job.state);
+    } else {
+        s = compile_job(&job, is_auto, out);
+    }
+    asyncrt__job_free(&job);
+    if (s == ASYNCRT_SUCCESS && !given) asyncrt__target_note(*out, &arch, why);
+    return s;
+}
+
+asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
+                                       const char *source, const asyncrt_compile_options *opts,
+                                       asyncrt_program **out)
+{
+    return compile_flow(ctx, source_name, source, opts, NULL, false, NULL, NULL, out);
+}
+
+asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
+                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                            asyncrt_program **out)
+{
+    return compile_flow(ctx, source_name, source, opts, arch, false, NULL, NULL, out);
+}
+
+asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
+                                      const asyncrt_compile_options *opts, asyncrt_program **out,
+                                      uint8_t key[32], asyncrt_arch *arch)
+{
+    return compile_flow(ctx, source_name, source, opts, NULL, true, key, arch, out);
+}

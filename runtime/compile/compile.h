@@ -1,0 +1,27 @@
+/* The compile layer's entry points besides asyncrt_program_compile, for the
+ * layers above it, batch.c and the compile worker (compile.c). */
+#ifndef ASYNCRT_COMPILE_H
+#define ASYNCRT_COMPILE_H
+
+#include <stdint.h>
+
+#include "arch.h"
+#include "asyncrt/runtime.h"
+
+/* asyncrt_program_compile for a target already resolved (target.h), e.g. by
+ * an op that chose its path for it: opts->arch is not read, and the target
+ * counts as explicit (a ptxas failure gets a hint, not the sm_XYa retry). */
+asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
+                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                            asyncrt_program **out);
+
+/* The compile flow up to the cache lookup. SUCCESS with *out on a hit;
+ * NOT_FOUND on a miss and UNSUPPORTED when the compile is not cacheable
+ * (both: nothing set in the last error); any other status is the failure the
+ * compile itself would give (bad arch, no device...). key: the cache key;
+ * arch (may be NULL): the target it resolved. */
+asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
+                                      const asyncrt_compile_options *opts, asyncrt_program **out,
+                                      uint8_t key[32], asyncrt_arch *arch);
+
+#endif

@@ -1,0 +1,58 @@
+/* Compiles in worker processes. NVRTC 13.0 serialises nvrtcCompileProgram
+ * behind one process-wide mutex (seen with gdb: a second thread waits in
+ * pthread_mutex_lock inside nvrtcCompileProgram until the first returns), so
+ * threads alone do not make a batch of cache misses faster. A batch with
+ * several misses therefore runs each miss in a fresh asyncrt-compile-worker
+ * process (exec'd, never a bare fork: NVRTC 13 initialises libcuda, which
+ * does not survive fork) that compiles into the same disk cache; the batch
+ * then reads the results back through the normal cache lookup. The worker
+ * is only an accelerator: any problem with it, and any failure of its
+ * compile, falls back to compiling here, and what is returned always comes
+ * through this process's own cache checks.
+ *
+ * Which worker runs (asyncrt__compile_worker_find): the one the user names
+ * in $ASYNCRT_COMPILE_WORKER, else the installed one, found relative to the
+ * file that holds this code: libasyncrt.so's folder (<prefix>/lib ->
+ * <prefix>/libexec/asyncrt/), or, where the library is linked statically
+ * into a program, that program's folder (<prefix>/bin -> the same), so an
+ * installed prefix can be moved. Either way it must pass
+ * asyncrt__trusted_executable; a build tree's worker runs only when named.
+ *
+ * Request (worker's stdin): "ASYNCRTW2", then fields as u64 little-endian
+ * length + bytes: the parent's cache key (32 bytes), cache_dir,
+ * source_name, source, arch, std, then a u64 of flags (ASYNCRT_WORKER_*), then for
+ * headers (name, content pairs), include_dirs, defines, options and
+ * name_expressions a u64 count and the strings: every field of
+ * asyncrt_compile_options. Reply (stdout): a line "status N", then the
+ * failure's message up to EOF; or, when the key the worker computes differs
+ * from the parent's (it then compiles nothing), a line "mismatch HEX". */
+#ifndef ASYNCRT_COMPILE_WORKER_H
+#define ASYNCRT_COMPILE_WORKER_H
+
+#include <stdint.h>
+
+#include "asyncrt/runtime.h"
+#include "compile.h" /* asyncrt__program_lookup, the worker's first step */
+
+#define ASYNCRT_WORKER_MAGIC "ASYNCRTW2"
+enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4 };
+
+/* The worker to run (see above), its real path in `path`; `named` is the
+ * ASYNCRT_COMPILE_WORKER setting (NULL when unset). SUCCESS when it
+ * may run; NOT_FOUND when there is none to run (ASYNCRT_COMPILE_WORKER=0,
+ * or none installed beside this code); ERROR_IO when the one named or
+ * installed was refused (not there, or writable by others). `why` says
+ * which, and where it looked. */
+asyncrt_status asyncrt__compile_worker_find(const char *named, char *path, size_t size, char *why, size_t why_size);
+
+/* Runs one compile in a worker process, into cache_dir. key: this process's
+ * cache key for the request (asyncrt__program_lookup's), which the worker
+ * must compute too. Returns the worker's status and its message in
+ * *message (malloc'd, NULL on success); ERROR_IO when the worker could not
+ * run or answer, or computed another key. `arch` is explicit (resolved by
+ * the caller). */
+asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
+                                         const char *source, const asyncrt_compile_options *opts,
+                                         const char *arch, const uint8_t key[32], char **message);
+
+#endif

@@ -1,0 +1,201 @@
+/* The NVRTC step (compile_job.h): the options only this compile gets (a
+ * precompiled header, a time trace), NVRTC itself, and what the program was
+ * compiled from, for asyncrt-cache list. */
+#define _DEFAULT_SOURCE /* CLOCK_REALTIME_COARSE */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache_trust.h"
+#include "compile_job.h"
+
+/* Asks NVRTC for a time trace into a fresh private directory: the trace
+ * file must not exist beforehand, and the name must not be guessable. */
+static void add_trace_option(asyncrt_compile_job *job)
+{
+    if (!asyncrt__make_private_dir(job->ctx->settings.tmpdir, job->trace_dir, sizeof job->trace_dir,
+                                   "asyncrt-trace-")) {
+        asyncrt__log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
+                     job->trace_dir);
+        job->trace_dir[0] = '\0'; /* no trace, so nothing to store: store.c sees it */
+        return;
+    }
+    asyncrt__list_push(&job->options, asyncrt__format("-fdevice-time-trace=%s/trace", job->trace_dir));
+}
+
+/* A precompiled header and the trace, only where the trace tells what the
+ * compile read (a cacheable one). */
+static void add_run_options(asyncrt_compile_job *job)
+{
+    asyncrt_context *ctx = job->ctx;
+    char note[512];
+    job->pch = (asyncrt_pch_use){0};
+    if (job->state == ASYNCRT_COMPILE_UNCACHEABLE) return;
+    if (asyncrt__pch_begin(ctx->pch, job->pch_key, &job->pch, note, sizeof note)) {
+        asyncrt__list_push(&job->options, strdup("-pch"));
+        asyncrt__list_push(&job->options, strdup(job->pch.option));
+        asyncrt__list_push(&job->options, strdup("--pch-messages=false"));
+        asyncrt__list_push(&job->options, strdup("-diag-suppress=630")); /* "not compatible with the PCH" */
+    }
+    if (*note) asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
+    add_trace_option(job);
+}
+
+/* Runs NVRTC; on success *out holds a fresh program. */
+static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
+{
+    asyncrt_context *ctx = job->ctx;
+    const asyncrt_compile_options *o = job->opts;
+    size_t header_count = o->header_count + asyncrt__embedded_file_count + asyncrt__std_header_file_count + 1;
+    const char **contents = calloc(header_count + 1, sizeof(char *));
+    const char **names = calloc(header_count + 1, sizeof(char *));
+    asyncrt_program *p = calloc(1, sizeof *p);
+    nvrtcProgram prog = NULL;
+    char *log = NULL;
+    const asyncrt_nvrtc *nv = NULL;
+    asyncrt_status status = ASYNCRT_ERROR_OUT_OF_MEMORY;
+    if (!contents || !names || !p) goto done;
+    if ((status = asyncrt__require_nvrtc(ctx, &nv)) != ASYNCRT_SUCCESS) goto done;
+    status = ASYNCRT_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < o->header_count; i++) {
+        names[i] = o->headers[i].name;
+        contents[i] = o->headers[i].content;
+    }
+    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) {
+        names[o->header_count + i] = asyncrt__embedded_files[i].name;
+        contents[o->header_count + i] = asyncrt__embedded_files[i].content;
+    }
+    header_count = o->header_count + asyncrt__embedded_file_count;
+    for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
+        if (job->std_offered[i]) {
+            names[header_count] = asyncrt__std_header_files[i].name;
+            contents[header_count++] = asyncrt__std_header_files[i].content;
+        }
+    if (asyncrt__job_offers_cuda_h(job)) {
+        names[header_count] = asyncrt__cuda_h.name;
+        contents[header_count++] = asyncrt__cuda_h.content;
+    }
+    nvrtcResult r = nv->nvrtcCreateProgram(&prog, job->source, job->source_name, (int)header_count,
+                                       contents, names);
+    if (r != NVRTC_SUCCESS) {
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcCreateProgram(%s) failed: %s",
+                              job->source_name, nv->nvrtcGetErrorString(r));
+        prog = NULL;
+        goto done;
+    }
+    for (size_t i = 0; i < o->name_expression_count; i++) {
+        if ((r = nv->nvrtcAddNameExpression(prog, o->name_expressions[i])) != NVRTC_SUCCESS) {
+            status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcAddNameExpression(\"%s\") failed: %s",
+                                  o->name_expressions[i], nv->nvrtcGetErrorString(r));
+            goto done;
+        }
+    }
+    nvrtcResult compiled = asyncrt__fault_hit(ctx, "nvrtcCompileProgram")
+                               ? NVRTC_ERROR_INTERNAL_ERROR
+                               : nv->nvrtcCompileProgram(prog, (int)job->options.count,
+                                                     (const char *const *)job->options.items);
+    size_t log_size = 0;
+    if (nv->nvrtcGetProgramLogSize(prog, &log_size) != NVRTC_SUCCESS || !(log = calloc(1, log_size + 1)) ||
+        nv->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "cannot read NVRTC's log for %s", job->source_name);
+        goto done;
+    }
+    if (compiled != NVRTC_SUCCESS) {
+        /* A bad option is the caller's mistake as much as bad source is. */
+        status = compiled == NVRTC_ERROR_COMPILATION ? ASYNCRT_ERROR_COMPILE
+                 : compiled == NVRTC_ERROR_INVALID_OPTION ? ASYNCRT_ERROR_INVALID_ARGUMENT
+                                                          : ASYNCRT_ERROR_NVRTC;
+        status = asyncrt__fail(ctx, status, "compiling %s for %s failed (%s):\n%s", job->source_name,
+                              job->arch_name, nv->nvrtcGetErrorString(compiled), log);
+        goto done;
+    }
+
+    p->ptx = job->arch.ptx;
+    snprintf(p->arch, sizeof p->arch, "%s", job->arch_name);
+    memcpy(p->key, job->key, sizeof p->key);
+    p->log = log;
+    log = NULL;
+    r = p->ptx ? nv->nvrtcGetPTXSize(prog, &p->image_size) : nv->nvrtcGetCUBINSize(prog, &p->image_size);
+    if (r == NVRTC_SUCCESS && !(p->image = malloc(p->image_size))) goto done;
+    if (r == NVRTC_SUCCESS)
+        r = p->ptx ? nv->nvrtcGetPTX(prog, (char *)p->image) : nv->nvrtcGetCUBIN(prog, (char *)p->image);
+    if (r != NVRTC_SUCCESS) {
+        status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "reading the %s image of %s failed: %s",
+                              p->ptx ? "PTX" : "CUBIN", job->source_name, nv->nvrtcGetErrorString(r));
+        goto done;
+    }
+    p->expressions = calloc(o->name_expression_count + 1, sizeof(char *));
+    p->lowered = calloc(o->name_expression_count + 1, sizeof(char *));
+    if (!p->expressions || !p->lowered) goto done;
+    for (size_t i = 0; i < o->name_expression_count; i++, p->name_count++) {
+        const char *lowered = NULL;
+        if ((r = nv->nvrtcGetLoweredName(prog, o->name_expressions[i], &lowered)) != NVRTC_SUCCESS) {
+            status = asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetLoweredName(\"%s\") failed: %s",
+                                  o->name_expressions[i], nv->nvrtcGetErrorString(r));
+            goto done;
+        }
+        p->expressions[i] = strdup(o->name_expressions[i]);
+        p->lowered[i] = strdup(lowered);
+        if (!p->expressions[i] || !p->lowered[i]) {
+            p->name_count++;
+            goto done;
+        }
+    }
+    p->origin = ASYNCRT_ORIGIN_COMPILED;
+    *out = p;
+    p = NULL;
+    status = ASYNCRT_SUCCESS;
+done:
+    if (status == ASYNCRT_ERROR_OUT_OF_MEMORY)
+        asyncrt__fail(ctx, status, "out of memory compiling %s", job->source_name);
+    if (prog) nv->nvrtcDestroyProgram(&prog);
+    asyncrt_program_destroy(p);
+    free(log);
+    free(contents);
+    free(names);
+    return status;
+}
+
+/* What a fresh program was compiled from, for asyncrt-cache list: the
+ * source name and NVRTC's options up to `count` (the rest are the PCH's and
+ * the trace's), less -arch (the program says it) and the toolkit's -I (implied).
+ * Left unknown if memory runs out: it is in no key. */
+static void describe(const asyncrt_compile_job *job, size_t count, asyncrt_program *p)
+{
+    size_t size = 1;
+    for (size_t i = 0; i < count; i++) size += strlen(job->options.items[i]) + 1;
+    char *text = malloc(size), *at = text;
+    char toolkit[4200], cccl[4200];
+    snprintf(toolkit, sizeof toolkit, "-I%s", job->toolkit);
+    snprintf(cccl, sizeof cccl, "-I%s/cccl", job->toolkit);
+    for (size_t i = 0; text && i < count; i++) {
+        const char *o = job->options.items[i];
+        if (strncmp(o, "-arch=", 6) == 0 || (job->toolkit[0] && (!strcmp(o, toolkit) || !strcmp(o, cccl)))) continue;
+        at += sprintf(at, "%s%s", at == text ? "" : " ", o);
+    }
+    if (text) *at = '\0';
+    p->options = text;
+    p->source_name = strdup(job->source_name);
+}
+
+asyncrt_status asyncrt__job_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
+{
+    asyncrt_context *ctx = job->ctx;
+    *out = NULL;
+    job->start_ms = asyncrt__now_ms();
+    /* The coarse clock is the one file timestamps come from: a header
+     * written after this instant (so after the PCH check below) has an mtime
+     * at or after it, and the compile is not recorded. */
+    clock_gettime(CLOCK_REALTIME_COARSE, &job->began);
+    add_run_options(job);
+    asyncrt_status s = job->options.failed ? asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
+                                                          "out of memory compiling %s", job->source_name)
+                                           : run_nvrtc(job, out);
+    if (s != ASYNCRT_SUCCESS) return s;
+    describe(job, job->keyed_options, *out);
+    asyncrt__log(ctx, 2, "%s: NVRTC compiled %s %s (%zu bytes) in %.1f ms%s", job->source_name, (*out)->arch,
+                 (*out)->ptx ? "PTX" : "CUBIN", (*out)->image_size, asyncrt__now_ms() - job->start_ms,
+                 job->pch.dir ? " (precompiled headers on)" : "");
+    return s;
+}

@@ -1,0 +1,51 @@
+/* The store step (compile_job.h): a fresh program into the cache under what
+ * it read, the precompiled header's record settled, the trace removed and
+ * the key's claim let go (lookup.c took it). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "compile_job.h"
+#include "remote_cache.h"
+
+/* Removes the trace's directory. */
+static void remove_trace(asyncrt_compile_job *job)
+{
+    if (!job->trace_dir[0]) return;
+    char *trace = asyncrt__format("%s/trace.json", job->trace_dir);
+    if (trace) unlink(trace); /* a failed compile may still have written it */
+    free(trace);
+    rmdir(job->trace_dir);
+    job->trace_dir[0] = '\0';
+}
+
+void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, asyncrt_program *p,
+                        const asyncrt_dep_set *deps, const char *why)
+{
+    asyncrt_context *ctx = job->ctx;
+    char note[512];
+    bool stored = false;
+    if (asyncrt__job_traced(job, compiled)) {
+        if (compiled == ASYNCRT_SUCCESS && deps) {
+            memcpy(p->key, deps->result_key, sizeof p->key);
+            asyncrt__cache_store(ctx->cache, job->key, deps, p);
+            asyncrt__remote_store(ctx->remote, job->key, deps, p);
+            stored = true;
+        } else if (compiled == ASYNCRT_SUCCESS) {
+            asyncrt__log(ctx, 1, "not caching %s: %s", job->source_name, why);
+        }
+        asyncrt__pch_end(&job->pch, deps, note, sizeof note);
+        if (*note) asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
+    }
+    if (job->pch.dir) { /* no trace: what a PCH made holds is unknown */
+        asyncrt__pch_end(&job->pch, NULL, note, sizeof note);
+        asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
+    }
+    remove_trace(job);
+    asyncrt__remote_release(ctx->remote, job->key, &job->leased);
+    asyncrt__job_release(job);
+    job->state = compiled != ASYNCRT_SUCCESS ? ASYNCRT_COMPILE_FAILED
+                 : stored                   ? ASYNCRT_COMPILE_STORED
+                                            : ASYNCRT_COMPILE_COMPILED;
+}

@@ -1,0 +1,101 @@
+/* The context: its lifecycle and the objects it holds, one per layer below
+ * (settings, diag, cache, PCH), each of which owns its state. Opening the
+ * device is device_open.c's, the lazily loaded libraries loaders.c's. */
+#include "context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "pch.h"
+#include "remote_cache.h"
+
+
+asyncrt_status asyncrt_context_create(asyncrt_context **out)
+{
+    *out = NULL;
+    asyncrt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
+    if (!asyncrt__settings_read(&ctx->settings)) {
+        free(ctx);
+        return ASYNCRT_ERROR_OUT_OF_MEMORY;
+    }
+    const asyncrt_settings *env = &ctx->settings;
+    /* Exactly one digit 0..2; anything else ("2junk", "-1", "") leaves logging
+     * off, silently: the library prints nothing unless asked, and a value it
+     * cannot read is no request. */
+    const char *log = env->log;
+    int log_level = log && log[0] >= '0' && log[0] <= '2' && !log[1] ? log[0] - '0' : 0;
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0 || !asyncrt__diag_init(&ctx->diag, log_level)) {
+        asyncrt__settings_free(&ctx->settings);
+        free(ctx);
+        return ASYNCRT_ERROR_OUT_OF_MEMORY;
+    }
+    bool locks = asyncrt__opening_init(ctx);
+    ctx->cache = asyncrt__cache_create(env, &ctx->diag);
+    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
+    if (ctx->cache) ctx->remote = asyncrt__context_remote_open(ctx);
+    if (!locks || !ctx->cache || !ctx->pch) {
+        asyncrt_context_destroy(ctx);
+        return ASYNCRT_ERROR_OUT_OF_MEMORY;
+    }
+    *out = ctx;
+    return ASYNCRT_SUCCESS;
+}
+
+void asyncrt_context_destroy(asyncrt_context *ctx)
+{
+    if (!ctx) return;
+    asyncrt__opening_done(ctx); /* never free what the opener thread writes */
+    asyncrt__remote_destroy(ctx->remote); /* before the cache: its tally is a side file */
+    asyncrt__cache_destroy(ctx->cache);
+    asyncrt__pch_destroy(ctx->pch);
+    if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
+    pthread_mutex_destroy(&ctx->lock);
+    asyncrt__diag_destroy(&ctx->diag);
+    asyncrt__settings_free(&ctx->settings);
+    free(ctx);
+}
+
+void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->diag.log_level = level; }
+
+asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir)
+{
+    ASYNCRT_ENTER(ctx);
+    return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+}
+
+asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)
+{
+    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_stats(ctx->cache, out);
+    return ASYNCRT_SUCCESS;
+}
+
+const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return asyncrt__cache_dir(ctx->cache); }
+
+asyncrt_status asyncrt__require_device(asyncrt_context *ctx)
+{
+    ASYNCRT_TRY(asyncrt__wait_device(ctx));
+    if (!ctx->device_open)
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
+                            "no device is open: call asyncrt_context_open_device first");
+    CUresult r = ctx->drv->cuCtxSetCurrent(ctx->cu_context);
+    if (r != CUDA_SUCCESS)
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuCtxSetCurrent", "device %d",
+                               ctx->info.ordinal);
+    return ASYNCRT_SUCCESS;
+}
+
+const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx)
+{
+    if (asyncrt__device_pending(ctx)) asyncrt__wait_device((asyncrt_context *)ctx);
+    return ctx->device_open ? &ctx->info : NULL;
+}
+
+asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value)
+{
+    if (asyncrt__settings_set(&ctx->settings, name, value)) return ASYNCRT_SUCCESS;
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                        "%s is not a variable the library reads (base/settings.h), or out of memory", name);
+}

@@ -1,0 +1,85 @@
+/* The context's insides, shared by the runtime's files (not installed). */
+#ifndef ASYNCRT_CONTEXT_H
+#define ASYNCRT_CONTEXT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+
+#include "asyncrt/runtime.h"
+#include "context_report.h"
+#include "diag.h"
+#include "driver.h"
+#include "nvrtc_loader.h"
+#include "settings.h"
+#include "try.h"
+
+typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
+typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
+typedef struct asyncrt_remote asyncrt_remote;                 /* remote_cache.c */
+
+/* Where asyncrt_context_open_device_async stands (opening.state). */
+enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
+
+/* open_device_async (device_open.c): a thread opens the device; the first
+ * caller that needs it joins that thread under lock, then marks it settled. */
+typedef struct asyncrt_opening {
+    atomic_int state;
+    pthread_mutex_t lock;
+    pthread_t thread;
+    int ordinal;                     /* the device being opened */
+    asyncrt_status status;           /* the thread's result */
+    char *error;                     /* and its message, for the joining thread */
+} asyncrt_opening;
+
+struct asyncrt_context {
+    asyncrt_settings settings;       /* the environment, read once at create */
+    asyncrt_diag diag;               /* last errors (per thread) and the log level */
+    const asyncrt_driver *drv;       /* NULL until the driver is needed */
+    asyncrt_cache *cache;            /* memory and disk cache: its directory, list, counters */
+    asyncrt_pch *pch;                /* NVRTC's precompiled headers, checked (ASYNCRT_PCH) */
+    asyncrt_remote *remote;          /* the shared remote cache, NULL when none (remote_cache.h) */
+    bool device_open;
+    CUdevice device;
+    CUcontext cu_context;            /* the device's retained primary context */
+    asyncrt_device_info info;
+    const char *fault;               /* test seam: a call to fail, see asyncrt__fault_hit */
+    atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (batch.c) */
+
+    /* ---- threads: see "Threads" in runtime.h ---------------------------- */
+    pthread_mutex_t lock;            /* guards drv's first load */
+    asyncrt_opening opening;         /* open_device_async's thread and result */
+};
+
+/* Test seam for calls that do not go through the driver table (NVRTC): true
+ * when the tests asked this context to fail `call`. Driver calls are failed by
+ * swapping an entry of a copy of ctx->drv instead. */
+static inline bool asyncrt__fault_hit(const asyncrt_context *ctx, const char *call)
+{
+    return ctx->fault && __builtin_strcmp(ctx->fault, call) == 0;
+}
+
+/* Loads the driver into ctx->drv if needed (loaders.c). */
+asyncrt_status asyncrt__require_driver(asyncrt_context *ctx);
+
+/* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
+asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
+
+/* The remote cache the settings ask for, if any (remote.c; at create). */
+asyncrt_remote *asyncrt__context_remote_open(asyncrt_context *ctx);
+
+/* The opening's lifecycle (device_open.c): init at create, done before destroy. */
+bool asyncrt__opening_init(asyncrt_context *ctx);
+void asyncrt__opening_done(asyncrt_context *ctx);
+
+/* Fails unless a device is open; makes its context current for this thread. */
+asyncrt_status asyncrt__require_device(asyncrt_context *ctx);
+
+/* Waits for an asynchronous device open to finish (no-op otherwise). Returns
+ * its failure, with its message, in the calling thread's last error. */
+asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
+
+/* True while asyncrt_context_open_device_async has not been waited for. */
+bool asyncrt__device_pending(const asyncrt_context *ctx);
+
+#endif

@@ -1,0 +1,38 @@
+/* What first-party tools and tests may use of the context layer, beside the
+ * public API. Internal, not libasyncrt's ABI: it is linked from
+ * asyncrt_private and may change with the library; the context's struct is
+ * not part of it.
+ *   context_report.h: asyncrt__fail, asyncrt__fail_cu, asyncrt__log, so a tool's
+ *     own failure lands in the context's last error (and log) like the
+ *     library's.
+ *   asyncrt__context_driver: the driver table the context calls through, for
+ *     a tool that calls the driver directly beside the library (asyncrt-bench's
+ *     bare cuLaunchKernelEx, asyncrt-probe's tensor-map checks).
+ *   asyncrt__context_remote, asyncrt__context_remote_tally: the remote cache,
+ *     for asyncrt-cache push, pull and stats.
+ *   asyncrt__context_set_setting: one variable of the context's settings
+ *     snapshot, for tests and asyncrt-bench's sweeps that vary a tuning
+ *     (ASYNCRT_TILE_TUNE, ...) between the ops of one context. */
+#ifndef ASYNCRT_CONTEXT_INTERNAL_H
+#define ASYNCRT_CONTEXT_INTERNAL_H
+
+#include "asyncrt/runtime.h"
+#include "context_report.h"
+#include "driver.h"
+
+/* The table, loaded if needed (loaders.c); NO_DRIVER with why otherwise. */
+asyncrt_status asyncrt__context_driver(asyncrt_context *ctx, const asyncrt_driver **out);
+
+/* As if variable `name` (one of base/settings.h's) had been `value` (NULL:
+ * unset) when the context was created; only while no other call runs on
+ * it (context.c). INVALID_ARGUMENT for a name not in the list. */
+asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
+
+/* The context's remote cache (NULL: none; cache_internal.h's remote_cache.h
+ * pushes and pulls through it), and the tally of remote counters its cache
+ * directory keeps (asyncrt-cache push, pull, stats). */
+typedef struct asyncrt_remote asyncrt_remote;
+asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx);
+void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out);
+
+#endif

@@ -1,0 +1,50 @@
+/* The context's face of diag.c: the forms of fail and log the layers above
+ * the context call with a context, forwarded to the diag it owns. */
+#include "context.h"
+
+static asyncrt_diag *diag_of(asyncrt_context *ctx) { return ctx ? &ctx->diag : NULL; }
+
+asyncrt_context *asyncrt__enter(asyncrt_context *ctx)
+{
+    asyncrt__diag_enter(diag_of(ctx));
+    return ctx;
+}
+
+void asyncrt__leave(asyncrt_context **ctx)
+{
+    asyncrt_diag *d = diag_of(*ctx);
+    asyncrt__diag_leave(&d);
+}
+
+asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    asyncrt__diag_vfail(&ctx->diag, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
+                               const char *call, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    asyncrt__diag_vfail_cu(&ctx->diag, ctx->drv, status, result, call, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    asyncrt__diag_vlog(ctx ? &ctx->diag : NULL, level, fmt, ap);
+    va_end(ap);
+}
+
+const char *asyncrt_context_last_error(const asyncrt_context *ctx)
+{
+    /* Only the slot list is shared; the message is the calling thread's. */
+    return ctx ? asyncrt__diag_last_error(&((asyncrt_context *)ctx)->diag) : "";
+}
