@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jit_bench.h"
+#include "ops_internal.h"
 #include "remote_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
@@ -135,9 +136,8 @@ static int parse_args(int argc, char **argv, options *o)
             char *copy = strdup(v), *save = NULL;
             o->paths_given = true;
             for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-                int p = !strcmp(t, "tma") ? ASYNCRT_PATH_TMA : !strcmp(t, "ldgsts") ? ASYNCRT_PATH_LDGSTS
-                        : !strcmp(t, "plain") ? ASYNCRT_PATH_PLAIN : -1;
-                if (p < 0) {
+                int p = asyncrt__path_parse(t);
+                if (p < 0 || p == ASYNCRT_PATH_AUTO) {
                     rc = tool_usage_error("asyncrt-bench", "unknown path '%s' in --paths; use tma, ldgsts, plain", t);
                     free(copy);
                     return rc;
