@@ -22,6 +22,7 @@ void asyncrt__sha256_hex(const uint8_t digest[32], char out[65]);
  * where usable; sha256.c uses them unless asyncrt__sha256_portable is set
  * (tests compare the two). */
 #include <stdbool.h>
+extern const uint32_t asyncrt__sha256_k[64]; /* the round constants, for both */
 bool asyncrt__sha256_ni_usable(void);
 void asyncrt__sha256_ni_blocks(uint32_t state[8], const uint8_t *data, size_t blocks);
 extern bool asyncrt__sha256_portable;
