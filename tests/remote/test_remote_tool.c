@@ -43,7 +43,11 @@ static void test_push_pull_stats(void **state)
     assert_int_equal(rc, 7); /* no remote configured: said, not pushed */
     assert_non_null(strstr(out, "no remote cache"));
     free(out);
-    setenv("ASYNCRT_REMOTE_CACHE", server.spec, 1);
+    setenv("ASYNCRT_REMOTE_CACHE", server.spec, 1); /* from the environment, but no key: refused, said why */
+    out = tool(a, "push", &rc);
+    assert_int_equal(rc, 7);
+    assert_non_null(strstr(out, "no remote cache: off: remote cache refused: no HMAC key"));
+    free(out);
     setenv("ASYNCRT_REMOTE_CACHE_KEY_FILE", key, 1);
     out = tool(a, "push", &rc);
     assert_int_equal(rc, 0);
