@@ -10,6 +10,10 @@ command -v cmake >/dev/null || missing+=(cmake)
 command -v ninja >/dev/null || missing+=(ninja-build)
 command -v cc >/dev/null || missing+=(gcc)
 command -v pkg-config >/dev/null || missing+=(pkg-config) # the install test builds a pkg-config consumer
+# The remote cache (issue 26): hiredis's headers to build its client (it is
+# opened at run time), a redis-server for its tests to start on their own.
+[ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev)
+command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo -H"

@@ -19,6 +19,9 @@
     X(libcuda, "ASYNCRT_LIBCUDA")             /* the driver library to open */          \
     X(nvrtc, "ASYNCRT_NVRTC")                 /* the NVRTC library to open */           \
     X(compile_worker, "ASYNCRT_COMPILE_WORKER")                                         \
+    X(remote_cache, "ASYNCRT_REMOTE_CACHE")   /* a shared Redis behind the caches */    \
+    X(remote_cache_key_file, "ASYNCRT_REMOTE_CACHE_KEY_FILE") /* its HMAC secret */     \
+    X(libhiredis, "ASYNCRT_LIBHIREDIS")       /* the hiredis library to open */         \
     X(cuda_path, "CUDA_PATH")                 /* toolkits, in the search order */       \
     X(cuda_home, "CUDA_HOME")                                                           \
     X(toolkit, "ASYNCRT_TOOLKIT")             /* "none": no toolkit's headers */        \

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const uint32_t k[64] = {
+const uint32_t asyncrt__sha256_k[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -27,11 +27,23 @@ static void compress(uint32_t s[8], const uint8_t b[64])
     }
     uint32_t a = s[0], bb = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+        uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + asyncrt__sha256_k[i] +
+                      w[i];
         uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & bb) ^ (a & c) ^ (bb & c));
         h = g; g = f; f = e; e = d + t1; d = c; c = bb; bb = a; a = t1 + t2;
     }
     s[0] += a; s[1] += bb; s[2] += c; s[3] += d; s[4] += e; s[5] += f; s[6] += g; s[7] += h;
+}
+
+bool asyncrt__sha256_portable;
+
+static void compress_blocks(uint32_t s[8], const uint8_t *b, size_t n)
+{
+    if (!asyncrt__sha256_portable && asyncrt__sha256_ni_usable()) {
+        asyncrt__sha256_ni_blocks(s, b, n);
+        return;
+    }
+    for (; n; n--, b += 64) compress(s, b);
 }
 
 void asyncrt__sha256_init(asyncrt_sha256 *h)
@@ -48,13 +60,20 @@ void asyncrt__sha256_update(asyncrt_sha256 *h, const void *data, size_t size)
     const uint8_t *p = data;
     h->length += size;
     while (size) {
+        if (h->used == 0 && size >= 64) { /* whole blocks straight from the input */
+            size_t n = size / 64;
+            compress_blocks(h->state, p, n);
+            p += 64 * n;
+            size -= 64 * n;
+            continue;
+        }
         size_t take = 64 - h->used < size ? 64 - h->used : size;
         memcpy(h->block + h->used, p, take);
         h->used += take;
         p += take;
         size -= take;
         if (h->used == 64) {
-            compress(h->state, h->block);
+            compress_blocks(h->state, h->block, 1);
             h->used = 0;
         }
     }

@@ -9,7 +9,9 @@
  *   cache_trust.h: the directory's trust check, safe reads and atomic writes.
  *   cache_store.h: the directory as a listing; eviction; clearing.
  *   cache_manifest.h: manifests and dependency sets (decode, encode, check).
- *   program.h: a program's fields and its entry form (decode, encode). */
+ *   program.h: a program's fields and its entry form (decode, encode).
+ *   remote_cache.h: the remote cache's push and pull (asyncrt-cache), on the
+ *     context's remote (context_internal.h's asyncrt__context_remote). */
 #ifndef ASYNCRT_CACHE_INTERNAL_H
 #define ASYNCRT_CACHE_INTERNAL_H
 
@@ -18,5 +20,6 @@
 #include "cache_store.h"
 #include "cache_trust.h"
 #include "program.h"
+#include "remote_cache.h"
 
 #endif

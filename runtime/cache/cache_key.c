@@ -12,15 +12,17 @@ void asyncrt__key_str(asyncrt_sha256 *h, const char *s)
     asyncrt__sha256_update(h, s, n);
 }
 
+/* What a package or an image preserves, so that machines installed alike
+ * share keys (the remote cache, export/import): a file's path, size and
+ * mtime; a directory's path alone (its mtime, inode and device differ from
+ * machine to machine; the headers read under it are in the manifest, by
+ * content, and a toolkit reinstalled in place brings another NVRTC file). */
 static void hash_stat(asyncrt_sha256 *h, const char *path)
 {
     struct stat st;
-    int64_t id[7] = {0};
-    if (stat(path, &st) == 0) {
-        id[0] = (int64_t)st.st_dev, id[1] = (int64_t)st.st_ino, id[2] = (int64_t)st.st_size;
-        id[3] = st.st_mtim.tv_sec, id[4] = st.st_mtim.tv_nsec, id[5] = st.st_ctim.tv_sec;
-        id[6] = st.st_ctim.tv_nsec;
-    }
+    int64_t id[3] = {0};
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+        id[0] = (int64_t)st.st_size, id[1] = st.st_mtim.tv_sec, id[2] = st.st_mtim.tv_nsec;
     asyncrt__key_str(h, path);
     asyncrt__sha256_update(h, id, sizeof id);
 }

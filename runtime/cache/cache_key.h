@@ -9,12 +9,14 @@
 void asyncrt__key_str(asyncrt_sha256 *h, const char *s);
 
 /* The identity of the NVRTC library that holds `symbol` (any of its
- * functions): its file's path, size, mtime, inode and device, so that a
- * patched NVRTC of the same version does not reuse another's images. */
+ * functions): its file's path, size and mtime, so that a patched NVRTC of
+ * the same version does not reuse another's images, while machines that
+ * installed the same package share keys (inode and device differ). */
 void asyncrt__key_library_identity(asyncrt_sha256 *h, const void *symbol);
 
-/* A directory's path and stat identity (device, inode, mtime, ctime): for
- * the toolkit's include directory, whose reinstallation changes these. */
+/* A path's identity as above: a file's path, size and mtime, a directory's
+ * path (the toolkit's include directory: the headers read under it are in
+ * the manifest by content). */
 void asyncrt__key_dir_identity(asyncrt_sha256 *h, const char *dir);
 
 #endif

@@ -171,6 +171,36 @@ unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max
     return data;
 }
 
+unsigned char *asyncrt__read_private_file(const char *path, size_t max, size_t *size, char *why, size_t why_size)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_size, "%s: %s", path, errno == ELOOP ? "is a symbolic link" : strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    unsigned char *data = NULL;
+    uid_t me = asyncrt__cache_trust_euid();
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) snprintf(why, why_size, "%s is not a regular file", path);
+    else if (st.st_uid != me)
+        snprintf(why, why_size, "%s is owned by uid %u, not by this user (uid %u)", path, (unsigned)st.st_uid,
+                 (unsigned)me);
+    else if (st.st_mode & 077)
+        snprintf(why, why_size, "%s has mode %04o: group or others may use it; it must be 0600 (chmod 600)", path,
+                 (unsigned)(st.st_mode & 07777));
+    else if (st.st_size <= 0 || (uint64_t)st.st_size > max)
+        snprintf(why, why_size, "%s has an implausible size (%lld bytes; 1 to %zu)", path, (long long)st.st_size, max);
+    else if (!(data = malloc((size_t)st.st_size)) || !read_all(fd, data, (size_t)st.st_size)) {
+        snprintf(why, why_size, "cannot read %s", path);
+        free(data);
+        data = NULL;
+    } else {
+        *size = (size_t)st.st_size;
+    }
+    close(fd);
+    return data;
+}
+
 static bool write_all(int fd, const unsigned char *data, size_t size)
 {
     while (size) {

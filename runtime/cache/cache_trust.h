@@ -40,6 +40,13 @@ bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32],
 unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
                                        char *why, size_t why_size);
 
+/* Reads a secret, such as the remote cache's HMAC key file: like
+ * asyncrt__cache_read_file (no symlink, no FIFO, a regular file of 1..max
+ * bytes, fstat before any read), and the opened file must also be owned by
+ * this user and neither readable nor writable by group or others (0600 or
+ * 0400), as the private cache directory is. NULL with why. */
+unsigned char *asyncrt__read_private_file(const char *path, size_t max, size_t *size, char *why, size_t why_size);
+
 /* Writes data to `path` (relative to dir_fd, as above) atomically: a
  * temporary of an unguessable name created exclusively in the same
  * directory, then rename (atomic on local and NFS filesystems; readers see

@@ -5,6 +5,7 @@
  * at most one claim. */
 #include "cache.h"
 #include "compile_job.h"
+#include "remote_cache.h"
 
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
@@ -15,15 +16,15 @@ void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program *
         job->state = ASYNCRT_COMPILE_CLAIMED;
     }
     asyncrt_program *p = asyncrt__cache_find(ctx->cache, job->key);
+    if (!p) p = asyncrt__remote_find(ctx->remote, job->key); /* verified, installed locally */
     if (!p) {
         if (!claim) job->state = ASYNCRT_COMPILE_MISSED;
         return;
     }
     asyncrt__job_release(job);
     job->state = ASYNCRT_COMPILE_HIT;
-    asyncrt__log(ctx, 2, "%s: %s cache hit for %s, no NVRTC call (%.2f ms)", job->source_name,
-                 p->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", p->arch,
-                 asyncrt__now_ms() - job->start_ms);
+    asyncrt__log(ctx, 2, "%s: %s hit for %s, no NVRTC call (%.2f ms)", job->source_name,
+                 asyncrt_program_origin_string(p->origin), p->arch, asyncrt__now_ms() - job->start_ms);
     *out = p;
 }
 

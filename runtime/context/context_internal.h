@@ -8,6 +8,8 @@
  *   asyncrt__context_driver: the driver table the context calls through, for
  *     a tool that calls the driver directly beside the library (asyncrt-bench's
  *     bare cuLaunchKernelEx, asyncrt-probe's tensor-map checks).
+ *   asyncrt__context_remote, asyncrt__context_remote_tally: the remote cache,
+ *     for asyncrt-cache push, pull and stats.
  *   asyncrt__context_set_setting: one variable of the context's settings
  *     snapshot, for tests and asyncrt-bench's sweeps that vary a tuning
  *     (ASYNCRT_TILE_TUNE, ...) between the ops of one context. */
@@ -25,5 +27,12 @@ asyncrt_status asyncrt__context_driver(asyncrt_context *ctx, const asyncrt_drive
  * unset) when the context was created; only while no other call runs on
  * it (context.c). INVALID_ARGUMENT for a name not in the list. */
 asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
+
+/* The context's remote cache (NULL: none; cache_internal.h's remote_cache.h
+ * pushes and pulls through it), and the tally of remote counters its cache
+ * directory keeps (asyncrt-cache push, pull, stats). */
+typedef struct asyncrt_remote asyncrt_remote;
+asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx);
+void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out);
 
 #endif

@@ -27,7 +27,7 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median_of(double *v, int n)
+double jit_bench_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, compare_doubles);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -36,7 +36,7 @@ static double median_of(double *v, int n)
 /* Kernel `index`: out[i] = (index + 2) * in[i], staged through shared memory
  * with cuda::memcpy_async on a cuda::barrier. `salt` makes the source (and
  * so every cache key, NVRTC's own included) new without changing the code. */
-static char *kernel_source(int index, int salt)
+char *jit_bench_kernel_source(int index, int salt)
 {
     return asyncrt__format(
         "#include <cuda/barrier>\n"
@@ -126,7 +126,7 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     asyncrt_module *mods[KERNELS] = {NULL};
     asyncrt_status s = dir ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_IO;
     for (int i = 0; i < KERNELS; i++)
-        if (!(src[i] = kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
+        if (!(src[i] = jit_bench_kernel_source(i, salt))) s = ASYNCRT_ERROR_OUT_OF_MEMORY;
     /* ASYNCRT_PCH and ASYNCRT_COMPILE_WORKER are the context's to read (no
      * other thread runs now): set before it is made, the worker's kept until
      * the batch has run, then put back as the library read it (env). */
@@ -183,10 +183,10 @@ static asyncrt_status measure_batch(asyncrt_context *ctx, int ordinal, int repea
             s = build_set(ctx, ordinal, mode, salt++, &t[mode][rep], &r->outputs_ok);
         }
     if (s == ASYNCRT_SUCCESS) {
-        r->sequential_ms = median_of(t[ONE_BY_ONE], repeats);
-        r->pch_ms = median_of(t[ONE_BY_ONE_PCH], repeats);
-        r->batch_ms = median_of(t[BATCH], repeats);
-        r->threads_only_ms = median_of(t[BATCH_THREADS], repeats);
+        r->sequential_ms = jit_bench_median(t[ONE_BY_ONE], repeats);
+        r->pch_ms = jit_bench_median(t[ONE_BY_ONE_PCH], repeats);
+        r->batch_ms = jit_bench_median(t[BATCH], repeats);
+        r->threads_only_ms = jit_bench_median(t[BATCH_THREADS], repeats);
     }
     for (int m = 0; m < MODES; m++) free(t[m]);
     return s;
@@ -252,7 +252,7 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
     /* Fill a cache as `asyncrt-cache warm` does (a batch), keep the image too. */
     char *cache = asyncrt__format("%s/warm", dir), *image_path = asyncrt__format("%s/image", dir);
     asyncrt_context *filler = NULL;
-    char *src = kernel_source(0, 1);
+    char *src = jit_bench_kernel_source(0, 1);
     asyncrt_build_request req = {.source_name = "cold.cu", .source = src};
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&filler, ordinal, cache);
     if (s == ASYNCRT_SUCCESS && (s = asyncrt_build_batch(filler, &req, 1, 0, false)))
@@ -312,13 +312,13 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
         free(args_cached), free(args_memory), free(args_seq), free(args_ovl), free(empty1), free(empty2);
     }
     if (s == ASYNCRT_SUCCESS) {
-        r->cached_ms = median_of(cached, runs);
-        r->memory_ms = median_of(memory, runs);
-        r->hit_call_ms = median_of(hit, runs);
-        r->sequential_ms = median_of(seq, runs);
-        r->overlapped_ms = median_of(ovl, runs);
-        r->sequential_rest_ms = median_of(seq_rest, runs);
-        r->overlapped_rest_ms = median_of(ovl_rest, runs);
+        r->cached_ms = jit_bench_median(cached, runs);
+        r->memory_ms = jit_bench_median(memory, runs);
+        r->hit_call_ms = jit_bench_median(hit, runs);
+        r->sequential_ms = jit_bench_median(seq, runs);
+        r->overlapped_ms = jit_bench_median(ovl, runs);
+        r->sequential_rest_ms = jit_bench_median(seq_rest, runs);
+        r->overlapped_rest_ms = jit_bench_median(ovl_rest, runs);
     }
     free(cached), free(memory), free(hit), free(seq), free(ovl), free(seq_rest), free(ovl_rest), free(cache),
         free(image_path);
@@ -428,7 +428,7 @@ int jit_bench_child(int argc, char **argv)
     double c0 = now_ms(), c1 = c0;
     if (s == ASYNCRT_SUCCESS && !memory) {
         int salt = argc > 5 ? atoi(argv[5]) : 1;
-        char *src = kernel_source(0, salt);
+        char *src = jit_bench_kernel_source(0, salt);
         s = src ? asyncrt_program_compile(ctx, "cold.cu", src, NULL, &program) : ASYNCRT_ERROR_OUT_OF_MEMORY;
         c1 = now_ms();
         free(src);

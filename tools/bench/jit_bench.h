@@ -21,6 +21,14 @@
  * 2 * repeats + 1 each. Returns a process exit status (0 ok, 1 failed). */
 int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json);
 
+/* CCCL kernel `index` (cold_<index>: out[i] = (index + 2) * in[i] through
+ * cuda::memcpy_async on a cuda::barrier); `salt` makes every cache key new.
+ * malloc'd, NULL when out of memory. */
+char *jit_bench_kernel_source(int index, int salt);
+
+/* The median of v[0..n) (sorts v). */
+double jit_bench_median(double *v, int n);
+
 /* The body of a child process; returns its exit status. */
 int jit_bench_child(int argc, char **argv);
 

@@ -6,6 +6,7 @@
 
 #include "jit_bench.h"
 #include "ops_internal.h"
+#include "remote_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
 #include "tool.h"
@@ -31,6 +32,10 @@ static const char *k_usage =
     "                  without precompiled headers) vs one batch, fresh processes from main to first kernel loaded (warmed cache vs\n"
     "                  image in memory; empty cache, arch auto, with and without overlap)\n"
     "  --jit-repeats N timed repeats of that section (default 3; processes run 2N+1 times)\n"
+    "  --remote        only the remote cache across a fleet, on the CPU: --processes N (default\n"
+    "                  16) with empty caches share one Redis (ASYNCRT_REMOTE_CACHE, else a\n"
+    "                  redis-server it starts) compiling the 12 CCCL kernels for --arch A\n"
+    "                  (default sm_90); remote vs disk hits; the server down\n"
     "  --json | --csv  machine-readable output instead of the table\n"
     "  --version       asyncrt-bench, libasyncrt and NVRTC versions\n"
     "  --tile-sweep    only the tile ops: every variant x path x build (native and\n"
@@ -228,6 +233,9 @@ static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_map_path path, bool t
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], JIT_BENCH_CHILD_FLAG)) return jit_bench_child(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], REMOTE_BENCH_CHILD_FLAG)) return remote_bench_child(argc, argv);
+    for (int i = 1; i < argc; i++) /* needs no GPU: before the device is opened */
+        if (!strcmp(argv[i], REMOTE_BENCH_FLAG)) return remote_bench_main(argc, argv);
     options o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;

@@ -35,7 +35,9 @@ static void write_json(const cache_tool *tool, const asyncrt_cache_listing *l, u
     cache_json_key("temporaries", false);
     printf("%zu", l->temps);
     cache_json_key("odd", false);
-    printf("%zu\n}\n", odd);
+    printf("%zu", odd);
+    cache_remote_stats(tool);
+    printf("\n}\n");
 }
 
 static int run(cache_tool *tool, int argc, char **argv)
@@ -82,6 +84,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     }
     if (l.temps) printf("temporary  %zu (writes in flight, or left by a process that died)\n", l.temps);
     if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
+    cache_remote_stats(tool);
     asyncrt__cache_listing_free(&l);
     return TOOL_EXIT_OK;
 }

@@ -4,6 +4,7 @@
 
 extern const cache_command cmd_stats, cmd_list, cmd_verify, cmd_prune, cmd_clear;
 extern const cache_command cmd_warm, cmd_export, cmd_import; /* warm.c, transfer.c (issue 15) */
+extern const cache_command cmd_push, cmd_pull;               /* cmd_remote.c (issue 26) */
 
 const cache_command *const cache_commands[] = {
     &cmd_stats,
@@ -14,10 +15,12 @@ const cache_command *const cache_commands[] = {
     &cmd_warm,
     &cmd_export,
     &cmd_import,
+    &cmd_push,
+    &cmd_pull,
     NULL,
 };
 
 bool tool_command_fills_cache(const cache_command *cmd)
 {
-    return cmd == &cmd_warm || cmd == &cmd_import;
+    return cmd == &cmd_warm || cmd == &cmd_import || cmd == &cmd_pull;
 }

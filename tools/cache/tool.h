@@ -53,6 +53,10 @@ bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac
                 size_t size);
 void cache_loaded_free(cache_loaded *l);
 
+/* The remote cache's lines of stats (cmd_remote.c): text, or with --json
+ * a "remote" member of the open object. */
+void cache_remote_stats(const cache_tool *tool);
+
 /* Shared helpers (common.c). */
 bool tool_wants_help(int argc, char **argv);
 bool tool_key_from_name(const char *name, uint8_t key[32]);

@@ -121,6 +121,7 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
                 want_ptx ? "--emit-ptx" : "--emit-cubin", name,
                 origin == ASYNCRT_ORIGIN_COMPILED          ? "cache miss, NVRTC compiled"
                 : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit"
+                : origin == ASYNCRT_ORIGIN_REMOTE_CACHE ? "remote cache hit"
                                                           : "disk cache hit",
                 run_now_ms() - start);
     }
@@ -181,9 +182,9 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);
     r->compile_ms = run_now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return compile_fail(ctx, s, r);
-    static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache"};
+    static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};
     asyncrt_program_origin origin = asyncrt_program_origin_of(*out);
-    r->origin = origin <= ASYNCRT_ORIGIN_DISK_CACHE ? origins[origin] : "?";
+    r->origin = origin <= ASYNCRT_ORIGIN_REMOTE_CACHE ? origins[origin] : "?";
     snprintf(r->arch, sizeof r->arch, "%s", asyncrt_program_arch(*out));
     snprintf(r->arch_why, sizeof r->arch_why, "%s", asyncrt_program_arch_reason(*out)); /* the library's own */
     r->is_ptx = asyncrt_program_is_ptx(*out);
@@ -197,7 +198,9 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
         fprintf(stderr, "asyncrt-run: target %s\n", r->arch_why[0] ? r->arch_why : r->arch);
         fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s %s, %zu bytes)\n", source_name,
                 origin == ASYNCRT_ORIGIN_COMPILED ? "cache miss, NVRTC compiled"
-                : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit" : "disk cache hit, no NVRTC call",
+                : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit"
+                : origin == ASYNCRT_ORIGIN_REMOTE_CACHE ? "remote cache hit, no NVRTC call"
+                                                        : "disk cache hit, no NVRTC call",
                 r->compile_ms, r->arch, r->is_ptx ? "PTX" : "CUBIN", r->image_bytes);
     }
     /* Warnings are shown as nvcc shows them; -v shows any other log too. */

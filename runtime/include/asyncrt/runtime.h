@@ -57,7 +57,9 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 
 /* Creates a context without touching the driver: compiling for an explicit
  * arch works on machines with no GPU. Reads ASYNCRT_LOG, ASYNCRT_CACHE,
- * ASYNCRT_CACHE_DIR (else XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt).
+ * ASYNCRT_CACHE_DIR (else XDG_CACHE_HOME/asyncrt, else ~/.cache/asyncrt),
+ * ASYNCRT_REMOTE_CACHE and ASYNCRT_REMOTE_CACHE_KEY_FILE (a refused remote
+ * is logged at level 1 and shows in asyncrt_context_remote_cache_stats).
  * Fails only with ASYNCRT_ERROR_OUT_OF_MEMORY, leaving *out NULL. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_create(asyncrt_context **out);
 ASYNCRT_EXTERN void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
@@ -88,6 +90,38 @@ typedef struct asyncrt_cache_stats {
 
 /* Copies the counters; safe while other threads use the context. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
+
+/* ---- remote cache (README: "The remote cache") ---------------------------- */
+
+/* A shared Redis behind this context's memory and disk caches: `spec` as in
+ * ASYNCRT_REMOTE_CACHE (redis://[[USER:]PASSWORD@]HOST[:PORT][/DB] or
+ * redis+unix:/PATH, then |read-only, |connect-timeout=MS, |operation-timeout=MS,
+ * |prefix=TEXT, |shards=A,B (each replaces the URL's '*'), |lease-wait=MS),
+ * `key_file` as ASYNCRT_REMOTE_CACHE_KEY_FILE (NULL: that variable): the
+ * fleet's HMAC secret, a file of this user's with mode 0600. NULL spec turns
+ * the remote off. Opens hiredis (libhiredis.so) but does not connect.
+ * ASYNCRT_ERROR_INVALID_ARGUMENT for a malformed spec or an unusable key,
+ * ASYNCRT_ERROR_UNSUPPORTED when hiredis cannot be used; the message says
+ * why (never a password). Must not overlap other calls on the context. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *ctx, const char *spec,
+                                                                const char *key_file);
+
+typedef struct asyncrt_remote_cache_stats {
+    bool enabled;          /* configured, accepted and not switched off by failures */
+    char state[512];       /* the servers (passwords as ****), or why the remote is off */
+    uint64_t hits;         /* programs taken from the remote: verified here, installed locally */
+    uint64_t misses;       /* lookups it could not answer: absent, or stale for this machine's files */
+    uint64_t errors;       /* failed or timed-out operations (connects included) */
+    uint64_t rejected;     /* values refused: no or a wrong HMAC, truncated, oversized, malformed */
+    uint64_t stores;       /* programs written to it */
+    uint64_t lease_waits;  /* times another process's compile of the same key was waited for */
+    uint64_t bytes_read, bytes_written;
+    double time_ms;        /* spent in remote operations, waits for leases included */
+} asyncrt_remote_cache_stats;
+
+/* This context's remote counters; safe while other threads use the context. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx,
+                                                                  asyncrt_remote_cache_stats *out);
 
 /* Loads the driver (dlopen of libcuda.so.1, or $ASYNCRT_LIBCUDA), initialises
  * it and makes device `ordinal`'s primary context current for this context's
@@ -188,7 +222,8 @@ typedef struct asyncrt_compile_options {
 typedef enum asyncrt_program_origin {
     ASYNCRT_ORIGIN_COMPILED = 0,  /* NVRTC ran */
     ASYNCRT_ORIGIN_MEMORY_CACHE,  /* found in this context's cache */
-    ASYNCRT_ORIGIN_DISK_CACHE     /* read from the cache directory */
+    ASYNCRT_ORIGIN_DISK_CACHE,    /* read from the cache directory */
+    ASYNCRT_ORIGIN_REMOTE_CACHE   /* fetched from the remote cache, verified, stored locally */
 } asyncrt_program_origin;
 
 /* Compiles `source` (named `source_name` in messages). opts may be NULL.
@@ -214,7 +249,7 @@ ASYNCRT_EXTERN const char *asyncrt_program_arch(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_arch_reason(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
 ASYNCRT_EXTERN asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
-/* "compiled", "memory cache" or "disk cache"; "unknown" for other values. Never NULL. */
+/* "compiled", "memory cache", "disk cache" or "remote cache"; "unknown" for other values. Never NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);

@@ -1,0 +1,76 @@
+/* The remote cache tests' fixtures: a redis-server of the test's own (on a
+ * unix socket in a fresh private folder, or on 127.0.0.1 at a free port;
+ * never any other address), always stopped (and killed with the test
+ * process, PR_SET_PDEATHSIG), and compiles in child processes, each with
+ * its own local cache: the "machines" of a fleet. */
+#ifndef ASYNCRT_REDIS_FIXTURE_H
+#define ASYNCRT_REDIS_FIXTURE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "asyncrt/asyncrt.h"
+#include "remote_redis.h"
+
+typedef struct redis_server {
+    pid_t pid;
+    char dir[256];     /* its folder: socket, log */
+    char socket[320];  /* the unix socket, when !tcp */
+    int port;          /* the TCP port on 127.0.0.1, when tcp */
+    char spec[400];    /* ASYNCRT_REMOTE_CACHE for it */
+} redis_server;
+
+/* The redis-server program, or NULL (the tests then skip, saying so). */
+const char *redis_server_program(void);
+
+/* Starts one and waits (at most 10 s) until it answers. False: the test fails. */
+bool redis_start(redis_server *s, bool tcp);
+/* SIGTERM, then SIGKILL after 2 s; reaps it and removes its folder. */
+void redis_stop(redis_server *s);
+/* kill -9, reaped; the folder stays (a restart may reuse the socket path). */
+void redis_kill9(redis_server *s);
+/* kill -9, then a fresh (empty) server at the same socket or port. */
+bool redis_restart(redis_server *s);
+
+/* A direct connection to s, for tests that inspect or tamper with values. */
+asyncrt_redis *redis_direct(const redis_server *s);
+/* The names of keys matching `match` on s (malloc'd array of malloc'd). */
+size_t redis_keys(const redis_server *s, const char *match, char ***keys);
+void redis_keys_free(char **keys, size_t n);
+
+/* A fresh HMAC key file (32 random bytes, mode 0600) in dir; malloc'd path. */
+char *make_key_file(const char *dir, const char *name);
+
+/* One compile in a child process with a context of its own. */
+typedef struct remote_run {
+    const char *cache_dir;    /* the child's local disk cache */
+    const char *spec;         /* asyncrt_context_set_remote_cache's; NULL: none */
+    const char *key_file;
+    const char *source_name;
+    const char *source;
+    const char *include_dir;  /* NULL: none */
+    const char *arch;         /* NULL: sm_90 */
+} remote_run;
+
+typedef struct remote_result {
+    bool ran;                 /* the child reported (did not crash or hang) */
+    asyncrt_status set_status;   /* of asyncrt_context_set_remote_cache */
+    char set_message[512];
+    asyncrt_status status;    /* of asyncrt_program_compile */
+    asyncrt_program_origin origin;
+    double compile_ms;
+    asyncrt_remote_cache_stats stats;
+    asyncrt_cache_stats local;
+} remote_result;
+
+/* Starts the child; it waits for a byte on go_fd (-1: it does not wait). */
+pid_t remote_child_start(const remote_run *run, int go_fd, int *result_fd);
+/* Its result, waiting at most limit_s (then it is killed: ran is false). */
+remote_result remote_child_finish(pid_t pid, int result_fd, int limit_s);
+/* Both, at once. */
+remote_result remote_compile(const remote_run *run);
+
+/* Writes dir/name (replacing it). */
+void write_text(const char *dir, const char *name, const char *text);
+
+#endif

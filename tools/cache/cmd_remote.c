@@ -1,0 +1,170 @@
+/* push / pull: copy between this cache directory and the remote cache of
+ * ASYNCRT_REMOTE_CACHE (issue 26), and the remote lines of stats. Both go
+ * through the library's remote tier: push signs the newest dependency set
+ * of each manifest with its entry; pull verifies every value (HMAC, bounds,
+ * seals) and installs only those whose headers hold the same content here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base_internal.h"
+#include "cache_internal.h"
+#include "context_internal.h"
+#include "tool.h"
+
+/* A context on tool->dir with the remote of the environment, or NULL (said). */
+static asyncrt_context *remote_context(cache_tool *tool, const char *cmd)
+{
+    asyncrt_context *ctx = NULL;
+    asyncrt_remote_cache_stats st;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_set_cache_dir(ctx, tool->dir)) {
+        cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "out of memory");
+    } else if (asyncrt_context_remote_cache_stats(ctx, &st), !st.enabled) {
+        cache_fail(tool, cmd, TOOL_EXIT_IO, "no remote cache: %s", st.state);
+    } else {
+        return ctx;
+    }
+    asyncrt_context_destroy(ctx);
+    return NULL;
+}
+
+static int finish(cache_tool *tool, const char *what, size_t counts[3], const char *names[3], int rc)
+{
+    if (tool->json) {
+        printf("{");
+        cache_json_key("command", true);
+        tool_json_string(stdout, what);
+        for (int i = 0; i < 3; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "%s", names[i]);
+            for (char *c = key; *c; c++) *c = *c == ' ' ? '_' : *c;
+            cache_json_key(key, false);
+            printf("%zu", counts[i]);
+        }
+        printf("\n}\n");
+    } else {
+        printf("%s: %zu %s, %zu %s, %zu %s\n", what, counts[0], names[0], counts[1], names[1], counts[2], names[2]);
+    }
+    return rc;
+}
+
+static int run_push(cache_tool *tool, int argc, char **argv)
+{
+    extern const cache_command cmd_push;
+    if (argc > 1) return cache_usage_error(&cmd_push, "unexpected argument \"%s\"", argv[1]);
+    asyncrt_context *ctx = remote_context(tool, "push");
+    if (!ctx) return TOOL_EXIT_IO;
+    asyncrt_cache_listing l;
+    if (!asyncrt__cache_scan(tool->dir, &l)) {
+        asyncrt_context_destroy(ctx);
+        return cache_fail(tool, "push", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    }
+    const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
+    size_t counts[3] = {0}; /* pushed, refused (checks), failed (server) */
+    char why[512];
+    for (size_t i = 0; i < l.count; i++) {
+        if (l.files[i].kind != ASYNCRT_CACHE_MANIFEST) continue;
+        cache_loaded m, e;
+        if (!cache_load(tool->dir, &l.files[i], mac, &m, why, sizeof why)) {
+            fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", l.files[i].name, why);
+            counts[1]++;
+            continue;
+        }
+        const asyncrt_dep_set *set = &m.manifest.sets[0]; /* the newest compile under this key */
+        char name[72];
+        asyncrt__sha256_hex(set->result_key, name);
+        strcat(name, ".bin");
+        asyncrt_cache_file entry = {.name = name, .kind = ASYNCRT_CACHE_ENTRY, .regular = true};
+        if (!cache_load(tool->dir, &entry, mac, &e, why, sizeof why)) {
+            fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
+            counts[1]++;
+        } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, why, sizeof why)) {
+            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
+            counts[2]++;
+        } else {
+            counts[0]++;
+        }
+        cache_loaded_free(&e);
+        cache_loaded_free(&m);
+    }
+    asyncrt__cache_listing_free(&l);
+    asyncrt_context_destroy(ctx);
+    static const char *names[3] = {"pushed", "refused", "failed"};
+    return finish(tool, "push", counts, names, counts[2] ? TOOL_EXIT_IO : counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
+}
+
+static int run_pull(cache_tool *tool, int argc, char **argv)
+{
+    extern const cache_command cmd_pull;
+    if (argc > 1) return cache_usage_error(&cmd_pull, "unexpected argument \"%s\"", argv[1]);
+    asyncrt_context *ctx = remote_context(tool, "pull");
+    if (!ctx) return TOOL_EXIT_IO;
+    size_t counts[3] = {0};
+    char why[512];
+    bool ok = asyncrt__remote_pull(asyncrt__context_remote(ctx), &counts[0], &counts[1], &counts[2], why, sizeof why);
+    asyncrt_context_destroy(ctx);
+    if (!ok) return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s", why);
+    static const char *names[3] = {"installed", "refused", "not for this machine"};
+    return finish(tool, "pull", counts, names, counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
+}
+
+void cache_remote_stats(const cache_tool *tool)
+{
+    asyncrt_context *ctx = NULL;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_set_cache_dir(ctx, tool->dir)) {
+        asyncrt_context_destroy(ctx);
+        return;
+    }
+    asyncrt_remote_cache_stats now, tally;
+    asyncrt_context_remote_cache_stats(ctx, &now);
+    asyncrt__context_remote_tally(ctx, &tally);
+    asyncrt_context_destroy(ctx);
+    const uint64_t v[] = {tally.hits, tally.misses, tally.errors, tally.rejected, tally.stores, tally.lease_waits,
+                          tally.bytes_read, tally.bytes_written};
+    static const char *names[] = {"hits", "misses", "errors", "rejected", "stores", "lease_waits", "bytes_read",
+                                  "bytes_written"};
+    if (tool->json) {
+        cache_json_key("remote", false);
+        printf("{");
+        cache_json_key("state", true);
+        tool_json_string(stdout, now.state);
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+            cache_json_key(names[i], false);
+            printf("%llu", (unsigned long long)v[i]);
+        }
+        cache_json_key("time_ms", false);
+        printf("%.1f}", tally.time_ms);
+        return;
+    }
+    char in[32], out[32];
+    tool_format_bytes(tally.bytes_read, in, sizeof in);
+    tool_format_bytes(tally.bytes_written, out, sizeof out);
+    printf("remote     %s\n", now.state);
+    printf("           %llu hits, %llu misses, %llu errors, %llu rejected, %llu stores, %llu lease waits; "
+           "%s read, %s written, %.1f ms (all processes that used this directory)\n",
+           (unsigned long long)tally.hits, (unsigned long long)tally.misses, (unsigned long long)tally.errors,
+           (unsigned long long)tally.rejected, (unsigned long long)tally.stores,
+           (unsigned long long)tally.lease_waits, in, out, tally.time_ms);
+}
+
+const cache_command cmd_push = {
+    "push", "copy this cache's entries to the remote cache (ASYNCRT_REMOTE_CACHE)",
+    "usage: asyncrt-cache [--dir DIR] push\n"
+    "\n"
+    "Signs the newest compile of each manifest (its dependency set and entry, both\n"
+    "checked first) with ASYNCRT_REMOTE_CACHE_KEY_FILE's key and stores it in the\n"
+    "remote cache named by ASYNCRT_REMOTE_CACHE (see README, \"The remote cache\").\n"
+    "Exit codes: 0 success, 2 bad usage, 6 a local file failed its checks (named,\n"
+    "not pushed), 7 no usable cache directory or remote cache, or a value not stored.\n",
+    true, run_push};
+
+const cache_command cmd_pull = {
+    "pull", "install the remote cache's entries that fit this machine",
+    "usage: asyncrt-cache [--dir DIR] pull\n"
+    "\n"
+    "Reads every value of the remote cache (ASYNCRT_REMOTE_CACHE, all shards),\n"
+    "checks its HMAC, bounds and seals, and installs those whose headers hold the\n"
+    "same content here (re-hashed) into this cache; the others are counted as not\n"
+    "for this machine. Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
+    "checks (counted, not installed), 7 no usable cache directory or remote cache.\n",
+    true, run_pull};
