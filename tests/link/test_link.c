@@ -91,25 +91,6 @@ static void lto_keeps_layout(void **state)
     asyncrt_program_destroy(util_p);
 }
 
-/* Without LTO: a static __shared__ variable aligned to 128 gives the
- * kernel's shared section that alignment, which relocatable code keeps. */
-static void workaround_without_lto(void **state)
-{
-    test_cache_fixture *f = *state;
-    asyncrt_program *main_p = link_test_compile(f->ctx, "main_align.cu", ARCH, "-rdc=true");
-    asyncrt_program *util_p = link_test_compile(f->ctx, "util.cu", ARCH, "-rdc=true");
-    asyncrt_program *linked = NULL;
-    assert_ok(f->ctx, link_test_programs(f->ctx, ARCH, NULL, &linked, main_p, util_p, NULL));
-    asyncrt_cubin_kernel k;
-    kernel_facts(linked, "stage", &k);
-    print_message("without LTO, static barriers __align__(128): static shared %llu, aligned %llu\n",
-                  (unsigned long long)k.shared_size, (unsigned long long)k.shared_align);
-    assert_int_equal(k.shared_align, 128);
-    asyncrt_program_destroy(linked);
-    asyncrt_program_destroy(main_p);
-    asyncrt_program_destroy(util_p);
-}
-
 static void undefined_symbol(void **state)
 {
     test_cache_fixture *f = *state;
@@ -402,7 +383,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(two_files, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(lto_keeps_layout, test_setup_cache_context, test_teardown_cache_context),
-        cmocka_unit_test_setup_teardown(workaround_without_lto, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(undefined_symbol, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(duplicate_symbol, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(nvcc_libraries, test_setup_cache_context, test_teardown_cache_context),

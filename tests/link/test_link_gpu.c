@@ -6,8 +6,9 @@
  *   LTO and one file must see it aligned; without LTO the kernel must see
  *   what the image's ELF predicts (dynamic shared memory starts at the
  *   static size rounded up to the shared section's alignment): misaligned
- *   plainly (the link's note says so), aligned with main_align.cu's
- *   workaround (a static __shared__ variable __align__(128)).
+ *   (the link's note says so). A static __shared__ __align__(128) beside it
+ *   did not help on the H100 (the ELF's section alignment rose, the
+ *   buffer's did not), so -lto is the fix and no such variant is tested.
  * - axpy_main.cu + axpy_util.cu, a call across files in a grid-stride loop:
  *   exact fmaf results for every variant, then each timed (median of 20
  *   launches, CUDA events, variants alternated), printed for the record;
@@ -22,9 +23,8 @@
 
 static asyncrt_context *g_ctx;
 
-enum { SINGLE, RDC, LTO, VARIANTS, RDC_ALIGNED = VARIANTS };
-static const char *const k_variant[] = {"one file", "two files, no LTO", "two files, LTO",
-                                        "two files, no LTO, static shared __align__(128)"};
+enum { SINGLE, RDC, LTO, VARIANTS };
+static const char *const k_variant[] = {"one file", "two files, no LTO", "two files, LTO"};
 
 /* Where the image says stage's dynamic shared memory starts, mod 128. */
 static uint64_t predicted_offset(const asyncrt_program *p)
@@ -47,7 +47,6 @@ static uint64_t predicted_offset(const asyncrt_program *p)
 static asyncrt_program *build(int variant, const char *main_file, const char *util_file, const char *single_src)
 {
     asyncrt_program *out = NULL;
-    if (variant == RDC_ALIGNED) variant = RDC, main_file = "main_align.cu";
     if (variant == SINGLE) {
         asyncrt_compile_options o = {0};
         assert_ok(g_ctx, asyncrt_program_compile(g_ctx, "single.cu", single_src, &o, &out));
@@ -76,7 +75,7 @@ static void aligned_shared_across_files(void **state)
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, n * sizeof *y, &dy));
     assert_ok(g_ctx, asyncrt_memory_to_device(g_ctx, dx, x, n * sizeof *x));
     char *single = link_test_single_source();
-    for (int v = 0; v <= RDC_ALIGNED; v++) {
+    for (int v = 0; v < VARIANTS; v++) {
         asyncrt_program *p = build(v, "main.cu", "util.cu", single);
         asyncrt_module *m;
         asyncrt_kernel *k;
@@ -101,7 +100,8 @@ static void aligned_shared_across_files(void **state)
                "offset of %llu mod 128), %ld wrong\n", k_variant[v], misaligned, n, (unsigned long long)predicted, wrong);
         assert_int_equal(wrong, 0);
         assert_int_equal(misaligned, predicted ? n : 0);
-        if (v == SINGLE || v == LTO || v == RDC_ALIGNED) assert_int_equal(misaligned, 0);
+        if (v == SINGLE || v == LTO) assert_int_equal(misaligned, 0);
+        if (v == RDC) assert_int_equal(misaligned, n);
         if (misaligned) assert_non_null(strstr(asyncrt_program_log(p), "extern __shared__ smem"));
         asyncrt_module_destroy(m);
         asyncrt_program_destroy(p);
