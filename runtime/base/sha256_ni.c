@@ -8,15 +8,23 @@
 #include <stdbool.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
+
+/* CPUID, not __builtin_cpu_supports: clang's builtin knows no "sha". */
+static bool cpu_has_sha_ni(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3)) return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29)); /* leaf 7 EBX bit 29: SHA */
+}
 
 bool asyncrt__sha256_ni_usable(void)
 {
     static int usable = -1; /* every thread computes the same answer */
     int u = __atomic_load_n(&usable, __ATOMIC_RELAXED);
     if (u < 0) {
-        __builtin_cpu_init();
-        u = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
+        u = cpu_has_sha_ni();
         __atomic_store_n(&usable, u, __ATOMIC_RELAXED);
     }
     return u;
