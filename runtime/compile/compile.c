@@ -9,34 +9,6 @@
 #include "remote_cache.h"
 #include "target.h"
 
-void asyncrt__list_push(asyncrt_string_list *l, char *s)
-{
-    if (!s || l->failed) {
-        l->failed = true;
-        free(s);
-        return;
-    }
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **grown = realloc(l->items, cap * sizeof *grown);
-        if (!grown) {
-            l->failed = true;
-            free(s);
-            return;
-        }
-        l->items = grown;
-        l->cap = cap;
-    }
-    l->items[l->count++] = s;
-}
-
-void asyncrt__list_free(asyncrt_string_list *l)
-{
-    for (size_t i = 0; i < l->count; i++) free(l->items[i]);
-    free(l->items);
-    *l = (asyncrt_string_list){0};
-}
-
 void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
                        const char *source, const asyncrt_compile_options *opts, const asyncrt_arch *arch)
 {

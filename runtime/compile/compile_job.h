@@ -22,6 +22,7 @@
 #include "embedded.h"
 #include "pch.h"
 #include "program.h"
+#include "string_list.h"
 
 /* Where a job stands. The in-flight claim on its key is held exactly while
  * the state is CLAIMED (lookup.c takes it, store.c or a retarget lets it go). */
@@ -41,14 +42,6 @@ typedef enum asyncrt_compile_state {
  * hit, UNSUPPORTED when the cache was not consulted, else NOT_FOUND (lookup.c). */
 asyncrt_status asyncrt__compile_lookup_status(asyncrt_compile_state state);
 
-typedef struct asyncrt_string_list {
-    char **items;
-    size_t count, cap;
-    bool failed; /* a push ran out of memory */
-} asyncrt_string_list;
-
-void asyncrt__list_push(asyncrt_string_list *l, char *s); /* takes s; NULL marks the list failed */
-void asyncrt__list_free(asyncrt_string_list *l);
 
 typedef struct asyncrt_compile_job {
     asyncrt_context *ctx;
