@@ -200,6 +200,19 @@ void write_text(const char *dir, const char *name, const char *text)
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
+    /* Written long before any compile, as on a machine: a compile that starts
+     * in the file's own clock tick (the kernel may stamp it finer than the
+     * coarse clock the compile reads) rightly refuses to cache what it read,
+     * so wait until the coarse clock has passed the file's times. */
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    for (int i = 0; i < 100; i++) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME_COARSE, &now);
+        if (now.tv_sec > st.st_ctim.tv_sec || (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec))
+            break;
+        sleep_ms(1);
+    }
 }
 
 static double now_ms(void)

@@ -108,7 +108,8 @@ static void test_header_edited_between_machines(void **state)
     assert_int_equal(b.origin, ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(b.stats.hits, 0);
     assert_int_equal(b.stats.misses, 1);
-    /* b stored its own: a third machine with b's header hits it */
+    assert_int_equal(b.stats.stores, 1); /* b stored its own: */
+    /* a third machine with b's header hits it */
     remote_result c = run_fresh(w, w->server.spec, w->key);
     assert_int_equal(c.origin, ASYNCRT_ORIGIN_REMOTE_CACHE);
     /* and a machine with a's header again does not take b's */
