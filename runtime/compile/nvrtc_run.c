@@ -167,6 +167,13 @@ static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
                                   o->name_expressions[i], nv->nvrtcGetErrorString(r));
             goto done;
         }
+        if (!lowered) { /* NVRTC 13.0 does this for a source it read as empty, e.g. one that begins with byte 0xFF */
+            status = asyncrt__fail(ctx, ASYNCRT_ERROR_COMPILE,
+                                  "NVRTC compiled %s but gave no name for the expression \"%s\" (success with "
+                                  "none): it compiled no such kernel; check that the file is CUDA source text",
+                                  job->source_name, o->name_expressions[i]);
+            goto done;
+        }
         p->expressions[i] = strdup(o->name_expressions[i]);
         p->lowered[i] = strdup(lowered);
         if (!p->expressions[i] || !p->lowered[i]) {

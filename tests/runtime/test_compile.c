@@ -98,6 +98,21 @@ static void name_expressions_find_template_instances(void **state)
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "flaot"));
 }
 
+/* NVRTC 13.0 reads a source that begins with byte 0xFF as empty and answers
+ * a name expression with success and no name: a clear compile error, not a
+ * crash (random bytes in bad-input.sh found it, one run in ~200). */
+static void a_name_nvrtc_leaves_unanswered_is_an_error(void **state)
+{
+    asyncrt_context *ctx = *state;
+    const char *names[] = {"k"};
+    asyncrt_compile_options o = {.arch = "sm_90", .name_expressions = names, .name_expression_count = 1};
+    asyncrt_program *p = (asyncrt_program *)1;
+    assert_status(ctx, ASYNCRT_ERROR_COMPILE,
+                  asyncrt_program_compile(ctx, "ff.cu", "\xff" "extern \"C\" __global__ void k() {}\n", &o, &p));
+    assert_null(p);
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "no name for the expression \"k\""));
+}
+
 static void the_device_library_is_always_includable(void **state)
 {
     asyncrt_context *ctx = *state;
@@ -151,6 +166,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(compile_errors_carry_nvrtcs_log, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(bad_options_and_arches_are_named, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(name_expressions_find_template_instances, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(a_name_nvrtc_leaves_unanswered_is_an_error, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(the_device_library_is_always_includable, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(user_headers_and_defines_reach_nvrtc, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(tma_examples_may_include_cuda_h, test_setup_context, test_teardown_context),
