@@ -20,6 +20,7 @@
 #include "link_worker.h"
 #include "program.h"
 #include "sha256.h"
+#include "string_list.h"
 
 typedef struct link_input {
     int kind;                /* ASYNCRT_JIT_* */
@@ -29,43 +30,22 @@ typedef struct link_input {
     uint8_t sha[32];
 } link_input;
 
-typedef struct string_array {
-    char **items;
-    size_t count, cap;
-} string_array;
-
 struct asyncrt_link {
     asyncrt_context *ctx;
     asyncrt_arch arch;
     char arch_name[32];      /* "sm_90": nvJitLink's -arch */
     link_input *inputs;
     size_t count, cap;
-    string_array options;
-    string_array expressions, lowered; /* the programs' name expressions, in pairs */
+    asyncrt_string_list options;
+    asyncrt_string_list expressions, lowered; /* the programs' name expressions, in pairs */
 };
 
-static bool push(string_array *a, const char *s)
+/* A copy of s onto a; false (a as it was) when out of memory. */
+static bool push(asyncrt_string_list *a, const char *s)
 {
-    char *copy = strdup(s);
-    if (!copy) return false;
-    if (a->count == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 8;
-        char **grown = realloc(a->items, cap * sizeof *grown);
-        if (!grown) {
-            free(copy);
-            return false;
-        }
-        a->items = grown;
-        a->cap = cap;
-    }
-    a->items[a->count++] = copy;
-    return true;
-}
-
-static void array_free(string_array *a)
-{
-    for (size_t i = 0; i < a->count; i++) free(a->items[i]);
-    free(a->items);
+    a->failed = false; /* a push that failed before leaves the list usable */
+    asyncrt__list_push(a, strdup(s));
+    return !a->failed;
 }
 
 static const char *kind_name(int kind)
@@ -104,9 +84,9 @@ void asyncrt_link_destroy(asyncrt_link *l)
         free(l->inputs[i].data);
     }
     free(l->inputs);
-    array_free(&l->options);
-    array_free(&l->expressions);
-    array_free(&l->lowered);
+    asyncrt__list_free(&l->options);
+    asyncrt__list_free(&l->expressions);
+    asyncrt__list_free(&l->lowered);
     free(l);
 }
 
@@ -238,7 +218,7 @@ typedef struct symbols {
     symbol *defined;
     size_t count, cap;
     size_t input;
-    string_array shared;     /* "NAME (input)" of extern __shared__ arrays */
+    asyncrt_string_list shared;     /* "NAME (input)" of extern __shared__ arrays */
     bool failed;
     const char *input_name;
 } symbols;
@@ -315,7 +295,7 @@ static asyncrt_status check_symbols(asyncrt_link *l, char **note)
         free(list);
     }
     free(s.defined);
-    array_free(&s.shared);
+    asyncrt__list_free(&s.shared);
     return status;
 }
 
