@@ -166,7 +166,15 @@ asyncrt_status asyncrt_link_add_file(asyncrt_link *l, const char *path, asyncrt_
     unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why);
     if (!data)
         return asyncrt__fail(l->ctx, ASYNCRT_ERROR_IO, "link input %s: %s", path, why[0] ? why : "no such file");
-    return add(l, (int)kind, data, size, path);
+    /* A NUL after the bytes, as add_data's copy has: nvJitLink reads PTX's
+     * size + 1 bytes (its terminator), past an exact-size buffer. */
+    unsigned char *padded = realloc(data, size + 1);
+    if (!padded) {
+        free(data);
+        return asyncrt__fail(l->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory reading link input %s", path);
+    }
+    padded[size] = '\0';
+    return add(l, (int)kind, padded, size, path);
 }
 
 asyncrt_status asyncrt_link_add_program(asyncrt_link *l, const asyncrt_program *p)

@@ -121,7 +121,11 @@ int asyncrt__link_worker_answer(const unsigned char *data, size_t size)
     for (uint64_t i = 0; items && i < count; i++) {
         items[i].kind = (int)asyncrt__take_u64(&r);
         r.bad |= !(items[i].name = asyncrt__take_str(&r));
-        items[i].data = take_bytes(&r, &items[i].size);
+        const unsigned char *at = take_bytes(&r, &items[i].size);
+        /* A copy with a NUL after it: nvJitLink reads PTX's size + 1 bytes,
+         * and here the byte after is the next input's (a PTX file's bytes
+         * as the first input were refused as not PTX). */
+        r.bad |= !at || !(items[i].data = (const unsigned char *)asyncrt__dup_bytes(at, items[i].size));
     }
     int rc = 2;
     if (options && items && !r.bad && r.left == 0) {
@@ -159,7 +163,7 @@ int asyncrt__link_worker_answer(const unsigned char *data, size_t size)
         free(printed);
     }
     for (uint64_t i = 0; options && i < option_count; i++) free(options[i]);
-    for (uint64_t i = 0; items && i < count; i++) free((char *)items[i].name);
+    for (uint64_t i = 0; items && i < count; i++) free((char *)items[i].name), free((void *)items[i].data);
     free(options);
     free(items);
     return rc;

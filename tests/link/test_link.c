@@ -1,6 +1,6 @@
 /* asyncrt_link_* (issue 27) on the CPU: programs of two files, device
  * variables across files, undefined and duplicate symbols, libraries and
- * fatbins built by nvcc (skipped where there is none), the cache, mixed
+ * fatbins built by nvcc (skipped where there is none), a PTX file, the cache, mixed
  * arches, and the layout of a linked image (tests/parity's ELF reader): the
  * extern __shared__ __align__(128) buffer of main.cu must start 128 bytes
  * aligned through an LTO link, as in the single-file image. */
@@ -188,6 +188,52 @@ static void nvcc_libraries(void **state)
     free(path);
     free(src);
     free(cmd);
+}
+
+/* A PTX file as asyncrt-run --emit-ptx writes it (no NUL at its end), first
+ * of the inputs, linked in the worker and in this process: nvJitLink reads
+ * PTX's size + 1 bytes, so each PTX input needs a NUL after its bytes (an
+ * exact-size buffer from the file was a heap-buffer-overflow READ of
+ * size + 1 in nvJitLinkAddData under ASan, in this process; in the worker,
+ * the byte after was the next input's, issue 33). */
+static void ptx_file_links(void **state)
+{
+    test_cache_fixture *f = *state;
+    asyncrt_program *util_p = link_test_compile(f->ctx, "util.cu", "compute_90", "-rdc=true");
+    size_t size = 0;
+    const char *ptx = asyncrt_program_image(util_p, &size);
+    assert_true(asyncrt_program_is_ptx(util_p));
+    if (size && ptx[size - 1] == '\0') size--; /* the file holds the text only */
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/util.ptx", f->dir) > 0);
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(ptx, 1, size, out), size);
+    assert_int_equal(fclose(out), 0);
+    asyncrt_program *main_p = link_test_compile(f->ctx, "main.cu", ARCH, "-rdc=true");
+    char *worker = strdup(getenv("ASYNCRT_COMPILE_WORKER"));
+    for (int i = 0; i < 2; i++) {
+        setenv("ASYNCRT_COMPILE_WORKER", i ? "0" : worker, 1);
+        asyncrt_context *ctx;
+        assert_ok(NULL, asyncrt_context_create(&ctx));
+        assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
+        asyncrt_link *link;
+        assert_ok(ctx, asyncrt_link_create(ctx, ARCH, &link));
+        assert_ok(ctx, asyncrt_link_add_file(link, path, ASYNCRT_LINK_PTX));
+        assert_ok(ctx, asyncrt_link_add_program(link, main_p));
+        asyncrt_program *linked = NULL;
+        assert_ok(ctx, asyncrt_link_complete(link, &linked));
+        asyncrt_cubin_kernel k;
+        kernel_facts(linked, "stage", &k);
+        asyncrt_program_destroy(linked);
+        asyncrt_link_destroy(link);
+        asyncrt_context_destroy(ctx);
+    }
+    setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
+    free(worker);
+    asyncrt_program_destroy(main_p);
+    asyncrt_program_destroy(util_p);
+    free(path);
 }
 
 /* NVIDIA's libmathdx made a cuFFTDx FFT as LTO-IR (tests/link/mathdx, made
@@ -386,6 +432,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(undefined_symbol, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(duplicate_symbol, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(nvcc_libraries, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(ptx_file_links, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(cache_misses_on_change, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(mixed_arch_refused, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(bad_inputs, test_setup_cache_context, test_teardown_cache_context),
