@@ -17,24 +17,33 @@
 #include "cache_trust.h"
 #include "remote_config.h"
 #include "remote_redis.h"
+#include "remote_tally.h"
 #include "remote_value.h"
 #include "sha256.h"
 
 #define VALUE_MAX ((size_t)64 << 20) /* larger values are refused unread */
 #define KEY_FILE_MAX 4096
 #define BREAKER_FAILURES 3           /* failed operations in a row that switch a shard off */
-#define STATS_SIDE_FILE "remote-stats"
+#define SCAN_ROUNDS_MAX 10000        /* SCAN steps of one shard's pull: 10 M slots at COUNT 1000 */
+#define REMEMBERED 8                 /* values this process refused or found stale, for the store after */
+#define NAME_SIZE (ASYNCRT_REMOTE_PREFIX_MAX + 72) /* PREFIX:v:<64 hex> */
 
-enum { R_HITS, R_MISSES, R_ERRORS, R_REJECTED, R_STORES, R_LEASE_WAITS, R_BYTES_READ, R_BYTES_WRITTEN, R_TIME_US,
-       R_COUNT };
-static const char *const counter_names[R_COUNT] = {"hits", "misses", "errors", "rejected", "stores",
-                                                   "lease_waits", "bytes_read", "bytes_written", "time_us"};
 
 typedef struct shard {
     asyncrt_redis *conn;  /* NULL until first used, or after a failure */
     unsigned failures;    /* in a row */
     bool off;             /* switched off for the rest of the process */
 } shard;
+
+/* A value a lookup found and did not take: unverifiable (refused), or
+ * verified but stale for this machine's headers (head: its seal header,
+ * which holds its MAC, so names it). The store after the compile replaces
+ * only the latter, and only while it is still there. */
+typedef struct seen {
+    uint8_t key1[32];
+    bool verified;
+    unsigned char head[ASYNCRT_SEAL_HEADER_SIZE];
+} seen;
 
 struct asyncrt_remote {
     asyncrt_cache *cache;          /* the local tiers it fills, and its tally's side file */
@@ -43,10 +52,13 @@ struct asyncrt_remote {
     uint8_t mac_key[32];
     char token[128];               /* our leases' value: host, pid, random */
     char state[512];               /* the description, or why refused / switched off */
-    pthread_mutex_t lock;          /* guards shards[] (one command at a time per connection) and state */
+    char last_refusal[300];        /* the last value refused and why ("" none) */
+    seen seen[REMEMBERED];         /* a ring */
+    unsigned seen_next;
+    pthread_mutex_t lock;          /* guards shards[] (one command at a time per connection), state, refusals */
     shard shards[ASYNCRT_REMOTE_MAX_SHARDS];
     bool refused;                  /* configured but not usable: only the stats see it */
-    uint64_t counters[R_COUNT];    /* __atomic */
+    uint64_t counters[ASYNCRT_RC_COUNT];    /* __atomic */
 };
 
 static void add(asyncrt_remote *r, int which, uint64_t n)
@@ -132,82 +144,44 @@ void asyncrt__remote_stats(asyncrt_remote *r, asyncrt_remote_cache_stats *out)
         snprintf(out->state, sizeof out->state, "off: no remote cache configured (ASYNCRT_REMOTE_CACHE)");
         return;
     }
-    uint64_t *v[R_COUNT] = {&out->hits, &out->misses, &out->errors, &out->rejected, &out->stores,
+    uint64_t *v[ASYNCRT_RC_COUNT] = {&out->hits, &out->misses, &out->errors, &out->rejected, &out->stores,
                             &out->lease_waits, &out->bytes_read, &out->bytes_written, NULL};
-    for (int i = 0; i < R_TIME_US; i++) *v[i] = __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
-    out->time_ms = (double)__atomic_load_n(&r->counters[R_TIME_US], __ATOMIC_RELAXED) / 1000.0;
+    for (int i = 0; i < ASYNCRT_RC_TIME_US; i++) *v[i] = __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
+    out->time_ms = (double)__atomic_load_n(&r->counters[ASYNCRT_RC_TIME_US], __ATOMIC_RELAXED) / 1000.0;
     pthread_mutex_lock(&r->lock);
     out->enabled = !r->refused;
     for (size_t i = 0; out->enabled && i < r->cfg.server_count; i++) out->enabled = !r->shards[i].off;
-    snprintf(out->state, sizeof out->state, "%s", r->state);
+    if (r->last_refusal[0])
+        snprintf(out->state, sizeof out->state, "%.200s; last value refused: %.280s", r->state, r->last_refusal);
+    else
+        snprintf(out->state, sizeof out->state, "%s", r->state);
     pthread_mutex_unlock(&r->lock);
-}
-
-/* ---- the tally in the cache directory --------------------------------------- */
-
-static void parse_tally(const char *text, uint64_t v[R_COUNT])
-{
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-        for (int i = 0; i < R_COUNT; i++) {
-            size_t n = strlen(counter_names[i]);
-            if (strncmp(line, counter_names[i], n) == 0 && line[n] == ' ')
-                v[i] = strtoull(line + n + 1, NULL, 10);
-        }
-}
-
-void asyncrt__remote_stats_tally(asyncrt_cache *cache, asyncrt_remote_cache_stats *out)
-{
-    uint64_t v[R_COUNT] = {0};
-    char *text = asyncrt__cache_read_side(cache, STATS_SIDE_FILE);
-    if (text) parse_tally(text, v);
-    free(text);
-    *out = (asyncrt_remote_cache_stats){.hits = v[R_HITS], .misses = v[R_MISSES], .errors = v[R_ERRORS],
-                                        .rejected = v[R_REJECTED], .stores = v[R_STORES],
-                                        .lease_waits = v[R_LEASE_WAITS], .bytes_read = v[R_BYTES_READ],
-                                        .bytes_written = v[R_BYTES_WRITTEN], .time_ms = (double)v[R_TIME_US] / 1e3};
-}
-
-/* Read, add, write: two processes ending at once may lose one's counts
- * (the cache directory has no locks); they are a guide, not a ledger. */
-static void save_tally(const asyncrt_remote *r)
-{
-    uint64_t v[R_COUNT] = {0};
-    bool any = false;
-    for (int i = 0; i < R_COUNT; i++) any |= r->counters[i] != 0;
-    if (!any) return;
-    char *text = asyncrt__cache_read_side(r->cache, STATS_SIDE_FILE);
-    if (text) parse_tally(text, v);
-    free(text);
-    char out[1024];
-    size_t n = 0;
-    for (int i = 0; i < R_COUNT && n < sizeof out; i++)
-        n += (size_t)snprintf(out + n, sizeof out - n, "%s %llu\n", counter_names[i],
-                              (unsigned long long)(v[i] + r->counters[i]));
-    asyncrt__cache_write_side(r->cache, STATS_SIDE_FILE, out);
 }
 
 void asyncrt__remote_destroy(asyncrt_remote *r)
 {
     if (!r) return;
+    const uint64_t *c = r->counters;
     asyncrt__diag_log(r->diag, 2, "remote cache: %llu hits, %llu misses, %llu errors, %llu rejected, %llu stores, "
-                        "%llu lease waits, %llu bytes read, %llu written, %.1f ms",
-                (unsigned long long)r->counters[R_HITS], (unsigned long long)r->counters[R_MISSES],
-                (unsigned long long)r->counters[R_ERRORS], (unsigned long long)r->counters[R_REJECTED],
-                (unsigned long long)r->counters[R_STORES], (unsigned long long)r->counters[R_LEASE_WAITS],
-                (unsigned long long)r->counters[R_BYTES_READ], (unsigned long long)r->counters[R_BYTES_WRITTEN],
-                (double)r->counters[R_TIME_US] / 1e3);
-    if (r->cache) save_tally(r);
+                      "%llu kept, %llu lease waits, %llu bytes read, %llu written, %.1f ms",
+                      (unsigned long long)c[ASYNCRT_RC_HITS], (unsigned long long)c[ASYNCRT_RC_MISSES],
+                      (unsigned long long)c[ASYNCRT_RC_ERRORS], (unsigned long long)c[ASYNCRT_RC_REJECTED],
+                      (unsigned long long)c[ASYNCRT_RC_STORES], (unsigned long long)c[ASYNCRT_RC_KEPT],
+                      (unsigned long long)c[ASYNCRT_RC_LEASE_WAITS], (unsigned long long)c[ASYNCRT_RC_BYTES_READ],
+                      (unsigned long long)c[ASYNCRT_RC_BYTES_WRITTEN], (double)c[ASYNCRT_RC_TIME_US] / 1e3);
+    if (r->cache) asyncrt__remote_tally_add(r->cache, r->counters);
     free_remote(r);
 }
 
 /* ---- operations, each on one shard, with the breaker ----------------------- */
 
-typedef enum { OP_GET, OP_SET, OP_LEASE, OP_UNLEASE } op_kind;
+typedef enum { OP_GET, OP_SET, OP_REPLACE, OP_LEASE, OP_UNLEASE } op_kind;
 
 typedef struct op {
     op_kind kind;
     const char *key;
-    const void *value;          /* SET */
+    const unsigned char *head;  /* REPLACE: the first bytes of the value it replaces */
+    const void *value;          /* SET (only where the key is absent), REPLACE */
     size_t size;
     unsigned char *got;         /* GET: malloc'd */
     bool too_big;
@@ -215,6 +189,21 @@ typedef struct op {
 } op;
 
 static bool usable(const asyncrt_remote *r) { return r && !r->refused; }
+
+/* A connection to shard i, made if needed, and *deadline: when the
+ * operation must end. One deadline for the whole command, sent and its
+ * reply's every byte read (with AUTH and SELECT on a fresh connection),
+ * operation-timeout from its start, after a connect of connect-timeout at
+ * most. NULL with why. */
+static asyncrt_redis *connection(asyncrt_remote *r, size_t i, double *deadline, char *why, size_t why_size)
+{
+    shard *s = &r->shards[i];
+    *deadline = asyncrt__now_ms() + r->cfg.operation_timeout_ms;
+    if (!s->conn)
+        s->conn = asyncrt__redis_connect(&r->cfg.servers[i], r->cfg.connect_timeout_ms, r->cfg.operation_timeout_ms,
+                                         deadline, why, why_size);
+    return s->conn;
+}
 
 /* Runs o on key1's shard (connecting first if needed). False when the shard
  * is off or the operation failed (counted; the breaker may trip). */
@@ -225,26 +214,31 @@ static bool run_op(asyncrt_remote *r, const uint8_t key1[32], op *o)
     char why[256] = "";
     double start = asyncrt__now_ms();
     pthread_mutex_lock(&r->lock);
+    double deadline;
     bool ok = !s->off;
-    if (ok && !s->conn &&
-        !(s->conn = asyncrt__redis_connect(&r->cfg.servers[i], r->cfg.connect_timeout_ms,
-                                           r->cfg.operation_timeout_ms, why, sizeof why)))
+    if (ok && !connection(r, i, &deadline, why, sizeof why))
         ok = false, s->failures = BREAKER_FAILURES; /* a connect that failed costs its timeout once */
     if (ok) {
         switch (o->kind) {
         case OP_GET:
-            o->result = asyncrt__redis_get(s->conn, o->key, VALUE_MAX, &o->got, &o->size, &o->too_big, why,
-                                           sizeof why);
+            o->result = asyncrt__redis_get(s->conn, o->key, VALUE_MAX, deadline, &o->got, &o->size, &o->too_big,
+                                           why, sizeof why);
             break;
         case OP_SET:
-            o->result = asyncrt__redis_set(s->conn, o->key, o->value, o->size, false, 0, why, sizeof why);
+            o->result = asyncrt__redis_set(s->conn, o->key, o->value, o->size, true, 0, deadline, why, sizeof why);
+            break;
+        case OP_REPLACE:
+            o->result = asyncrt__redis_replace_if(s->conn, o->key, o->value, o->size, o->head, ASYNCRT_SEAL_HEADER_SIZE,
+                                                  deadline, why, sizeof why);
             break;
         case OP_LEASE:
             o->result = asyncrt__redis_set(s->conn, o->key, r->token, strlen(r->token), true,
-                                           r->cfg.lease_wait_ms > 1000 ? r->cfg.lease_wait_ms : 1000, why,
+                                           r->cfg.lease_wait_ms > 1000 ? r->cfg.lease_wait_ms : 1000, deadline, why,
                                            sizeof why);
             break;
-        case OP_UNLEASE: o->result = asyncrt__redis_del_if(s->conn, o->key, r->token, why, sizeof why); break;
+        case OP_UNLEASE:
+            o->result = asyncrt__redis_del_if(s->conn, o->key, r->token, deadline, why, sizeof why);
+            break;
         }
         ok = o->result != ASYNCRT_REDIS_ERROR && o->result != ASYNCRT_REDIS_TIMEOUT;
         if (!ok) { /* a server that lets an operation time out is not waited for again */
@@ -263,9 +257,9 @@ static bool run_op(asyncrt_remote *r, const uint8_t key1[32], op *o)
         snprintf(r->state, sizeof r->state, "off: %.240s switched off for this process: %.200s", server, why);
     }
     pthread_mutex_unlock(&r->lock);
-    add(r, R_TIME_US, (uint64_t)((asyncrt__now_ms() - start) * 1000));
+    add(r, ASYNCRT_RC_TIME_US, (uint64_t)((asyncrt__now_ms() - start) * 1000));
     if (!ok && why[0]) {
-        add(r, R_ERRORS, 1);
+        add(r, ASYNCRT_RC_ERRORS, 1);
         if (tripped)
             asyncrt__diag_log(r->diag, 1, "warning: remote cache %s switched off for this process (compiles go on "
                                 "without it): %s", server, why);
@@ -275,11 +269,40 @@ static bool run_op(asyncrt_remote *r, const uint8_t key1[32], op *o)
     return ok;
 }
 
-static void key_name(const asyncrt_remote *r, const char *kind, const uint8_t key1[32], char *out, size_t size)
+/* PREFIX:kind:<hex>: the prefix is at most ASYNCRT_REMOTE_PREFIX_MAX long (remote_config.c). */
+static void key_name(const asyncrt_remote *r, const char *kind, const uint8_t key1[32], char out[NAME_SIZE])
 {
     char hex[65];
     asyncrt__sha256_hex(key1, hex);
-    snprintf(out, size, "%s:%s:%s", r->cfg.prefix, kind, hex);
+    snprintf(out, NAME_SIZE, "%s:%s:%s", r->cfg.prefix, kind, hex);
+}
+
+/* A value not taken, for the store after the compile; a refusal (why not
+ * NULL) also for -v (the stats' state). head: a verified value's first bytes. */
+static void remember(asyncrt_remote *r, const uint8_t key1[32], const unsigned char *head, const char *why)
+{
+    pthread_mutex_lock(&r->lock);
+    if (why) {
+        char hex[65];
+        asyncrt__sha256_hex(key1, hex);
+        snprintf(r->last_refusal, sizeof r->last_refusal, "%.16s...: %.270s", hex, why);
+    }
+    seen *e = &r->seen[r->seen_next++ % REMEMBERED];
+    memcpy(e->key1, key1, 32);
+    e->verified = head != NULL;
+    if (head) memcpy(e->head, head, sizeof e->head);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static bool recall(asyncrt_remote *r, const uint8_t key1[32], seen *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&r->lock);
+    for (unsigned i = 0; i < REMEMBERED && i < r->seen_next; i++) /* the newest wins */
+        if (memcmp(r->seen[(r->seen_next - 1 - i) % REMEMBERED].key1, key1, 32) == 0 && !found)
+            *out = r->seen[(r->seen_next - 1 - i) % REMEMBERED], found = true;
+    pthread_mutex_unlock(&r->lock);
+    return found;
 }
 
 typedef enum { GOT_NOTHING, GOT_PROGRAM, GOT_STALE, GOT_BAD, GOT_ERROR } got;
@@ -294,13 +317,16 @@ static got install(asyncrt_remote *r, const uint8_t key1[32], const unsigned cha
     char why[512], hex[65];
     asyncrt__sha256_hex(key1, hex);
     if (!asyncrt__remote_value_decode(r->mac_key, key1, data, size, VALUE_MAX, &m, &p, why, sizeof why)) {
-        if (!quiet) add(r, R_REJECTED, 1);
-        asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring the value for %s: %s", hex, why);
+        if (!quiet) add(r, ASYNCRT_RC_REJECTED, 1);
+        remember(r, key1, NULL, quiet ? NULL : why);
+        asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring the value for %s: %s (left in "
+                          "place: a value this machine cannot verify is never overwritten)", hex, why);
         return GOT_BAD;
     }
     got result = GOT_PROGRAM;
     if (!asyncrt__remote_value_fits(&m.sets[0], why, sizeof why)) {
         asyncrt__diag_log(r->diag, 2, "remote cache: the value for %s does not fit this machine: %s", hex, why);
+        remember(r, key1, data, NULL); /* decode checked: size > the seal header */
         result = GOT_STALE;
     } else {
         asyncrt__cache_store(r->cache, key1, &m.sets[0], p); /* memory and disk, through their checks */
@@ -316,18 +342,20 @@ static got install(asyncrt_remote *r, const uint8_t key1[32], const unsigned cha
 /* GET and install. */
 static got fetch(asyncrt_remote *r, const uint8_t key1[32], bool quiet, asyncrt_program **out)
 {
-    char name[160];
-    key_name(r, "v", key1, name, sizeof name);
+    char name[NAME_SIZE];
+    key_name(r, "v", key1, name);
     op o = {.kind = OP_GET, .key = name};
     *out = NULL;
     if (!run_op(r, key1, &o)) return GOT_ERROR;
     if (o.result == ASYNCRT_REDIS_NIL) return GOT_NOTHING;
-    add(r, R_BYTES_READ, o.size);
+    add(r, ASYNCRT_RC_BYTES_READ, o.size);
     got g = GOT_BAD;
     if (o.too_big) {
-        if (!quiet) add(r, R_REJECTED, 1);
-        asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring %s: larger than %zu bytes", name,
-                          VALUE_MAX);
+        char why[64];
+        snprintf(why, sizeof why, "larger than %zu bytes", VALUE_MAX);
+        if (!quiet) add(r, ASYNCRT_RC_REJECTED, 1);
+        remember(r, key1, NULL, quiet ? NULL : why);
+        asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring %s: %s", name, why);
     } else {
         g = install(r, key1, o.got, o.size, quiet, out);
     }
@@ -340,7 +368,7 @@ asyncrt_program *asyncrt__remote_find(asyncrt_remote *r, const uint8_t key1[32])
     if (!usable(r)) return NULL;
     asyncrt_program *p = NULL;
     got g = fetch(r, key1, false, &p);
-    if (g != GOT_ERROR) add(r, p ? R_HITS : R_MISSES, 1);
+    if (g != GOT_ERROR) add(r, p ? ASYNCRT_RC_HITS : ASYNCRT_RC_MISSES, 1);
     return p;
 }
 
@@ -354,8 +382,8 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32]
 {
     *leased = false;
     if (!usable(r) || r->cfg.read_only || r->cfg.lease_wait_ms == 0) return NULL;
-    char name[160];
-    key_name(r, "l", key1, name, sizeof name);
+    char name[NAME_SIZE];
+    key_name(r, "l", key1, name);
     double start = asyncrt__now_ms(), pause = 10;
     bool waited = false;
     asyncrt_program *p = NULL;
@@ -368,7 +396,7 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32]
             break;
         }
         if (!waited) {
-            add(r, R_LEASE_WAITS, 1);
+            add(r, ASYNCRT_RC_LEASE_WAITS, 1);
             asyncrt__diag_log(r->diag, 2, "remote cache: another process compiles %s; waiting up to %d ms", name,
                         r->cfg.lease_wait_ms);
             waited = true;
@@ -381,12 +409,12 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32]
             break;
         }
         sleep_ms(pause);
-        add(r, R_TIME_US, (uint64_t)(pause * 1000));
+        add(r, ASYNCRT_RC_TIME_US, (uint64_t)(pause * 1000));
         pause = pause * 1.5 > 100 ? 100 : pause * 1.5;
         got g = fetch(r, key1, true, &p);
         if (g == GOT_PROGRAM || g == GOT_ERROR) break;
     }
-    if (p) add(r, R_HITS, 1);
+    if (p) add(r, ASYNCRT_RC_HITS, 1);
     return p;
 }
 
@@ -394,8 +422,8 @@ void asyncrt__remote_release(asyncrt_remote *r, const uint8_t key1[32], bool *le
 {
     if (!*leased || !usable(r)) return;
     *leased = false;
-    char name[160];
-    key_name(r, "l", key1, name, sizeof name);
+    char name[NAME_SIZE];
+    key_name(r, "l", key1, name);
     op o = {.kind = OP_UNLEASE, .key = name};
     run_op(r, key1, &o);
 }
@@ -408,14 +436,32 @@ bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const async
     size_t size = 0;
     unsigned char *data = asyncrt__remote_value_encode(r->mac_key, key1, deps, program, &size);
     if (!data) return snprintf(why, why_size, "out of memory"), false;
-    char name[160];
-    key_name(r, "v", key1, name, sizeof name);
-    op o = {.kind = OP_SET, .key = name, .value = data, .size = size};
+    char name[NAME_SIZE];
+    key_name(r, "v", key1, name);
+    /* Only where the key is absent (SET NX), or over a value this process
+     * verified and found stale for its headers, while that value is still
+     * there: a value this machine cannot verify (another key file) is never
+     * overwritten, and the fleet's are safe from such a machine. */
+    seen before;
+    bool known = recall(r, key1, &before);
+    op o = {.kind = known && before.verified ? OP_REPLACE : OP_SET, .key = name, .head = before.head, .value = data,
+            .size = size};
     bool ok = size <= VALUE_MAX && run_op(r, key1, &o);
     free(data);
-    if (ok) add(r, R_STORES, 1), add(r, R_BYTES_WRITTEN, size);
-    else
-        snprintf(why, why_size, size > VALUE_MAX ? "larger than the remote's limit" : "the server failed (see the log)");
+    if (ok && o.result == ASYNCRT_REDIS_NIL) {
+        add(r, ASYNCRT_RC_KEPT, 1);
+        bool foreign = known && !before.verified;
+        asyncrt__diag_log(r->diag, foreign ? 1 : 2, "%sremote cache: not storing %s: %s; it is kept",
+                          foreign ? "warning: " : "", name,
+                          foreign ? "the value there is one this machine cannot verify (signed with another key "
+                                    "file?), and such a value is never overwritten"
+                                  : "another value came first");
+    } else if (ok) {
+        add(r, ASYNCRT_RC_STORES, 1), add(r, ASYNCRT_RC_BYTES_WRITTEN, size);
+    } else {
+        snprintf(why, why_size, "%s", size > VALUE_MAX ? "larger than the remote's limit"
+                                                       : "the server failed (see the log)");
+    }
     return ok;
 }
 
@@ -428,40 +474,56 @@ void asyncrt__remote_store(asyncrt_remote *r, const uint8_t key1[32], const asyn
         asyncrt__diag_log(r->diag, 2, "remote cache: not stored: %s", why);
 }
 
-/* Every value of one shard: SCAN PREFIX:v:*, then each fetched and installed. */
+/* The key a value's name holds: PREFIX:v:<64 hex digits>, nothing else. */
+static bool key_of_name(const char *name, size_t prefix_len, uint8_t key1[32])
+{
+    const char *hex = name + prefix_len; /* the SCAN reply was checked: name is longer than the prefix */
+    if (strlen(hex) != 64 || strspn(hex, "0123456789abcdef") != 64) return false;
+    for (int b = 0; b < 32; b++) {
+        unsigned v;
+        if (sscanf(hex + 2 * b, "%2x", &v) != 1) return false;
+        key1[b] = (uint8_t)v;
+    }
+    return true;
+}
+
+/* Every value of one shard: SCAN PREFIX:v:*, then each fetched and
+ * installed; at most SCAN_ROUNDS_MAX steps (a server whose cursor never
+ * comes back to 0 is not followed forever). */
 static bool pull_shard(asyncrt_remote *r, size_t i, size_t counts[3], char *why,
                        size_t why_size)
 {
-    char match[160];
+    char match[NAME_SIZE];
     snprintf(match, sizeof match, "%s:v:*", r->cfg.prefix);
     unsigned long long cursor = 0;
     size_t prefix_len = strlen(match) - 1;
+    size_t rounds = 0;
     do {
+        if (rounds++ == SCAN_ROUNDS_MAX) {
+            char server[256];
+            asyncrt__remote_describe_server(&r->cfg.servers[i], server, sizeof server);
+            snprintf(why, why_size, "%s: SCAN did not end after %d rounds (a shard of more than ~10 M keys, or a "
+                     "server whose cursor never returns to 0)", server, SCAN_ROUNDS_MAX);
+            return false;
+        }
         char **keys = NULL;
         size_t n = 0;
         pthread_mutex_lock(&r->lock);
         shard *s = &r->shards[i];
-        if (!s->conn)
-            s->conn = asyncrt__redis_connect(&r->cfg.servers[i], r->cfg.connect_timeout_ms,
-                                            r->cfg.operation_timeout_ms, why, why_size);
-        asyncrt_redis_result res = s->conn ? asyncrt__redis_scan(s->conn, &cursor, match, &keys, &n, why, why_size)
-                                           : ASYNCRT_REDIS_ERROR;
+        double deadline;
+        asyncrt_redis_result res = connection(r, i, &deadline, why, why_size)
+                                       ? asyncrt__redis_scan(s->conn, &cursor, match, deadline, &keys, &n, why,
+                                                             why_size)
+                                       : ASYNCRT_REDIS_ERROR;
         if (res != ASYNCRT_REDIS_OK && s->conn) asyncrt__redis_close(s->conn), s->conn = NULL;
         pthread_mutex_unlock(&r->lock);
         if (res != ASYNCRT_REDIS_OK) return false;
         for (size_t k = 0; k < n; k++) {
             uint8_t key1[32];
-            const char *hex = keys[k] + prefix_len;
-            bool named = strlen(hex) == 64;
-            for (int b = 0; named && b < 32; b++) {
-                unsigned v;
-                named = sscanf(hex + 2 * b, "%2x", &v) == 1;
-                key1[b] = (uint8_t)v;
-            }
             asyncrt_program *p = NULL;
-            got g = named ? fetch(r, key1, false, &p) : GOT_BAD;
+            got g = key_of_name(keys[k], prefix_len, key1) ? fetch(r, key1, false, &p) : GOT_BAD;
             counts[g == GOT_PROGRAM ? 0 : g == GOT_STALE ? 2 : 1] += g != GOT_NOTHING;
-            if (g == GOT_PROGRAM) add(r, R_HITS, 1); /* taken from the remote, as a lookup's hit */
+            if (g == GOT_PROGRAM) add(r, ASYNCRT_RC_HITS, 1); /* taken from the remote, as a lookup's hit */
             asyncrt_program_destroy(p);
             free(keys[k]);
         }

@@ -10,10 +10,13 @@
  * file of its dependency set holds, on this machine, the content recorded
  * (re-hashed here; then the set takes this machine's stat data). It is then
  * installed through the disk cache's own store (cache.h), so later lookups
- * are ordinary memory or disk hits. Anything else is ignored and counted.
+ * are ordinary memory or disk hits. Anything else is ignored and counted,
+ * and left in place: values are written with SET NX, so a machine with
+ * another key file never overwrites the fleet's values (nor they its).
  *
- * Faults cost time, never a result: each operation is bounded by the
- * connect and operation timeouts; a shard that cannot be connected, or that
+ * Faults cost time, never a result: each operation has one deadline, the
+ * operation timeout (plus the connect timeout when it connects), for all of
+ * it; a shard that cannot be connected, or that
  * failed three operations in a row, is switched off for the process with
  * one log line (a circuit breaker).
  *
@@ -59,7 +62,9 @@ asyncrt_program *asyncrt__remote_find(asyncrt_remote *r, const uint8_t key1[32])
 /* Before compiling key1: the lease (*leased), or another process's
  * result after waiting for it, or NULL after waiting in vain. */
 asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32], bool *leased);
-/* After a compile stored locally: the same to the remote (unless read-only). */
+/* After a compile stored locally: the same to the remote (unless
+ * read-only), only where the key is absent (SET NX): a value there already
+ * is kept, counted (kept) and, where this process refused it, a warning. */
 void asyncrt__remote_store(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
                           const asyncrt_program *program);
 /* Gives up a lease taken by claim, if *leased. */
@@ -73,7 +78,8 @@ bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const async
 bool asyncrt__remote_pull(asyncrt_remote *r, size_t *installed, size_t *refused, size_t *stale, char *why,
                          size_t why_size);
 
-/* The tally of remote-stats in cache's directory (zeros when none). */
-void asyncrt__remote_stats_tally(asyncrt_cache *cache, asyncrt_remote_cache_stats *out);
+/* The tally of remote-stats in cache's directory (zeros when none), and
+ * (kept, when not NULL) the stores that found a value there already. */
+void asyncrt__remote_stats_tally(asyncrt_cache *cache, asyncrt_remote_cache_stats *out, uint64_t *kept);
 
 #endif

@@ -109,6 +109,12 @@ static bool parse_attr(const char *attr, asyncrt_remote_config *c, char **shards
     }
     if (IS("prefix") || IS("shards")) {
         if (!v || !*v || strchr(v, ' ')) return FAIL("%.*s needs a value without spaces", (int)n, attr);
+        if (IS("prefix") && strlen(v) > ASYNCRT_REMOTE_PREFIX_MAX)
+            return FAIL("prefix=%.40s... is %zu characters long; the limit is %d", v, strlen(v),
+                        ASYNCRT_REMOTE_PREFIX_MAX);
+        if (IS("prefix") && strpbrk(v, "*?[]\\"))
+            return FAIL("prefix=%s: * ? [ ] and \\ are Redis glob characters (asyncrt-cache pull's SCAN MATCH "
+                        "PREFIX:v:*); the prefix may not hold them", v);
         char **slot = IS("prefix") ? &c->prefix : shards;
         free(*slot);
         return (*slot = strdup(v)) ? true : FAIL("out of memory");

@@ -7,7 +7,8 @@
  *
  * Attributes: read-only (or read-only=true|false), connect-timeout=MS
  * (default 100), operation-timeout=MS (default 1000), prefix=TEXT (default
- * "asyncrt"; key names are PREFIX:v:<hex> and PREFIX:l:<hex>),
+ * "asyncrt"; key names are PREFIX:v:<hex> and PREFIX:l:<hex>; at most
+ * ASYNCRT_REMOTE_PREFIX_MAX characters, none of Redis's glob * ? [ ] \),
  * shards=A,B,... (each name replaces the one '*' of the URL; a key goes to
  * the shard its rendezvous hash picks), lease-wait=MS (default 30000: how
  * long a process that missed waits for another's compile of the same key).
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 #define ASYNCRT_REMOTE_MAX_SHARDS 16
+#define ASYNCRT_REMOTE_PREFIX_MAX 200 /* characters of prefix=; a longer one is refused */
 
 typedef struct asyncrt_remote_server {
     char *name;        /* the shard's name ("" when not sharded), for hashing */

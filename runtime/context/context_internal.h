@@ -33,6 +33,7 @@ asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *na
  * directory keeps (asyncrt-cache push, pull, stats). */
 typedef struct asyncrt_remote asyncrt_remote;
 asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx);
-void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out);
+/* kept (NULL: not wanted): the stores that found a value there already. */
+void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out, uint64_t *kept);
 
 #endif

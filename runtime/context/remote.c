@@ -47,7 +47,7 @@ asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx, as
 
 asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx) { return ctx->remote; }
 
-void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out)
+void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out, uint64_t *kept)
 {
-    asyncrt__remote_stats_tally(ctx->cache, out);
+    asyncrt__remote_stats_tally(ctx->cache, out, kept);
 }

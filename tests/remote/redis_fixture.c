@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "context_internal.h" /* the tally's kept count */
 #include "test_support.h"
 
 const char *redis_server_program(void)
@@ -57,7 +59,8 @@ static bool answers(const redis_server *s)
     size_t size = 0;
     bool big = false;
     char why[256];
-    bool ok = asyncrt__redis_get(r, "ping", 16, &v, &size, &big, why, sizeof why) != ASYNCRT_REDIS_ERROR;
+    bool ok = asyncrt__redis_get(r, "ping", 16, asyncrt__now_ms() + 5000, &v, &size, &big, why, sizeof why) !=
+              ASYNCRT_REDIS_ERROR;
     free(v);
     asyncrt__redis_close(r);
     return ok;
@@ -141,12 +144,60 @@ bool redis_restart(redis_server *s)
     return launch(s);
 }
 
+bool fake_redis_start(fake_redis *f, const char *mode, int lifetime_s, const char *count_file)
+{
+    *f = (fake_redis){0};
+    char script[512], lifetime[16];
+    snprintf(script, sizeof script, "%s/tests/remote/fake_redis.py", getenv("ASYNCRT_TEST_SOURCE_DIR"));
+    snprintf(lifetime, sizeof lifetime, "%d", lifetime_s);
+    int out[2];
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    fflush(NULL);
+    f->pid = fork();
+    assert_true(f->pid >= 0);
+    if (f->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(out[1], STDOUT_FILENO);
+        if (count_file)
+            execlp("python3", "python3", script, mode, "--lifetime", lifetime, "--count-file", count_file,
+                   (char *)NULL);
+        else
+            execlp("python3", "python3", script, mode, "--lifetime", lifetime, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[64] = "";
+    size_t got = 0;
+    struct pollfd p = {out[0], POLLIN, 0};
+    while (got + 1 < sizeof line && !strchr(line, '\n') && poll(&p, 1, 10000) > 0) {
+        ssize_t n = read(out[0], line + got, sizeof line - 1 - got);
+        if (n <= 0) break;
+        line[got += (size_t)n] = '\0';
+    }
+    close(out[0]);
+    if (sscanf(line, "port %d", &f->port) != 1) {
+        fake_redis_stop(f);
+        return false;
+    }
+    snprintf(f->spec, sizeof f->spec, "redis://127.0.0.1:%d", f->port);
+    return true;
+}
+
+void fake_redis_stop(fake_redis *f)
+{
+    if (f->pid > 0 && kill(f->pid, SIGTERM) == 0) /* it writes its count file and ends */
+        for (int i = 0; i < 200 && waitpid(f->pid, NULL, WNOHANG) == 0; i++) sleep_ms(10);
+    if (f->pid > 0 && kill(f->pid, SIGKILL) == 0) waitpid(f->pid, NULL, 0);
+    f->pid = 0;
+}
+
 asyncrt_redis *redis_direct(const redis_server *s)
 {
     asyncrt_remote_server server = {.name = "", .host = s->socket[0] ? NULL : "127.0.0.1", .port = s->port,
                                     .socket_path = s->socket[0] ? (char *)s->socket : NULL};
     char why[256];
-    return asyncrt__redis_connect(&server, 1000, 5000, why, sizeof why);
+    double deadline;
+    return asyncrt__redis_connect(&server, 1000, 5000, &deadline, why, sizeof why);
 }
 
 size_t redis_keys(const redis_server *s, const char *match, char ***keys)
@@ -160,7 +211,8 @@ size_t redis_keys(const redis_server *s, const char *match, char ***keys)
     do {
         char **some;
         size_t n;
-        assert_int_equal(asyncrt__redis_scan(r, &cursor, match, &some, &n, why, sizeof why), ASYNCRT_REDIS_OK);
+        assert_int_equal(asyncrt__redis_scan(r, &cursor, match, asyncrt__now_ms() + 5000, &some, &n, why, sizeof why),
+                         ASYNCRT_REDIS_OK);
         *keys = realloc(*keys, (total + n + 1) * sizeof **keys);
         assert_non_null(*keys);
         if (n) memcpy(*keys + total, some, n * sizeof *some);
@@ -231,6 +283,10 @@ static void child(const remote_run *run, int go_fd, int out_fd)
         while (read(go_fd, &c, 1) < 0 && errno == EINTR) {}
     }
     unsetenv("ASYNCRT_REMOTE_CACHE");
+#if !defined(__SANITIZE_ADDRESS__) /* ASan's shadow memory would not fit */
+    struct rlimit limit = {run->data_limit_mb << 20, run->data_limit_mb << 20};
+    if (run->data_limit_mb && setrlimit(RLIMIT_DATA, &limit) != 0) _exit(5);
+#endif
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) _exit(3);
     asyncrt_context_set_cache_dir(ctx, run->cache_dir);
@@ -249,7 +305,13 @@ static void child(const remote_run *run, int go_fd, int out_fd)
     asyncrt_program_destroy(p);
     asyncrt_context_remote_cache_stats(ctx, &r.stats);
     asyncrt_context_cache_stats(ctx, &r.local);
+    asyncrt_context_destroy(ctx); /* adds its counters to the tally */
+    asyncrt_remote_cache_stats tally;
+    if (asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS && asyncrt_context_set_cache_dir(ctx, run->cache_dir) == 0)
+        asyncrt__context_remote_tally(ctx, &tally, &r.kept);
     asyncrt_context_destroy(ctx);
+    struct rusage use;
+    if (getrusage(RUSAGE_SELF, &use) == 0) r.max_rss_kb = use.ru_maxrss;
     ssize_t w = write(out_fd, &r, sizeof r);
     exit(w == (ssize_t)sizeof r ? 0 : 4); /* exit, not _exit: LeakSanitizer checks the child too */
 }

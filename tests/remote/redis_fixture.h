@@ -1,8 +1,10 @@
 /* The remote cache tests' fixtures: a redis-server of the test's own (on a
  * unix socket in a fresh private folder, or on 127.0.0.1 at a free port;
  * never any other address), always stopped (and killed with the test
- * process, PR_SET_PDEATHSIG), and compiles in child processes, each with
- * its own local cache: the "machines" of a fleet. */
+ * process, PR_SET_PDEATHSIG); a hostile fake one (fake_redis.py, Python's
+ * standard library, on 127.0.0.1, ending by itself after its lifetime);
+ * and compiles in child processes, each with its own local cache: the
+ * "machines" of a fleet. */
 #ifndef ASYNCRT_REDIS_FIXTURE_H
 #define ASYNCRT_REDIS_FIXTURE_H
 
@@ -10,6 +12,7 @@
 #include <sys/types.h>
 
 #include "asyncrt/asyncrt.h"
+#include "diag.h" /* asyncrt__now_ms: the redis calls' deadlines */
 #include "remote_redis.h"
 
 typedef struct redis_server {
@@ -32,6 +35,17 @@ void redis_kill9(redis_server *s);
 /* kill -9, then a fresh (empty) server at the same socket or port. */
 bool redis_restart(redis_server *s);
 
+/* A fake server (tests/remote/fake_redis.py, run by python3) in `mode`, for
+ * at most lifetime_s; count_file (or NULL) gets the number of commands it
+ * answered. False (the test skips) without python3. */
+typedef struct fake_redis {
+    pid_t pid;
+    int port;
+    char spec[200]; /* ASYNCRT_REMOTE_CACHE for it, no attributes */
+} fake_redis;
+bool fake_redis_start(fake_redis *f, const char *mode, int lifetime_s, const char *count_file);
+void fake_redis_stop(fake_redis *f); /* SIGTERM (its count file is written), SIGKILL after 2 s; reaped */
+
 /* A direct connection to s, for tests that inspect or tamper with values. */
 asyncrt_redis *redis_direct(const redis_server *s);
 /* The names of keys matching `match` on s (malloc'd array of malloc'd). */
@@ -50,6 +64,7 @@ typedef struct remote_run {
     const char *source;
     const char *include_dir;  /* NULL: none */
     const char *arch;         /* NULL: sm_90 */
+    size_t data_limit_mb;     /* RLIMIT_DATA of the child (0: none; never under ASan) */
 } remote_run;
 
 typedef struct remote_result {
@@ -61,6 +76,8 @@ typedef struct remote_result {
     double compile_ms;
     asyncrt_remote_cache_stats stats;
     asyncrt_cache_stats local;
+    uint64_t kept;            /* the tally's stores that found a value there (a fresh cache_dir: this child's) */
+    long max_rss_kb;          /* the child's peak resident memory */
 } remote_result;
 
 /* Starts the child; it waits for a byte on go_fd (-1: it does not wait). */

@@ -1,6 +1,8 @@
 /* The remote cache against a real redis-server of the test's own (issue 26):
  * hits across processes, a header edited between machines, tampered values,
- * wrong and missing keys, read-only, a password never shown. Each "machine"
+ * wrong and missing keys, a machine with another key file that leaves the
+ * fleet's values alone, the longest prefix, read-only, a password never
+ * shown. Each "machine"
  * is a child process with a local cache of its own. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +131,9 @@ static char *only_value(world *w, unsigned char **data, size_t *size)
     asyncrt_redis *r = redis_direct(&w->server);
     bool big;
     char why[256];
-    assert_int_equal(asyncrt__redis_get(r, name, (size_t)1 << 30, data, size, &big, why, sizeof why), ASYNCRT_REDIS_OK);
+    assert_int_equal(asyncrt__redis_get(r, name, (size_t)1 << 30, asyncrt__now_ms() + 5000, data, size, &big, why,
+                                        sizeof why),
+                     ASYNCRT_REDIS_OK);
     asyncrt__redis_close(r);
     return name;
 }
@@ -138,7 +142,8 @@ static void put_value(world *w, const char *name, const void *data, size_t size)
 {
     asyncrt_redis *r = redis_direct(&w->server);
     char why[256];
-    assert_int_equal(asyncrt__redis_set(r, name, data, size, false, 0, why, sizeof why), ASYNCRT_REDIS_OK);
+    assert_int_equal(asyncrt__redis_set(r, name, data, size, false, 0, asyncrt__now_ms() + 5000, why, sizeof why),
+                     ASYNCRT_REDIS_OK);
     asyncrt__redis_close(r);
 }
 
@@ -193,6 +198,57 @@ static void test_wrong_key(void **state)
     assert_int_equal(r.origin, ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(r.stats.rejected, 1);
     free(other);
+}
+
+/* A fleet with two key files (issue 33): a machine with the other key
+ * refuses the value (MAC mismatch), compiles, and leaves the value in
+ * place (SET NX: kept, counted); the fleet's next machine still hits it.
+ * Before, it stored its own over the value, which the next correctly keyed
+ * machine refused and replaced again: each wiped the other's. */
+static void test_a_mis_keyed_machine_harms_no_one(void **state)
+{
+    world *w = *state;
+    remote_result a = run_fresh(w, w->server.spec, w->key);
+    assert_int_equal(a.stats.stores, 1);
+    unsigned char *before, *after;
+    size_t before_size, after_size;
+    char *name = only_value(w, &before, &before_size);
+    char *other = make_key_file(w->dir, "other.key");
+    remote_result b = run_fresh(w, w->server.spec, other);
+    assert_int_equal(b.origin, ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(b.stats.rejected, 1);
+    assert_int_equal(b.stats.stores, 0);
+    assert_int_equal(b.kept, 1); /* asyncrt-cache stats counts it */
+    assert_non_null(strstr(b.stats.state, "last value refused"));
+    assert_non_null(strstr(b.stats.state, "MAC mismatch"));
+    free(only_value(w, &after, &after_size));
+    assert_int_equal(after_size, before_size);
+    assert_memory_equal(after, before, before_size); /* untouched */
+    remote_result c = run_fresh(w, w->server.spec, w->key);
+    assert_int_equal(c.origin, ASYNCRT_ORIGIN_REMOTE_CACHE);
+    assert_int_equal(c.stats.rejected, 0);
+    free(before), free(after), free(name), free(other);
+}
+
+/* The longest prefix (200 characters): whole key names, the value's and the
+ * lease's apart. Before, names were cut to 159 bytes: a prefix of 200 gave
+ * one name, no ":v:", for every value and lease. */
+static void test_a_long_prefix_keeps_whole_names(void **state)
+{
+    world *w = *state;
+    char spec[800], prefix[201], match[220];
+    memset(prefix, 'p', 200);
+    prefix[200] = '\0';
+    snprintf(spec, sizeof spec, "%s|prefix=%s", w->server.spec, prefix);
+    remote_result a = run_fresh(w, spec, w->key);
+    assert_int_equal(a.stats.stores, 1);
+    char **keys;
+    snprintf(match, sizeof match, "%s:v:*", prefix);
+    assert_int_equal(redis_keys(&w->server, match, &keys), 1);
+    assert_int_equal(strlen(keys[0]), 200 + 3 + 64);
+    redis_keys_free(keys, 1);
+    remote_result b = run_fresh(w, spec, w->key);
+    assert_int_equal(b.origin, ASYNCRT_ORIGIN_REMOTE_CACHE);
 }
 
 static void test_missing_or_unsafe_key(void **state)
@@ -272,6 +328,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_header_edited_between_machines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tampered_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrong_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_mis_keyed_machine_harms_no_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_long_prefix_keeps_whole_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_or_unsafe_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_password_never_shown, setup, teardown),

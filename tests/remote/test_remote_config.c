@@ -70,6 +70,32 @@ static void test_urls(void **state)
     asyncrt__remote_config_free(&c);
 }
 
+/* prefix= is at most ASYNCRT_REMOTE_PREFIX_MAX (200) characters, none of
+ * them a Redis glob character. Before, a prefix over ~92 characters was cut
+ * to fit a 160-byte name: with 5000, every value and lease shared one key. */
+static void test_prefix_limit(void **state)
+{
+    (void)state;
+    char spec[6000], prefix[5001];
+    memset(prefix, 'p', sizeof prefix - 1);
+    prefix[200] = '\0';
+    asyncrt_remote_config c;
+    snprintf(spec, sizeof spec, "redis://h|prefix=%s", prefix);
+    parse_ok(spec, &c);
+    assert_int_equal(strlen(c.prefix), 200);
+    asyncrt__remote_config_free(&c);
+    prefix[200] = 'p';
+    prefix[201] = '\0';
+    snprintf(spec, sizeof spec, "redis://h|prefix=%s", prefix);
+    parse_bad(spec, "is 201 characters long; the limit is 200");
+    prefix[201] = 'p';
+    prefix[5000] = '\0';
+    snprintf(spec, sizeof spec, "redis://h|prefix=%s", prefix);
+    parse_bad(spec, "is 5000 characters long; the limit is 200");
+    parse_bad("redis://h|prefix=team*", "Redis glob characters");
+    parse_bad("redis://h|prefix=a[b]", "Redis glob characters");
+}
+
 static void test_bad_specs(void **state)
 {
     (void)state;
@@ -180,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_urls),
         cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_prefix_limit),
         cmocka_unit_test(test_shards),
         cmocka_unit_test(test_description_hides_passwords),
         cmocka_unit_test(test_api),

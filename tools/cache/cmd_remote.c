@@ -116,13 +116,14 @@ void cache_remote_stats(const cache_tool *tool)
         return;
     }
     asyncrt_remote_cache_stats now, tally;
+    uint64_t kept = 0;
     asyncrt_context_remote_cache_stats(ctx, &now);
-    asyncrt__context_remote_tally(ctx, &tally);
+    asyncrt__context_remote_tally(ctx, &tally, &kept);
     asyncrt_context_destroy(ctx);
-    const uint64_t v[] = {tally.hits, tally.misses, tally.errors, tally.rejected, tally.stores, tally.lease_waits,
-                          tally.bytes_read, tally.bytes_written};
-    static const char *names[] = {"hits", "misses", "errors", "rejected", "stores", "lease_waits", "bytes_read",
-                                  "bytes_written"};
+    const uint64_t v[] = {tally.hits, tally.misses, tally.errors, tally.rejected, tally.stores, kept,
+                          tally.lease_waits, tally.bytes_read, tally.bytes_written};
+    static const char *names[] = {"hits", "misses", "errors", "rejected", "stores", "kept", "lease_waits",
+                                  "bytes_read", "bytes_written"};
     if (tool->json) {
         cache_json_key("remote", false);
         printf("{");
@@ -140,10 +141,10 @@ void cache_remote_stats(const cache_tool *tool)
     tool_format_bytes(tally.bytes_read, in, sizeof in);
     tool_format_bytes(tally.bytes_written, out, sizeof out);
     printf("remote     %s\n", now.state);
-    printf("           %llu hits, %llu misses, %llu errors, %llu rejected, %llu stores, %llu lease waits; "
+    printf("           %llu hits, %llu misses, %llu errors, %llu rejected, %llu stores, %llu kept, %llu lease waits; "
            "%s read, %s written, %.1f ms (all processes that used this directory)\n",
            (unsigned long long)tally.hits, (unsigned long long)tally.misses, (unsigned long long)tally.errors,
-           (unsigned long long)tally.rejected, (unsigned long long)tally.stores,
+           (unsigned long long)tally.rejected, (unsigned long long)tally.stores, (unsigned long long)kept,
            (unsigned long long)tally.lease_waits, in, out, tally.time_ms);
 }
 

@@ -151,6 +151,29 @@ static void explain_disk_cache(const asyncrt_context *ctx)
     asyncrt__settings_free(&env);
 }
 
+/* -v: the remote cache the library used, or why it is off (a refused key
+ * file, a server that is down or switched off), and its counters, with the
+ * last value it refused (another key file, damage) and why. */
+static void explain_remote_cache(const asyncrt_context *ctx)
+{
+    asyncrt_remote_cache_stats st;
+    if (asyncrt_context_remote_cache_stats(ctx, &st) != ASYNCRT_SUCCESS ||
+        strncmp(st.state, "off: no remote cache configured", 31) == 0)
+        return;
+    if (!st.enabled) {
+        fprintf(stderr, "asyncrt-run: remote cache %s\n", st.state);
+        return;
+    }
+    fprintf(stderr,
+            "asyncrt-run: remote cache: %llu hits, %llu misses, %llu errors, %llu rejected, %llu stores; %s\n",
+            (unsigned long long)st.hits, (unsigned long long)st.misses, (unsigned long long)st.errors,
+            (unsigned long long)st.rejected, (unsigned long long)st.stores, st.state);
+    if (st.rejected)
+        fprintf(stderr, "asyncrt-run: remote cache: a value it refused stays on the server (this machine never "
+                        "overwrites one it cannot verify); a MAC mismatch means machines with other key files: "
+                        "give the fleet one ASYNCRT_REMOTE_CACHE_KEY_FILE\n");
+}
+
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
                 const char *source_dir, asyncrt_program **out, run_result *r)
 {
@@ -202,6 +225,7 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
                 : origin == ASYNCRT_ORIGIN_REMOTE_CACHE ? "remote cache hit, no NVRTC call"
                                                         : "disk cache hit, no NVRTC call",
                 r->compile_ms, r->arch, r->is_ptx ? "PTX" : "CUBIN", r->image_bytes);
+        explain_remote_cache(ctx);
     }
     /* Warnings are shown as nvcc shows them; -v shows any other log too. */
     const char *log = asyncrt_program_log(*out);

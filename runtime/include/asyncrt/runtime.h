@@ -108,7 +108,8 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *
 
 typedef struct asyncrt_remote_cache_stats {
     bool enabled;          /* configured, accepted and not switched off by failures */
-    char state[512];       /* the servers (passwords as ****), or why the remote is off */
+    char state[512];       /* the servers (passwords as ****), then the last value refused and why;
+                              or why the remote is off */
     uint64_t hits;         /* programs taken from the remote: verified here, installed locally */
     uint64_t misses;       /* lookups it could not answer: absent, or stale for this machine's files */
     uint64_t errors;       /* failed or timed-out operations (connects included) */
