@@ -19,7 +19,7 @@ struct asyncrt_bundle {
     char *note;
     char **names;
     size_t *text_of;       /* names[i]'s text index */
-    size_t *sorted;        /* indexes of names in strcmp order, for asyncrt__bundle_has */
+    size_t *sorted;        /* indexes of names in strcmp order, for the check of names given twice */
     size_t count;
     size_t *text_at, *text_len, text_count; /* each text's place in raw */
     pthread_mutex_t lock;  /* over what follows: made on first need (a cache miss) */
@@ -85,25 +85,32 @@ static bool parse(asyncrt_bundle *b, char *why, size_t why_size)
         memcpy(&flags, h + 12, 4);
         memcpy(&length, h + 48, 8);
     }
+    if (b->raw_size >= 8 && b->raw_size < ASYNCRT_SEAL_HEADER_SIZE && memcmp(h, ASYNCRT_BUNDLE_MAGIC, 8) == 0) {
+        snprintf(why, why_size, "truncated: %zu bytes, less than a bundle's header (%d)", b->raw_size,
+                 ASYNCRT_SEAL_HEADER_SIZE);
+        return false;
+    }
     if (b->raw_size < ASYNCRT_SEAL_HEADER_SIZE || memcmp(h, ASYNCRT_BUNDLE_MAGIC, 8) != 0 ||
         format != ASYNCRT_BUNDLE_FORMAT || flags != 0) {
         snprintf(why, why_size, "not a header bundle of format %u (%zu bytes)", ASYNCRT_BUNDLE_FORMAT, b->raw_size);
         return false;
     }
     if (length != b->raw_size - ASYNCRT_SEAL_HEADER_SIZE) {
-        snprintf(why, why_size, "%zu bytes, its header says %llu (truncated?)", b->raw_size,
-                 (unsigned long long)length + ASYNCRT_SEAL_HEADER_SIZE);
+        bool cut = length > b->raw_size - ASYNCRT_SEAL_HEADER_SIZE;
+        snprintf(why, why_size, "%s: %zu bytes, its header says %llu", cut ? "truncated" : "bytes after its end",
+                 b->raw_size, (unsigned long long)length + ASYNCRT_SEAL_HEADER_SIZE);
         return false;
     }
     memcpy(b->digest, h + 56, 32);
     asyncrt__sha256_hex(b->digest, b->hex);
     asyncrt_reader r = {h + ASYNCRT_SEAL_HEADER_SIZE, (size_t)length, false};
-    snprintf(why, why_size, "out of memory");
-    if (!(b->note = asyncrt__take_str(&r))) goto bad;
+    b->note = asyncrt__take_str(&r);
     uint64_t texts = asyncrt__take_u64(&r);
-    if (texts > r.left / 8 || !(b->text_at = calloc(texts + 1, sizeof(size_t))) ||
+    if (r.bad) goto bad;
+    if (texts > r.left / 8) goto malformed;
+    if (!b->note || !(b->text_at = calloc(texts + 1, sizeof(size_t))) ||
         !(b->text_len = calloc(texts + 1, sizeof(size_t))))
-        goto bad;
+        goto oom;
     for (; b->text_count < texts; b->text_count++) {
         uint64_t n = asyncrt__take_u64(&r);
         const unsigned char *at = asyncrt__take(&r, n);
@@ -112,13 +119,16 @@ static bool parse(asyncrt_bundle *b, char *why, size_t why_size)
         b->text_len[b->text_count] = (size_t)n;
     }
     uint64_t names = asyncrt__take_u64(&r);
-    if (names > r.left / 16 || !(b->names = calloc(names + 1, sizeof *b->names)) ||
-        !(b->text_of = calloc(names + 1, sizeof(size_t))) || !(b->sorted = calloc(names + 1, sizeof(size_t))))
-        goto bad;
+    if (r.bad) goto bad;
+    if (names > r.left / 16) goto malformed;
+    if (!(b->names = calloc(names + 1, sizeof *b->names)) || !(b->text_of = calloc(names + 1, sizeof(size_t))) ||
+        !(b->sorted = calloc(names + 1, sizeof(size_t))))
+        goto oom;
     while (b->count < names) {
         char *name = b->names[b->count] = asyncrt__take_str(&r);
         uint64_t text = asyncrt__take_u64(&r);
-        if (!name) goto bad;
+        if (r.bad) goto bad;
+        if (!name) goto oom;
         b->sorted[b->count] = b->count;
         b->text_of[b->count++] = (size_t)text;
         if (!name[0] || text >= texts) {
@@ -126,7 +136,7 @@ static bool parse(asyncrt_bundle *b, char *why, size_t why_size)
             return false;
         }
     }
-    if (r.bad || r.left) goto bad;
+    if (r.left) goto malformed;
     g_sorting = b;
     qsort(b->sorted, b->count, sizeof *b->sorted, by_name);
     for (size_t i = 1; i < b->count; i++) /* NVRTC would refuse the program */
@@ -135,8 +145,15 @@ static bool parse(asyncrt_bundle *b, char *why, size_t why_size)
             return false;
         }
     return true;
-bad:
-    if (b->note) snprintf(why, why_size, "its payload is malformed");
+bad: /* the reader ran out of bytes (or met a NUL in a text): the payload is cut short or damaged */
+    snprintf(why, why_size, "its payload of %llu bytes ends inside an item (truncated or damaged)",
+             (unsigned long long)length);
+    return false;
+malformed:
+    snprintf(why, why_size, "its payload is malformed");
+    return false;
+oom:
+    snprintf(why, why_size, "out of memory");
     return false;
 }
 
@@ -240,18 +257,6 @@ unsigned char *asyncrt__bundle_bytes(const asyncrt_bundle *b, size_t *size)
 }
 
 const char *asyncrt__bundle_content(const asyncrt_bundle *b, size_t i) { return b->contents[i]; }
-
-bool asyncrt__bundle_has(const asyncrt_bundle *b, const char *name)
-{
-    for (size_t lo = 0, hi = b ? b->count : 0; lo < hi;) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(name, b->names[b->sorted[mid]]);
-        if (!c) return true;
-        if (c < 0) hi = mid;
-        else lo = mid + 1;
-    }
-    return false;
-}
 
 void asyncrt__bundle_key(asyncrt_sha256 *h, const asyncrt_bundle *b)
 {

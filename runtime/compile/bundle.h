@@ -31,8 +31,6 @@ unsigned char *asyncrt__bundle_bytes(const asyncrt_bundle *b, size_t *size);
 
 /* What a compile takes (all accept NULL, the bundle-less compile): */
 size_t asyncrt__bundle_count(const asyncrt_bundle *b);
-/* Whether it holds `name` (binary search). */
-bool asyncrt__bundle_has(const asyncrt_bundle *b, const char *name);
 /* Its digest into key1 (nothing for NULL, so bundle-less keys do not move). */
 void asyncrt__bundle_key(asyncrt_sha256 *h, const asyncrt_bundle *b);
 const char *asyncrt__bundle_name(const asyncrt_bundle *b, size_t i);

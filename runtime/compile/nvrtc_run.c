@@ -44,13 +44,17 @@ static void add_run_options(asyncrt_compile_job *job)
 }
 
 /* A name NVRTC is given in memory besides a bundle's: the caller's headers,
- * the built-in kernels_src/ files and <cuda.h>. */
-static bool given_in_memory(const asyncrt_compile_options *o, const char *name)
+ * the built-in kernels_src/ files, the built-in standard headers offered,
+ * and <cuda.h>. */
+static bool given_in_memory(const asyncrt_compile_job *job, const char *name)
 {
+    const asyncrt_compile_options *o = job->opts;
     for (size_t i = 0; i < o->header_count; i++)
         if (strcmp(o->headers[i].name, name) == 0) return true;
     for (size_t i = 0; i < asyncrt__embedded_file_count; i++)
         if (strcmp(asyncrt__embedded_files[i].name, name) == 0) return true;
+    for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
+        if (job->std_offered[i] && strcmp(asyncrt__std_header_files[i].name, name) == 0) return true;
     return strcmp(name, asyncrt__cuda_h.name) == 0;
 }
 
@@ -83,7 +87,7 @@ static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
     header_count = o->header_count;
     for (size_t i = 0; i < bundled; i++) { /* NVRTC refuses a name twice: the caller's and the built-ins win */
         const char *name = asyncrt__bundle_name(o->bundle, i);
-        if (given_in_memory(o, name)) continue;
+        if (given_in_memory(job, name)) continue;
         names[header_count] = name;
         contents[header_count++] = asyncrt__bundle_content(o->bundle, i);
     }

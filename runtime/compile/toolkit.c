@@ -82,12 +82,15 @@ bool asyncrt__job_offers_cuda_h(const asyncrt_compile_job *job)
 }
 
 /* Built-in standard headers (kernels_src/std/): offered unless the caller
- * turned them off or provides its own of that name, in memory (a bundle's
- * too) or as a file in one of its -I directories (NVRTC would let the
- * in-memory one win). */
+ * turned them off or provides its own of that name, in memory or as a file
+ * in one of its -I directories (NVRTC would let the in-memory one win). A
+ * bundle's of that name does not count: the built-in wins over it (NVRTC
+ * refuses two in-memory headers of one name, so one must yield), as in the
+ * toolkit compile the bundle was recorded from, where the built-in was the
+ * one read (asyncrt-bundle never bundles these names). */
 static bool std_header_offered(const asyncrt_compile_options *o, const char *name)
 {
-    if (o->no_std_headers || asyncrt__bundle_has(o->bundle, name)) return false;
+    if (o->no_std_headers) return false;
     for (size_t i = 0; i < o->header_count; i++)
         if (strcmp(o->headers[i].name, name) == 0) return false;
     for (size_t i = 0; i < o->include_dir_count; i++)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_codec.h"      /* the seal header's size */
 #include "cache_internal.h"   /* manifests */
 #include "compile_internal.h" /* the bundle format */
 #include "test_support.h"
@@ -87,7 +88,19 @@ static void test_load_checks_the_format(void **state)
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "header bundle: checksum mismatch (damaged)"));
     asyncrt_bundle_destroy(b);
     text[7] = '1';
+    /* Truncated, said so (issue 33: a payload cut inside its first item was
+     * "out of memory", ASYNCRT_ERROR_OUT_OF_MEMORY): cut with the header's
+     * length made to agree, a byte short, shorter than the header. */
+    unsigned char cut[ASYNCRT_SEAL_HEADER_SIZE + 4];
+    memcpy(cut, data, sizeof cut);
+    uint64_t four = 4; /* the payload: half of the note's length */
+    memcpy(cut + 48, &four, 8);
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, cut, sizeof cut, &b));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "ends inside an item (truncated or damaged)"));
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, data, size - 1, &b));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "truncated: "));
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, data, 60, &b));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "truncated: 60 bytes, less than a bundle's header"));
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, NULL, size, &b));
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_load(ctx, data, size, NULL));
     assert_int_equal(asyncrt_bundle_load(NULL, data, size, &b), ASYNCRT_ERROR_INVALID_ARGUMENT);
@@ -146,6 +159,36 @@ static void test_compiles_from_the_bundle_alone(void **state)
     asyncrt_bundle_destroy(b);
     asyncrt_context_destroy(ctx);
     unsetenv("ASYNCRT_TOOLKIT");
+}
+
+/* A built-in standard header wins over a bundle's of the same name, as the
+ * README says: NVRTC refuses two in-memory headers of one name, so one must
+ * yield, and the toolkit compile a bundle is recorded from read the
+ * built-in (asyncrt-bundle never bundles its names). With no_std_headers
+ * there is no built-in, and the bundle's is the one. Before (issue 33),
+ * the bundle's <cstdint> replaced the built-in. */
+static void test_a_builtin_header_wins_over_the_bundles(void **state)
+{
+    asyncrt_context *ctx = *state;
+    asyncrt_context_set_cache_dir(ctx, NULL);
+    const char *texts[] = {"#define FROM_BUNDLE 7u\n"}, *names[] = {"cstdint"};
+    const size_t text_of[] = {0};
+    size_t size;
+    unsigned char *data = asyncrt__bundle_encode("", texts, 1, names, text_of, 1, &size);
+    asyncrt_bundle *b = NULL;
+    assert_ok(ctx, asyncrt_bundle_load(ctx, data, size, &b));
+    const char *source = "#include <cstdint>\n#ifdef FROM_BUNDLE\n#define V FROM_BUNDLE\n#else\n#define V 5u\n#endif\n"
+                         "extern \"C\" __global__ void k(unsigned *p) { *p = V; }\n";
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, compile(ctx, source, b, NULL, 0, true, &p)); /* the built-in reads <cuda/std/cstdint> */
+    assert_true(ptx_has(p, "5;"));
+    asyncrt_program_destroy(p);
+    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b, .no_std_headers = true};
+    assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", source, &o, &p));
+    assert_true(ptx_has(p, "7;"));
+    asyncrt_program_destroy(p);
+    asyncrt_bundle_destroy(b);
+    free(data);
 }
 
 static void test_a_missing_header_names_itself(void **state)
@@ -287,6 +330,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_checks_the_format, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_load_file, test_setup_context, test_teardown_context),
         cmocka_unit_test(test_compiles_from_the_bundle_alone),
+        cmocka_unit_test_setup_teardown(test_a_builtin_header_wins_over_the_bundles, test_setup_context,
+                                        test_teardown_context),
         cmocka_unit_test_setup_teardown(test_a_missing_header_names_itself, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_toolkit_only_when_asked_beside_a_bundle, test_setup_context,
                                         test_teardown_context),

@@ -51,4 +51,20 @@ check 7 "the toolkit whose headers it bundles is needed here: toolkit discovery 
 check 7 "the library kept no record of the headers it read" "$bundle" probe.cu -I inc -o x.bin
 check 7 "the include name \"common.h\" means two headers" "$bundle" clash.cu -I a -I b -o x.bin
 [ ! -e x.bin ] || { echo "FAIL: a failed run wrote x.bin"; failed=1; }
+# -o replaces a regular file or creates one, nothing else (issue 33: it replaced
+# a symbolic link, a FIFO or a device node with the bundle): exit 2, untouched.
+ln -s target.bin link.bin
+check 2 "-o link.bin is a symbolic link; -o replaces only a regular file" "$bundle" ok.cu -I inc -o link.bin
+{ [ -L link.bin ] && [ ! -e target.bin ]; } || { echo "FAIL: -o replaced or followed the link"; failed=1; }
+mkfifo fifo.bin
+check 2 "-o fifo.bin is a FIFO" "$bundle" ok.cu -I inc -o fifo.bin
+[ -p fifo.bin ] || { echo "FAIL: -o replaced the FIFO"; failed=1; }
+mkdir dir.bin
+check 2 "-o dir.bin is a directory" "$bundle" ok.cu -I inc -o dir.bin
+if mknod dev.bin c 1 3 2>/dev/null; then # root only: a node like /dev/null's
+  check 2 "-o dev.bin is a character device" "$bundle" ok.cu -I inc -o dev.bin
+  [ -c dev.bin ] || { echo "FAIL: -o replaced the device node"; failed=1; }
+fi
+echo old >reg.bin
+check 0 "reg.bin: 1 headers under 1 names" "$bundle" ok.cu -I inc -o reg.bin
 exit $failed

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cache_internal.h"   /* the atomic write */
 #include "compile_internal.h" /* the bundle format */
@@ -70,8 +71,26 @@ static unsigned char *as_c(const unsigned char *bytes, size_t size, const char *
     return (unsigned char *)text;
 }
 
+int emit_target_check(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0; /* absent (or unreadable: the write says why) */
+    const char *what = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    fprintf(stderr, "asyncrt-bundle: -o %s is %s; -o replaces only a regular file (or creates one): name another "
+                    "path, or remove it first\n", path, what);
+    return TOOL_EXIT_USAGE;
+}
+
 int emit_write(const char *path, const unsigned char *bytes, size_t size, bool c_format, const char *symbol)
 {
+    int refused = emit_target_check(path); /* again: the compiles took a while */
+    if (refused) return refused;
     size_t n = size;
     unsigned char *c = c_format ? as_c(bytes, size, symbol, &n) : NULL;
     if (c_format && !c) return TOOL_EXIT_INTERNAL;

@@ -18,4 +18,9 @@ int emit_write(const char *path, const unsigned char *bytes, size_t size, bool c
 
 bool emit_symbol_ok(const char *symbol);
 
+/* 0 when path names nothing or a regular file (what -o may replace), else
+ * TOOL_EXIT_USAGE with a message naming what it is: a symbolic link, a
+ * device, a FIFO, a directory are never replaced. */
+int emit_target_check(const char *path);
+
 #endif

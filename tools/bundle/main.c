@@ -37,7 +37,8 @@ static void usage(FILE *out)
                  "  --arch LIST    targets, comma-separated (sm_90,sm_80, compute_80, auto);\n"
                  "                 default sm_90. What is read seldom differs between targets:\n"
                  "                 list every family the program is deployed to\n"
-                 "  -o FILE        where to write the bundle (required)\n"
+                 "  -o FILE        where to write the bundle (required): a new file, or a\n"
+                 "                 regular file it replaces (never a link, device or FIFO)\n"
                  "  --format bin   the bundle file (default)\n"
                  "  --format c     a C source defining it as data, for embedding:\n"
                  "                   const unsigned char SYMBOL[]; const size_t SYMBOL_size;\n"
@@ -49,7 +50,8 @@ static void usage(FILE *out)
                  "  --version      asyncrt-bundle, libasyncrt and NVRTC versions\n"
                  "  -h, --help     this text\n"
                  "\n" TOOL_EXIT_CODES_HELP
-                 "  " TOOL ": 3 = a source did not compile (with the toolkit, or from the bundle\n"
+                 "  " TOOL ": 2 also covers -o naming something other than a regular file;\n"
+                 "  3 = a source did not compile (with the toolkit, or from the bundle\n"
                  "  in the check); 6 = the check found an image that differs from the toolkit's;\n"
                  "  7 = a source or header could not be read, no toolkit to bundle from, or FILE\n"
                  "  could not be written.\n");
@@ -102,6 +104,8 @@ static int parse(int argc, char **argv, args *a)
     }
     if (!a->source_count) return tool_usage_error(TOOL, "no SOURCE given");
     if (!a->out) return tool_usage_error(TOOL, "no -o FILE given");
+    int refused = emit_target_check(a->out); /* before any compile */
+    if (refused) return refused;
     if (!emit_symbol_ok(a->symbol))
         return tool_usage_error(TOOL, "--symbol \"%s\" is not a C identifier (letters, digits, _; no leading digit)",
                                 a->symbol);
