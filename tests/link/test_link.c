@@ -34,6 +34,17 @@ static void kernel_facts(const asyncrt_program *p, const char *name, asyncrt_cub
     fail_msg("no kernel %s in the linked image", name);
 }
 
+/* A context with no cache that links in the worker ASYNCRT_COMPILE_WORKER
+ * names, or in this process ("0"). */
+static asyncrt_context *cacheless_context(const char *worker)
+{
+    setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
+    asyncrt_context *ctx;
+    assert_ok(NULL, asyncrt_context_create(&ctx));
+    assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
+    return ctx;
+}
+
 /* An extern __device__ function and a __device__ variable of util.cu, used by main.cu. */
 static void two_files(void **state)
 {
@@ -213,10 +224,7 @@ static void ptx_file_links(void **state)
     asyncrt_program *main_p = link_test_compile(f->ctx, "main.cu", ARCH, "-rdc=true");
     char *worker = strdup(getenv("ASYNCRT_COMPILE_WORKER"));
     for (int i = 0; i < 2; i++) {
-        setenv("ASYNCRT_COMPILE_WORKER", i ? "0" : worker, 1);
-        asyncrt_context *ctx;
-        assert_ok(NULL, asyncrt_context_create(&ctx));
-        assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
+        asyncrt_context *ctx = cacheless_context(i ? "0" : worker);
         asyncrt_link *link;
         assert_ok(ctx, asyncrt_link_create(ctx, ARCH, &link));
         assert_ok(ctx, asyncrt_link_add_file(link, path, ASYNCRT_LINK_PTX));
@@ -399,10 +407,7 @@ static void worker_and_in_process_agree(void **state)
     asyncrt_program *linked[2] = {NULL, NULL};
     char *worker = strdup(getenv("ASYNCRT_COMPILE_WORKER"));
     for (int i = 0; i < 2; i++) {
-        setenv("ASYNCRT_COMPILE_WORKER", i ? "0" : worker, 1);
-        asyncrt_context *ctx;
-        assert_ok(NULL, asyncrt_context_create(&ctx));
-        assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, NULL));
+        asyncrt_context *ctx = cacheless_context(i ? "0" : worker);
         asyncrt_context_set_log_level(ctx, 2);
         test_capture_begin();
         asyncrt_status s = link_test_programs(ctx, ARCH, NULL, &linked[i], main_p, util_p, NULL);

@@ -229,6 +229,15 @@ void redis_keys_free(char **keys, size_t n)
     free(keys);
 }
 
+char *fresh_cache_dir(const char *root)
+{
+    static int n;
+    char *dir = malloc(300);
+    assert_non_null(dir);
+    snprintf(dir, 300, "%s/cache%d", root, n++);
+    return dir;
+}
+
 char *make_key_file(const char *dir, const char *name)
 {
     char *path = malloc(512);

@@ -87,6 +87,10 @@ remote_result remote_child_finish(pid_t pid, int result_fd, int limit_s);
 /* Both, at once. */
 remote_result remote_compile(const remote_run *run);
 
+/* root/cacheN, a name not handed out before in this process (malloc'd): a
+ * fresh local cache, another machine. */
+char *fresh_cache_dir(const char *root);
+
 /* Writes dir/name (replacing it). */
 void write_text(const char *dir, const char *name, const char *text);
 

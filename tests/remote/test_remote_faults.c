@@ -35,14 +35,6 @@ static char *source(int n)
     return s;
 }
 
-static char *fresh_cache(void)
-{
-    static int n;
-    char *dir = malloc(300);
-    snprintf(dir, 300, "%s/cache%d", g_dir, n++);
-    return dir;
-}
-
 /* What the two-step child reports. */
 typedef struct steps {
     asyncrt_status first, second, third;
@@ -73,7 +65,7 @@ static steps compile_around(redis_server *server, bool restart)
     assert_int_equal(pipe(ready), 0);
     assert_int_equal(pipe(go), 0);
     assert_int_equal(pipe(out), 0);
-    char *cache = fresh_cache();
+    char *cache = fresh_cache_dir(g_dir);
     pid_t pid = fork();
     if (pid == 0) {
         steps r = {0};
@@ -156,7 +148,7 @@ static int listener(int backlog, int *port)
 
 static remote_result compile_against(const char *spec, int n)
 {
-    char *cache = fresh_cache(), *src = source(n);
+    char *cache = fresh_cache_dir(g_dir), *src = source(n);
     remote_run run = {.cache_dir = cache, .spec = spec, .key_file = g_key, .source_name = "k.cu", .source = src};
     remote_result r = remote_compile(&run);
     assert_true(r.ran);

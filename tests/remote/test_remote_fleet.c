@@ -11,14 +11,6 @@
 
 static char *g_dir, *g_key;
 
-static char *cache_dir(void)
-{
-    static int n;
-    char *dir = malloc(300);
-    snprintf(dir, 300, "%s/cache%d", g_dir, n++);
-    return dir;
-}
-
 static remote_result compile(const char *spec, const char *cache, const char *src)
 {
     remote_run run = {.cache_dir = cache, .spec = spec, .key_file = g_key, .source_name = "k.cu", .source = src};
@@ -40,7 +32,7 @@ static void test_two_shards(void **state)
     char src[KERNELS][160];
     for (int i = 0; i < KERNELS; i++) {
         snprintf(src[i], sizeof src[i], "extern \"C\" __global__ void s%d(int *x) { x[0] = %d; }\n", i, i);
-        char *cache = cache_dir();
+        char *cache = fresh_cache_dir(g_dir);
         assert_int_equal(compile(spec, cache, src[i]).origin, ASYNCRT_ORIGIN_COMPILED);
         free(cache);
     }
@@ -52,7 +44,7 @@ static void test_two_shards(void **state)
     print_message("two shards: %zu and %zu of %d values\n", on_a, on_b, KERNELS);
     assert_int_equal(on_a + on_b, KERNELS);
     assert_true(on_a > 0 && on_b > 0);
-    char *cache = cache_dir(); /* one more machine, empty: every kernel from its shard */
+    char *cache = fresh_cache_dir(g_dir); /* one more machine, empty: every kernel from its shard */
     for (int i = 0; i < KERNELS; i++)
         assert_int_equal(compile(spec, cache, src[i]).origin, ASYNCRT_ORIGIN_REMOTE_CACHE);
     free(cache);
@@ -84,7 +76,7 @@ static void test_thundering_herd(void **state)
     int fds[N];
     char *caches[N];
     for (int i = 0; i < N; i++) {
-        caches[i] = cache_dir();
+        caches[i] = fresh_cache_dir(g_dir);
         remote_run run = {.cache_dir = caches[i], .spec = spec, .key_file = g_key, .source_name = "herd.cu",
                           .source = herd_source};
         pids[i] = remote_child_start(&run, go[0], &fds[i]);

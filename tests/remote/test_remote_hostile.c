@@ -19,17 +19,9 @@
 
 static char *g_dir, *g_key;
 
-static char *fresh_cache(void)
-{
-    static int n;
-    char *dir = malloc(300);
-    snprintf(dir, 300, "%s/cache%d", g_dir, n++);
-    return dir;
-}
-
 static remote_result compile_against(const char *spec, int n, size_t data_limit_mb)
 {
-    char *cache = fresh_cache(), src[200];
+    char *cache = fresh_cache_dir(g_dir), src[200];
     snprintf(src, sizeof src, "extern \"C\" __global__ void h%d(float *x) { x[threadIdx.x] += %d.0f; }\n", n, n);
     remote_run run = {.cache_dir = cache, .spec = spec, .key_file = g_key, .source_name = "h.cu", .source = src,
                       .data_limit_mb = data_limit_mb};
@@ -94,7 +86,7 @@ static void test_huge_reply_is_refused_unread(void **state)
 static bool pull(const char *spec, char *why, size_t why_size, size_t counts[3])
 {
     asyncrt_context *ctx = NULL;
-    char *cache = fresh_cache();
+    char *cache = fresh_cache_dir(g_dir);
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_int_equal(asyncrt_context_set_cache_dir(ctx, cache), ASYNCRT_SUCCESS);
     assert_int_equal(asyncrt_context_set_remote_cache(ctx, spec, g_key), ASYNCRT_SUCCESS);
