@@ -66,7 +66,7 @@ asyncrt_status asyncrt_link_create(asyncrt_context *ctx, const char *arch, async
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                              "link arch %s: a link makes a CUBIN; name sm_%d (or sm_%da) instead", arch,
                              target.number, target.number);
-    target.ptx = false; /* auto chose PTX (NVRTC newer than the driver): nvJitLink still makes the CUBIN */
+    target.ptx = false; /* auto chose PTX (NVRTC does not know the device): nvJitLink still makes a CUBIN */
     asyncrt_link *l = calloc(1, sizeof *l);
     if (!l) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
     l->ctx = ctx;
