@@ -1,6 +1,8 @@
 /* Shared by asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache. */
 #include "tool.h"
 
+#include "base_internal.h" /* lib_search.h's candidates */
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,6 +30,18 @@ void tool_version_line(const char *tool, char *buf, size_t size)
     tool_format_cuda_version(asyncrt_nvrtc_version(), nvrtc, sizeof nvrtc);
     snprintf(buf, size, "%s %s (libasyncrt %s, NVRTC %s)", tool, ASYNCRT_VERSION_STRING, ASYNCRT_VERSION_STRING,
              nvrtc);
+}
+
+void tool_print_nvrtc_candidates(FILE *f, const char *indent, const asyncrt_lib_candidate *candidates,
+                                 size_t count, int chosen)
+{
+    for (size_t i = 0; i < count; i++) {
+        const asyncrt_lib_candidate *c = &candidates[i];
+        char version[32];
+        asyncrt__lib_version_format(&c->version, version, sizeof version);
+        fprintf(f, "%s%s %-8s %s (%s%s%s)\n", indent, (int)i == chosen ? "*" : " ", version, c->path, c->step,
+                c->version_from[0] ? "; version from " : "", c->version_from);
+    }
 }
 
 int tool_exit_for_status(asyncrt_status s)
