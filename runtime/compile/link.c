@@ -18,6 +18,7 @@
 #include "link_input.h"
 #include "link_jit.h"
 #include "link_worker.h"
+#include "nvrtc_facts.h"
 #include "program.h"
 #include "sha256.h"
 #include "string_list.h"
@@ -323,6 +324,21 @@ static void compute_key(const asyncrt_link *l, uint8_t key[32])
     asyncrt__sha256_final(&h, key);
 }
 
+/* LTO-IR wants an nvJitLink at least as new as the NVRTC that made it:
+ * said before nvJitLink is called, with both versions (link_jit.h). */
+static asyncrt_status check_lto_versions(asyncrt_link *l)
+{
+    char inputs[512] = "";
+    for (size_t i = 0, used = 0; i < l->count && used < sizeof inputs; i++)
+        if (l->inputs[i].kind == ASYNCRT_JIT_LTOIR)
+            used += (size_t)snprintf(inputs + used, sizeof inputs - used, "%s%s", used ? ", " : "", l->inputs[i].name);
+    asyncrt_nvrtc_facts nvrtc;
+    if (!inputs[0] || asyncrt__nvrtc_facts_get(l->ctx, &nvrtc, NULL, 0) != ASYNCRT_SUCCESS) return ASYNCRT_SUCCESS;
+    char msg[1536];
+    asyncrt_status s = asyncrt__jitlink_check_lto(nvrtc.version, inputs, msg, sizeof msg);
+    return s == ASYNCRT_SUCCESS ? s : asyncrt__fail(l->ctx, s, "link for %s: %s", l->arch_name, msg);
+}
+
 /* In the worker's process when there is one (NVRTC crashed after
  * nvJitLink's LTO in a process, README), else here. */
 static asyncrt_status run_link(asyncrt_link *l, unsigned char **image, size_t *size, char **log)
@@ -433,7 +449,9 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
     unsigned char *image = NULL;
     size_t size = 0;
     char *log = NULL;
-    asyncrt_status s = run_link(l, &image, &size, &log);
+    asyncrt_status s = check_lto_versions(l); /* its message is already the context's */
+    bool versions_fit = s == ASYNCRT_SUCCESS;
+    if (versions_fit) s = run_link(l, &image, &size, &log);
     if (s == ASYNCRT_SUCCESS && note) { /* the note goes with the program, into its log */
         char *both = asyncrt__format("%s%s", note, log ? log : "");
         free(log);
@@ -447,7 +465,7 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
         log = NULL;
     } else if (s == ASYNCRT_ERROR_OUT_OF_MEMORY) {
         asyncrt__fail(ctx, s, "out of memory linking for %s", l->arch_name);
-    } else {
+    } else if (versions_fit) {
         asyncrt__fail(ctx, s, "link for %s failed: %s", l->arch_name, log ? log : "");
     }
     free(image);

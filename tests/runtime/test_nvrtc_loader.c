@@ -11,6 +11,7 @@
 #include "arch.h"
 #include "target.h"
 #include "nvrtc_facts.h"
+#include "link_jit.h"
 #include "nvrtc_loader.h"
 #include "test_support.h"
 
@@ -71,6 +72,8 @@ static void make_machine(machine *m)
     touch(m->venv, "lib/python3.11/site-packages/nvidia_cuda_nvrtc-13.5.37.dist-info", "METADATA");
     touch(m->home, ".local/lib/python3.12/site-packages/nvidia/cu13/lib", "libnvrtc.so.13");
     touch(m->home, ".local/lib/python3.12/site-packages/nvidia_cuda_nvrtc-13.2.86.dist-info", "METADATA");
+    touch(m->home, ".local/lib/python3.12/site-packages/nvidia/cu13/lib", "libnvJitLink.so.13");
+    touch(m->home, ".local/lib/python3.12/site-packages/nvidia_nvjitlink-13.2.86.dist-info", "METADATA");
     touch(m->usr_lib, "python3/dist-packages/nvidia/cuda_nvrtc/lib", "libnvrtc.so.12");
     touch(m->usr_lib, "python3/dist-packages/nvidia_cuda_nvrtc_cu12-12.8.93.dist-info", "METADATA");
     touch(m->setup, "nvidia/cu13/lib", "libnvrtc.so.13");
@@ -282,10 +285,65 @@ static void override_case(void **state)
     asyncrt_context_destroy(ctx);
 }
 
+/* nvJitLink on that machine: the user's 13.2.86 wheel, the set-up's
+ * 13.1.115, the toolkit's (13.0, told by the builtins beside it: one
+ * release); which one links for each NVRTC. */
+static void nvjitlink_follows_nvrtc(void **state)
+{
+    (void)state;
+    machine m;
+    make_machine(&m);
+    asyncrt_lib_search s = search_of(&m);
+    asyncrt_lib_candidate c[ASYNCRT_LIB_MAX_CANDIDATES];
+    size_t n = asyncrt__lib_candidates(ASYNCRT_LIB_NVJITLINK, &s, c, ASYNCRT_LIB_MAX_CANDIDATES, NULL, 0);
+    assert_int_equal(n, 5); /* three files, two sonames */
+    int user = find(c, n, "python3.12/site-packages/nvidia/cu13/lib/libnvJitLink.so.13");
+    int setup = find(c, n, "checkout/.pip/nvidia/cu13/lib/libnvJitLink.so.13");
+    int toolkit = find(c, n, "cp/lib64/libnvJitLink.so.13");
+    assert_true(user == 0 && setup == 1 && toolkit == 2);
+    assert_version(&c[user], "13.2.86", "its wheel's dist-info");
+    assert_version(&c[setup], "13.1.115", "its wheel's dist-info");
+    assert_version(&c[toolkit], "13.0", "the libnvrtc-builtins beside it");
+    char setup_lib[4200], toolkit_lib[4200], real[4096];
+    assert_non_null(realpath(m.setup, real));
+    snprintf(setup_lib, sizeof setup_lib, "%s/nvidia/cu13/lib", real);
+    assert_non_null(realpath(m.cuda_path, real));
+    snprintf(toolkit_lib, sizeof toolkit_lib, "%s/lib64", real);
+    const struct {
+        const char *what;
+        asyncrt_lib_version nvrtc;
+        const char *dir;
+        int chosen;
+        const char *why;
+    } rows[] = {
+        {"the set-up's NVRTC 13.1.115", {13, 1, 115}, setup_lib, setup, "NVRTC's version (13.1.115)"},
+        {"the toolkit's NVRTC 13.0", {13, 0, -1}, toolkit_lib, toolkit, "NVRTC's version (13.0)"},
+        {"NVRTC 13.1 elsewhere", {13, 1, -1}, "/elsewhere", setup, "NVRTC's version"},
+        {"NVRTC 13.5: only older ones, the nearest", {13, 5, 37}, "/elsewhere", user, "older than NVRTC (13.5.37)"},
+        {"NVRTC 12.8: its soname", {12, 8, 93}, "/elsewhere", 4, "through the dynamic loader"},
+        {"an NVRTC of unknown version: beside it", {13, -1, -1}, toolkit_lib, toolkit, "beside NVRTC"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char why[512];
+        int got = asyncrt__jitlink_choose(c, n, &rows[i].nvrtc, rows[i].dir, why, sizeof why);
+        if (got != rows[i].chosen || !strstr(why, rows[i].why))
+            fail_msg("%s: chose %d (%s), expected %d with '%s'", rows[i].what, got, why, rows[i].chosen, rows[i].why);
+    }
+    /* NVRTC 13.0 with only the two newer wheels: the nearest newer, 13.1.115. */
+    asyncrt_lib_candidate newer[2] = {c[user], c[setup]};
+    char why[512];
+    asyncrt_lib_version v130 = {13, 0, -1};
+    assert_int_equal(asyncrt__jitlink_choose(newer, 2, &v130, "/elsewhere", why, sizeof why), 1);
+    assert_non_null(strstr(why, "the nearest newer than NVRTC (13.0)"));
+    test_remove_tree(m.root);
+    free(m.root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(every_place_is_searched_in_the_documented_order),
                                        cmocka_unit_test(the_driver_major_then_the_preferred_then_the_newest_wins),
+                                       cmocka_unit_test(nvjitlink_follows_nvrtc),
                                        cmocka_unit_test(override_case)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
