@@ -88,8 +88,8 @@ int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driv
         say(why, why_size, "NVRTC %s (%s): only NVRTCs of a newer major version than %s found, whose output that "
             "driver cannot load (arch auto says what to install)", version, b->step, driver);
     } else if (is_preferred(b, &want)) {
-        say(why, why_size, "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, measured "
-            "nearest nvcc's code)%s%s%s", version, b->step, preferred, driver_version ? ", of " : "", driver,
+        say(why, why_size, "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, from "
+            "cmake/nvrtc-wheel-version.txt)%s%s%s", version, b->step, preferred, driver_version ? ", of " : "", driver,
             driver_version ? " major version" : "");
     } else {
         say(why, why_size, "NVRTC %s (%s): the newest found%s%s%s%s%s%s", version, b->step,

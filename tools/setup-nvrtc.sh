@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# NVIDIA's NVRTC and nvJitLink wheels (issue 32), of the version
+# cmake/nvrtc-wheel-version.txt names, into the checkout's .pip/ folder, where
+# libasyncrt looks with no variable set (runtime/base/lib_search.h) and which
+# it prefers to the toolkit's NVRTC. Called by tools/setup.sh (and so by the
+# README's two commands and CI) and tools/gpu-check.sh. Safe to run again:
+# nothing is done when .pip/ holds that version already.
+#
+# It changes nothing outside the checkout: `pip install --target` needs no
+# virtual environment and no root, and is allowed where the system's Python is
+# externally managed (PEP 668 refuses only installs into the environment
+# itself). Wheels found in .whl/ are used offline (a machine without PyPI).
+# Without python3, pip, or PyPI, it says so and compiles go on with the
+# toolkit's NVRTC. Prints one line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+cuda=${CUDA_PATH:-/usr/local/cuda}
+dir=.pip
+pin=$(grep -E '^[0-9]+\.[0-9]+\.[0-9]+$' cmake/nvrtc-wheel-version.txt | head -1)
+major=${pin%%.*}
+toolkit=$(sed -n 's/^#define CUDA_VERSION \([0-9][0-9]*\).*/\1/p' "$cuda/include/cuda.h" 2>/dev/null | head -1)
+toolkit_nvrtc="the toolkit's NVRTC ${toolkit:+$((toolkit / 1000)).$((toolkit % 1000 / 10))}"
+[ -n "$toolkit" ] || toolkit_nvrtc="the toolkit's NVRTC"
+say() { echo "setup: $*"; }
+
+if [ -n "$toolkit" ] && [ "$((toolkit / 1000))" != "$major" ]; then
+  say "NVRTC: $toolkit_nvrtc (the pinned wheels, $pin, are of another major version than the toolkit)"
+  exit 0
+fi
+if [ -d "$dir/nvidia_cuda_nvrtc-$pin.dist-info" ] && [ -d "$dir/nvidia_nvjitlink-$pin.dist-info" ] &&
+   [ -f "$dir/nvidia/cu$major/lib/libnvrtc.so.$major" ] && [ -f "$dir/nvidia/cu$major/lib/libnvJitLink.so.$major" ]; then
+  say "NVRTC $pin and nvJitLink $pin (NVIDIA's wheels) in $dir/, used before $toolkit_nvrtc"
+  exit 0
+fi
+if ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1; then
+  say "NVRTC: $toolkit_nvrtc: no pip for python3 to install NVRTC $pin (Debian: apt-get install python3-pip; then run tools/setup.sh again)"
+  exit 0
+fi
+from=()
+if ls .whl/nvidia_cuda_nvrtc-"$pin"-*.whl .whl/nvidia_nvjitlink-"$pin"-*.whl >/dev/null 2>&1; then
+  from=(--no-index --find-links .whl)
+fi
+tmp=.pip.tmp.$$
+rm -rf "$tmp"
+if python3 -m pip install --quiet --disable-pip-version-check --no-deps --timeout 20 --retries 1 --target "$tmp" \
+     "${from[@]}" "nvidia-cuda-nvrtc==$pin" "nvidia-nvjitlink==$pin" >"$tmp.log" 2>&1 &&
+   [ -f "$tmp/nvidia/cu$major/lib/libnvrtc.so.$major" ]; then
+  rm -rf "$dir" && mv "$tmp" "$dir" && rm -f "$tmp.log"
+  say "NVRTC $pin and nvJitLink $pin (NVIDIA's wheels) installed in $dir/, used before $toolkit_nvrtc"
+else
+  why=$(grep -E 'ERROR|error' "$tmp.log" | tail -1)
+  rm -rf "$tmp" "$tmp.log"
+  say "NVRTC: $toolkit_nvrtc: pip could not install nvidia-cuda-nvrtc==$pin and nvidia-nvjitlink==$pin (${why:-no reason given})"
+fi
+exit 0
