@@ -25,6 +25,7 @@
 
 typedef struct link_input {
     int kind;                /* ASYNCRT_JIT_* */
+    bool from_nvrtc;         /* a program this process's NVRTC compiled (asyncrt_link_add_program) */
     char *name;
     unsigned char *data;
     size_t size;
@@ -126,7 +127,7 @@ static asyncrt_status add(asyncrt_link *l, int kind, unsigned char *data, size_t
                           name, kind_name(kind), kind_name(sniffed));
     if (kind == ASYNCRT_LINK_ANY) kind = sniffed;
     if (s == ASYNCRT_SUCCESS) s = check_arch(l, kind, data, size, name);
-    link_input in = {kind, strdup(name), data, size, {0}};
+    link_input in = {kind, false, strdup(name), data, size, {0}};
     if (s == ASYNCRT_SUCCESS && l->count == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 8;
         link_input *grown = realloc(l->inputs, cap * sizeof *grown);
@@ -190,6 +191,7 @@ asyncrt_status asyncrt_link_add_program(asyncrt_link *l, const asyncrt_program *
         ok = push(&l->expressions, p->expressions[i]) && push(&l->lowered, p->lowered[i]);
     asyncrt_status s = ok ? asyncrt_link_add_data(l, p->image, p->image_size, ASYNCRT_LINK_ANY, name)
                           : asyncrt__fail(l->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (s == ASYNCRT_SUCCESS) l->inputs[l->count - 1].from_nvrtc = true;
     if (s != ASYNCRT_SUCCESS) { /* as if it had not been added */
         while (l->expressions.count > base) free(l->expressions.items[--l->expressions.count]);
         while (l->lowered.count > base) free(l->lowered.items[--l->lowered.count]);
@@ -219,6 +221,9 @@ typedef struct symbols {
     symbol *defined;
     size_t count, cap;
     size_t input;
+    bool from_nvrtc;                /* this input is NVRTC's */
+    int kept;                       /* NVRTC's relocatable code keeps __align__ (link_jit.h); -1: not asked yet */
+    asyncrt_context *ctx;
     asyncrt_string_list shared;     /* "NAME (input)" of extern __shared__ arrays */
     bool failed;
     const char *input_name;
@@ -227,6 +232,12 @@ typedef struct symbols {
 static void collect(const char *name, bool shared, void *arg)
 {
     symbols *s = arg;
+    if (shared && s->from_nvrtc && s->kept < 0) { /* asked only where it matters: it may open NVRTC */
+        asyncrt_nvrtc_facts nvrtc;
+        int version = asyncrt__nvrtc_facts_get(s->ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+        s->kept = asyncrt__jitlink_keeps_extern_shared_align(version);
+    }
+    if (shared && s->from_nvrtc && s->kept > 0) return;
     if (shared) {
         char *entry = asyncrt__format("%s (%s)", name, s->input_name);
         s->failed |= !entry || !push(&s->shared, entry);
@@ -262,15 +273,17 @@ static bool option_given(const asyncrt_link *l, const char *option)
 
 /* nvJitLink 13.0 prints "Multiple definition of X" for two CUBINs defining
  * X, yet links (the first wins): asyncrt refuses it before. Also notes the
- * extern __shared__ arrays a link without -lto leaves 16-byte aligned. */
+ * extern __shared__ arrays a link without -lto may leave 16-byte aligned
+ * (all but those NVRTC and nvJitLink 13.1 or newer keep, link_jit.h). */
 static asyncrt_status check_symbols(asyncrt_link *l, char **note)
 {
-    symbols s = {0};
+    symbols s = {.kept = -1, .ctx = l->ctx};
     *note = NULL;
     for (size_t i = 0; i < l->count && !s.failed; i++) {
         if (l->inputs[i].kind != ASYNCRT_JIT_CUBIN) continue;
         s.input = i;
         s.input_name = l->inputs[i].name;
+        s.from_nvrtc = l->inputs[i].from_nvrtc;
         asyncrt__link_symbols(l->inputs[i].data, l->inputs[i].size, collect, &s);
     }
     asyncrt_status status = s.failed ? asyncrt__fail(l->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory")
@@ -290,8 +303,9 @@ static asyncrt_status check_symbols(asyncrt_link *l, char **note)
             strcat(strcat(list, i ? ", " : ""), s.shared.items[i]);
         *note = list ? asyncrt__format("note: extern __shared__ %s: without -lto, dynamic shared memory is aligned "
                                        "only as the kernel's static __shared__ variables are (16 bytes at least), "
-                                       "whatever its __align__ (relocatable code does not keep it); link with -lto "
-                                       "where more is needed\n", list)
+                                       "whatever its __align__ (relocatable code does not keep it, unless both NVRTC "
+                                       "and nvJitLink are 13.1 or newer); link with -lto where more is needed\n",
+                                       list)
                      : NULL;
         free(list);
     }

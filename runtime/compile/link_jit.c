@@ -127,10 +127,19 @@ asyncrt_status asyncrt__jitlink_check_lto(int nvrtc_version, const char *inputs,
     return ASYNCRT_ERROR_VERSION_MISMATCH;
 }
 
-const char *asyncrt__jitlink_choice(void)
+const asyncrt_lib_candidate *asyncrt__jitlink_chosen(const char **why)
 {
     pthread_once(&g_choose_once, choose_jitlink);
-    return g_choice_why;
+    if (why) *why = g_choice_why;
+    return g_chosen >= 0 ? &g_found[g_chosen] : NULL;
+}
+
+bool asyncrt__jitlink_keeps_extern_shared_align(int nvrtc_version)
+{
+    const asyncrt_lib_candidate *c = asyncrt__jitlink_chosen(NULL);
+    asyncrt_lib_version v131 = {13, 1, -1};
+    return nvrtc_version >= 13010 && c && c->version.minor >= 0 &&
+           asyncrt__lib_version_compare(&c->version, &v131) >= 0;
 }
 
 /* The entry points used; all exist since CUDA 12.0. */

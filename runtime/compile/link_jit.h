@@ -39,8 +39,16 @@ bool asyncrt__jitlink_find(char *path, size_t size);
  * the index, -1 if none; why says which rule chose it. Pure, for tests. */
 int asyncrt__jitlink_choose(const asyncrt_lib_candidate *c, size_t count, const asyncrt_lib_version *nvrtc,
                             const char *nvrtc_dir, char *why, size_t why_size);
-/* The process's choice's why (for asyncrt-probe). */
-const char *asyncrt__jitlink_choice(void);
+/* The process's choice (NULL: none found), and why (may be NULL). */
+const asyncrt_lib_candidate *asyncrt__jitlink_chosen(const char **why);
+
+/* Whether a link without -lto keeps the __align__ of an extern __shared__
+ * array in relocatable code from NVRTC of nvrtc_version: NVRTC 13.0's code
+ * or nvJitLink 13.0 leave it at the kernel's static shared alignment (16
+ * bytes; nvcc -dc with nvlink alike); NVRTC 13.1.115's code linked by
+ * nvJitLink 13.1.115 keeps 128 (measured, tests/link/kernels/main.cu; any
+ * other pair of those two loses it). Taken to hold from 13.1 on. */
+bool asyncrt__jitlink_keeps_extern_shared_align(int nvrtc_version);
 
 /* Before nvJitLink links LTO-IR made by NVRTC of nvrtc_version (13010 for
  * 13.1): VERSION_MISMATCH with msg naming both versions, the inputs and what
