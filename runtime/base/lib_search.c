@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "format.h"
 #include "settings.h"
 
 #ifndef ASYNCRT_TOOLKIT_LIBDIR
@@ -20,15 +21,6 @@
 #define ASYNCRT_SETUP_PIP_DIR ""
 #endif
 
-/* snprintf that may truncate paths, on purpose. */
-static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
 
 /* What each kind is called, per supported major (newest first). */
 typedef struct lib_layout {
@@ -68,10 +60,10 @@ bool asyncrt__lib_version_parse(const char *text, asyncrt_lib_version *out)
 
 void asyncrt__lib_version_format(const asyncrt_lib_version *v, char *buf, size_t size)
 {
-    if (v->major < 0) say(buf, size, "unknown");
-    else if (v->minor < 0) say(buf, size, "%d (minor unknown)", v->major);
-    else if (v->patch < 0) say(buf, size, "%d.%d", v->major, v->minor);
-    else say(buf, size, "%d.%d.%d", v->major, v->minor, v->patch);
+    if (v->major < 0) asyncrt__say(buf, size, "unknown");
+    else if (v->minor < 0) asyncrt__say(buf, size, "%d (minor unknown)", v->major);
+    else if (v->patch < 0) asyncrt__say(buf, size, "%d.%d", v->major, v->minor);
+    else asyncrt__say(buf, size, "%d.%d.%d", v->major, v->minor, v->patch);
 }
 
 int asyncrt__lib_version_compare(const asyncrt_lib_version *a, const asyncrt_lib_version *b)
@@ -134,7 +126,7 @@ static void read_version(asyncrt_lib_kind kind, const lib_layout *layout, const 
     /* The builtins beside it: NVRTC's own, or (outside a wheel) its toolkit's release. */
     if (site && kind != ASYNCRT_LIB_NVRTC) return;
     char dir[PATH_MAX];
-    say(dir, sizeof dir, "%s", base ? real : path);
+    asyncrt__say(dir, sizeof dir, "%s", base ? real : path);
     char *slash = strrchr(dir, '/');
     if (!slash) return;
     *slash = '\0';
@@ -177,7 +169,7 @@ static void add(collector *c, const char *path, const char *step, const lib_layo
         if (c->out[i].exists && realpath(c->out[i].path, other) && strcmp(real, other) == 0) return;
     asyncrt_lib_candidate *cand = &c->out[c->count];
     memset(cand, 0, sizeof *cand);
-    say(cand->path, sizeof cand->path, "%s", path);
+    asyncrt__say(cand->path, sizeof cand->path, "%s", path);
     cand->step = step;
     cand->major = layout->major;
     cand->exists = file && is_file(path);
@@ -194,7 +186,7 @@ static void add_site(collector *c, const char *site, const char *step)
     for (size_t i = 0; i < LAYOUTS; i++) {
         const lib_layout *l = &k_kinds[c->kind].layouts[i];
         char path[PATH_MAX];
-        say(path, sizeof path, "%s/%s/%s%d", site, l->wheel_dir, k_kinds[c->kind].soname, l->major);
+        asyncrt__say(path, sizeof path, "%s/%s/%s%d", site, l->wheel_dir, k_kinds[c->kind].soname, l->major);
         add(c, path, step, l, site, true);
     }
 }
@@ -216,7 +208,7 @@ static void add_python_libdir(collector *c, const char *libdir, const char *step
         static const char *const subdirs[] = {"site-packages", "dist-packages"};
         for (size_t s = 0; s < 2; s++) {
             char site[PATH_MAX];
-            say(site, sizeof site, "%s/%s/%s", libdir, names[i], subdirs[s]);
+            asyncrt__say(site, sizeof site, "%s/%s/%s", libdir, names[i], subdirs[s]);
             add_site(c, site, step);
         }
         free(names[i]);
@@ -228,7 +220,7 @@ static void add_dir(collector *c, const char *dir, const char *step)
     for (size_t i = 0; i < LAYOUTS; i++) {
         const lib_layout *l = &k_kinds[c->kind].layouts[i];
         char path[PATH_MAX];
-        say(path, sizeof path, "%s/%s%d", dir, k_kinds[c->kind].soname, l->major);
+        asyncrt__say(path, sizeof path, "%s/%s%d", dir, k_kinds[c->kind].soname, l->major);
         add(c, path, step, l, NULL, true);
     }
 }
@@ -247,7 +239,7 @@ size_t asyncrt__lib_candidates(asyncrt_lib_kind kind, const asyncrt_lib_search *
         add(&c, s->override_path, "$ASYNCRT_NVRTC", &named, NULL, true);
         if (c.count == 0) { /* named but missing: still the only candidate, so the message names it */
             memset(&out[0], 0, sizeof out[0]);
-            say(out[0].path, sizeof out[0].path, "%s", s->override_path);
+            asyncrt__say(out[0].path, sizeof out[0].path, "%s", s->override_path);
             out[0].step = "$ASYNCRT_NVRTC";
             out[0].version = (asyncrt_lib_version){-1, -1, -1};
             out[0].version_from = "";
@@ -258,14 +250,14 @@ size_t asyncrt__lib_candidates(asyncrt_lib_kind kind, const asyncrt_lib_search *
     }
     char libdir[PATH_MAX];
     if (s->virtual_env && *s->virtual_env) {
-        say(libdir, sizeof libdir, "%s/lib", s->virtual_env);
+        asyncrt__say(libdir, sizeof libdir, "%s/lib", s->virtual_env);
         add_python_libdir(&c, libdir, "a wheel in $VIRTUAL_ENV");
         note_place(&c, "wheels in %s/lib/python3*/site-packages ($VIRTUAL_ENV)", s->virtual_env);
     }
     const char *user = s->python_user_base && *s->python_user_base ? s->python_user_base : NULL;
     if (user || (s->home && *s->home)) {
-        if (user) say(libdir, sizeof libdir, "%s/lib", user);
-        else say(libdir, sizeof libdir, "%s/.local/lib", s->home);
+        if (user) asyncrt__say(libdir, sizeof libdir, "%s/lib", user);
+        else asyncrt__say(libdir, sizeof libdir, "%s/.local/lib", s->home);
         add_python_libdir(&c, libdir, "a wheel in the user's site-packages");
         note_place(&c, "wheels in %s/python3*/site-packages (the user's)", libdir);
     }
@@ -282,9 +274,9 @@ size_t asyncrt__lib_candidates(asyncrt_lib_kind kind, const asyncrt_lib_search *
     for (size_t r = 0; r < 2; r++) {
         if (!roots[r] || !*roots[r]) continue;
         char dir[PATH_MAX];
-        say(dir, sizeof dir, "%s/lib64", roots[r]);
+        asyncrt__say(dir, sizeof dir, "%s/lib64", roots[r]);
         add_dir(&c, dir, steps[r]);
-        say(dir, sizeof dir, "%s/lib", roots[r]);
+        asyncrt__say(dir, sizeof dir, "%s/lib", roots[r]);
         add_dir(&c, dir, steps[r]);
         note_place(&c, "%s/lib64 and /lib (%s)", roots[r], steps[r]);
     }
@@ -294,7 +286,7 @@ size_t asyncrt__lib_candidates(asyncrt_lib_kind kind, const asyncrt_lib_search *
     }
     for (size_t i = 0; i < LAYOUTS; i++) {
         char soname[32];
-        say(soname, sizeof soname, "%s%d", k->soname, k->layouts[i].major);
+        asyncrt__say(soname, sizeof soname, "%s%d", k->soname, k->layouts[i].major);
         add(&c, soname, "the dynamic loader", &k->layouts[i], NULL, false);
     }
     note_place(&c, "%s%d and %s%d through the dynamic loader", k->soname, k->layouts[0].major, k->soname,

@@ -12,17 +12,9 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "format.h"
 #include "settings.h"
 
-/* snprintf that may truncate paths in messages, on purpose. */
-static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
 
 #ifndef ASYNCRT_NVRTC_PREFERRED
 #define ASYNCRT_NVRTC_PREFERRED ""
@@ -68,7 +60,7 @@ int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driv
         if (usable && (best < 0 || better(&c[i], &c[best], driver_major, &want))) best = (int)i;
     }
     if (best < 0) {
-        say(why, why_size, count && !strcmp(c[0].step, "$ASYNCRT_NVRTC") ? "$ASYNCRT_NVRTC names no file"
+        asyncrt__say(why, why_size, count && !strcmp(c[0].step, "$ASYNCRT_NVRTC") ? "$ASYNCRT_NVRTC names no file"
                                                                          : "no NVRTC found");
         return -1;
     }
@@ -76,23 +68,23 @@ int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driv
     char version[32], driver[48] = "";
     asyncrt__lib_version_format(&b->version, version, sizeof version);
     if (driver_version)
-        say(driver, sizeof driver, "the driver's (CUDA %d.%d)", driver_version / 1000, driver_version % 1000 / 10);
+        asyncrt__say(driver, sizeof driver, "the driver's (CUDA %d.%d)", driver_version / 1000, driver_version % 1000 / 10);
     if (!strcmp(b->step, "$ASYNCRT_NVRTC")) {
-        say(why, why_size, "$ASYNCRT_NVRTC names it (nothing else is looked at)");
+        asyncrt__say(why, why_size, "$ASYNCRT_NVRTC names it (nothing else is looked at)");
     } else if (!b->exists) {
-        say(why, why_size, "no NVRTC file found: %s through the dynamic loader", b->path);
+        asyncrt__say(why, why_size, "no NVRTC file found: %s through the dynamic loader", b->path);
     } else if (tier(b, driver_major) == 1) {
-        say(why, why_size, "NVRTC %s (%s): no NVRTC of %s major version found; the newest of an older major "
+        asyncrt__say(why, why_size, "NVRTC %s (%s): no NVRTC of %s major version found; the newest of an older major "
             "(its CUBINs load on newer drivers)", version, b->step, driver);
     } else if (tier(b, driver_major) == 2) {
-        say(why, why_size, "NVRTC %s (%s): only NVRTCs of a newer major version than %s found, whose output that "
+        asyncrt__say(why, why_size, "NVRTC %s (%s): only NVRTCs of a newer major version than %s found, whose output that "
             "driver cannot load (arch auto says what to install)", version, b->step, driver);
     } else if (is_preferred(b, &want)) {
-        say(why, why_size, "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, from "
+        asyncrt__say(why, why_size, "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, from "
             "cmake/nvrtc-wheel-version.txt)%s%s%s", version, b->step, preferred, driver_version ? ", of " : "", driver,
             driver_version ? " major version" : "");
     } else {
-        say(why, why_size, "NVRTC %s (%s): the newest found%s%s%s%s%s%s", version, b->step,
+        asyncrt__say(why, why_size, "NVRTC %s (%s): the newest found%s%s%s%s%s%s", version, b->step,
             driver_version ? " of " : " (no driver to match)", driver, driver_version ? " major version" : "",
             want.major >= 0 ? "; the version this build prefers, " : "", want.major >= 0 ? preferred : "",
             want.major >= 0 ? ", is not among them" : "");
@@ -167,24 +159,24 @@ static void preload_builtins(int major, int minor)
     if (!slash) return;
     *slash = 0;
     char path[4200];
-    say(path, sizeof path, "%s/libnvrtc-builtins.so.%d.%d", dir, major, minor);
+    asyncrt__say(path, sizeof path, "%s/libnvrtc-builtins.so.%d.%d", dir, major, minor);
     struct stat st;
     if (stat(path, &st) == 0) g_nvrtc.builtins = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
 static bool open_candidate(const asyncrt_lib_candidate *c, char *err, size_t err_size)
 {
-    say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", c->path);
+    asyncrt__say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", c->path);
     g_nvrtc.handle = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
     if (!g_nvrtc.handle) {
         const char *why = dlerror();
-        say(err, err_size, "cannot open %s (%s)", c->path, why ? why : "?");
+        asyncrt__say(err, err_size, "cannot open %s (%s)", c->path, why ? why : "?");
         return false;
     }
 #define ASYNCRT_NVRTC_RESOLVE(name)                                                            \
     *(void **)&g_nvrtc.name = dlsym(g_nvrtc.handle, #name);                                    \
     if (!g_nvrtc.name) {                                                                       \
-        say(err, err_size, "%s is not a usable NVRTC: it lacks %s", c->path, #name);      \
+        asyncrt__say(err, err_size, "%s is not a usable NVRTC: it lacks %s", c->path, #name);      \
         dlclose(g_nvrtc.handle);                                                               \
         g_nvrtc.handle = NULL;                                                                 \
         return false;                                                                          \
@@ -193,7 +185,7 @@ static bool open_candidate(const asyncrt_lib_candidate *c, char *err, size_t err
 #undef ASYNCRT_NVRTC_RESOLVE
     int major = 0, minor = 0;
     if (g_nvrtc.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
-        say(err, err_size, "%s: nvrtcVersion failed", c->path);
+        asyncrt__say(err, err_size, "%s: nvrtcVersion failed", c->path);
         dlclose(g_nvrtc.handle);
         g_nvrtc.handle = NULL;
         return false;
@@ -201,7 +193,7 @@ static bool open_candidate(const asyncrt_lib_candidate *c, char *err, size_t err
     g_nvrtc.version = major * 1000 + minor * 10;
     Dl_info info; /* where the file really is, for sonames the loader resolved */
     if (dladdr(*(void **)&g_nvrtc.nvrtcVersion, &info) && info.dli_fname)
-        say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", info.dli_fname);
+        asyncrt__say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", info.dli_fname);
     preload_builtins(major, minor);
     return true;
 }
@@ -216,7 +208,7 @@ static void load_once(void)
     g_status = ASYNCRT_ERROR_NO_NVRTC;
     const char *searched = g_searched;
     if (g_chosen < 0) {
-        say(g_message, sizeof g_message, "no NVRTC: looked for %s; %s", searched, k_install_hint);
+        asyncrt__say(g_message, sizeof g_message, "no NVRTC: looked for %s; %s", searched, k_install_hint);
         return;
     }
     char err[1024] = "";
@@ -232,16 +224,16 @@ static void load_once(void)
     }
     if (!ok) {
         if (c->exists)
-            say(g_message, sizeof g_message, "no usable NVRTC: %s", err);
+            asyncrt__say(g_message, sizeof g_message, "no usable NVRTC: %s", err);
         else
-            say(g_message, sizeof g_message, "no NVRTC: looked for %s; %s", searched, k_install_hint);
+            asyncrt__say(g_message, sizeof g_message, "no NVRTC: looked for %s; %s", searched, k_install_hint);
         memset(&g_nvrtc, 0, sizeof g_nvrtc);
         return;
     }
     if (!c->exists) { /* found by the dynamic loader */
-        say(g_nvrtc.why, sizeof g_nvrtc.why, "through the dynamic loader (%s)", c->path);
+        asyncrt__say(g_nvrtc.why, sizeof g_nvrtc.why, "through the dynamic loader (%s)", c->path);
     } else {
-        say(g_nvrtc.why, sizeof g_nvrtc.why, "%s", g_why);
+        asyncrt__say(g_nvrtc.why, sizeof g_nvrtc.why, "%s", g_why);
     }
     g_status = ASYNCRT_SUCCESS;
 }
@@ -250,7 +242,7 @@ asyncrt_status asyncrt__nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t 
 {
     pthread_once(&g_load_once, load_once);
     if (g_status != ASYNCRT_SUCCESS) {
-        if (msg && msg_size) say(msg, msg_size, "%s", g_message);
+        if (msg && msg_size) asyncrt__say(msg, msg_size, "%s", g_message);
         *out = NULL;
         return g_status;
     }
