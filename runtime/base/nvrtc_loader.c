@@ -20,8 +20,6 @@
 #define ASYNCRT_NVRTC_PREFERRED ""
 #endif
 
-const char *asyncrt__nvrtc_preferred(void) { return ASYNCRT_NVRTC_PREFERRED; }
-
 /* 0: of the driver's major (or no driver), 1: an older major, 2: newer (its output would not load). */
 static int tier(const asyncrt_lib_candidate *c, int driver_major)
 {
@@ -60,34 +58,39 @@ int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driv
         if (usable && (best < 0 || better(&c[i], &c[best], driver_major, &want))) best = (int)i;
     }
     if (best < 0) {
-        asyncrt__say(why, why_size, count && !strcmp(c[0].step, "$ASYNCRT_NVRTC") ? "$ASYNCRT_NVRTC names no file"
-                                                                         : "no NVRTC found");
+        asyncrt__say(why, why_size, "%s",
+                     count && !strcmp(c[0].step, "$ASYNCRT_NVRTC") ? "$ASYNCRT_NVRTC names no file" : "no NVRTC found");
         return -1;
     }
     const asyncrt_lib_candidate *b = &c[best];
     char version[32], driver[48] = "";
     asyncrt__lib_version_format(&b->version, version, sizeof version);
     if (driver_version)
-        asyncrt__say(driver, sizeof driver, "the driver's (CUDA %d.%d)", driver_version / 1000, driver_version % 1000 / 10);
+        asyncrt__say(driver, sizeof driver, "the driver's (CUDA %d.%d)", driver_version / 1000,
+                     driver_version % 1000 / 10);
+    bool pref = want.major >= 0;
     if (!strcmp(b->step, "$ASYNCRT_NVRTC")) {
         asyncrt__say(why, why_size, "$ASYNCRT_NVRTC names it (nothing else is looked at)");
     } else if (!b->exists) {
         asyncrt__say(why, why_size, "no NVRTC file found: %s through the dynamic loader", b->path);
     } else if (tier(b, driver_major) == 1) {
-        asyncrt__say(why, why_size, "NVRTC %s (%s): no NVRTC of %s major version found; the newest of an older major "
-            "(its CUBINs load on newer drivers)", version, b->step, driver);
+        asyncrt__say(why, why_size,
+                     "NVRTC %s (%s): no NVRTC of %s major version found; the newest of an older major (its CUBINs "
+                     "load on newer drivers)", version, b->step, driver);
     } else if (tier(b, driver_major) == 2) {
-        asyncrt__say(why, why_size, "NVRTC %s (%s): only NVRTCs of a newer major version than %s found, whose output that "
-            "driver cannot load (arch auto says what to install)", version, b->step, driver);
+        asyncrt__say(why, why_size,
+                     "NVRTC %s (%s): only NVRTCs of a newer major version than %s found, whose output that driver "
+                     "cannot load (arch auto says what to install)", version, b->step, driver);
     } else if (is_preferred(b, &want)) {
-        asyncrt__say(why, why_size, "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, from "
-            "cmake/nvrtc-wheel-version.txt)%s%s%s", version, b->step, preferred, driver_version ? ", of " : "", driver,
-            driver_version ? " major version" : "");
+        asyncrt__say(why, why_size,
+                     "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, from "
+                     "cmake/nvrtc-wheel-version.txt)%s%s%s", version, b->step, preferred,
+                     driver_version ? ", of " : "", driver, driver_version ? " major version" : "");
     } else {
         asyncrt__say(why, why_size, "NVRTC %s (%s): the newest found%s%s%s%s%s%s", version, b->step,
-            driver_version ? " of " : " (no driver to match)", driver, driver_version ? " major version" : "",
-            want.major >= 0 ? "; the version this build prefers, " : "", want.major >= 0 ? preferred : "",
-            want.major >= 0 ? ", is not among them" : "");
+                     driver_version ? " of " : " (no driver to match)", driver, driver_version ? " major version" : "",
+                     pref ? "; the version this build prefers, " : "", pref ? preferred : "",
+                     pref ? ", is not among them" : "");
     }
     return best;
 }

@@ -108,7 +108,4 @@ void asyncrt__nvrtc_choice_get(asyncrt_nvrtc_choice *out);
 int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driver_version, const char *preferred,
                          char *why, size_t why_size);
 
-/* ASYNCRT_NVRTC_PREFERRED as built in: "13.1.115", or "". */
-const char *asyncrt__nvrtc_preferred(void);
-
 #endif
