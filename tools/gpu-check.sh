@@ -3,7 +3,9 @@
 #   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [link]   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
 # parity.md, summary.txt.
-# CMocka may come as .deb files in .debs/ (the GPU machine has no apt access).
+# CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
+# nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
+# as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -20,6 +22,10 @@ if [ ! -f /usr/include/cmocka.h ] && ls .debs/*.deb >/dev/null 2>&1; then
   prefix=(-DCMAKE_PREFIX_PATH=/tmp/asyncrt-debs/usr)
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$summary"
+
+# NVIDIA's NVRTC wheel of the pinned version into .pip/, offline from .whl/
+# where the wheels were carried there (this machine has no PyPI).
+bash tools/setup-nvrtc.sh | tee -a "$summary"
 
 build=build-gpu
 if ! { cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${prefix[@]}" &&

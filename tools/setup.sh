@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the build needs (Debian packages, only when missing), then
-# configures and builds asyncrt into build/. Safe to run again.
+# Installs what the build needs (Debian packages, only when missing) and
+# NVIDIA's NVRTC wheel of the pinned version into the checkout's .pip/
+# (tools/setup-nvrtc.sh), then configures and builds asyncrt into build/.
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,5 +26,7 @@ if [ ! -d "${CUDA_PATH:-/usr/local/cuda}/include" ]; then
   echo "setup: no CUDA toolkit at ${CUDA_PATH:-/usr/local/cuda} (its headers are needed to build, NVRTC to compile kernels)" >&2
   exit 1
 fi
+# NVIDIA's NVRTC and nvJitLink wheels into .pip/ (one line says what it found).
+bash tools/setup-nvrtc.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build build

@@ -54,45 +54,90 @@ static bool contains(const int *list, size_t count, int value)
     return false;
 }
 
+/* "13.0" from 13000. */
+static void version_text(int version, char *buf, size_t size)
+{
+    snprintf(buf, size, "%d.%d", version / 1000, version % 1000 / 10);
+}
+
+/* What to install for a driver of `driver_version`: an NVRTC of its major
+ * version (any_minor) or one not newer than it, by pip (CUDA 12's wheels carry
+ * a -cu12 suffix, 13's none) or with a toolkit. */
+static void nvrtc_for_driver(int driver_version, bool any_minor, char *buf, size_t size)
+{
+    int major = driver_version / 1000, minor = driver_version % 1000 / 10;
+    const char *suffix = major == 12 ? "-cu12" : "";
+    if (any_minor)
+        snprintf(buf, size, "an NVRTC %d.x (pip install 'nvidia-cuda-nvrtc%s==%d.*', or a CUDA %d toolkit)", major,
+                 suffix, major, major);
+    else
+        snprintf(buf, size, "NVRTC %d.%d or older (pip install 'nvidia-cuda-nvrtc%s==%d.%d.*', or the CUDA %d.%d "
+                 "toolkit)", major, minor, suffix, major, minor, major, minor);
+}
+
+/* The rule is CUDA's compatibility rule (CUDA Compatibility guide, "minor
+ * version compatibility"): a CUBIN loads on any driver of its compiler's
+ * major version or a later one, whatever the minor; PTX only on a driver at
+ * least as new as the compiler (newer PTX ISA versions are refused:
+ * CUDA_ERROR_UNSUPPORTED_PTX_VERSION, measured with NVRTC 13.5 on the 13.0
+ * driver). Every sentence `why` gets is made here, so -v, the program's
+ * arch reason and asyncrt-probe say the same. */
 asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
                                         int nvrtc_version, const int *supported, size_t count,
                                         asyncrt_arch *out, char *why, size_t why_size)
 {
     int want = cc_major * 10 + cc_minor;
     memset(out, 0, sizeof *out);
-    char list[256];
+    char list[256], nvrtc[16], driver[16], install[160];
     list_archs(supported, count, list, sizeof list);
-    if (contains(supported, count, want) && nvrtc_version <= driver_version) {
-        out->number = want;
+    version_text(nvrtc_version, nvrtc, sizeof nvrtc);
+    version_text(driver_version, driver, sizeof driver);
+    int nvrtc_major = nvrtc_version / 1000, driver_major = driver_version / 1000;
+    bool known = contains(supported, count, want);
+    if (nvrtc_major > driver_major) {
+        nvrtc_for_driver(driver_version, true, install, sizeof install);
         snprintf(why, why_size,
-                 "sm_%d: NVRTC %d.%d supports the device's compute capability %d.%d and is not "
-                 "newer than the driver (CUDA %d.%d), so a CUBIN is built",
-                 want, nvrtc_version / 1000, nvrtc_version % 1000 / 10, cc_major, cc_minor,
-                 driver_version / 1000, driver_version % 1000 / 10);
+                 "NVRTC %s is of a newer major version than the driver (CUDA %s), which loads neither its CUBINs "
+                 "nor its PTX, so nothing can be built for compute capability %d.%d: install %s, or a driver for "
+                 "CUDA %d or newer", nvrtc, driver, cc_major, cc_minor, install, nvrtc_major);
+        return ASYNCRT_ERROR_VERSION_MISMATCH;
+    }
+    if (known) {
+        out->number = want;
+        if (nvrtc_major == driver_major)
+            snprintf(why, why_size,
+                     "sm_%d: NVRTC %s knows compute capability %d.%d and is of the driver's major version (CUDA "
+                     "%s), so a CUBIN is built (a CUBIN loads on every driver of its major version, whatever the "
+                     "minor)", want, nvrtc, cc_major, cc_minor, driver);
+        else
+            snprintf(why, why_size,
+                     "sm_%d: NVRTC %s knows compute capability %d.%d and is of an older major version than the "
+                     "driver (CUDA %s), so a CUBIN is built (older CUBINs load on newer drivers)",
+                     want, nvrtc, cc_major, cc_minor, driver);
         return ASYNCRT_SUCCESS;
+    }
+    if (nvrtc_version > driver_version) {
+        nvrtc_for_driver(driver_version, false, install, sizeof install);
+        snprintf(why, why_size,
+                 "NVRTC %s does not know sm_%d (it knows %s) and is newer than the driver (CUDA %s), so neither a "
+                 "CUBIN nor PTX the driver can load can be built: install %s, or a driver for CUDA %s or newer",
+                 nvrtc, want, list, driver, install, nvrtc);
+        return ASYNCRT_ERROR_VERSION_MISMATCH;
     }
     int best = 0;
     for (size_t i = 0; i < count; i++)
         if (supported[i] <= want && supported[i] > best) best = supported[i];
     if (!best) {
-        snprintf(why, why_size,
-                 "compute capability %d.%d is older than every arch NVRTC %d.%d supports (%s)",
-                 cc_major, cc_minor, nvrtc_version / 1000, nvrtc_version % 1000 / 10, list);
+        snprintf(why, why_size, "compute capability %d.%d is older than every arch NVRTC %s supports (%s)",
+                 cc_major, cc_minor, nvrtc, list);
         return ASYNCRT_ERROR_UNSUPPORTED_ARCH;
     }
     out->number = best;
     out->ptx = true;
-    if (!contains(supported, count, want))
-        snprintf(why, why_size,
-                 "compute_%d: NVRTC %d.%d does not know compute capability %d.%d (it supports "
-                 "%s), so PTX for the newest arch below it is built and the driver JIT-compiles it",
-                 best, nvrtc_version / 1000, nvrtc_version % 1000 / 10, cc_major, cc_minor, list);
-    else
-        snprintf(why, why_size,
-                 "compute_%d: NVRTC %d.%d is newer than the driver (CUDA %d.%d), whose loader may "
-                 "reject its CUBINs, so PTX is built and the driver JIT-compiles it",
-                 best, nvrtc_version / 1000, nvrtc_version % 1000 / 10, driver_version / 1000,
-                 driver_version % 1000 / 10);
+    snprintf(why, why_size,
+             "compute_%d: NVRTC %s does not know compute capability %d.%d (it knows %s) and is not newer than the "
+             "driver (CUDA %s), so PTX for the newest arch below it is built and the driver JIT-compiles it",
+             best, nvrtc, cc_major, cc_minor, list, driver);
     return ASYNCRT_SUCCESS;
 }
 

@@ -19,9 +19,19 @@ typedef struct asyncrt_arch {
 bool asyncrt__arch_parse(const char *text, asyncrt_arch *out);
 void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size);
 
-/* `auto`: a CUBIN for the device's exact arch when NVRTC knows it and is not
- * newer than the driver; otherwise PTX for the newest arch NVRTC knows that
- * is not above the device. `why` says which rule decided. */
+/* `auto`, by CUDA's compatibility rules (versions are major*1000+minor*10):
+ *   - NVRTC of the driver's major version (any minor) or an older one that
+ *     knows the device's arch: a CUBIN for it (sm_XY);
+ *   - NVRTC that does not know it and is not newer than the driver: PTX for
+ *     the newest arch NVRTC knows below the device (compute_XY);
+ *   - otherwise ASYNCRT_ERROR_VERSION_MISMATCH before anything is compiled:
+ *     NVRTC of a newer major than the driver, or one that does not know the
+ *     device and is newer than the driver (its PTX would be refused);
+ *   - ASYNCRT_ERROR_UNSUPPORTED_ARCH for a device older than every arch.
+ * `why` gets the one sentence that states the rule that applied, naming both
+ * versions (and, for an error, what to install): every report of the choice
+ * (ASYNCRT_LOG=1, asyncrt_program_arch_reason, asyncrt-run -v,
+ * asyncrt-probe --arch-matrix) prints this sentence. */
 asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
                                         int nvrtc_version, const int *supported, size_t count,
                                         asyncrt_arch *out, char *why, size_t why_size);

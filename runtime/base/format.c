@@ -24,3 +24,11 @@ char *asyncrt__format(const char *fmt, ...)
     va_end(ap);
     return s;
 }
+
+void asyncrt__say(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}

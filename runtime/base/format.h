@@ -9,4 +9,10 @@
 char *asyncrt__format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *asyncrt__vformat(const char *fmt, va_list ap);
 
+/* snprintf into buf, truncating on purpose (paths in messages and
+ * candidates): what does not fit is cut, and the compiler is not asked to
+ * prove it fits. */
+#include <stddef.h>
+void asyncrt__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -12,141 +12,104 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "format.h"
 #include "settings.h"
 
-#ifndef ASYNCRT_TOOLKIT_LIBDIR
-#define ASYNCRT_TOOLKIT_LIBDIR "/usr/local/cuda/lib64"
+
+#ifndef ASYNCRT_NVRTC_PREFERRED
+#define ASYNCRT_NVRTC_PREFERRED ""
 #endif
 
-/* snprintf that may truncate paths in messages, on purpose. */
-static void say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t size, const char *fmt, ...)
+/* 0: of the driver's major (or no driver), 1: an older major, 2: newer (its output would not load). */
+static int tier(const asyncrt_lib_candidate *c, int driver_major)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
+    if (!driver_major || c->major <= 0 || c->major == driver_major) return 0;
+    return c->major < driver_major ? 1 : 2;
 }
 
-/* Supported NVRTC majors, newest first. */
-static const int k_majors[] = {13, 12};
-#define MAJOR_COUNT (sizeof k_majors / sizeof k_majors[0])
-
-static int major_of(const char *path)
+/* A candidate whose patch is unknown (a toolkit's, from its builtins) is the
+ * preferred one when major and minor agree. */
+static bool is_preferred(const asyncrt_lib_candidate *c, const asyncrt_lib_version *p)
 {
-    const char *so = strstr(path, "libnvrtc.so.");
-    return so ? atoi(so + strlen("libnvrtc.so.")) : 0;
+    return c->exists && p->major >= 0 && c->version.major == p->major && c->version.minor == p->minor &&
+           (p->patch < 0 || c->version.patch < 0 || c->version.patch == p->patch);
 }
 
-static void add(asyncrt_nvrtc_candidate *out, size_t capacity, size_t *n, const char *path,
-                const char *step, bool file)
+/* Whether a ranks above b (ties keep b, the earlier in search order). */
+static bool better(const asyncrt_lib_candidate *a, const asyncrt_lib_candidate *b, int driver_major,
+                   const asyncrt_lib_version *preferred)
 {
-    if (*n >= capacity) return;
-    asyncrt_nvrtc_candidate *c = &out[*n];
-    memset(c, 0, sizeof *c);
-    say(c->path, sizeof c->path, "%s", path);
-    c->step = step;
-    c->major = major_of(path);
-    struct stat st;
-    c->exists = file && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-    *n += 1;
+    int ta = tier(a, driver_major), tb = tier(b, driver_major);
+    if (ta != tb) return ta < tb;
+    if (a->exists != b->exists) return a->exists;
+    bool pa = is_preferred(a, preferred), pb = is_preferred(b, preferred);
+    if (pa != pb) return pa;
+    return asyncrt__lib_version_compare(&a->version, &b->version) > 0;
 }
 
-static void add_dir(asyncrt_nvrtc_candidate *out, size_t capacity, size_t *n, const char *dir,
-                    const char *step)
-{
-    if (!dir || !*dir) return;
-    for (size_t i = 0; i < MAJOR_COUNT; i++) {
-        char path[4096];
-        say(path, sizeof path, "%s/libnvrtc.so.%d", dir, k_majors[i]);
-        add(out, capacity, n, path, step, true);
-    }
-}
-
-size_t asyncrt__nvrtc_candidates(const asyncrt_nvrtc_search *s, asyncrt_nvrtc_candidate *out,
-                                size_t capacity)
-{
-    size_t n = 0;
-    if (s->override_path && *s->override_path) {
-        add(out, capacity, &n, s->override_path, "$ASYNCRT_NVRTC", true);
-        out[0].major = out[0].major ? out[0].major : -1; /* explicit: never ranked out */
-        return n;
-    }
-    const char *roots[] = {s->cuda_path, s->cuda_home};
-    const char *steps[] = {"$CUDA_PATH", "$CUDA_HOME"};
-    for (size_t r = 0; r < 2; r++) {
-        if (!roots[r] || !*roots[r]) continue;
-        char dir[4096];
-        say(dir, sizeof dir, "%s/lib64", roots[r]);
-        add_dir(out, capacity, &n, dir, steps[r]);
-        say(dir, sizeof dir, "%s/lib", roots[r]);
-        add_dir(out, capacity, &n, dir, steps[r]);
-    }
-    add_dir(out, capacity, &n, s->build_libdir, "the toolkit found at build time");
-    for (size_t i = 0; i < MAJOR_COUNT; i++) {
-        char soname[32];
-        say(soname, sizeof soname, "libnvrtc.so.%d", k_majors[i]);
-        add(out, capacity, &n, soname, "the dynamic loader", false);
-    }
-    return n;
-}
-
-static bool usable(const asyncrt_nvrtc_candidate *c)
-{
-    return c->exists || strchr(c->path, '/') == NULL; /* a soname is tried, files must exist */
-}
-
-static bool loadable_by(const asyncrt_nvrtc_candidate *c, int driver_version)
-{
-    return c->major <= 0 || c->major * 1000 <= driver_version;
-}
-
-int asyncrt__nvrtc_choose(const asyncrt_nvrtc_candidate *c, size_t count, int driver_version,
+int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driver_version, const char *preferred,
                          char *why, size_t why_size)
 {
-    int first = -1;
-    for (size_t i = 0; i < count && first < 0; i++)
-        if (usable(&c[i])) first = (int)i;
-    if (first < 0) {
-        say(why, why_size, "no NVRTC found");
+    asyncrt_lib_version want = {-1, -1, -1};
+    if (preferred && *preferred) asyncrt__lib_version_parse(preferred, &want);
+    int driver_major = driver_version / 1000, best = -1;
+    for (size_t i = 0; i < count; i++) {
+        bool usable = c[i].exists || strchr(c[i].path, '/') == NULL; /* a soname is tried; files must exist */
+        if (usable && (best < 0 || better(&c[i], &c[best], driver_major, &want))) best = (int)i;
+    }
+    if (best < 0) {
+        asyncrt__say(why, why_size, "%s",
+                     count && !strcmp(c[0].step, "$ASYNCRT_NVRTC") ? "$ASYNCRT_NVRTC names no file" : "no NVRTC found");
         return -1;
     }
-    if (driver_version > 0) {
-        for (size_t i = 0; i < count; i++) {
-            if (!usable(&c[i]) || !loadable_by(&c[i], driver_version)) continue;
-            if ((int)i == first)
-                say(why, why_size, "first found, through %s; the driver (%d.%d) loads its output",
-                         c[i].step, driver_version / 1000, driver_version % 1000 / 10);
-            else
-                say(why, why_size,
-                         "through %s: preferred over %s (NVRTC %d is newer than the driver, %d.%d)",
-                         c[i].step, c[first].path, c[first].major, driver_version / 1000,
-                         driver_version % 1000 / 10);
-            return (int)i;
-        }
-        say(why, why_size, "first found, through %s (no NVRTC older than the driver, %d.%d, found)",
-                 c[first].step, driver_version / 1000, driver_version % 1000 / 10);
-        return first;
+    const asyncrt_lib_candidate *b = &c[best];
+    char version[32], driver[48] = "";
+    asyncrt__lib_version_format(&b->version, version, sizeof version);
+    if (driver_version)
+        asyncrt__say(driver, sizeof driver, "the driver's (CUDA %d.%d)", driver_version / 1000,
+                     driver_version % 1000 / 10);
+    bool pref = want.major >= 0;
+    if (!strcmp(b->step, "$ASYNCRT_NVRTC")) {
+        asyncrt__say(why, why_size, "$ASYNCRT_NVRTC names it (nothing else is looked at)");
+    } else if (!b->exists) {
+        asyncrt__say(why, why_size, "no NVRTC file found: %s through the dynamic loader", b->path);
+    } else if (tier(b, driver_major) == 1) {
+        asyncrt__say(why, why_size,
+                     "NVRTC %s (%s): no NVRTC of %s major version found; the newest of an older major (its CUBINs "
+                     "load on newer drivers)", version, b->step, driver);
+    } else if (tier(b, driver_major) == 2) {
+        asyncrt__say(why, why_size,
+                     "NVRTC %s (%s): only NVRTCs of a newer major version than %s found, whose output that driver "
+                     "cannot load (arch auto says what to install)", version, b->step, driver);
+    } else if (is_preferred(b, &want)) {
+        asyncrt__say(why, why_size,
+                     "NVRTC %s (%s): the version this build prefers (ASYNCRT_NVRTC_PREFERRED %s, from "
+                     "cmake/nvrtc-wheel-version.txt)%s%s%s", version, b->step, preferred,
+                     driver_version ? ", of " : "", driver, driver_version ? " major version" : "");
+    } else {
+        asyncrt__say(why, why_size, "NVRTC %s (%s): the newest found%s%s%s%s%s%s", version, b->step,
+                     driver_version ? " of " : " (no driver to match)", driver, driver_version ? " major version" : "",
+                     pref ? "; the version this build prefers, " : "", pref ? preferred : "",
+                     pref ? ", is not among them" : "");
     }
-    say(why, why_size, "first found, through %s", c[first].step);
-    return first;
+    return best;
 }
 
 /* ---- the process-wide choice and table ---------------------------------- */
 
-static asyncrt_nvrtc_candidate g_candidates[ASYNCRT_NVRTC_MAX_CANDIDATES];
+static asyncrt_lib_candidate g_candidates[ASYNCRT_LIB_MAX_CANDIDATES];
 static size_t g_count;
 static int g_chosen = -1;
-static char g_why[512];
+static char g_why[768];
+static char g_searched[1400];
 static pthread_once_t g_choose_once = PTHREAD_ONCE_INIT;
 
 static void choose_once(void)
 {
-    const asyncrt_settings *env = asyncrt__settings_process();
-    asyncrt_nvrtc_search s = {env ? env->nvrtc : NULL, env ? env->cuda_path : NULL,
-                              env ? env->cuda_home : NULL, ASYNCRT_TOOLKIT_LIBDIR};
-    g_count = asyncrt__nvrtc_candidates(&s, g_candidates, ASYNCRT_NVRTC_MAX_CANDIDATES);
-    /* Ask the driver only when the choice depends on it: several majors. */
+    asyncrt_lib_search s = asyncrt__lib_search_of(asyncrt__settings_process());
+    g_count = asyncrt__lib_candidates(ASYNCRT_LIB_NVRTC, &s, g_candidates, ASYNCRT_LIB_MAX_CANDIDATES, g_searched,
+                                      sizeof g_searched);
+    /* Ask the driver only when the choice depends on it: files of several majors. */
     int majors_seen = 0, last_major = 0, driver_version = 0;
     for (size_t i = 0; i < g_count; i++) {
         if (!g_candidates[i].exists || g_candidates[i].major == last_major) continue;
@@ -157,7 +120,14 @@ static void choose_once(void)
         const asyncrt_driver *drv;
         if (asyncrt__driver_load(&drv, NULL, 0) == ASYNCRT_SUCCESS) driver_version = drv->version;
     }
-    g_chosen = asyncrt__nvrtc_choose(g_candidates, g_count, driver_version, g_why, sizeof g_why);
+    g_chosen = asyncrt__nvrtc_choose(g_candidates, g_count, driver_version, ASYNCRT_NVRTC_PREFERRED, g_why,
+                                    sizeof g_why);
+}
+
+void asyncrt__nvrtc_choice_get(asyncrt_nvrtc_choice *out)
+{
+    pthread_once(&g_choose_once, choose_once);
+    *out = (asyncrt_nvrtc_choice){g_candidates, g_count, g_chosen, g_why, g_searched};
 }
 
 bool asyncrt__nvrtc_identity_get(asyncrt_nvrtc_identity *out)
@@ -165,12 +135,13 @@ bool asyncrt__nvrtc_identity_get(asyncrt_nvrtc_identity *out)
     pthread_once(&g_choose_once, choose_once);
     memset(out, 0, sizeof *out);
     if (g_chosen < 0 || !g_candidates[g_chosen].exists) return false;
-    const asyncrt_nvrtc_candidate *c = &g_candidates[g_chosen];
+    const asyncrt_lib_candidate *c = &g_candidates[g_chosen];
     struct stat st;
     if (!realpath(c->path, out->path) || stat(out->path, &st) != 0) return false;
     out->size = (int64_t)st.st_size;
     out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     out->major = c->major;
+    out->version = c->version;
     return true;
 }
 
@@ -178,19 +149,6 @@ static asyncrt_nvrtc g_nvrtc;
 static asyncrt_status g_status;
 static char g_message[2048];
 static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
-
-/* "libnvrtc.so.13, libnvrtc.so.12 in DIR (step); ..." for the not-found message. */
-static void describe_search(char *out, size_t size)
-{
-    size_t used = 0;
-    out[0] = 0;
-    for (size_t i = 0; i < g_count && used < size; i++) {
-        const char *p = g_candidates[i].path;
-        int w = snprintf(out + used, size - used, "%s%s (%s)", i ? ", " : "", p, g_candidates[i].step);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-}
 
 /* NVRTC dlopen()s libnvrtc-builtins.so.X.Y by soname when it compiles, which
  * fails where its directory is not in the loader's path. A library already
@@ -204,24 +162,24 @@ static void preload_builtins(int major, int minor)
     if (!slash) return;
     *slash = 0;
     char path[4200];
-    say(path, sizeof path, "%s/libnvrtc-builtins.so.%d.%d", dir, major, minor);
+    asyncrt__say(path, sizeof path, "%s/libnvrtc-builtins.so.%d.%d", dir, major, minor);
     struct stat st;
     if (stat(path, &st) == 0) g_nvrtc.builtins = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
-static bool open_candidate(const asyncrt_nvrtc_candidate *c, char *err, size_t err_size)
+static bool open_candidate(const asyncrt_lib_candidate *c, char *err, size_t err_size)
 {
-    say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", c->path);
+    asyncrt__say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", c->path);
     g_nvrtc.handle = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
     if (!g_nvrtc.handle) {
         const char *why = dlerror();
-        say(err, err_size, "cannot open %s (%s)", c->path, why ? why : "?");
+        asyncrt__say(err, err_size, "cannot open %s (%s)", c->path, why ? why : "?");
         return false;
     }
 #define ASYNCRT_NVRTC_RESOLVE(name)                                                            \
     *(void **)&g_nvrtc.name = dlsym(g_nvrtc.handle, #name);                                    \
     if (!g_nvrtc.name) {                                                                       \
-        say(err, err_size, "%s is not a usable NVRTC: it lacks %s", c->path, #name);      \
+        asyncrt__say(err, err_size, "%s is not a usable NVRTC: it lacks %s", c->path, #name);      \
         dlclose(g_nvrtc.handle);                                                               \
         g_nvrtc.handle = NULL;                                                                 \
         return false;                                                                          \
@@ -230,7 +188,7 @@ static bool open_candidate(const asyncrt_nvrtc_candidate *c, char *err, size_t e
 #undef ASYNCRT_NVRTC_RESOLVE
     int major = 0, minor = 0;
     if (g_nvrtc.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
-        say(err, err_size, "%s: nvrtcVersion failed", c->path);
+        asyncrt__say(err, err_size, "%s: nvrtcVersion failed", c->path);
         dlclose(g_nvrtc.handle);
         g_nvrtc.handle = NULL;
         return false;
@@ -238,25 +196,26 @@ static bool open_candidate(const asyncrt_nvrtc_candidate *c, char *err, size_t e
     g_nvrtc.version = major * 1000 + minor * 10;
     Dl_info info; /* where the file really is, for sonames the loader resolved */
     if (dladdr(*(void **)&g_nvrtc.nvrtcVersion, &info) && info.dli_fname)
-        say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", info.dli_fname);
+        asyncrt__say(g_nvrtc.path, sizeof g_nvrtc.path, "%s", info.dli_fname);
     preload_builtins(major, minor);
     return true;
 }
+
+static const char k_install_hint[] =
+    "install NVIDIA's wheel (pip install nvidia-cuda-nvrtc, or bash tools/setup.sh in asyncrt's checkout), or set "
+    "ASYNCRT_NVRTC to libnvrtc.so's path or CUDA_PATH to a CUDA toolkit (NVRTC is needed only to compile)";
 
 static void load_once(void)
 {
     pthread_once(&g_choose_once, choose_once);
     g_status = ASYNCRT_ERROR_NO_NVRTC;
-    char searched[1400];
-    describe_search(searched, sizeof searched);
+    const char *searched = g_searched;
     if (g_chosen < 0) {
-        say(g_message, sizeof g_message,
-                 "no NVRTC: looked for %s; set ASYNCRT_NVRTC to libnvrtc.so's path or CUDA_PATH to "
-                 "the CUDA toolkit (NVRTC is needed only to compile)", searched);
+        asyncrt__say(g_message, sizeof g_message, "no NVRTC: looked for %s; %s", searched, k_install_hint);
         return;
     }
     char err[1024] = "";
-    const asyncrt_nvrtc_candidate *c = &g_candidates[g_chosen];
+    const asyncrt_lib_candidate *c = &g_candidates[g_chosen];
     bool ok = open_candidate(c, err, sizeof err);
     /* A soname the loader cannot find: try the other supported majors. */
     for (size_t i = (size_t)g_chosen + 1; !ok && !c->exists && i < g_count; i++) {
@@ -268,18 +227,16 @@ static void load_once(void)
     }
     if (!ok) {
         if (c->exists)
-            say(g_message, sizeof g_message, "no usable NVRTC: %s", err);
+            asyncrt__say(g_message, sizeof g_message, "no usable NVRTC: %s", err);
         else
-            say(g_message, sizeof g_message,
-                     "no NVRTC: looked for %s; set ASYNCRT_NVRTC to libnvrtc.so's path or CUDA_PATH "
-                     "to the CUDA toolkit (NVRTC is needed only to compile)", searched);
+            asyncrt__say(g_message, sizeof g_message, "no NVRTC: looked for %s; %s", searched, k_install_hint);
         memset(&g_nvrtc, 0, sizeof g_nvrtc);
         return;
     }
     if (!c->exists) { /* found by the dynamic loader */
-        say(g_nvrtc.why, sizeof g_nvrtc.why, "through the dynamic loader (%s)", c->path);
+        asyncrt__say(g_nvrtc.why, sizeof g_nvrtc.why, "through the dynamic loader (%s)", c->path);
     } else {
-        say(g_nvrtc.why, sizeof g_nvrtc.why, "%s", g_why);
+        asyncrt__say(g_nvrtc.why, sizeof g_nvrtc.why, "%s", g_why);
     }
     g_status = ASYNCRT_SUCCESS;
 }
@@ -288,7 +245,7 @@ asyncrt_status asyncrt__nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t 
 {
     pthread_once(&g_load_once, load_once);
     if (g_status != ASYNCRT_SUCCESS) {
-        if (msg && msg_size) say(msg, msg_size, "%s", g_message);
+        if (msg && msg_size) asyncrt__say(msg, msg_size, "%s", g_message);
         *out = NULL;
         return g_status;
     }

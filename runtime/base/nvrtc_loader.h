@@ -1,19 +1,23 @@
 /* NVRTC, opened at run time like the driver. libnvrtc is never linked: the
  * library and the tools start where NVRTC is missing (and still load images
- * that need no compile), and NVRTC is looked for where a CUDA toolkit lives,
- * not only where the dynamic loader looks.
+ * that need no compile), and NVRTC is looked for where pip's wheels and CUDA
+ * toolkits put it, not only where the dynamic loader looks.
  *
- * Search order (the first existing file of each step is a candidate):
- *   1. $ASYNCRT_NVRTC: this exact file, and nothing else is tried.
- *   2. $CUDA_PATH, then $CUDA_HOME: <root>/lib64/ and <root>/lib/.
- *   3. The toolkit found at build time (ASYNCRT_TOOLKIT_LIBDIR).
- *   4. The dynamic loader (LD_LIBRARY_PATH, ld.so.cache, ...).
- * In each directory, and for the loader, the sonames of the supported NVRTC
- * majors are tried newest first: libnvrtc.so.13, libnvrtc.so.12.
- * Where several candidates exist and the driver is present, the first one
- * whose CUDA version the driver can load (NVRTC major <= driver major) wins,
- * so a newer NVRTC never produces images the driver rejects; without a
- * driver, the first candidate wins. */
+ * Where (lib_search.h has the order): $ASYNCRT_NVRTC alone when it is set;
+ * otherwise NVIDIA's wheels (a virtual environment's, the user's, the
+ * system's site-packages), the set-up's folder, $CUDA_PATH, $CUDA_HOME, the
+ * toolkit found at build time, the dynamic loader.
+ *
+ * Which (asyncrt__nvrtc_choose): of the NVRTCs found, one of the driver's
+ * major version (any minor: arch.h's rule builds CUBINs, which load on every
+ * driver of their major), else the newest of an older major, else (nothing
+ * the driver can load) the newest found, for arch auto to explain. Within
+ * that, the version this build prefers (ASYNCRT_NVRTC_PREFERRED, from
+ * cmake/nvrtc-wheel-version.txt: the one measured nearest nvcc's code) when
+ * it is there, else the newest; files before sonames, and among equals the
+ * first in search order. Without a driver (a CPU machine), the same with no
+ * driver to match. The choice is made once per process, with stat and
+ * readdir alone, so that a cache hit opens no NVRTC. */
 #ifndef ASYNCRT_NVRTC_LOADER_H
 #define ASYNCRT_NVRTC_LOADER_H
 
@@ -24,6 +28,7 @@
 #include <sys/types.h>
 
 #include "asyncrt/status.h"
+#include "lib_search.h"
 
 /* Every NVRTC entry point we use; all exist since CUDA 11.2 with the
  * signatures of the fields below. */
@@ -38,7 +43,7 @@ typedef struct asyncrt_nvrtc {
     void *builtins;      /* libnvrtc-builtins beside it, preloaded; may be NULL */
     int version;         /* nvrtcVersion, e.g. 13000 */
     char path[4096];     /* the file opened */
-    char why[512];       /* which step of the search order found it, and why it was preferred */
+    char why[768];       /* which step of the search order found it, and why it was preferred */
     nvrtcResult (*nvrtcVersion)(int *, int *);
     const char *(*nvrtcGetErrorString)(nvrtcResult);
     nvrtcResult (*nvrtcGetNumSupportedArchs)(int *);
@@ -67,48 +72,40 @@ asyncrt_status asyncrt__nvrtc_load(const asyncrt_nvrtc **out, char *msg, size_t 
  * key on it and a cache hit never loads NVRTC.
  *
  * Contract: fills *out and returns true when an NVRTC file was found by the
- * search order above; the same file as asyncrt__nvrtc_load() opens in this
- * process (the choice is made once and shared). `path` is the resolved real
- * path; `size` and `mtime_ns` change when the file is replaced, so a key
- * over (path, size, mtime_ns) changes whenever the NVRTC that would compile
- * changes. `major` comes from the soname (13, 12). Returns false when no
- * NVRTC can be found (then a compile fails with ASYNCRT_ERROR_NO_NVRTC), or
- * when the candidate is only reachable through the dynamic loader and so
- * cannot be stat-ed before dlopen: callers then key on asyncrt__nvrtc_load()'s
- * version instead. */
+ * search; the same file as asyncrt__nvrtc_load() opens in this process (the
+ * choice is made once and shared). `path` is the resolved real path; `size`
+ * and `mtime_ns` change when the file is replaced, so a key over (path,
+ * size, mtime_ns) changes whenever the NVRTC that would compile changes.
+ * `major` comes from the soname (13, 12), `version` as lib_search.h reads
+ * it. Returns false when no NVRTC can be found (then a compile fails with
+ * ASYNCRT_ERROR_NO_NVRTC), or when the candidate is only reachable through
+ * the dynamic loader and so cannot be stat-ed before dlopen: callers then
+ * key on asyncrt__nvrtc_load()'s version instead. */
 typedef struct asyncrt_nvrtc_identity {
     char path[4096];
     int64_t size;
     int64_t mtime_ns;
     int major;
+    asyncrt_lib_version version;
 } asyncrt_nvrtc_identity;
 bool asyncrt__nvrtc_identity_get(asyncrt_nvrtc_identity *out);
 
-/* --- the search itself, separated from the process-wide state for tests --- */
+/* The process's search and its outcome, for asyncrt-probe and asyncrt-run -v:
+ * every NVRTC found, the one chosen (-1: none) and why, and the places looked
+ * at. Valid for the process's lifetime. */
+typedef struct asyncrt_nvrtc_choice {
+    const asyncrt_lib_candidate *candidates;
+    size_t count;
+    int chosen;
+    const char *why;
+    const char *searched;
+} asyncrt_nvrtc_choice;
+void asyncrt__nvrtc_choice_get(asyncrt_nvrtc_choice *out);
 
-#define ASYNCRT_NVRTC_MAX_CANDIDATES 16
-typedef struct asyncrt_nvrtc_candidate {
-    char path[4096];   /* a file path, or a bare soname for the dynamic loader */
-    const char *step;  /* "$ASYNCRT_NVRTC", "$CUDA_PATH", ..., "the dynamic loader" */
-    int major;         /* from the soname; 0 if unknown */
-    bool exists;       /* a file that stat() found (always false for sonames) */
-} asyncrt_nvrtc_candidate;
-
-typedef struct asyncrt_nvrtc_search {
-    const char *override_path;  /* $ASYNCRT_NVRTC */
-    const char *cuda_path;      /* $CUDA_PATH */
-    const char *cuda_home;      /* $CUDA_HOME */
-    const char *build_libdir;   /* the toolkit found at build time */
-} asyncrt_nvrtc_search;
-
-/* Lists the places to look, in order (existing files flagged). Returns the count. */
-size_t asyncrt__nvrtc_candidates(const asyncrt_nvrtc_search *search, asyncrt_nvrtc_candidate *out,
-                                size_t capacity);
-
-/* Picks the index of the candidate to open: the first existing file (or,
- * failing files, the first soname) whose major the driver can load
- * (driver_version 0 = unknown: the first). -1 when there is none. Writes why. */
-int asyncrt__nvrtc_choose(const asyncrt_nvrtc_candidate *c, size_t count, int driver_version,
+/* The ranking above, for tests: the index of the candidate to open, -1 when
+ * there is none. driver_version 0: no driver. preferred: "13.1.115", "" for
+ * none. Writes why. */
+int asyncrt__nvrtc_choose(const asyncrt_lib_candidate *c, size_t count, int driver_version, const char *preferred,
                          char *why, size_t why_size);
 
 #endif

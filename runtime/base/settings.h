@@ -22,6 +22,8 @@
     X(remote_cache, "ASYNCRT_REMOTE_CACHE")   /* a shared Redis behind the caches */    \
     X(remote_cache_key_file, "ASYNCRT_REMOTE_CACHE_KEY_FILE") /* its HMAC secret */     \
     X(libhiredis, "ASYNCRT_LIBHIREDIS")       /* the hiredis library to open */         \
+    X(virtual_env, "VIRTUAL_ENV")             /* NVIDIA's wheels: a virtual env's, */   \
+    X(python_user_base, "PYTHONUSERBASE")     /* the user's (else ~/.local) */          \
     X(cuda_path, "CUDA_PATH")                 /* toolkits, in the search order */       \
     X(cuda_home, "CUDA_HOME")                                                           \
     X(toolkit, "ASYNCRT_TOOLKIT")             /* "none": no toolkit's headers */        \

@@ -18,12 +18,14 @@
 #include "link_input.h"
 #include "link_jit.h"
 #include "link_worker.h"
+#include "nvrtc_facts.h"
 #include "program.h"
 #include "sha256.h"
 #include "string_list.h"
 
 typedef struct link_input {
     int kind;                /* ASYNCRT_JIT_* */
+    bool from_nvrtc;         /* a program this process's NVRTC compiled (asyncrt_link_add_program) */
     char *name;
     unsigned char *data;
     size_t size;
@@ -66,7 +68,7 @@ asyncrt_status asyncrt_link_create(asyncrt_context *ctx, const char *arch, async
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                              "link arch %s: a link makes a CUBIN; name sm_%d (or sm_%da) instead", arch,
                              target.number, target.number);
-    target.ptx = false; /* auto chose PTX (NVRTC newer than the driver): nvJitLink still makes the CUBIN */
+    target.ptx = false; /* auto chose PTX (NVRTC does not know the device): nvJitLink still makes a CUBIN */
     asyncrt_link *l = calloc(1, sizeof *l);
     if (!l) return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
     l->ctx = ctx;
@@ -125,7 +127,7 @@ static asyncrt_status add(asyncrt_link *l, int kind, unsigned char *data, size_t
                           name, kind_name(kind), kind_name(sniffed));
     if (kind == ASYNCRT_LINK_ANY) kind = sniffed;
     if (s == ASYNCRT_SUCCESS) s = check_arch(l, kind, data, size, name);
-    link_input in = {kind, strdup(name), data, size, {0}};
+    link_input in = {kind, false, strdup(name), data, size, {0}};
     if (s == ASYNCRT_SUCCESS && l->count == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 8;
         link_input *grown = realloc(l->inputs, cap * sizeof *grown);
@@ -197,6 +199,7 @@ asyncrt_status asyncrt_link_add_program(asyncrt_link *l, const asyncrt_program *
         ok = push(&l->expressions, p->expressions[i]) && push(&l->lowered, p->lowered[i]);
     asyncrt_status s = ok ? asyncrt_link_add_data(l, p->image, p->image_size, ASYNCRT_LINK_ANY, name)
                           : asyncrt__fail(l->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (s == ASYNCRT_SUCCESS) l->inputs[l->count - 1].from_nvrtc = true;
     if (s != ASYNCRT_SUCCESS) { /* as if it had not been added */
         while (l->expressions.count > base) free(l->expressions.items[--l->expressions.count]);
         while (l->lowered.count > base) free(l->lowered.items[--l->lowered.count]);
@@ -226,6 +229,9 @@ typedef struct symbols {
     symbol *defined;
     size_t count, cap;
     size_t input;
+    bool from_nvrtc;                /* this input is NVRTC's */
+    int kept;                       /* NVRTC's relocatable code keeps __align__ (link_jit.h); -1: not asked yet */
+    asyncrt_context *ctx;
     asyncrt_string_list shared;     /* "NAME (input)" of extern __shared__ arrays */
     bool failed;
     const char *input_name;
@@ -234,6 +240,12 @@ typedef struct symbols {
 static void collect(const char *name, bool shared, void *arg)
 {
     symbols *s = arg;
+    if (shared && s->from_nvrtc && s->kept < 0) { /* asked only where it matters: it may open NVRTC */
+        asyncrt_nvrtc_facts nvrtc;
+        int version = asyncrt__nvrtc_facts_get(s->ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
+        s->kept = asyncrt__jitlink_keeps_extern_shared_align(version);
+    }
+    if (shared && s->from_nvrtc && s->kept > 0) return;
     if (shared) {
         char *entry = asyncrt__format("%s (%s)", name, s->input_name);
         s->failed |= !entry || !push(&s->shared, entry);
@@ -269,15 +281,17 @@ static bool option_given(const asyncrt_link *l, const char *option)
 
 /* nvJitLink 13.0 prints "Multiple definition of X" for two CUBINs defining
  * X, yet links (the first wins): asyncrt refuses it before. Also notes the
- * extern __shared__ arrays a link without -lto leaves 16-byte aligned. */
+ * extern __shared__ arrays a link without -lto may leave 16-byte aligned
+ * (all but those NVRTC and nvJitLink 13.1 or newer keep, link_jit.h). */
 static asyncrt_status check_symbols(asyncrt_link *l, char **note)
 {
-    symbols s = {0};
+    symbols s = {.kept = -1, .ctx = l->ctx};
     *note = NULL;
     for (size_t i = 0; i < l->count && !s.failed; i++) {
         if (l->inputs[i].kind != ASYNCRT_JIT_CUBIN) continue;
         s.input = i;
         s.input_name = l->inputs[i].name;
+        s.from_nvrtc = l->inputs[i].from_nvrtc;
         asyncrt__link_symbols(l->inputs[i].data, l->inputs[i].size, collect, &s);
     }
     asyncrt_status status = s.failed ? asyncrt__fail(l->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory")
@@ -297,8 +311,9 @@ static asyncrt_status check_symbols(asyncrt_link *l, char **note)
             strcat(strcat(list, i ? ", " : ""), s.shared.items[i]);
         *note = list ? asyncrt__format("note: extern __shared__ %s: without -lto, dynamic shared memory is aligned "
                                        "only as the kernel's static __shared__ variables are (16 bytes at least), "
-                                       "whatever its __align__ (relocatable code does not keep it); link with -lto "
-                                       "where more is needed\n", list)
+                                       "whatever its __align__ (relocatable code does not keep it, unless both NVRTC "
+                                       "and nvJitLink are 13.1 or newer); link with -lto where more is needed\n",
+                                       list)
                      : NULL;
         free(list);
     }
@@ -329,6 +344,21 @@ static void compute_key(const asyncrt_link *l, uint8_t key[32])
         asyncrt__key_str(&h, l->lowered.items[i]);
     }
     asyncrt__sha256_final(&h, key);
+}
+
+/* LTO-IR wants an nvJitLink at least as new as the NVRTC that made it:
+ * said before nvJitLink is called, with both versions (link_jit.h). */
+static asyncrt_status check_lto_versions(asyncrt_link *l)
+{
+    char inputs[512] = "";
+    for (size_t i = 0, used = 0; i < l->count && used < sizeof inputs; i++)
+        if (l->inputs[i].kind == ASYNCRT_JIT_LTOIR)
+            used += (size_t)snprintf(inputs + used, sizeof inputs - used, "%s%s", used ? ", " : "", l->inputs[i].name);
+    asyncrt_nvrtc_facts nvrtc;
+    if (!inputs[0] || asyncrt__nvrtc_facts_get(l->ctx, &nvrtc, NULL, 0) != ASYNCRT_SUCCESS) return ASYNCRT_SUCCESS;
+    char msg[1536];
+    asyncrt_status s = asyncrt__jitlink_check_lto(nvrtc.version, inputs, msg, sizeof msg);
+    return s == ASYNCRT_SUCCESS ? s : asyncrt__fail(l->ctx, s, "link for %s: %s", l->arch_name, msg);
 }
 
 /* In the worker's process when there is one (NVRTC crashed after
@@ -441,7 +471,9 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
     unsigned char *image = NULL;
     size_t size = 0;
     char *log = NULL;
-    asyncrt_status s = run_link(l, &image, &size, &log);
+    asyncrt_status s = check_lto_versions(l); /* its message is already the context's */
+    bool versions_fit = s == ASYNCRT_SUCCESS;
+    if (versions_fit) s = run_link(l, &image, &size, &log);
     if (s == ASYNCRT_SUCCESS && note) { /* the note goes with the program, into its log */
         char *both = asyncrt__format("%s%s", note, log ? log : "");
         free(log);
@@ -455,7 +487,7 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
         log = NULL;
     } else if (s == ASYNCRT_ERROR_OUT_OF_MEMORY) {
         asyncrt__fail(ctx, s, "out of memory linking for %s", l->arch_name);
-    } else {
+    } else if (versions_fit) {
         asyncrt__fail(ctx, s, "link for %s failed: %s", l->arch_name, log ? log : "");
     }
     free(image);

@@ -12,20 +12,134 @@
 
 #include "format.h"
 #include "nvrtc_loader.h" /* nvrtcProgram, and the NVRTC it found */
+#include "settings.h"
+
+/* Lower is better: 0 NVRTC's own version; 1 a newer one of its major (it
+ * links older LTO-IR); 2 an unknown version beside NVRTC (its release), 3 of
+ * its major; 4 an older one of its major (it links all but NVRTC's LTO-IR:
+ * the link says so first); 5 its major's soname; 6 anything else. */
+static int jitlink_rank(const asyncrt_lib_candidate *c, const asyncrt_lib_version *nvrtc)
+{
+    bool same_major = c->major == nvrtc->major || nvrtc->major <= 0;
+    if (!same_major) return 6;
+    if (!c->exists) return 5;
+    if (c->version.minor < 0 || nvrtc->minor < 0) return 3;
+    return c->version.minor == nvrtc->minor ? 0 : c->version.minor > nvrtc->minor ? 1 : 4;
+}
+
+static bool in_dir(const char *path, const char *dir)
+{
+    char real[PATH_MAX];
+    const char *slash = realpath(path, real) ? strrchr(real, '/') : NULL;
+    return dir && *dir && slash && strlen(dir) == (size_t)(slash - real) && strncmp(real, dir, strlen(dir)) == 0;
+}
+
+int asyncrt__jitlink_choose(const asyncrt_lib_candidate *c, size_t count, const asyncrt_lib_version *nvrtc,
+                            const char *nvrtc_dir, char *why, size_t why_size)
+{
+    int best = -1, best_rank = 99;
+    bool best_beside = false;
+    for (size_t i = 0; i < count; i++) {
+        int rank = jitlink_rank(&c[i], nvrtc);
+        bool beside = c[i].exists && in_dir(c[i].path, nvrtc_dir);
+        if (rank == 3 && beside) rank = 2;
+        /* Among equals: beside NVRTC, then the nearest version, then the first found. */
+        int nearer = rank == best_rank && (rank == 1 || rank == 4)
+                         ? asyncrt__lib_version_compare(&c[i].version, &c[best].version) * (rank == 1 ? -1 : 1)
+                         : 0;
+        bool wins = rank < best_rank || (rank == best_rank && beside && !best_beside) ||
+                    (rank == best_rank && beside == best_beside && nearer > 0);
+        if (wins) best = (int)i, best_rank = rank, best_beside = beside;
+    }
+    char v[32], n[32];
+    asyncrt__lib_version_format(nvrtc, n, sizeof n);
+    if (best < 0) {
+        snprintf(why, why_size, "no nvJitLink found");
+        return -1;
+    }
+    asyncrt__lib_version_format(&c[best].version, v, sizeof v);
+    char reason[256];
+    switch (best_rank) {
+    case 0: snprintf(reason, sizeof reason, "NVRTC's version (%s)", n); break;
+    case 1: snprintf(reason, sizeof reason, "the nearest newer than NVRTC (%s) of its major version (it links older "
+                     "LTO-IR)", n); break;
+    case 2: snprintf(reason, sizeof reason, "beside NVRTC, so of its release"); break;
+    case 3: snprintf(reason, sizeof reason, "of NVRTC's major version (NVRTC %s)", n); break;
+    case 4: snprintf(reason, sizeof reason, "older than NVRTC (%s), the nearest found: it cannot link NVRTC's LTO-IR",
+                     n); break;
+    case 5: snprintf(reason, sizeof reason, "through the dynamic loader (NVRTC %s)", n); break;
+    default: snprintf(reason, sizeof reason, "not of NVRTC's major version (NVRTC %s), the only kind found", n); break;
+    }
+    snprintf(why, why_size, "nvJitLink %s (%s): %s", v, c[best].step, reason);
+    return best;
+}
+
+/* The process's choice: the nvJitLink by NVRTC's (nvrtc_loader.h). */
+static asyncrt_lib_candidate g_found[ASYNCRT_LIB_MAX_CANDIDATES];
+static int g_chosen = -1;
+static char g_choice_why[512];
+static pthread_once_t g_choose_once = PTHREAD_ONCE_INIT;
+
+static void choose_jitlink(void)
+{
+    asyncrt_lib_search s = asyncrt__lib_search_of(asyncrt__settings_process());
+    s.override_path = NULL; /* $ASYNCRT_NVRTC names NVRTC only */
+    size_t n = asyncrt__lib_candidates(ASYNCRT_LIB_NVJITLINK, &s, g_found, ASYNCRT_LIB_MAX_CANDIDATES, NULL, 0);
+    asyncrt_nvrtc_identity id;
+    char dir[PATH_MAX] = "";
+    asyncrt_lib_version nvrtc = {-1, -1, -1};
+    if (asyncrt__nvrtc_identity_get(&id)) {
+        nvrtc = id.version.major > 0 ? id.version : (asyncrt_lib_version){id.major, -1, -1};
+        snprintf(dir, sizeof dir, "%s", id.path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+    }
+    g_chosen = asyncrt__jitlink_choose(g_found, n, &nvrtc, dir, g_choice_why, sizeof g_choice_why);
+}
 
 bool asyncrt__jitlink_find(char *path, size_t size)
 {
-    asyncrt_nvrtc_identity id;
-    int major = asyncrt__nvrtc_identity_get(&id) && id.major > 0 ? id.major : 13;
-    char *slash = id.path[0] ? strrchr(id.path, '/') : NULL;
-    char candidate[PATH_MAX + 32];
-    struct stat st;
-    if (slash) {
-        snprintf(candidate, sizeof candidate, "%.*s/libnvJitLink.so.%d", (int)(slash - id.path), id.path, major);
-        if (realpath(candidate, path) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) return true;
+    pthread_once(&g_choose_once, choose_jitlink);
+    const asyncrt_lib_candidate *c = g_chosen >= 0 ? &g_found[g_chosen] : NULL;
+    char real[PATH_MAX];
+    if (c && c->exists && realpath(c->path, real)) {
+        snprintf(path, size, "%s", real);
+        return true;
     }
-    snprintf(path, size, "libnvJitLink.so.%d", major);
+    snprintf(path, size, "%s", c ? c->path : "libnvJitLink.so.13");
     return false;
+}
+
+asyncrt_status asyncrt__jitlink_check_lto(int nvrtc_version, const char *inputs, char *msg, size_t msg_size)
+{
+    pthread_once(&g_choose_once, choose_jitlink);
+    const asyncrt_lib_candidate *c = g_chosen >= 0 ? &g_found[g_chosen] : NULL;
+    int major = nvrtc_version / 1000, minor = nvrtc_version % 1000 / 10;
+    if (!c || c->version.minor < 0 || !nvrtc_version) return ASYNCRT_SUCCESS; /* unknown: nvJitLink itself will say */
+    if (c->version.major == major && c->version.minor >= minor) return ASYNCRT_SUCCESS;
+    char v[32];
+    asyncrt__lib_version_format(&c->version, v, sizeof v);
+    snprintf(msg, msg_size,
+             "LTO-IR (%s) needs an nvJitLink of NVRTC's major version and at least its version, NVRTC %d.%d (nvJitLink "
+             "refuses LTO-IR newer than itself), and the nvJitLink found is %s (%s, %s): install nvJitLink %d.%d "
+             "beside NVRTC (pip install 'nvidia-nvjitlink%s==%d.%d.*', or bash tools/setup.sh in asyncrt's checkout)",
+             inputs, major, minor, v, c->path, c->step, major, minor, major == 12 ? "-cu12" : "", major, minor);
+    return ASYNCRT_ERROR_VERSION_MISMATCH;
+}
+
+const asyncrt_lib_candidate *asyncrt__jitlink_chosen(const char **why)
+{
+    pthread_once(&g_choose_once, choose_jitlink);
+    if (why) *why = g_choice_why;
+    return g_chosen >= 0 ? &g_found[g_chosen] : NULL;
+}
+
+bool asyncrt__jitlink_keeps_extern_shared_align(int nvrtc_version)
+{
+    const asyncrt_lib_candidate *c = asyncrt__jitlink_chosen(NULL);
+    asyncrt_lib_version v131 = {13, 1, -1};
+    return nvrtc_version >= 13010 && c && c->version.minor >= 0 &&
+           asyncrt__lib_version_compare(&c->version, &v131) >= 0;
 }
 
 /* The entry points used; all exist since CUDA 12.0. */
@@ -44,7 +158,7 @@ typedef struct jitlink {
 } jitlink;
 
 static jitlink g_jit;
-static char g_why[PATH_MAX + 128];
+static char g_why[PATH_MAX + 512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void open_jitlink(void)
@@ -53,8 +167,9 @@ static void open_jitlink(void)
     asyncrt__jitlink_find(path, sizeof path);
     if (!(g_jit.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
         const char *err = dlerror();
-        snprintf(g_why, sizeof g_why, "no nvJitLink: cannot open %s (%s); it comes with the CUDA toolkit, beside NVRTC",
-                 path, err ? err : "?");
+        snprintf(g_why, sizeof g_why,
+                 "no nvJitLink: cannot open %s (%s); it comes with the CUDA toolkit, beside NVRTC, or as NVIDIA's "
+                 "wheel (pip install nvidia-nvjitlink)", path, err ? err : "?");
         return;
     }
     static const char *const names[] = {"nvJitLinkCreate", "nvJitLinkDestroy", "nvJitLinkAddData",

@@ -6,7 +6,8 @@
  *   LTO and one file must see it aligned; without LTO the kernel must see
  *   what the image's ELF predicts (dynamic shared memory starts at the
  *   static size rounded up to the shared section's alignment): misaligned
- *   (the link's note says so). A static __shared__ __align__(128) beside it
+ *   with NVRTC or nvJitLink 13.0 (the link's note says so), aligned with
+ *   both 13.1 (the ELF says 128). A static __shared__ __align__(128) beside it
  *   did not help on the H100 (the ELF's section alignment rose, the
  *   buffer's did not), so -lto is the fix and no such variant is tested.
  * - axpy_main.cu + axpy_util.cu, a call across files in a grid-stride loop:
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "cubin_elf.h"
+#include "link_jit.h"
 #include "link_support.h"
 
 static asyncrt_context *g_ctx;
@@ -101,7 +103,8 @@ static void aligned_shared_across_files(void **state)
         assert_int_equal(wrong, 0);
         assert_int_equal(misaligned, predicted ? n : 0);
         if (v == SINGLE || v == LTO) assert_int_equal(misaligned, 0);
-        if (v == RDC) assert_int_equal(misaligned, n);
+        bool kept = asyncrt__jitlink_keeps_extern_shared_align(asyncrt_nvrtc_version()); /* NVRTC and nvJitLink 13.1 */
+        if (v == RDC) assert_int_equal(misaligned, kept ? 0 : n);
         if (misaligned) assert_non_null(strstr(asyncrt_program_log(p), "extern __shared__ smem"));
         asyncrt_module_destroy(m);
         asyncrt_program_destroy(p);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs asyncrt-probe and checks what it prints and returns.
 
-usage: probe_cli.py TOOL arch-matrix | no-driver | no-device | usage | gpu
+usage: probe_cli.py TOOL arch-matrix | arch-rule | no-driver | no-device | usage | gpu
 """
 import json
 import re
@@ -57,6 +57,33 @@ def arch_matrix(tool):
     t = run(tool, "--arch-matrix")
     if t.returncode != 0 or "compiles for" not in t.stdout or "sm_90a" not in t.stdout:
         fail("--arch-matrix table", t)
+
+
+def arch_rule(tool):
+    """On a fake device (tests/runtime's fake_device_libcuda, compute capability
+    9.0): the rule arch auto follows, in the library's sentence, for a CUDA 13.0
+    driver and for a CUDA 12.8 one (older than the real NVRTC 13); and the
+    NVRTCs the search found, one of them chosen."""
+    import os
+    for driver, target, words in (("13000", "sm_90", "knows compute capability 9.0 and is of the driver's major"),
+                                  ("12080", None, "of a newer major version than the driver (CUDA 12.8)")):
+        env = dict(os.environ, FAKE_DRIVER_VERSION=driver)
+        p = run(tool, "--arch-matrix", "--device", "0", "--json", env=env)
+        if p.returncode != 0:
+            fail("--arch-matrix --device 0 on the fake device failed", p)
+        doc = json.loads(p.stdout)
+        d = doc["devices"][0]
+        if d["auto_target"] != target or words not in d["auto_rule"]:
+            fail(f"driver {driver}: auto_target {d['auto_target']}, rule '{d['auto_rule']}'; expected {target}, "
+                 f"'{words}'", p)
+        chosen = [c for c in doc["nvrtc_candidates"] if c["chosen"]]
+        if len(chosen) != 1 or not chosen[0]["found_by"] or not chosen[0]["version"]:
+            fail("nvrtc_candidates: expected exactly one chosen, with where and which version", p)
+        t = run(tool, "--arch-matrix", "--device", "0", env=env)
+        if t.returncode != 0 or f"arch auto on device 0: {d['auto_rule']}" not in t.stdout:
+            fail("the table form must state the same rule", t)
+        if f"* {chosen[0]['version']}" not in t.stdout:
+            fail("the table form must list the chosen NVRTC", t)
 
 
 def no_device_like(tool, expected_rc, what):
@@ -116,6 +143,8 @@ def main():
     tool, mode = sys.argv[1], sys.argv[2]
     if mode == "arch-matrix":
         arch_matrix(tool)
+    elif mode == "arch-rule":
+        arch_rule(tool)
     elif mode == "no-driver":
         no_device_like(tool, 4, "driver")  # the same code as no device, in every tool
     elif mode == "no-device":

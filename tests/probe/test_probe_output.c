@@ -174,8 +174,20 @@ static void fake_report(probe_report *r, probe_device_report devices[2])
     strcpy(matrix.archs[0], "sm_80");
     strcpy(matrix.archs[1], "sm_90");
     matrix.compiles[PROBE_LDGSTS][0] = matrix.compiles[PROBE_LDGSTS][1] = matrix.compiles[PROBE_TMA_TILE][1] = true;
+    snprintf(devices[0].auto_target, sizeof devices[0].auto_target, "sm_90");
+    snprintf(devices[0].auto_rule, sizeof devices[0].auto_rule, "sm_90: NVRTC 13.1 knows \"9.0\"");
+    snprintf(devices[1].auto_rule, sizeof devices[1].auto_rule, "NVRTC 14.0 is newer");
+    static asyncrt_lib_candidate found[2];
+    found[0] = (asyncrt_lib_candidate){.step = "a wheel in $VIRTUAL_ENV", .major = 13, .version = {13, 1, 115},
+                                       .version_from = "its wheel's dist-info", .exists = true};
+    snprintf(found[0].path, sizeof found[0].path, "/venv/nvidia/cu13/lib/libnvrtc.so.13");
+    found[1] = (asyncrt_lib_candidate){.step = "the dynamic loader", .major = 12, .version = {12, -1, -1},
+                                       .version_from = ""};
+    snprintf(found[1].path, sizeof found[1].path, "libnvrtc.so.12");
     *r = (probe_report){.nvrtc_version = 13000, .checked = true, .benched = true, .device_count = 2,
-                        .devices = devices, .arch_matrix = &matrix};
+                        .devices = devices, .arch_matrix = &matrix, .nvrtc_path = found[0].path,
+                        .nvrtc_why = "the version this build prefers", .nvrtc_candidates = found,
+                        .nvrtc_candidate_count = 2, .nvrtc_chosen = 0};
 }
 
 static void assert_contains(const char *text, const char *needle)
@@ -217,6 +229,13 @@ static void test_json_is_well_formed_and_complete(void **state)
         "\"bench\"", "\"d2d_gbs\": 2800.50", "\"percent_of_d2d\": 89.30", "\"error\": \"run: it broke\"",
         "\"arch_matrix\"", "\"archs\": [\"sm_80\", \"sm_90\"]", "\"ldgsts\": {\"sm_80\": true, \"sm_90\": true}",
         "\"tma_tile\": {\"sm_80\": false, \"sm_90\": true}",
+        "\"auto_target\": \"sm_90\"", "\"auto_rule\": \"sm_90: NVRTC 13.1 knows \\\"9.0\\\"\"",
+        "\"auto_target\": null", "\"auto_rule\": \"NVRTC 14.0 is newer\"",
+        "\"nvrtc_choice\": \"the version this build prefers\"",
+        "{\"path\": \"/venv/nvidia/cu13/lib/libnvrtc.so.13\", \"version\": \"13.1.115\", \"found_by\": \"a wheel in "
+        "$VIRTUAL_ENV\", \"version_from\": \"its wheel's dist-info\", \"chosen\": true}",
+        "{\"path\": \"libnvrtc.so.12\", \"version\": \"12 (minor unknown)\", \"found_by\": \"the dynamic loader\", "
+        "\"version_from\": null, \"chosen\": false}",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) assert_contains(json, keys[i]);
     for (int f = 0; f < PROBE_FEATURE_COUNT; f++) {
@@ -239,6 +258,7 @@ static void test_json_is_well_formed_and_complete(void **state)
     if (!json_valid(json)) fail_msg("not valid JSON:\n%s", json);
     assert_contains(json, "\"devices\": [\n  ]");
     assert_contains(json, "\"arch_matrix\": null");
+    assert_contains(json, "\"nvrtc_candidates\": []");
     free(json);
 }
 
@@ -253,6 +273,10 @@ static void test_text_shows_the_same(void **state)
         "Fake \"GPU\" 0", "Fake \"GPU\" 1", "9.0 (sm_90)", "8.0 (sm_80)", "yes (verified)", "yes (not verified)",
         "FAILED: 1 of 128 words wrong", "LDGSTS (cp.async) [sm_80]", "sm_90a (wgmma) [sm_90a]", "2800 GB/s",
         "89% of D2D", "run: it broke", "compiles for", "sm_80  sm_90",
+        "NVRTC: /venv/nvidia/cu13/lib/libnvrtc.so.13 (the version this build prefers)",
+        "  * 13.1.115 /venv/nvidia/cu13/lib/libnvrtc.so.13 (a wheel in $VIRTUAL_ENV; version from its wheel's dist-info)",
+        "    12 (minor unknown) libnvrtc.so.12 (the dynamic loader)",
+        "arch auto on device 0: sm_90: NVRTC 13.1 knows \"9.0\"", "arch auto on device 1: NVRTC 14.0 is newer",
     };
     for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++) assert_contains(text, needles[i]);
     /* devices are columns: both names on the one "name" row */

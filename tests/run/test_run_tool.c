@@ -321,6 +321,33 @@ static void test_compile_only_checks_the_command_line(void **state)
     assert_tool(0, "%s --compile-only --arch sm_90 --buf x=f32:1099511627776 --buf y=f32:4 %s", saxpy, args);
 }
 
+/* arch auto and the NVRTC/driver versions, on a fake device (CUDA 13.0
+ * driver) and a fake NVRTC of any version: NVRTC 13.5 gets a CUBIN to build
+ * (the fake then fails, naming what it was asked for); NVRTC 14.0 gets the
+ * version error, exit 3, before any compile. -v names the NVRTC and why. */
+static void test_arch_auto_follows_the_versions(void **state)
+{
+    (void)state;
+    const char *saxpy = kernel_path("saxpy.cu");
+    const char *args = "--kernel saxpy --grid 1 --block 32 --buf x=f32:32 --buf y=f32:32 --arg f32:2 --arg buf:x "
+                       "--arg buf:y --arg i32:32";
+    setenv("ASYNCRT_LIBCUDA", FAKE_LIBCUDA_PATH, 1);
+    setenv("ASYNCRT_NVRTC", FAKE_NVRTC_PATH, 1);
+    setenv("ASYNCRT_CACHE", "0", 1);
+    setenv("FAKE_NVRTC_VERSION", "13.5", 1);
+    assert_tool(3, "%s --arch auto -v %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "fake NVRTC: asked for sm_90"));
+    assert_non_null(strstr(run_tool_output(), "$ASYNCRT_NVRTC names it"));
+    setenv("FAKE_NVRTC_VERSION", "14.0", 1);
+    assert_tool(3, "%s --arch auto %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "NVRTC 14.0 is of a newer major version than the driver (CUDA 13.0)"));
+    assert_null(strstr(run_tool_output(), "fake NVRTC: asked for"));
+    unsetenv("FAKE_NVRTC_VERSION");
+    unsetenv("ASYNCRT_CACHE");
+    unsetenv("ASYNCRT_NVRTC");
+    setenv("ASYNCRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+}
+
 int main(void)
 {
     /* The no-driver case needs a libcuda that cannot load, on any machine. */
@@ -333,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_log_variable),      cmocka_unit_test(test_inputs_refused),
         cmocka_unit_test(test_json_escapes_raw_bytes),
         cmocka_unit_test(test_compile_only_checks_the_command_line),
+        cmocka_unit_test(test_arch_auto_follows_the_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* A stand-in libcuda with one device (compute capability $FAKE_CC, default
- * 90), enough to open it, "load" modules and count the loads, so that thread
- * safety and the asynchronous device open run on machines without a GPU.
+ * 90) behind a driver of $FAKE_DRIVER_VERSION (default 13000, CUDA 13.0),
+ * enough to open it, "load" modules and count the loads, so that thread
+ * safety, the asynchronous device open and the arch rule run on machines
+ * without a GPU.
  * Opening can be held at a gate (fake_gate_hold / fake_gate_release, looked
  * up with dlsym by the tests) to make "the device is still opening"
  * deterministic. $FAKE_FAIL names one entry point (e.g. cuDeviceGetName)
@@ -45,7 +47,12 @@ int fake_module_loads(void) { return atomic_load(&g_loads); }
 
 CUresult cuInit(unsigned flags) { return flags ? 1 : OK; }
 
-static CUresult driver_version(int *v) { *v = 13000; return OK; }
+static CUresult driver_version(int *v)
+{
+    const char *version = getenv("FAKE_DRIVER_VERSION"); /* 13000 = CUDA 13.0, the default */
+    *v = version ? atoi(version) : 13000;
+    return OK;
+}
 static CUresult error_name(CUresult r, const char **s) { (void)r; *s = "FAKE_ERROR"; return OK; }
 static CUresult device_count(int *n) { *n = 1; return OK; }
 static CUresult device_get(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? OK : 101; }

@@ -36,6 +36,10 @@ static void parse_accepts_the_documented_forms(void **state)
     }
 }
 
+/* The version matrix, as a pure function: NVRTC of an older major, the same
+ * version, a newer minor and a newer major than the driver (CUDA 13.0), each
+ * with the device known to NVRTC (9.0) and unknown (8.5, between its 80 and
+ * 86), then the edges. Every row states the sentence's key words. */
 static void auto_selection_table(void **state)
 {
     (void)state;
@@ -44,21 +48,27 @@ static void auto_selection_table(void **state)
         int cc_major, cc_minor, driver, nvrtc;
         asyncrt_status status;
         const char *arch;
-        const char *reason; /* a word the explanation must contain */
+        const char *reason; /* words the explanation must contain */
+        const char *also;
     } rows[] = {
-        {"H100, matching driver", 9, 0, 13000, 13000, ASYNCRT_SUCCESS, "sm_90", "CUBIN"},
-        {"A100, newer driver", 8, 0, 13010, 13000, ASYNCRT_SUCCESS, "sm_80", "CUBIN"},
-        {"RTX 4090", 8, 9, 13000, 13000, ASYNCRT_SUCCESS, "sm_89", "CUBIN"},
-        {"driver older than NVRTC", 9, 0, 12080, 13000, ASYNCRT_SUCCESS, "compute_90", "newer than the driver"},
-        {"device newer than NVRTC", 12, 5, 13050, 13000, ASYNCRT_SUCCESS, "compute_121", "does not know"},
-        {"device far newer", 15, 0, 15000, 13000, ASYNCRT_SUCCESS, "compute_121", "does not know"},
-        {"sm_85 unknown, falls to 80", 8, 5, 13000, 13000, ASYNCRT_SUCCESS, "compute_80", "does not know"},
-        {"Volta, older than all", 7, 0, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "older than every"},
-        {"Pascal", 6, 1, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "75 80 86"},
+        {"older major, known", 9, 0, 13000, 12080, ASYNCRT_SUCCESS, "sm_90", "older major version than the driver (CUDA 13.0), so a CUBIN", "NVRTC 12.8"},
+        {"older major, unknown", 8, 5, 13000, 12080, ASYNCRT_SUCCESS, "compute_80", "does not know compute capability 8.5", "not newer than the driver"},
+        {"same version, known", 9, 0, 13000, 13000, ASYNCRT_SUCCESS, "sm_90", "of the driver's major version (CUDA 13.0), so a CUBIN", "NVRTC 13.0"},
+        {"same version, unknown", 8, 5, 13000, 13000, ASYNCRT_SUCCESS, "compute_80", "so PTX for the newest arch below it", "not newer"},
+        {"newer minor, known", 9, 0, 13000, 13050, ASYNCRT_SUCCESS, "sm_90", "NVRTC 13.5 knows compute capability 9.0 and is of the driver's major version (CUDA 13.0), so a CUBIN", "whatever the minor"},
+        {"newer minor, unknown", 8, 5, 13000, 13050, ASYNCRT_ERROR_VERSION_MISMATCH, NULL, "NVRTC 13.5 does not know sm_85 (it knows 75 80 86", "install NVRTC 13.0 or older (pip install 'nvidia-cuda-nvrtc==13.0.*'"},
+        {"newer major, known", 9, 0, 13000, 14000, ASYNCRT_ERROR_VERSION_MISMATCH, NULL, "NVRTC 14.0 is of a newer major version than the driver (CUDA 13.0)", "install an NVRTC 13.x (pip install 'nvidia-cuda-nvrtc==13.*'"},
+        {"newer major, unknown", 8, 5, 13000, 14000, ASYNCRT_ERROR_VERSION_MISMATCH, NULL, "newer major version", "a driver for CUDA 14 or newer"},
+        {"CUDA 12 driver, NVRTC 13", 9, 0, 12080, 13000, ASYNCRT_ERROR_VERSION_MISMATCH, NULL, "(CUDA 12.8)", "nvidia-cuda-nvrtc-cu12==12.*"},
+        {"A100, newer driver", 8, 0, 13010, 13000, ASYNCRT_SUCCESS, "sm_80", "CUBIN", "driver's major"},
+        {"device newer than NVRTC", 12, 5, 13050, 13000, ASYNCRT_SUCCESS, "compute_121", "does not know", "PTX"},
+        {"device far newer, older major", 15, 0, 15000, 13000, ASYNCRT_SUCCESS, "compute_121", "does not know", "PTX"},
+        {"Volta, older than all", 7, 0, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "older than every", "NVRTC 13.0"},
+        {"Pascal", 6, 1, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "75 80 86", "6.1"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         asyncrt_arch a;
-        char why[512];
+        char why[768];
         asyncrt_status s = asyncrt__arch_select_auto(rows[i].cc_major, rows[i].cc_minor, rows[i].driver,
                                                     rows[i].nvrtc, k_nvrtc13, N13, &a, why, sizeof why);
         if (s != rows[i].status) fail_msg("%s: status %s (%s)", rows[i].what, asyncrt_status_string(s), why);
@@ -68,6 +78,7 @@ static void auto_selection_table(void **state)
             if (strcmp(name, rows[i].arch) != 0) fail_msg("%s: chose %s, expected %s", rows[i].what, name, rows[i].arch);
         }
         if (!strstr(why, rows[i].reason)) fail_msg("%s: explanation '%s' lacks '%s'", rows[i].what, why, rows[i].reason);
+        if (!strstr(why, rows[i].also)) fail_msg("%s: explanation '%s' lacks '%s'", rows[i].what, why, rows[i].also);
     }
 }
 

@@ -1,6 +1,8 @@
 /* Shared by asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache. */
 #include "tool.h"
 
+#include "base_internal.h" /* lib_search.h's candidates */
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,6 +32,18 @@ void tool_version_line(const char *tool, char *buf, size_t size)
              nvrtc);
 }
 
+void tool_print_nvrtc_candidates(FILE *f, const char *indent, const asyncrt_lib_candidate *candidates,
+                                 size_t count, int chosen)
+{
+    for (size_t i = 0; i < count; i++) {
+        const asyncrt_lib_candidate *c = &candidates[i];
+        char version[32];
+        asyncrt__lib_version_format(&c->version, version, sizeof version);
+        fprintf(f, "%s%s %-8s %s (%s%s%s)\n", indent, (int)i == chosen ? "*" : " ", version, c->path, c->step,
+                c->version_from[0] ? "; version from " : "", c->version_from);
+    }
+}
+
 int tool_exit_for_status(asyncrt_status s)
 {
     switch (s) {
@@ -40,7 +54,8 @@ int tool_exit_for_status(asyncrt_status s)
     case ASYNCRT_ERROR_TENSORMAP_INVALID: return TOOL_EXIT_USAGE;
     case ASYNCRT_ERROR_COMPILE:
     case ASYNCRT_ERROR_NVRTC:
-    case ASYNCRT_ERROR_UNSUPPORTED_ARCH: return TOOL_EXIT_COMPILE;
+    case ASYNCRT_ERROR_UNSUPPORTED_ARCH:
+    case ASYNCRT_ERROR_VERSION_MISMATCH: return TOOL_EXIT_COMPILE;
     case ASYNCRT_ERROR_NO_DRIVER:
     case ASYNCRT_ERROR_NO_DEVICE: return TOOL_EXIT_NO_DEVICE;
     case ASYNCRT_ERROR_IO: return TOOL_EXIT_IO;

@@ -16,6 +16,14 @@ int tool_usage_error(const char *tool, const char *fmt, ...) __attribute__((form
 /* "asyncrt-run 0.3.0 (libasyncrt 0.3.0, NVRTC 13.0)" */
 void tool_version_line(const char *tool, char *buf, size_t size);
 
+/* The NVRTCs the library's search found (runtime/base/lib_search.h), one
+ * line each after `indent`: a '*' on the chosen one, its version, path,
+ * where it was found and what told its version. asyncrt-probe and
+ * asyncrt-run -v print them alike. */
+struct asyncrt_lib_candidate;
+void tool_print_nvrtc_candidates(FILE *f, const char *indent, const struct asyncrt_lib_candidate *candidates,
+                                 size_t count, int chosen);
+
 /* "13.0" for 13000; "none" for 0. */
 void tool_format_cuda_version(int version, char *buf, size_t size);
 

@@ -87,6 +87,11 @@ int main(int argc, char **argv)
     probe_report r = {.nvrtc_version = asyncrt_nvrtc_version(), .checked = o.check, .benched = o.bench};
     const asyncrt_nvrtc *nvrtc; /* which NVRTC the search order chose, and why */
     char nvrtc_missing[2048];
+    asyncrt_nvrtc_choice found;
+    asyncrt__nvrtc_choice_get(&found);
+    r.nvrtc_candidates = found.candidates;
+    r.nvrtc_candidate_count = found.count;
+    r.nvrtc_chosen = found.chosen;
     if (asyncrt__nvrtc_load(&nvrtc, nvrtc_missing, sizeof nvrtc_missing) == ASYNCRT_SUCCESS) {
         r.nvrtc_path = nvrtc->path;
         r.nvrtc_why = nvrtc->why;

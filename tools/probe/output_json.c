@@ -106,6 +106,11 @@ static void write_device(FILE *f, const probe_report *r, const probe_device_repo
             "      \"nvrtc_version\": %d,\n",
             i->max_threads_per_block, i->max_threads_per_sm, i->warp_size, i->cluster_launch ? "true" : "false",
             i->driver_version, i->nvrtc_version);
+    fputs("      \"auto_target\": ", f);
+    json_string_or_null(f, d->auto_target);
+    fputs(",\n      \"auto_rule\": ", f);
+    tool_json_string(f, d->auto_rule);
+    fputs(",\n", f);
     write_features(f, d);
     write_bench(f, r, &d->bench);
     fprintf(f, "    }%s\n", last ? "" : ",");
@@ -141,6 +146,22 @@ void probe_write_json(FILE *f, const probe_report *r)
     json_string_or_null(f, r->nvrtc_path ? r->nvrtc_path : "");
     fputs(",\n  \"nvrtc_choice\": ", f);
     json_string_or_null(f, r->nvrtc_why ? r->nvrtc_why : "");
+    fputs(",\n  \"nvrtc_candidates\": [", f);
+    for (size_t i = 0; i < r->nvrtc_candidate_count; i++) {
+        const asyncrt_lib_candidate *c = &r->nvrtc_candidates[i];
+        char version[32];
+        asyncrt__lib_version_format(&c->version, version, sizeof version);
+        fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", f);
+        tool_json_string(f, c->path);
+        fputs(", \"version\": ", f);
+        tool_json_string(f, version);
+        fputs(", \"found_by\": ", f);
+        tool_json_string(f, c->step);
+        fputs(", \"version_from\": ", f);
+        json_string_or_null(f, c->version_from);
+        fprintf(f, ", \"chosen\": %s}", (int)i == r->nvrtc_chosen ? "true" : "false");
+    }
+    fputs(r->nvrtc_candidate_count ? "\n  ]" : "]", f);
     fputs(",\n  \"arch_matrix\": ", f);
     if (r->arch_matrix)
         write_arch_matrix(f, r->arch_matrix);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "table.h"
+#include "tool.h"
 
 #define KIB 1024.0
 #define MIB (1024.0 * 1024.0)
@@ -128,6 +129,13 @@ static void write_arch_matrix(FILE *f, const probe_arch_matrix *m)
     table_free(&t);
 }
 
+/* The arch rule that applies to each device, in the library's words. */
+static void write_auto_rules(FILE *f, const probe_report *r)
+{
+    for (size_t i = 0; i < r->device_count; i++)
+        fprintf(f, "arch auto on device %d: %s\n", r->devices[i].info.ordinal, r->devices[i].auto_rule);
+}
+
 void probe_write_text(FILE *f, const probe_report *r)
 {
     char nvrtc[16];
@@ -135,8 +143,13 @@ void probe_write_text(FILE *f, const probe_report *r)
     fprintf(f, "asyncrt-probe %s (NVRTC %s)\n", ASYNCRT_VERSION_STRING, nvrtc);
     if (r->nvrtc_why)
         fprintf(f, "NVRTC: %s (%s)\n", r->nvrtc_path ? r->nvrtc_path : "none", r->nvrtc_why);
+    tool_print_nvrtc_candidates(f, "  ", r->nvrtc_candidates, r->nvrtc_candidate_count, r->nvrtc_chosen);
     fputc('\n', f);
     if (r->device_count) write_devices(f, r);
+    if (r->device_count && !r->arch_matrix) write_auto_rules(f, r);
     if (r->device_count && r->arch_matrix) fputc('\n', f);
-    if (r->arch_matrix) write_arch_matrix(f, r->arch_matrix);
+    if (r->arch_matrix) {
+        write_arch_matrix(f, r->arch_matrix);
+        write_auto_rules(f, r);
+    }
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "asyncrt/runtime.h"
+#include "base_internal.h" /* the NVRTCs the search found (lib_search.h) */
 #include "feature_table.h"
 
 typedef enum probe_status {
@@ -41,6 +42,8 @@ typedef struct probe_bench {
 
 typedef struct probe_device_report {
     asyncrt_device_info info;
+    char auto_target[32];   /* what arch auto builds for it ("" when it cannot) */
+    char auto_rule[768];    /* the arch rule's sentence (arch.h), or why none applies */
     probe_feature_result features[PROBE_FEATURE_COUNT];
     probe_bench bench;
 } probe_device_report;
@@ -57,6 +60,9 @@ typedef struct probe_report {
     int nvrtc_version;
     const char *nvrtc_path;     /* the NVRTC chosen by the search order, NULL if none */
     const char *nvrtc_why;      /* why that one; or why none was usable */
+    const asyncrt_lib_candidate *nvrtc_candidates; /* every NVRTC the search found */
+    size_t nvrtc_candidate_count;
+    int nvrtc_chosen;           /* index into them, -1: none */
     bool checked;               /* --check */
     bool benched;               /* --bench */
     size_t device_count;

@@ -174,9 +174,21 @@ static void explain_remote_cache(const asyncrt_context *ctx)
                         "give the fleet one ASYNCRT_REMOTE_CACHE_KEY_FILE\n");
 }
 
+/* -v: which NVRTC the library's search chose among those it found, and why
+ * (by stat alone: a cache hit still opens none). */
+void run_explain_nvrtc(void)
+{
+    asyncrt_nvrtc_choice found;
+    asyncrt__nvrtc_choice_get(&found);
+    fprintf(stderr, "asyncrt-run: NVRTC %s (%s); found:\n",
+            found.chosen >= 0 ? found.candidates[found.chosen].path : "none", found.why);
+    tool_print_nvrtc_candidates(stderr, "asyncrt-run:   ", found.candidates, found.count, found.chosen);
+}
+
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
                 const char *source_dir, asyncrt_program **out, run_result *r)
 {
+    if (cli->verbose) run_explain_nvrtc();
     const char *includes[RUN_MAX_ITEMS + 1];
     size_t include_count = 0;
     for (size_t i = 0; i < cli->include_count; i++) includes[include_count++] = cli->includes[i];

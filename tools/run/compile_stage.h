@@ -18,6 +18,9 @@
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
                 const char *source_dir, asyncrt_program **out, run_result *r);
 
+/* -v: the NVRTCs the library found, the one it chose and why (stderr). */
+void run_explain_nvrtc(void);
+
 /* Replaces the compiled program's image with the CUBIN at `path` (--image):
  * the kernels keep the names the compile resolved. */
 int run_use_image(const char *path, asyncrt_program **program, run_result *r);

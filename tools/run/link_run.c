@@ -130,6 +130,7 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
     if (!programs) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     double start = now_ms();
     int rc = RUN_EXIT_OK;
+    if (cli->verbose) run_explain_nvrtc();
     for (size_t i = 0; rc == RUN_EXIT_OK && i < count; i++) {
         const char *path = i ? cli->more_sources[i - 1] : cli->source;
         char *text = i ? read_text(path, r) : (char *)first;
