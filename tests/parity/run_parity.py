@@ -42,15 +42,19 @@ import time
 import parity_common as pc
 
 # NVRTC's known differences from nvcc 13.0's images, by NVRTC major.minor: kernel -> (what, why).
-# 'what' names the columns excused: regs, static_shared, local, max_threads, time.
-SHARED64 = ("NVRTC 13.0's front end addresses shared memory with 64-bit registers (cicc without "
-            "--sharedmem32; 13.1 and later do as nvcc): other registers and code")
+# 'what' names the columns excused: regs, static_shared, local, max_threads, time. NVRTC 13.0's:
+# the kernels whose registers differ from nvcc's (test_parity_elf, build_images.py's elf.md) and the
+# warp-tiled SGEMM, 1.27x nvcc's time on the H100 (issue 32); the PTX of all five from NVRTC
+# 13.1-13.5 is nvcc 13.0's (NOTES-nvrtc-versions.md).
+SHARED64 = ("NVRTC 13.0 addresses shared memory with 64-bit registers ([%rd] in PTX; nvcc's cicc runs with "
+            "--sharedmem32, NVRTC 13.0's cannot): other code and registers. NVRTC 13.1+ gives nvcc 13.0's PTX")
 KNOWN = {
     "13.0": {
-        "sgemm_warptiling": ("regs time", SHARED64),
+        "sgemm_warptiling": ("time", SHARED64),
         "cs_bf16_wmma_gemm": ("regs max_threads time", SHARED64),
         "cs_half_wmma_gemm": ("regs max_threads time", SHARED64),
-        "cs_matrixmul": ("regs time", SHARED64),
+        "cs_shfl_scan": ("regs time", SHARED64),
+        "llmc_matmul_backward_bias": ("regs time", SHARED64),
     },
 }
 ATTRIBUTES = ("regs", "static_shared", "local", "max_threads")
