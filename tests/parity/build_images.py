@@ -21,7 +21,11 @@ DIR/elf.md compares every image with the reference from its ELF: registers, stac
 code (byte for byte, or the same instructions scheduled otherwise). DIR.tar.xz is DIR packed for
 the GPU machine (run_parity.py --images takes either).
 
-usage: build_images.py BUILD_DIR DIR [--filter W] [--versions V,V...] [--nvcc-wheel V] [--wheels W] [--jobs N]
+With --ptx, each set's PTX too (DIR-ptx/LABEL/KERNEL.ptx, not packed) and DIR-ptx/ptx.md: which
+kernels' PTX is the reference's, and how each addresses shared memory (the front end's part of a
+difference, where elf.md shows the whole).
+
+usage: build_images.py BUILD_DIR DIR [--filter W] [--versions V,V...] [--nvcc-wheel V] [--wheels W] [--jobs N] [--ptx]
   e.g. build_images.py build parity-images --nvcc-wheel 13.5.37   (parity-images* is git-ignored)
 """
 import argparse
@@ -94,22 +98,25 @@ class ImageSet:
         self.label, self.compiler, self.version, self.how = label, compiler, version, how
         self.nvcc, self.nvrtc, self.extra = nvcc, nvrtc, list(extra)
 
-    def build(self, tool, k, out, cache):
-        """(ok, message) after building k's image into out."""
+    def build(self, tool, k, out, cache, ptx=None):
+        """(ok, message) after building k's image into out (and its PTX into ptx)."""
         if self.compiler == "nvcc":
-            cmd = [self.nvcc, "-cubin", "-arch=" + k.arch, "-std=c++17"] + self.extra + k.nvcc_flags + ["-o", out, k.path]
+            nvcc = [self.nvcc, "-arch=" + k.arch, "-std=c++17"] + self.extra + k.nvcc_flags
+            cmds = [nvcc + ["-cubin", "-o", out, k.path]] + ([nvcc + ["-ptx", "-o", ptx, k.path]] if ptx else [])
             env = None
         else:
-            cmd = [tool, k.path, "--arch", k.arch] + k.run_line + ["--compile-only", "--emit-cubin", out, "--json"]
+            cmds = [[tool, k.path, "--arch", k.arch] + k.run_line + ["--compile-only", "--emit-cubin", out, "--json"] +
+                    (["--emit-ptx", ptx] if ptx else [])]
             env = dict(os.environ, ASYNCRT_CACHE_DIR=cache)
             if self.nvrtc:
                 env["ASYNCRT_NVRTC"] = self.nvrtc
             else:
                 env.pop("ASYNCRT_NVRTC", None)
-        rc, doc, out_text, err = pc.run(cmd, env=env, timeout=600)
-        if rc == 0 and os.path.isfile(out):
-            return True, "ok"
-        return False, "exit %d: %s" % (rc, ((doc or {}).get("error") or pc.last_line(err) or pc.last_line(out_text))[:200])
+        for cmd in cmds:
+            rc, doc, out_text, err = pc.run(cmd, env=env, timeout=600)
+            if rc != 0:
+                return False, "exit %d: %s" % (rc, ((doc or {}).get("error") or pc.last_line(err) or pc.last_line(out_text))[:200])
+        return True, "ok"
 
     def describe(self):
         return {"label": self.label, "compiler": self.compiler, "version": self.version, "how": self.how}
@@ -244,6 +251,58 @@ def elf_table(compare_tool, out, sets, names):
     return "\n".join(lines) + "\n"
 
 
+def ptx_functions(path):
+    """{name: text} of every .entry and .func with a body in a PTX file, without its linkage
+    (.visible or .weak: nvcc's explicit instantiation against NVRTC's name expression)."""
+    with open(path) as f:
+        t = f.read()
+    out = {}
+    for m in re.finditer(r"^(?:\.(?:visible|weak|extern) )*\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(", t, re.M):
+        end = t.find(")", m.end())
+        if end < 0 or t.find("{", end) < 0 or 0 <= t.find(";", end) < t.find("{", end):  # a declaration
+            continue
+        depth, i = 0, t.find("{", end)
+        while i < len(t):
+            depth += {"{": 1, "}": -1}.get(t[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        out[m.group(1)] = re.sub(r"^(\.(visible|weak|extern) )*", "", t[m.start():i + 1])
+    return out
+
+
+def shared_addresses(path):
+    """(ld/st.shared through a 64-bit register, through a 32-bit one)."""
+    with open(path) as f:
+        t = f.read()
+    return (len(re.findall(r"\b(?:ld|st)\.shared\S*\s[^;]*\[%rd", t)),
+            len(re.findall(r"\b(?:ld|st)\.shared\S*\s[^;]*\[%r\d", t)))
+
+
+def ptx_table(ptx_dir, sets, names):
+    """Every kernel's PTX functions against the reference's: '=' the same text (linkage aside)."""
+    ref = sets[0].label
+    lines = ["| kernel | %s | ld/st.shared through [64-bit]/[32-bit] registers: %s |" % (
+        " | ".join(s.label for s in sets[1:]), ", ".join(s.label for s in sets)), "|---|" + "---|" * len(sets)]
+    same = {s.label: 0 for s in sets[1:]}
+    for name in names:
+        path = lambda s: os.path.join(ptx_dir, s.label, name + ".ptx")
+        if not all(os.path.isfile(path(s)) for s in sets):
+            lines.append("| %s | missing |" % name)
+            continue
+        a = ptx_functions(path(sets[0]))
+        cells = []
+        for s in sets[1:]:
+            b = ptx_functions(path(s))
+            equal = all(b.get(f) == text for f, text in a.items())
+            same[s.label] += equal
+            cells.append("=" if equal else "differs")
+        lines.append("| %s | %s | %s |" % (name, " | ".join(cells), ", ".join("%d/%d" % shared_addresses(path(s)) for s in sets)))
+    lines += ["", "Against %s's PTX, every function of its (text, linkage aside): " % ref +
+              "; ".join("%s the same for %d of %d" % (k, v, len(names)) for k, v in same.items())]
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build")
@@ -253,22 +312,28 @@ def main():
     ap.add_argument("--nvcc-wheel", default="", help="also nvcc of the nvidia-cuda-nvcc wheels of this version")
     ap.add_argument("--wheels", default=os.path.join(tempfile.gettempdir(), "asyncrt-wheels"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--ptx", action="store_true", help="also each set's PTX, into DIR-ptx/, with DIR-ptx/ptx.md")
     a = ap.parse_args()
     tool = os.path.abspath(os.path.join(a.build, "tools/run/asyncrt-run"))
     compare_tool = os.path.abspath(os.path.join(a.build, "tests/parity/cubin-compare"))
     os.makedirs(a.wheels, exist_ok=True)
     sets = image_sets(a, tool)
     ks = list(pc.kernels(a.filter))
-    shutil.rmtree(a.out, ignore_errors=True)
+    ptx_dir = a.out.rstrip("/") + "-ptx"
+    for d in (a.out, ptx_dir):
+        shutil.rmtree(d, ignore_errors=True)
     for s in sets:
         os.makedirs(os.path.join(a.out, s.label))
+        if a.ptx:
+            os.makedirs(os.path.join(ptx_dir, s.label))
     cache = tempfile.mkdtemp(prefix="asyncrt-images-cache.")
     jobs = []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         for s in sets:
             for k in ks:
                 out = os.path.join(a.out, s.label, k.name + ".cubin")
-                jobs.append((s, k, pool.submit(s.build, tool, k, out, os.path.join(cache, s.label))))
+                ptx = os.path.join(ptx_dir, s.label, k.name + ".ptx") if a.ptx else None
+                jobs.append((s, k, pool.submit(s.build, tool, k, out, os.path.join(cache, s.label), ptx)))
     shutil.rmtree(cache, ignore_errors=True)
     kernels = {k.name: {"arch": k.arch, "sha256": k.sha256, "source": os.path.relpath(k.path, pc.HERE), "failed": {}}
                for k in ks}
@@ -291,6 +356,11 @@ def main():
     with open(os.path.join(a.out, "elf.md"), "w") as f:
         f.write(table)
     print(table)
+    if a.ptx:
+        table = ptx_table(ptx_dir, sets, [k.name for k in ks])
+        with open(os.path.join(ptx_dir, "ptx.md"), "w") as f:
+            f.write(table)
+        print(table)
     size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(a.out) for f in fs)
     archive = a.out.rstrip("/") + ".tar.xz"
     with tarfile.open(archive, "w:xz") as t:
