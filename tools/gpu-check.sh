@@ -124,24 +124,22 @@ for stage in $stages; do
     python3 tests/parity/run_parity.py $build "$OUT/parity" ${ASYNCRT_PARITY_ARGS:-} >"$OUT/parity.log" 2>&1 || rc=1
     cp "$OUT/parity/parity.md" "$OUT/parity.md" 2>/dev/null
     note "parity: $(grep -E '^\| asyncrt|processes, ' "$OUT/parity.log" | tr '\n' ' ')"
-    rm -rf "$OUT/parity/work"
     ;;
   parity-sweep)
     # The NVRTC version sweep (issue 32): the images tests/parity/build_images.py made on a CPU
     # machine (parity-images/ or parity-images.tar.xz, carried here), every set against nvcc's, then
     # Nsight Compute on flash_attention_minimal's images (profile/). ASYNCRT_PARITY_ARGS: the
-    # harness's options (default: 3 rounds, no kernel started past 400 s).
+    # harness's options (default: 3 rounds, no kernel started past 360 s).
     images=${ASYNCRT_PARITY_IMAGES:-parity-images.tar.xz}
     [ -d parity-images ] && [ -z "${ASYNCRT_PARITY_IMAGES:-}" ] && images=parity-images
     # shellcheck disable=SC2086
-    python3 tests/parity/run_parity.py $build "$OUT/parity-sweep" --images "$images" ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 400} \
+    python3 tests/parity/run_parity.py $build "$OUT/parity-sweep" --images "$images" ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 360} \
       >"$OUT/parity-sweep.log" 2>&1 || rc=1
     cp "$OUT/parity-sweep/parity.md" "$OUT/parity-sweep.md" 2>/dev/null
     note "parity-sweep: $(grep -E '^\| (nvrtc|nvcc)-|processes, ' "$OUT/parity-sweep.log" | tr '\n' ' ')"
-    timeout "${ASYNCRT_PROFILE_TIMEOUT:-120}" python3 tests/parity/profile_images.py $build "$images" flash_attention_minimal \
+    timeout "${ASYNCRT_PROFILE_TIMEOUT:-100}" python3 tests/parity/profile_images.py $build "$images" flash_attention_minimal \
       "$OUT/profile" ${ASYNCRT_PROFILE_SETS:-nvcc-13.0 nvrtc-13.4.92 nvrtc-13.5.37 nvcc-13.5.37} >>"$OUT/parity-sweep.log" 2>&1
     note "profile: $(find "$OUT/profile" -name '*.txt' 2>/dev/null | wc -l) ncu reports in profile/"
-    rm -rf "$OUT/parity-sweep/work" "$OUT/profile/images"
     ;;
   link)
     # A call across files: one file, linked, linked with LTO (issue 27; tools/bench/link_bench.sh).

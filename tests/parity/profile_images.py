@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import parity_common as pc
 
@@ -25,9 +26,16 @@ def main():
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     build, images, name, out = sys.argv[1:5]
-    images = pc.image_folder(images, out)
+    work = tempfile.mkdtemp(prefix="asyncrt-profile.")
+    try:
+        return profile(build, pc.image_folder(images, work), name, out, sys.argv[5:])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def profile(build, images, name, out, labels):
     with open(os.path.join(images, "manifest.json")) as f:
-        labels = sys.argv[5:] or [s["label"] for s in json.load(f)["sets"]]
+        labels = labels or [s["label"] for s in json.load(f)["sets"]]
     ks = [k for k in pc.kernels() if k.name == name]
     if not ks:
         print("no kernel file %s.cu under tests/parity" % name, file=sys.stderr)

@@ -35,8 +35,10 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 import parity_common as pc
@@ -117,6 +119,7 @@ class Harness:
         self.rows = []       # one dict per kernel
         self.stopped = []    # kernels left out by the deadline
         self.manifest = None
+        self.work = tempfile.mkdtemp(prefix="asyncrt-parity.")  # nvcc's images, unpacked images, outputs
 
     def run(self, cmd, what):
         t = time.time()
@@ -130,7 +133,7 @@ class Harness:
             m = re.search(r"NVRTC (\d+\.\d+)", pc.run([self.tool, "--version"])[2])
             nvrtc = m.group(1) if m else "?"
             return Candidate("nvcc", None), [Candidate("asyncrt (NVRTC %s)" % nvrtc, nvrtc)]
-        self.folder = pc.image_folder(self.a.images, os.path.join(self.a.out, "work"))
+        self.folder = pc.image_folder(self.a.images, self.work)
         with open(os.path.join(self.folder, "manifest.json")) as f:
             self.manifest = json.load(f)
 
@@ -149,9 +152,7 @@ class Harness:
             pc.run([self.tool, k.path, "--arch", k.arch] + k.run_line + ["--compile-only"])
             if self.manifest:
                 return
-            work = os.path.join(self.a.out, "work", k.name)
-            os.makedirs(work, exist_ok=True)
-            cubin = os.path.join(work, "nvcc.cubin")
+            cubin = os.path.join(self.work, k.name + ".cubin")
             cmd = [self.nvcc, "-cubin", "-arch=" + k.arch, "-std=c++17"] + k.nvcc_flags + ["-o", cubin, k.path]
             rc, _, _, err = pc.run(cmd)
             ref.args[k.name] = ["--image", cubin] if rc == 0 else None
@@ -186,8 +187,14 @@ class Harness:
     # -- one kernel ----------------------------------------------------------------------------
     def kernel(self, k, ref, cands):
         row = {"kernel": k.name, "arch": k.arch, "sets": {}}
-        work = os.path.join(self.a.out, "work", k.name)
+        work = os.path.join(self.work, k.name)  # the reference's outputs, gone after the kernel
         os.makedirs(work, exist_ok=True)
+        try:
+            return self.kernel_in(k, ref, cands, row, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def kernel_in(self, k, ref, cands, row, work):
         ref_args = ref.args.get(k.name)
         if ref_args is None:
             row["error"] = ref.why.get(k.name, "no %s image" % ref.label)
@@ -388,7 +395,11 @@ def main():
     ap.add_argument("--filter", default="", help="only files whose name holds one of these comma-separated words")
     ap.add_argument("--rounds", type=int, default=3, help="timing rounds (reference and each candidate once per round)")
     ap.add_argument("--deadline", type=float, default=0, help="start no kernel that would end past S seconds")
-    return Harness(ap.parse_args()).main()
+    h = Harness(ap.parse_args())
+    try:
+        return h.main()
+    finally:
+        shutil.rmtree(h.work, ignore_errors=True)
 
 
 if __name__ == "__main__":
