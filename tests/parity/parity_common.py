@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,3 +91,29 @@ def image_folder(images, work):
     if not found:
         raise SystemExit("%s: no manifest.json inside" % images)
     return found[0]
+
+
+HOLD = r"""
+import ctypes, sys
+cuda = ctypes.CDLL("libcuda.so.1")
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+if cuda.cuInit(0) or cuda.cuDeviceGet(ctypes.byref(dev), 0) or cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev):
+    sys.exit(1)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def hold_device():
+    """A process holding device 0's primary context, idle, while the harness runs: each of its
+    hundreds of asyncrt-run processes then starts on an initialised driver, where persistence
+    mode may be off (no setting is changed). None where there is no driver; close() ends it."""
+    try:
+        p = subprocess.Popen([sys.executable, "-c", HOLD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return None
+    if p.stdout.readline().strip() != "held":
+        p.wait()
+        return None
+    return p

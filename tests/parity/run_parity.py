@@ -22,6 +22,8 @@ Per kernel:
   4. Registers, static shared, local memory and max threads per block (the driver's, from
      asyncrt-run --json) must be the reference's.
 A known difference (KNOWN: per NVRTC version, kernel, what and why) is reported and not failed.
+While it runs, an idle process holds device 0's primary context, so that each of the hundreds of
+asyncrt-run processes starts on an initialised driver whether persistence mode is on or not.
 
 Prints one table per candidate set and a summary, writes them to OUT/parity.md and every process's
 figures to OUT/parity.json (rewritten after each kernel, so a run cut short keeps what it did), and
@@ -396,9 +398,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="timing rounds (reference and each candidate once per round)")
     ap.add_argument("--deadline", type=float, default=0, help="start no kernel that would end past S seconds")
     h = Harness(ap.parse_args())
+    holder = pc.hold_device()
     try:
         return h.main()
     finally:
+        if holder:
+            holder.stdin.close()
+            holder.wait()
         shutil.rmtree(h.work, ignore_errors=True)
 
 
