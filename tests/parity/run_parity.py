@@ -5,8 +5,10 @@ For every kernel file under tests/parity/{tricky,corpus}/ (headers in corpus/REA
 candidate images against a reference image, all run by asyncrt-run on the file's run line:
   default        reference: nvcc -cubin of the file, built here; candidate: asyncrt's own image,
                  made by the NVRTC asyncrt-run uses (asyncrt-run --version names it)
-  --images DIR   the folder build_images.py made on a CPU machine: reference DIR/nvcc-X.Y, and every
-                 other set in it (NVRTC 13.0 ... 13.5, nvcc 13.5) a candidate; one table per set
+  --images DIR   the folder build_images.py made on a CPU machine (or its .tar.xz): reference
+                 DIR/nvcc-X.Y, every other set in it (NVRTC 13.0 ... 13.5, nvcc 13.5) a candidate, one
+                 table per set; a kernel's images that run the same (one digest in the manifest) run
+                 once, and the others show its figures
 
 Per kernel:
   1. The reference runs once with --out (its outputs) and a short per-launch timing (--repeat 5),
@@ -29,7 +31,7 @@ Prints one table per candidate set and a summary, writes them to OUT/parity.md a
 figures to OUT/parity.json (rewritten after each kernel, so a run cut short keeps what it did), and
 exits 1 on any difference that is not known.
 
-usage: run_parity.py BUILD_DIR OUT_DIR [--images DIR] [--filter W,W] [--rounds N] [--deadline S]
+usage: run_parity.py BUILD_DIR OUT_DIR [--images DIR|DIR.tar.xz] [--filter W,W] [--rounds N] [--deadline S]
 """
 import argparse
 import concurrent.futures
