@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
-#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [link]   (default: test)
+#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [link]   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
-# parity.md, summary.txt.
+# parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
 # as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/).
@@ -125,11 +125,27 @@ for stage in $stages; do
     note "profile: $(grep -c '^===' "$OUT/ncu.txt") kernels in ncu.txt"
     ;;
   parity)
-    # nvcc's image and asyncrt's of every kernel in tests/parity, on the same inputs (issue 22).
+    # nvcc's image and asyncrt's of every kernel in tests/parity, on the same inputs (issues 22, 32).
+    # shellcheck disable=SC2086
     python3 tests/parity/run_parity.py $build "$OUT/parity" ${ASYNCRT_PARITY_ARGS:-} >"$OUT/parity.log" 2>&1 || rc=1
     cp "$OUT/parity/parity.md" "$OUT/parity.md" 2>/dev/null
-    note "parity: $(tail -1 "$OUT/parity.log")"
-    rm -rf "$OUT/parity/work"
+    note "parity: $(grep -E '^\| asyncrt|processes, ' "$OUT/parity.log" | tr '\n' ' ')"
+    ;;
+  parity-sweep)
+    # The NVRTC version sweep (issue 32): the images tests/parity/build_images.py made on a CPU
+    # machine (parity-images/ or parity-images.tar.xz, carried here), every set against nvcc's, then
+    # Nsight Compute on flash_attention_minimal's images (profile/). ASYNCRT_PARITY_ARGS: the
+    # harness's options (default: 3 rounds, no kernel started past 360 s).
+    images=${ASYNCRT_PARITY_IMAGES:-parity-images.tar.xz}
+    [ -d parity-images ] && [ -z "${ASYNCRT_PARITY_IMAGES:-}" ] && images=parity-images
+    # shellcheck disable=SC2086
+    python3 tests/parity/run_parity.py $build "$OUT/parity-sweep" --images "$images" ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 360} \
+      >"$OUT/parity-sweep.log" 2>&1 || rc=1
+    cp "$OUT/parity-sweep/parity.md" "$OUT/parity-sweep.md" 2>/dev/null
+    note "parity-sweep: $(grep -E '^\| (nvrtc|nvcc)-|processes, ' "$OUT/parity-sweep.log" | tr '\n' ' ')"
+    timeout "${ASYNCRT_PROFILE_TIMEOUT:-100}" python3 tests/parity/profile_images.py $build "$images" flash_attention_minimal \
+      "$OUT/profile" ${ASYNCRT_PROFILE_SETS:-nvcc-13.0 nvrtc-13.4.92 nvrtc-13.5.37 nvcc-13.5.37} >>"$OUT/parity-sweep.log" 2>&1
+    note "profile: $(find "$OUT/profile" -name '*.txt' 2>/dev/null | wc -l) ncu reports in profile/"
     ;;
   link)
     # A call across files: one file, linked, linked with LTO (issue 27; tools/bench/link_bench.sh).

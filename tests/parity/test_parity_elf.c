@@ -8,7 +8,8 @@
  * shared memory starts, and the parameter bank. Registers, stack and code
  * are printed, not required: NVRTC's front end makes other PTX than nvcc's
  * for some kernels (bare NVRTC alike); the GPU half (run_parity.py) holds
- * results and speed to nvcc's. */
+ * results, speed and the driver's attributes to nvcc's, but for the NVRTC
+ * version's known differences (its KNOWN table). */
 #define _GNU_SOURCE /* strdup, asprintf */
 #include <stdio.h>
 #include <stdlib.h>

@@ -209,7 +209,13 @@ static void test_results_and_timing(void **state)
     assert_true(cli.rtol == 1e-3 && cli.atol == 0);
     assert_int_equal(cli.repeat, 100);
     assert_int_equal(cli.warmup, 5);
+    assert_int_equal(cli.batch, 1);
     assert_int_equal(cli.bytes, 1 << 20);
+    /* --batch: launches per timed sample, only with --repeat. */
+    assert_int_equal(PARSE("k.cu", "--repeat", "10", "--batch", "200"), RUN_EXIT_OK);
+    assert_int_equal(cli.batch, 200);
+    assert_usage_error("--batch only applies", "k.cu", "--batch", "200");
+    assert_usage_error("--batch '0'", "k.cu", "--repeat", "3", "--batch", "0");
 }
 
 /* Several sources, --link, --lto, -Xnvjitlink (issue 27). */

@@ -185,6 +185,11 @@ static void test_signature_check_json_and_timing(void **state)
     assert_non_null(strstr(out, "\"timing\":{\"repeat\":5"));
     assert_non_null(strstr(out, "\"bytes\":32768"));
     assert_non_null(strstr(out, "target sm_"));
+    /* --batch: each sample is the mean of a batch of back-to-back launches. */
+    assert_tool(0, "%s --grid 16 --block 256 --buf x=f32:4096:rand=1 --buf y=f32:4096 --arg f32:2 --arg buf:x "
+                   "--arg buf:y --arg i32:4096 --repeat 3 --batch 50 --json",
+                kernel_path("saxpy.cu"));
+    assert_non_null(strstr(run_tool_output(), "\"timing\":{\"repeat\":3,\"warmup\":1,\"batch\":50,"));
     /* A kernel fault is a CUDA error (exit 5): a pointer into nothing. Not
      * under compute-sanitizer, which would rightly report the fault itself. */
     if (getenv("ASYNCRT_UNDER_SANITIZER")) return;

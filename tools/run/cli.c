@@ -23,7 +23,7 @@ typedef struct parser {
     char tmap_buffer[RUN_MAX_ITEMS][RUN_NAME_MAX];
     char out_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
     char expect_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
-    bool warmup_given;
+    bool warmup_given, batch_given;
 } parser;
 
 static bool fail(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -703,6 +703,7 @@ static bool check_combination(parser *p)
     if (c->compile_only && !strcmp(c->arch, "auto"))
         return fail(p, "--compile-only needs an explicit --arch (e.g. sm_90 or compute_80): 'auto' reads the GPU");
     if (p->warmup_given && !c->repeat) return fail(p, "--warmup only applies with --repeat N");
+    if (p->batch_given && !c->repeat) return fail(p, "--batch only applies with --repeat N");
     if (!run_link_check(c, p->err, p->err_size)) return false;
     for (size_t i = 0; i < c->launch_count; i++) {
         const run_launch_spec *l = &c->launches[i];
@@ -839,6 +840,13 @@ static bool take_warmup(parser *p, const char *name, const char *v)
     return true;
 }
 
+static bool take_batch(parser *p, const char *name, const char *v)
+{
+    if (!take_count(p, name, v, 1, &p->cli->batch)) return false;
+    p->batch_given = true;
+    return true;
+}
+
 static bool take_bytes(parser *p, const char *name, const char *v)
 {
     (void)name;
@@ -891,9 +899,9 @@ static const valued_option k_valued[] = {
     {"--cluster", take_cluster},   {"--smem", take_smem},             {"--buf", take_buf},
     {"--arg", take_arg},           {"--tmap", take_tmap},             {"--out", take_out},
     {"--expect", take_expect},     {"--rtol", take_rtol},             {"--atol", take_atol},
-    {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--bytes", take_bytes},
-    {"--emit-ptx", take_emit_ptx}, {"--emit-cubin", take_emit_cubin}, {"--priority", take_priority},
-    {"--image", take_image},       {"--bundle", take_bundle},
+    {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--batch", take_batch},
+    {"--bytes", take_bytes},       {"--emit-ptx", take_emit_ptx},     {"--emit-cubin", take_emit_cubin},
+    {"--priority", take_priority}, {"--image", take_image},           {"--bundle", take_bundle},
 };
 
 static bool parse_one(parser *p, int argc, char *const *argv, int *i, bool *options_done)
@@ -962,6 +970,7 @@ int run_cli_parse(int argc, char *const *argv, run_cli *out, char *err, size_t e
     init_launch(&out->launches[0]);
     out->rtol = out->atol = -1;
     out->warmup = 1;
+    out->batch = 1;
     bool ok = true, options_done = false;
     for (int i = 1; ok && i < argc; i++) {
         if (!argv[i]) ok = fail(p, "argv[%d] is NULL", i);

@@ -129,6 +129,7 @@ typedef struct run_cli {
     char expect_path_storage[RUN_MAX_ITEMS][1024]; /* FILE of FILE:rtol=... */
     double rtol, atol;        /* negative: per-dtype defaults; --expect's own win */
     unsigned repeat, warmup;
+    unsigned batch;           /* launches per timed sample (--batch; 1: one event pair per launch) */
     uint64_t bytes;           /* 0: derived from the buffers */
     bool compile_only, json;
     int verbose;

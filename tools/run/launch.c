@@ -342,11 +342,14 @@ static int time_one(asyncrt_context *ctx, const run_cli *cli, size_t i, const ru
     if (!ms) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     asyncrt_status s = asyncrt_timer_create(ctx, &timer);
     for (unsigned k = 0; s == ASYNCRT_SUCCESS && k < cli->warmup; k++) s = launch_once(cli, i, p);
+    /* A sample is one event pair around --batch back-to-back launches: a
+     * kernel of a few microseconds is then timed, not the events' jitter. */
     for (unsigned k = 0; s == ASYNCRT_SUCCESS && k < cli->repeat; k++) {
         s = asyncrt_timer_start(timer, p->stream);
-        if (s == ASYNCRT_SUCCESS) s = launch_once(cli, i, p);
+        for (unsigned b = 0; s == ASYNCRT_SUCCESS && b < cli->batch; b++) s = launch_once(cli, i, p);
         if (s == ASYNCRT_SUCCESS) s = asyncrt_timer_stop(timer, p->stream);
         if (s == ASYNCRT_SUCCESS) s = asyncrt_timer_elapsed_ms(timer, &ms[k]);
+        ms[k] /= (float)cli->batch;
     }
     if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
     asyncrt_timer_destroy(timer);

@@ -61,6 +61,7 @@ static void text_timing(const run_cli *cli, const run_launch_result *l, size_t i
     if (cli->launch_count > 1) fprintf(out, "launch %zu (%s) ", i + 1, l->kernel);
     fprintf(out, "time: median %.4f ms, min %.4f ms, max %.4f ms over %u launches (warm-up %u)", l->median_ms,
             l->min_ms, l->max_ms, cli->repeat, cli->warmup);
+    if (cli->batch > 1) fprintf(out, ", each the mean of a batch of %u", cli->batch);
     if (l->bytes) fprintf(out, "; %llu bytes: %.1f GB/s", (unsigned long long)l->bytes, l->gbps);
     fputc('\n', out);
 }
@@ -100,8 +101,8 @@ static void json_dim3(FILE *out, const char *key, const unsigned d[3])
 
 static void json_timing(FILE *out, const run_cli *cli, const run_launch_result *l)
 {
-    fprintf(out, ",\"timing\":{\"repeat\":%u,\"warmup\":%u,\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f",
-            cli->repeat, cli->warmup, l->median_ms, l->min_ms, l->max_ms);
+    fprintf(out, ",\"timing\":{\"repeat\":%u,\"warmup\":%u,\"batch\":%u,\"median_ms\":%.6f,\"min_ms\":%.6f,"
+            "\"max_ms\":%.6f", cli->repeat, cli->warmup, cli->batch, l->median_ms, l->min_ms, l->max_ms);
     if (l->bytes) fprintf(out, ",\"bytes\":%llu,\"gbps\":%.3f", (unsigned long long)l->bytes, l->gbps);
     fputc('}', out);
 }
