@@ -400,7 +400,8 @@ void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], const asyncr
 
 /* ---- side files: small notes kept beside the entries --------------------- */
 
-#define SIDE_MAGIC "ASYNCRTS"
+#define SIDE_MAGIC ASYNCRT_SIDE_MAGIC
+#define SIDE_FORMAT ASYNCRT_SIDE_FORMAT /* 2: the digest covers the header */
 #define SIDE_MAX_BYTES 65536
 
 /* The key a side file is sealed under: its name, so a copy under another name fails. */
@@ -424,7 +425,7 @@ char *asyncrt__cache_read_side(asyncrt_cache *c, const char *name)
     unsigned char *data = asyncrt__cache_read_file(fd, name, SIDE_MAX_BYTES, false, &size, why, sizeof why);
     const unsigned char *text = NULL;
     side_key(name, key);
-    if (data && !asyncrt__seal_open("side file", data, size, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &text,
+    if (data && !asyncrt__seal_open("side file", data, size, SIDE_MAGIC, SIDE_FORMAT, key, shared ? mac_key : NULL, &text,
                                    &text_size, NULL, why, sizeof why))
         text = NULL;
     if (!text && why[0]) asyncrt__diag_log(c->diag, 1, "warning: ignoring cache side file %s/%s: %s", dir, name, why);
@@ -451,7 +452,7 @@ bool asyncrt__cache_write_side(asyncrt_cache *c, const char *name, const char *t
     asyncrt__seal_begin(&w);
     asyncrt__put(&w, text, strlen(text));
     size_t size = 0;
-    unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &size);
+    unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, SIDE_FORMAT, key, shared ? mac_key : NULL, &size);
     bool ok = data && asyncrt__cache_write_file(fd, name, data, size, shared ? 0660 : 0600);
     if (!ok) asyncrt__diag_log(c->diag, 1, "warning: cannot write cache side file %s/%s: %s", dir, name, strerror(errno));
     free(data);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cache_codec.h"
 #include "context.h"
 #include "cache_store.h"
 #include "cache_trust.h"
@@ -396,6 +397,130 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
     free(key), free(entry), free(private_dir), free(private_entry), free(other), free(other_entry);
 }
 
+/* ---- sealed bytes bound to their key (issue 33) -------------------------- */
+
+/* The file of dir ending in suffix that is not `except` (NULL: the only one). */
+static char *file_but(const char *dir, const char *suffix, const char *except)
+{
+    DIR *d = opendir(dir);
+    char *path = NULL;
+    for (struct dirent *e; d && !path && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), m = strlen(suffix);
+        if (n < m || strcmp(e->d_name + n - m, suffix) != 0) continue;
+        path = asyncrt__format("%s/%s", dir, e->d_name);
+        if (except && strcmp(path, except) == 0) free(path), path = NULL;
+    }
+    if (d) closedir(d);
+    assert_non_null(path);
+    return path;
+}
+
+/* Writes `from`'s bytes at `to`, with the header's key (bytes 16..48) that
+ * `to` had: the relabelling that needs no key. */
+static void relabel(const char *from, const char *to)
+{
+    size_t size = 0, to_size = 0;
+    char why[256];
+    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, from, 1 << 26, false, &size, why, sizeof why);
+    unsigned char *old = asyncrt__cache_read_file(AT_FDCWD, to, 1 << 26, false, &to_size, why, sizeof why);
+    assert_non_null(data);
+    assert_non_null(old);
+    memcpy(data + 16, old + 16, 32);
+    int fd = open(to, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, size), (ssize_t)size);
+    close(fd);
+    free(data), free(old);
+}
+
+/* Compiles `value` for `arch` in a fresh context on dir: its origin, its arch
+ * in got (32 bytes), the log in *log. */
+static asyncrt_program_origin compile_for(const char *dir, int value, const char *arch, char *got, char **log)
+{
+    char define[32];
+    snprintf(define, sizeof define, "VALUE=%d", value);
+    const char *defines[] = {define};
+    asyncrt_compile_options o = {.arch = arch, .defines = defines, .define_count = 1};
+    test_capture_begin();
+    asyncrt_context *ctx = new_context(dir);
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
+    asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+    snprintf(got, 32, "%s", asyncrt_program_arch(p));
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(ctx);
+    char *text = test_capture_end();
+    if (log) *log = text;
+    else free(text);
+    return origin;
+}
+
+/* One key's sealed bytes under another key's name, the header's key
+ * rewritten to match (all it takes without the team's key): the digest (the
+ * MAC, in a shared cache) covers the header, so both an entry (compute_90's
+ * image for a compute_80 request) and a manifest (VALUE=1's dependency set
+ * for a VALUE=2 request) are refused, not served. In both modes. */
+static void sealed_bytes_relabelled_for_another_key_are_refused(void **state)
+{
+    fixture *f = *state;
+    for (int shared = 0; shared < 2; shared++) {
+        char *dir = asyncrt__format("%s/%s", f->root, shared ? "shared" : "private");
+        const char *refusal = shared ? "MAC mismatch" : "checksum mismatch";
+        if (shared) {
+            assert_int_equal(mkdir(dir, 02770), 0);
+            assert_int_equal(chmod(dir, 02770), 0);
+            setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+        }
+        char arch[32], *log = NULL;
+        assert_int_equal(compile_for(dir, 1, "compute_90", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+        char *e90 = file_but(dir, ".bin", NULL), *mf1 = file_but(dir, ".mf", NULL);
+        assert_int_equal(compile_for(dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+        char *e80 = file_but(dir, ".bin", e90), *mf80 = file_but(dir, ".mf", mf1);
+        relabel(e90, e80);
+        assert_int_equal(compile_for(dir, 1, "compute_80", arch, &log), ASYNCRT_ORIGIN_COMPILED);
+        assert_string_equal(arch, "compute_80");
+        assert_logged(log, refusal);
+        free(log);
+        assert_int_equal(compile_for(dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_DISK_CACHE); /* rewritten */
+
+        /* A manifest: VALUE=2's key leading to VALUE=1's program. */
+        assert_int_equal(compile_for(dir, 2, "compute_90", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+        char *mf2 = NULL;
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            char *path = asyncrt__format("%s/%s", dir, e->d_name);
+            if (strstr(e->d_name, ".mf") && strcmp(path, mf1) && strcmp(path, mf80) && !mf2) mf2 = path;
+            else free(path);
+        }
+        closedir(d);
+        assert_non_null(mf2);
+        relabel(mf1, mf2);
+        assert_int_equal(compile_for(dir, 2, "compute_90", arch, &log), ASYNCRT_ORIGIN_COMPILED);
+        assert_logged(log, refusal);
+        free(log);
+        unsetenv("ASYNCRT_CACHE_SHARED");
+        free(dir), free(e90), free(e80), free(mf1), free(mf80), free(mf2);
+    }
+}
+
+/* An entry of the previous format (an older asyncrt's) is a clean miss. */
+static void an_entry_of_an_older_format_is_a_miss(void **state)
+{
+    fixture *f = *state;
+    char arch[32], *log = NULL;
+    assert_int_equal(compile_for(f->dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+    char *entry = file_but(f->dir, ".bin", NULL);
+    int fd = open(entry, O_RDWR);
+    uint32_t old = ASYNCRT_ENTRY_FORMAT - 1;
+    assert_int_equal(pwrite(fd, &old, 4, 8), 4);
+    close(fd);
+    assert_int_equal(compile_for(f->dir, 1, "compute_80", arch, &log), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "written by an older asyncrt");
+    free(log);
+    assert_int_equal(compile_for(f->dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+    free(entry);
+}
+
 /* ---- odd files at an entry's or a manifest's path ----------------------- */
 
 typedef enum odd_kind { ODD_FIFO, ODD_DIRECTORY, ODD_SYMLINK, ODD_HUGE } odd_kind;
@@ -693,6 +818,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(a_directory_swapped_between_compiles_is_never_read, setup, teardown),
         cmocka_unit_test_setup_teardown(side_files_follow_the_cache_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(sealed_bytes_relabelled_for_another_key_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_entry_of_an_older_format_is_a_miss, setup, teardown),
         cmocka_unit_test_setup_teardown(odd_files_are_refused_without_hanging, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_manifest_is_discarded, setup, teardown),
         cmocka_unit_test_setup_teardown(counters_count_what_happened, setup, teardown),
