@@ -269,6 +269,8 @@ static char *memo_path(const char *dir)
     return path;
 }
 
+static void copy_file(const char *from, const char *to);
+
 static void side_files_follow_the_cache_rules(void **state)
 {
     fixture *f = *state;
@@ -319,6 +321,74 @@ static void side_files_follow_the_cache_rules(void **state)
     char *log = test_capture_end();
     assert_logged(log, "symbolic link");
     free(log), free(link), free(real), free(hint_dir), free(open_dir), free(memo);
+}
+
+/* The seal is what makes a side file trusted (issue 33): a file of the same
+ * text written without it (an older asyncrt's plain text, or anyone's), a
+ * sealed one copied under another side file's name, or, in a shared cache, one
+ * without the team's MAC is ignored with a log line, as a consumer (the
+ * speculative target hint) sees it too. */
+static void unsealed_or_renamed_side_files_are_ignored(void **state)
+{
+    fixture *f = *state;
+    char host[64] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '/') *c = '_';
+    char *hint = asyncrt__format("target-%s-device-0", host), *other = asyncrt__format("target-%s-device-1", host);
+    char *hint_path = asyncrt__format("%s/%s", f->dir, hint), *other_path = asyncrt__format("%s/%s", f->dir, other);
+    for (int shared = 0; shared < 2; shared++) {
+        if (shared) {
+            test_remove_tree(f->dir);
+            assert_int_equal(mkdir(f->dir, 02770), 0);
+            assert_int_equal(chmod(f->dir, 02770), 0);
+            setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+        }
+        asyncrt_context *ctx = new_context(f->dir);
+        char arch[32];
+        /* Sealed: read back, and the hint is used. */
+        assert_true(asyncrt__cache_write_side(ctx->cache, hint, "sm_90\n"));
+        assert_true(asyncrt__speculation_guess(ctx, 0, arch, sizeof arch));
+        assert_string_equal(arch, "sm_90");
+        /* Copied under another name: sealed for its own name only. */
+        copy_file(hint_path, other_path);
+        test_capture_begin();
+        assert_null(asyncrt__cache_read_side(ctx->cache, other));
+        char *log = test_capture_end();
+        assert_logged(log, "ignoring cache side file");
+        free(log);
+        /* The same text, unsealed (a plain file of the user's, mode 0600). */
+        FILE *plain = fopen(hint_path, "w");
+        fputs("sm_90\n", plain);
+        fclose(plain);
+        test_capture_begin();
+        assert_null(asyncrt__cache_read_side(ctx->cache, hint));
+        assert_false(asyncrt__speculation_guess(ctx, 0, arch, sizeof arch));
+        log = test_capture_end();
+        assert_logged(log, "ignoring cache side file");
+        free(log);
+        asyncrt_context_destroy(ctx);
+        if (!shared) continue;
+        /* Sealed, but with a plain digest where the team's MAC belongs. */
+        unsetenv("ASYNCRT_CACHE_SHARED");
+        char *private_dir = asyncrt__format("%s/private", f->root);
+        ctx = new_context(private_dir);
+        assert_true(asyncrt__cache_write_side(ctx->cache, hint, "sm_90\n"));
+        asyncrt_context_destroy(ctx);
+        char *private_hint = asyncrt__format("%s/%s", private_dir, hint);
+        copy_file(private_hint, hint_path);
+        setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+        test_capture_begin();
+        ctx = new_context(f->dir);
+        assert_null(asyncrt__cache_read_side(ctx->cache, hint));
+        asyncrt_context_destroy(ctx);
+        log = test_capture_end();
+        assert_logged(log, "not signed with the shared cache's key");
+        free(log), free(private_dir), free(private_hint);
+        unsetenv("ASYNCRT_CACHE_SHARED");
+    }
+    free(hint), free(other), free(hint_path), free(other_path);
 }
 
 /* ---- the shared team cache ---------------------------------------------- */
@@ -817,6 +887,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(a_directory_removed_under_a_context_is_made_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_swapped_between_compiles_is_never_read, setup, teardown),
         cmocka_unit_test_setup_teardown(side_files_follow_the_cache_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(unsealed_or_renamed_side_files_are_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(sealed_bytes_relabelled_for_another_key_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(an_entry_of_an_older_format_is_a_miss, setup, teardown),
