@@ -6,7 +6,10 @@
  * the setgid bit is set (files stay in the team's group), never
  * other-writable, and every file carries an HMAC-SHA-256 under the team key
  * `<dir>/KEY` (32 random bytes, group-readable, nobody-writable, created by
- * the first user). A directory that fails is not used (no disk cache). */
+ * the first user). This user must own the directory or be in its group, and
+ * the directory and KEY must each be owned by this user, by root, or by a
+ * member of the directory's group (the user database's: primary group or
+ * member list). A directory that fails is not used (no disk cache). */
 #ifndef ASYNCRT_CACHE_TRUST_H
 #define ASYNCRT_CACHE_TRUST_H
 
