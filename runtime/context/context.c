@@ -31,6 +31,11 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
+    char ignored[512];
+    if (asyncrt__settings_ignored_names(env, ignored, sizeof ignored))
+        asyncrt__diag_log(&ctx->diag, 1, "note: this process is set-uid or set-gid: ignoring %s (a variable that "
+                          "names a library, program, file, folder or server is whoever ran the program's to set, "
+                          "not its owner's)", ignored);
     bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
     ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
