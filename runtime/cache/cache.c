@@ -35,6 +35,7 @@ struct asyncrt_cache {
     cached *programs;          /* newest first */
     char *checked_dir;         /* the directory last checked, and the verdict: */
     int dir_fd;                /* it, opened and checked once (-1: not usable) */
+    bool pinned;               /* dir_fd was handed in (adopt_dir): never reopened by name */
     bool shared;
     uint8_t mac_key[32];
     uint64_t max_bytes;
@@ -76,6 +77,27 @@ bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir)
     if (dir && !(copy = strdup(dir))) return false;
     free(c->dir);
     c->dir = copy;
+    c->pinned = false;
+    return true;
+}
+
+bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bool shared, const uint8_t mac_key[32])
+{
+    char *dir = strdup(name), *checked = strdup(name);
+    int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+    if (!dir || !checked || fd < 0) {
+        free(dir), free(checked);
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    pthread_mutex_lock(&c->lock);
+    free(c->dir), free(c->checked_dir);
+    if (c->dir_fd >= 0) close(c->dir_fd);
+    c->dir = dir, c->checked_dir = checked, c->dir_fd = fd;
+    c->pinned = true;
+    c->shared = shared;
+    memcpy(c->mac_key, mac_key, 32);
+    pthread_mutex_unlock(&c->lock);
     return true;
 }
 
@@ -153,7 +175,7 @@ static int usable_dir(asyncrt_cache *c, char **name, uint8_t mac_key[32], bool *
     *name = NULL;
     if (!c || !c->dir || !c->enabled) return -1;
     pthread_mutex_lock(&c->lock);
-    if (!c->checked_dir || strcmp(c->checked_dir, c->dir) != 0) {
+    if (!c->pinned && (!c->checked_dir || strcmp(c->checked_dir, c->dir) != 0)) {
         free(c->checked_dir);
         if (c->dir_fd >= 0) close(c->dir_fd);
         c->dir_fd = -1;
@@ -178,6 +200,10 @@ static int usable_dir(asyncrt_cache *c, char **name, uint8_t mac_key[32], bool *
 static void forget_dir(asyncrt_cache *c)
 {
     pthread_mutex_lock(&c->lock);
+    if (c->pinned) { /* the one directory handed in, or none */
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
     free(c->checked_dir);
     c->checked_dir = NULL;
     if (c->dir_fd >= 0) close(c->dir_fd);

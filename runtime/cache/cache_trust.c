@@ -140,10 +140,12 @@ static bool trusted(int fd, const char *dir, bool shared, uint8_t mac_key[32], c
     return load_key(fd, dir, &st, mac_key, why, why_size);
 }
 
-int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *is_trusted,
+                            char *why, size_t why_size)
 {
     struct stat st;
-    if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
+    *is_trusted = false;
+    if (create && make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
         snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
@@ -158,18 +160,19 @@ int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], c
             snprintf(why, why_size, "cannot open %s: %s", dir, strerror(err));
         return -1;
     }
-    if (!trusted(fd, dir, shared, mac_key, why, why_size)) {
-        close(fd);
-        return -1;
-    }
+    *is_trusted = trusted(fd, dir, shared, mac_key, why, why_size);
     return fd;
 }
 
-bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
-    int fd = asyncrt__cache_open_dir(dir, shared, mac_key, why, why_size);
-    if (fd >= 0) close(fd);
-    return fd >= 0;
+    bool ok;
+    int fd = asyncrt__cache_open_door(dir, shared, true, mac_key, &ok, why, why_size);
+    if (fd >= 0 && !ok) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 static bool read_all(int fd, unsigned char *data, size_t size)
