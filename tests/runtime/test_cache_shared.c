@@ -72,7 +72,7 @@ static int step_reseal(const char *dir, const char *victim_hex)
     DIR *d = fd >= 0 ? opendir(dir) : NULL;
     name[0] = '\0';
     for (struct dirent *e; d && (e = readdir(d));)
-        if (strlen(e->d_name) == 67 && strcmp(e->d_name + 64, ".mf") == 0) snprintf(name, sizeof name, "%s", e->d_name);
+        if (strlen(e->d_name) == 67 && strcmp(e->d_name + 64, ".mf") == 0) memcpy(name, e->d_name, 68);
     if (d) closedir(d);
     for (int i = 0; i < 32; i++) {
         sscanf(name + 2 * i, "%2hhx", &theirs[i]);

@@ -69,7 +69,7 @@ int tool_open_folder(const char *path, bool create, char *why, size_t size)
     }
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        snprintf(why, size, "cannot open %s (%s)", path,
+        snprintf(why, size, "cannot %s %s (%s)", create ? "write" : "read", path,
                  errno == ELOOP ? "a symbolic link: name the folder itself" : strerror(errno));
     return fd;
 }

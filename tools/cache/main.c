@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -100,7 +101,11 @@ int main(int argc, char **argv)
     tool.dir_fd = asyncrt__cache_open_door(dir, tool.shared, tool_command_fills_cache(cmd), tool.mac_key, &tool.trusted,
                                           tool.why, sizeof tool.why);
     if (tool.dir_fd < 0) {
-        int rc = cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory at %s: %s", dir, tool.why);
+        struct stat st;
+        int rc = lstat(dir, &st) != 0 /* nothing there: no such cache; something: not one the library uses */
+                     ? cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory at %s", dir)
+                     : cache_fail(&tool, cmd->name, TOOL_EXIT_IO, "the library would not use this directory: %s",
+                                  tool.why);
         free(dir);
         return rc;
     }
