@@ -95,7 +95,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     asyncrt__sha256_hex(k_key1, hex);
     snprintf(path, sizeof path, "%s/%s.mf", g_dir, hex);
     size_t sealed_size = 0;
-    unsigned char *sealed = (mode & 1) ? seal(ASYNCRT_MANIFEST_MAGIC, ASYNCRT_MANIFEST_FORMAT, k_key1, mf, mf_len, &sealed_size) : NULL;
+    unsigned char *sealed =
+        (mode & 1) ? seal(ASYNCRT_MANIFEST_MAGIC, ASYNCRT_MANIFEST_FORMAT, k_key1, mf, mf_len, &sealed_size) : NULL;
     write_bytes(path, sealed ? sealed : mf, sealed ? sealed_size : mf_len);
 
     /* The entry goes where the manifest's first set points, if it has one. */
@@ -113,7 +114,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         unlink(path);
         if (mkfifo(path, 0600) != 0) abort();
     } else {
-        sealed = (mode & 2) ? seal(ASYNCRT_ENTRY_MAGIC, ASYNCRT_ENTRY_FORMAT, result, entry, entry_len, &sealed_size) : NULL;
+        sealed = (mode & 2) ? seal(ASYNCRT_ENTRY_MAGIC, ASYNCRT_ENTRY_FORMAT, result, entry, entry_len, &sealed_size)
+                            : NULL;
         write_bytes(path, sealed ? sealed : entry, sealed ? sealed_size : entry_len);
         free(sealed);
     }

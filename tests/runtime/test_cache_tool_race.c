@@ -339,8 +339,8 @@ static void no_command_acts_on_a_folder_swapped_in(void **state)
             unswap();
             const char *what = cmd->foreign(&r);
             if (what && !measure)
-                fail_msg("asyncrt-cache %s, try %d of %d: the attacker's folder was %s (exit %d)\nstdout:\n%s\nstderr:\n%s",
-                         cmd->name, t, g_tries, what, r.rc, r.out, r.err);
+                fail_msg("asyncrt-cache %s, try %d of %d: the attacker's folder was %s (exit %d)\n"
+                         "stdout:\n%s\nstderr:\n%s", cmd->name, t, g_tries, what, r.rc, r.out, r.err);
             if (what && !foreign++) first = t;
             if (what) {
                 /* measuring: counted */
@@ -411,7 +411,8 @@ static int teardown(void **state)
     unsetenv("ASYNCRT_REMOTE_CACHE_KEY_FILE");
     test_remove_tree(g_root);
     for (size_t i = 0; i < g_evil_count; i++) free(g_evil_names[i]);
-    free(g_root), free(g_victim), free(g_evil), free(g_pristine), free(g_evil_pristine), free(g_out), free(g_in), free(g_source);
+    free(g_root), free(g_victim), free(g_evil), free(g_pristine), free(g_evil_pristine);
+    free(g_out), free(g_in), free(g_source);
     free(g_evil_before);
     return 0;
 }

@@ -87,7 +87,8 @@ static int run(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_list;
     if (argc > 1) return cache_usage_error(&cmd_list, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l)) return cache_fail(tool, "list", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+        return cache_fail(tool, "list", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     if (l.count) qsort(l.files, l.count, sizeof *l.files, newest_first);
     if (tool->json) {
         printf("{");

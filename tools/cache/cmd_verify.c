@@ -16,7 +16,8 @@ static int run(cache_tool *tool, int argc, char **argv)
         else return cache_usage_error(&cmd_verify, "unknown option \"%s\"", argv[i]);
     }
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l)) return cache_fail(tool, "verify", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+        return cache_fail(tool, "verify", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
     size_t checked = 0, bad = 0, stale = 0, undeleted = 0;
     if (tool->json) {
