@@ -98,10 +98,9 @@ void asyncrt__sha256_hex(const uint8_t digest[32], char out[65])
     for (int i = 0; i < 32; i++) snprintf(out + 2 * i, 3, "%02x", digest[i]);
 }
 
-void asyncrt__hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
-                         uint8_t mac[32])
+void asyncrt__hmac_sha256_init(asyncrt_hmac_sha256 *m, const uint8_t *key, size_t key_size)
 {
-    uint8_t block[64] = {0}, inner[32];
+    uint8_t block[64] = {0}, pad[64];
     if (key_size > sizeof block) {
         asyncrt_sha256 h;
         asyncrt__sha256_init(&h);
@@ -110,16 +109,33 @@ void asyncrt__hmac_sha256(const uint8_t *key, size_t key_size, const void *data,
     } else if (key_size) {
         memcpy(block, key, key_size);
     }
-    uint8_t pad[64];
-    asyncrt_sha256 h;
     for (int i = 0; i < 64; i++) pad[i] = block[i] ^ 0x36;
+    asyncrt__sha256_init(&m->inner);
+    asyncrt__sha256_update(&m->inner, pad, sizeof pad);
+    for (int i = 0; i < 64; i++) m->outer_pad[i] = block[i] ^ 0x5c;
+}
+
+void asyncrt__hmac_sha256_update(asyncrt_hmac_sha256 *m, const void *data, size_t size)
+{
+    asyncrt__sha256_update(&m->inner, data, size);
+}
+
+void asyncrt__hmac_sha256_final(asyncrt_hmac_sha256 *m, uint8_t mac[32])
+{
+    uint8_t inner[32];
+    asyncrt__sha256_final(&m->inner, inner);
+    asyncrt_sha256 h;
     asyncrt__sha256_init(&h);
-    asyncrt__sha256_update(&h, pad, sizeof pad);
-    asyncrt__sha256_update(&h, data, size);
-    asyncrt__sha256_final(&h, inner);
-    for (int i = 0; i < 64; i++) pad[i] = block[i] ^ 0x5c;
-    asyncrt__sha256_init(&h);
-    asyncrt__sha256_update(&h, pad, sizeof pad);
+    asyncrt__sha256_update(&h, m->outer_pad, sizeof m->outer_pad);
     asyncrt__sha256_update(&h, inner, sizeof inner);
     asyncrt__sha256_final(&h, mac);
+}
+
+void asyncrt__hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
+                         uint8_t mac[32])
+{
+    asyncrt_hmac_sha256 m;
+    asyncrt__hmac_sha256_init(&m, key, key_size);
+    asyncrt__hmac_sha256_update(&m, data, size);
+    asyncrt__hmac_sha256_final(&m, mac);
 }

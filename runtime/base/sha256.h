@@ -30,5 +30,13 @@ extern bool asyncrt__sha256_portable;
 /* HMAC-SHA-256 (RFC 2104) of data under key, for the shared team cache. */
 void asyncrt__hmac_sha256(const uint8_t *key, size_t key_size, const void *data, size_t size,
                          uint8_t mac[32]);
+/* The same in pieces, for a MAC over data that is not contiguous. */
+typedef struct asyncrt_hmac_sha256 {
+    asyncrt_sha256 inner;
+    uint8_t outer_pad[64];
+} asyncrt_hmac_sha256;
+void asyncrt__hmac_sha256_init(asyncrt_hmac_sha256 *m, const uint8_t *key, size_t key_size);
+void asyncrt__hmac_sha256_update(asyncrt_hmac_sha256 *m, const void *data, size_t size);
+void asyncrt__hmac_sha256_final(asyncrt_hmac_sha256 *m, uint8_t mac[32]);
 
 #endif

@@ -35,6 +35,7 @@ struct asyncrt_cache {
     cached *programs;          /* newest first */
     char *checked_dir;         /* the directory last checked, and the verdict: */
     int dir_fd;                /* it, opened and checked once (-1: not usable) */
+    bool pinned;               /* dir_fd was handed in (adopt_dir): never reopened by name */
     bool shared;
     uint8_t mac_key[32];
     uint64_t max_bytes;
@@ -76,6 +77,27 @@ bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir)
     if (dir && !(copy = strdup(dir))) return false;
     free(c->dir);
     c->dir = copy;
+    c->pinned = false;
+    return true;
+}
+
+bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bool shared, const uint8_t mac_key[32])
+{
+    char *dir = strdup(name), *checked = strdup(name);
+    int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+    if (!dir || !checked || fd < 0) {
+        free(dir), free(checked);
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    pthread_mutex_lock(&c->lock);
+    free(c->dir), free(c->checked_dir);
+    if (c->dir_fd >= 0) close(c->dir_fd);
+    c->dir = dir, c->checked_dir = checked, c->dir_fd = fd;
+    c->pinned = true;
+    c->shared = shared;
+    memcpy(c->mac_key, mac_key, 32);
+    pthread_mutex_unlock(&c->lock);
     return true;
 }
 
@@ -153,7 +175,7 @@ static int usable_dir(asyncrt_cache *c, char **name, uint8_t mac_key[32], bool *
     *name = NULL;
     if (!c || !c->dir || !c->enabled) return -1;
     pthread_mutex_lock(&c->lock);
-    if (!c->checked_dir || strcmp(c->checked_dir, c->dir) != 0) {
+    if (!c->pinned && (!c->checked_dir || strcmp(c->checked_dir, c->dir) != 0)) {
         free(c->checked_dir);
         if (c->dir_fd >= 0) close(c->dir_fd);
         c->dir_fd = -1;
@@ -178,6 +200,10 @@ static int usable_dir(asyncrt_cache *c, char **name, uint8_t mac_key[32], bool *
 static void forget_dir(asyncrt_cache *c)
 {
     pthread_mutex_lock(&c->lock);
+    if (c->pinned) { /* the one directory handed in, or none */
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
     free(c->checked_dir);
     c->checked_dir = NULL;
     if (c->dir_fd >= 0) close(c->dir_fd);
@@ -400,7 +426,8 @@ void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], const asyncr
 
 /* ---- side files: small notes kept beside the entries --------------------- */
 
-#define SIDE_MAGIC "ASYNCRTS"
+#define SIDE_MAGIC ASYNCRT_SIDE_MAGIC
+#define SIDE_FORMAT ASYNCRT_SIDE_FORMAT /* 2: the digest covers the header */
 #define SIDE_MAX_BYTES 65536
 
 /* The key a side file is sealed under: its name, so a copy under another name fails. */
@@ -424,7 +451,7 @@ char *asyncrt__cache_read_side(asyncrt_cache *c, const char *name)
     unsigned char *data = asyncrt__cache_read_file(fd, name, SIDE_MAX_BYTES, false, &size, why, sizeof why);
     const unsigned char *text = NULL;
     side_key(name, key);
-    if (data && !asyncrt__seal_open("side file", data, size, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &text,
+    if (data && !asyncrt__seal_open("side file", data, size, SIDE_MAGIC, SIDE_FORMAT, key, shared ? mac_key : NULL, &text,
                                    &text_size, NULL, why, sizeof why))
         text = NULL;
     if (!text && why[0]) asyncrt__diag_log(c->diag, 1, "warning: ignoring cache side file %s/%s: %s", dir, name, why);
@@ -451,7 +478,7 @@ bool asyncrt__cache_write_side(asyncrt_cache *c, const char *name, const char *t
     asyncrt__seal_begin(&w);
     asyncrt__put(&w, text, strlen(text));
     size_t size = 0;
-    unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, 1, key, shared ? mac_key : NULL, &size);
+    unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, SIDE_FORMAT, key, shared ? mac_key : NULL, &size);
     bool ok = data && asyncrt__cache_write_file(fd, name, data, size, shared ? 0660 : 0600);
     if (!ok) asyncrt__diag_log(c->diag, 1, "warning: cannot write cache side file %s/%s: %s", dir, name, strerror(errno));
     free(data);

@@ -39,6 +39,12 @@ void asyncrt__cache_destroy(asyncrt_cache *c);
 /* The disk cache's directory (NULL: none) and whether caching is on at all. */
 bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir); /* false: out of memory */
 const char *asyncrt__cache_dir(const asyncrt_cache *c);
+/* Uses dir_fd, a directory the caller opened and found trusted through
+ * cache_trust.h's asyncrt__cache_open_door (shared mode and its key as it
+ * found them), as the disk cache, named `name` in messages: the cache keeps a
+ * descriptor of its own and never opens a directory by name again (until
+ * asyncrt__cache_set_dir). False when out of memory or descriptors. */
+bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bool shared, const uint8_t mac_key[32]);
 bool asyncrt__cache_enabled(const asyncrt_cache *c);
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
 /* Single flight per key among this cache's users (claims.h). */

@@ -80,14 +80,24 @@ void asyncrt__seal_begin(asyncrt_writer *w)
     asyncrt__put(w, header, sizeof header);
 }
 
-static void digest_of(const unsigned char *payload, size_t size, const uint8_t *mac_key, uint8_t out[32])
+/* The digest (or MAC) of a sealed buffer: its header but the digest field
+ * itself (magic, format, flags, key, length), then the payload. The header is
+ * covered so that a file or value cannot be relabelled: one key's sealed
+ * bytes under another key, one kind's as another's, fail the digest. */
+static void digest_of(const unsigned char *h, const unsigned char *payload, size_t size, const uint8_t *mac_key,
+                      uint8_t out[32])
 {
     if (mac_key) {
-        asyncrt__hmac_sha256(mac_key, 32, payload, size, out);
+        asyncrt_hmac_sha256 m;
+        asyncrt__hmac_sha256_init(&m, mac_key, 32);
+        asyncrt__hmac_sha256_update(&m, h, ASYNCRT_SEAL_DIGEST_AT);
+        asyncrt__hmac_sha256_update(&m, payload, size);
+        asyncrt__hmac_sha256_final(&m, out);
         return;
     }
     asyncrt_sha256 sha;
     asyncrt__sha256_init(&sha);
+    asyncrt__sha256_update(&sha, h, ASYNCRT_SEAL_DIGEST_AT);
     asyncrt__sha256_update(&sha, payload, size);
     asyncrt__sha256_final(&sha, out);
 }
@@ -108,7 +118,7 @@ unsigned char *asyncrt__seal_end(asyncrt_writer *w, const char magic[8], uint32_
     memcpy(h + 12, &flags, 4);
     memcpy(h + 16, key, 32);
     memcpy(h + 48, &payload, 8);
-    digest_of(h + ASYNCRT_SEAL_HEADER_SIZE, payload, mac_key, h + 56);
+    digest_of(h, h + ASYNCRT_SEAL_HEADER_SIZE, payload, mac_key, h + ASYNCRT_SEAL_DIGEST_AT);
     *size = w->size;
     return w->data;
 }
@@ -134,6 +144,10 @@ static bool check_seal(const void *data, size_t size, const char magic[8], uint3
     memcpy(&got_format, h + 8, 4);
     memcpy(&flags, h + 12, 4);
     memcpy(&length, h + 48, 8);
+    if (got_format < format) {
+        snprintf(why, why_size, "format %u, written by an older asyncrt (this one reads %u)", got_format, format);
+        return false;
+    }
     if (got_format != format || (flags & ~ASYNCRT_SEAL_MAC) != 0) {
         snprintf(why, why_size, "format %u (flags 0x%x), expected %u", got_format, flags, format);
         return false;
@@ -153,8 +167,8 @@ static bool check_seal(const void *data, size_t size, const char magic[8], uint3
         return false;
     }
     uint8_t digest[32];
-    digest_of(h + ASYNCRT_SEAL_HEADER_SIZE, length, mac_key, digest);
-    if (!same_digest(digest, h + 56)) {
+    digest_of(h, h + ASYNCRT_SEAL_HEADER_SIZE, length, mac_key, digest);
+    if (!same_digest(digest, h + ASYNCRT_SEAL_DIGEST_AT)) {
         snprintf(why, why_size, mac_key ? "MAC mismatch (damaged, or not written by a key holder)"
                                         : "checksum mismatch (damaged)");
         return false;

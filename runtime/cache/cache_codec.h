@@ -1,10 +1,13 @@
 /* The byte layer under cache entries and manifests: a growing writer, a
  * bounds-checked reader, and the sealed container both file kinds use:
  *   magic[8] format:u32 flags:u32 key[32] payload_size:u64 digest[32] payload
- * The digest is SHA-256 of the payload, or HMAC-SHA-256 under the shared
- * cache's key when flags has ASYNCRT_SEAL_MAC. All integers little-endian
- * (host order: entries are not portable across byte orders, and say so by
- * failing their checks). */
+ * The digest is SHA-256 of everything but itself (the header's first 56
+ * bytes, then the payload), or HMAC-SHA-256 of the same under the shared
+ * cache's (or the fleet's) key when flags has ASYNCRT_SEAL_MAC: the key, the
+ * kind (magic) and the format are signed with the payload, so no sealed
+ * buffer can be relabelled as another key's or another kind's. All integers
+ * little-endian (host order: entries are not portable across byte orders,
+ * and say so by failing their checks). */
 #ifndef ASYNCRT_CACHE_CODEC_H
 #define ASYNCRT_CACHE_CODEC_H
 
@@ -13,7 +16,22 @@
 #include <stdint.h>
 
 #define ASYNCRT_SEAL_HEADER_SIZE (8 + 4 + 4 + 32 + 8 + 32)
+#define ASYNCRT_SEAL_DIGEST_AT (8 + 4 + 4 + 32 + 8) /* the digest's offset: what precedes it is signed */
 #define ASYNCRT_SEAL_MAC 1u
+
+/* Each sealed kind's magic and format. A format changes whenever what a
+ * reader of the old one would accept changes, so that files and values of
+ * an older asyncrt are refused by their format (a miss), never misread.
+ * Entries 3, manifests 2, side files 2, remote values 2: the digest covers
+ * the header since (issue 33). */
+#define ASYNCRT_ENTRY_MAGIC "ASYNCRTC"
+#define ASYNCRT_ENTRY_FORMAT 3u
+#define ASYNCRT_MANIFEST_MAGIC "ASYNCRTM"
+#define ASYNCRT_MANIFEST_FORMAT 2u
+#define ASYNCRT_SIDE_MAGIC "ASYNCRTS"
+#define ASYNCRT_SIDE_FORMAT 2u
+#define ASYNCRT_VALUE_MAGIC "ASYNCRTR"
+#define ASYNCRT_VALUE_FORMAT 2u
 
 typedef struct asyncrt_writer {
     unsigned char *data;

@@ -13,8 +13,8 @@
 #include "cache_codec.h"
 #include "sha256.h"
 
-#define MANIFEST_MAGIC "ASYNCRTM"
-#define MANIFEST_FORMAT 1u
+#define MANIFEST_MAGIC ASYNCRT_MANIFEST_MAGIC
+#define MANIFEST_FORMAT ASYNCRT_MANIFEST_FORMAT /* 2: the digest covers the header */
 
 static void take_stat(asyncrt_dep *d, const struct stat *st)
 {

@@ -85,18 +85,6 @@ bool asyncrt__cache_scan_at(int dir_fd, asyncrt_cache_listing *out)
     return ok;
 }
 
-/* The tool's path-based calls: the directory opened once, never through a symlink. */
-static int open_dir(const char *dir) { return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); }
-
-bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out)
-{
-    int fd = open_dir(dir);
-    bool ok = fd >= 0 && asyncrt__cache_scan_at(fd, out);
-    if (fd >= 0) close(fd);
-    if (fd < 0) *out = (asyncrt_cache_listing){0};
-    return ok;
-}
-
 /* .tmp.<host>.<pid>.<random> of a dead writer on this host, or old. */
 static bool stale_temp(const asyncrt_cache_file *f)
 {
@@ -245,26 +233,13 @@ asyncrt_cache_eviction asyncrt__cache_evict_at(int dir_fd, uint64_t max_bytes, c
     return r;
 }
 
-asyncrt_cache_eviction asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep)
+size_t asyncrt__cache_remove_all_at(int dir_fd)
 {
-    int fd = open_dir(dir);
-    asyncrt_cache_eviction r = fd >= 0 ? asyncrt__cache_evict_at(fd, max_bytes, keep) : (asyncrt_cache_eviction){0};
-    if (fd >= 0) close(fd);
-    return r;
-}
-
-size_t asyncrt__cache_remove_all(const char *dir)
-{
-    int fd = open_dir(dir);
     asyncrt_cache_listing l;
-    if (fd < 0 || !asyncrt__cache_scan_at(fd, &l)) {
-        if (fd >= 0) close(fd);
-        return 0;
-    }
+    if (!asyncrt__cache_scan_at(dir_fd, &l)) return 0;
     size_t removed = 0;
     for (size_t i = 0; i < l.count; i++)
-        if (l.files[i].kind != ASYNCRT_CACHE_OTHER && unlinkat(fd, l.files[i].name, 0) == 0) removed++;
+        if (l.files[i].kind != ASYNCRT_CACHE_OTHER && unlinkat(dir_fd, l.files[i].name, 0) == 0) removed++;
     asyncrt__cache_listing_free(&l);
-    close(fd);
     return removed;
 }

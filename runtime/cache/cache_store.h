@@ -40,9 +40,9 @@ typedef struct asyncrt_cache_listing {
 asyncrt_cache_file_kind asyncrt__cache_kind_of(const char *name);
 
 /* Lists the directory (lstat of each name, relative to dir_fd). False when
- * it cannot be read. The path form opens dir without following a symlink. */
+ * it cannot be read. Every call here takes the directory as a descriptor
+ * (cache_trust.h's, opened and checked once), never as a path. */
 bool asyncrt__cache_scan_at(int dir_fd, asyncrt_cache_listing *out);
-bool asyncrt__cache_scan(const char *dir, asyncrt_cache_listing *out);
 void asyncrt__cache_listing_free(asyncrt_cache_listing *l);
 
 typedef struct asyncrt_cache_eviction {
@@ -58,10 +58,9 @@ typedef struct asyncrt_cache_eviction {
  * exceeds max_bytes the cap is refused (refused_below) and nothing else is
  * evicted, since the cap could only ever empty the cache. */
 asyncrt_cache_eviction asyncrt__cache_evict_at(int dir_fd, uint64_t max_bytes, const char *keep);
-asyncrt_cache_eviction asyncrt__cache_evict(const char *dir, uint64_t max_bytes, const char *keep);
 
-/* Deletes every entry, manifest and temporary (not KEY). Returns the count. */
-size_t asyncrt__cache_remove_all(const char *dir);
+/* Deletes every entry, manifest and temporary (not KEY, nor side files). Returns the count. */
+size_t asyncrt__cache_remove_all_at(int dir_fd);
 
 /* A temporary is stale when its writer is known dead (same host, no such
  * pid) or it is older than this many seconds (other hosts). */

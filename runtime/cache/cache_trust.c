@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,50 @@ static bool in_group(gid_t gid)
     int n = getgroups(256, groups);
     for (int i = 0; i < n; i++)
         if (groups[i] == gid) return true;
+    return false;
+}
+
+/* Whether uid belongs to group gid by the user database: its primary group,
+ * or a member's list (getgrouplist, as login sets a user's groups). A uid
+ * with no entry belongs to none. */
+static bool uid_in_group(uid_t uid, gid_t gid)
+{
+    long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+    size = size < 16384 ? 16384 : size;
+    char *buf = malloc((size_t)size);
+    struct passwd pw, *found = NULL;
+    bool member = false;
+    if (buf && getpwuid_r(uid, &pw, buf, (size_t)size, &found) == 0 && found) {
+        member = pw.pw_gid == gid;
+        gid_t *groups = NULL;
+        for (int n = 64, tries = 0; !member && tries < 4; tries++) {
+            gid_t *grown = realloc(groups, (size_t)n * sizeof *groups);
+            if (!grown) break;
+            groups = grown;
+            int want = n;
+            if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &want) >= 0) {
+                for (int i = 0; i < want && !member; i++) member = groups[i] == gid;
+                break;
+            }
+            n = want > n ? want : 2 * n; /* too small: it said how many */
+        }
+        free(groups);
+    }
+    free(buf);
+    return member;
+}
+
+/* A shared cache's directory and KEY: owned by this user, by root, or by a
+ * member of the directory's group. Not by anyone else, even where the
+ * directory's group is the team's: a set-gid parent gives everything made in
+ * it the team's group, whoever makes it. False with why. */
+static bool team_owned(const struct stat *st, gid_t team, const char *path, char *why, size_t why_size)
+{
+    uid_t me = asyncrt__cache_trust_euid();
+    if (st->st_uid == me || st->st_uid == 0 || uid_in_group(st->st_uid, team)) return true;
+    snprintf(why, why_size, "%s is owned by uid %u, who is neither this user (uid %u), root, nor a member of the "
+             "directory's group %u; a shared cache and its KEY must belong to the team", path,
+             (unsigned)st->st_uid, (unsigned)me, (unsigned)team);
     return false;
 }
 
@@ -90,13 +136,16 @@ static bool trusted(int fd, const char *dir, bool shared, uint8_t mac_key[32], c
                  (unsigned)st.st_uid, (unsigned)st.st_gid);
         return false;
     }
+    if (!team_owned(&st, st.st_gid, dir, why, why_size)) return false;
     return load_key(fd, dir, &st, mac_key, why, why_size);
 }
 
-int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *is_trusted,
+                            char *why, size_t why_size)
 {
     struct stat st;
-    if (make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
+    *is_trusted = false;
+    if (create && make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
         snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
@@ -111,18 +160,19 @@ int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], c
             snprintf(why, why_size, "cannot open %s: %s", dir, strerror(err));
         return -1;
     }
-    if (!trusted(fd, dir, shared, mac_key, why, why_size)) {
-        close(fd);
-        return -1;
-    }
+    *is_trusted = trusted(fd, dir, shared, mac_key, why, why_size);
     return fd;
 }
 
-bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
-    int fd = asyncrt__cache_open_dir(dir, shared, mac_key, why, why_size);
-    if (fd >= 0) close(fd);
-    return fd >= 0;
+    bool ok;
+    int fd = asyncrt__cache_open_door(dir, shared, true, mac_key, &ok, why, why_size);
+    if (fd >= 0 && !ok) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 static bool read_all(int fd, unsigned char *data, size_t size)
@@ -276,6 +326,8 @@ static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uin
             else if (st.st_gid != dir_st->st_gid)
                 snprintf(why, why_size, "%s belongs to group %u, the directory to group %u", path,
                          (unsigned)st.st_gid, (unsigned)dir_st->st_gid);
+            else if (!team_owned(&st, dir_st->st_gid, path, why, why_size))
+                ; /* why is said */
             else if (!read_all(fd, key, 32))
                 snprintf(why, why_size, "cannot read %s", path);
             else {

@@ -6,7 +6,10 @@
  * the setgid bit is set (files stay in the team's group), never
  * other-writable, and every file carries an HMAC-SHA-256 under the team key
  * `<dir>/KEY` (32 random bytes, group-readable, nobody-writable, created by
- * the first user). A directory that fails is not used (no disk cache). */
+ * the first user). This user must own the directory or be in its group, and
+ * the directory and KEY must each be owned by this user, by root, or by a
+ * member of the directory's group (the user database's: primary group or
+ * member list). A directory that fails is not used (no disk cache). */
 #ifndef ASYNCRT_CACHE_TRUST_H
 #define ASYNCRT_CACHE_TRUST_H
 
@@ -26,8 +29,16 @@ extern uid_t (*asyncrt__cache_trust_euid)(void);
  * shared mode. Every later access goes through the descriptor (openat and
  * friends), so a directory renamed or swapped afterwards is never read. */
 int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
-/* The same check, for one-shot callers (asyncrt-cache): true when usable. */
-bool asyncrt__cache_trust_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size);
+/* The door of a tool (asyncrt-cache): `dir` opened once and checked as
+ * above (created first only when `create`), the descriptor returned whenever
+ * it is a real directory that could be opened, trusted or not (*trusted says
+ * which, why says why not), so that a command that also shows a refused
+ * directory (stats, list) shows the very one it judged. Every later read and
+ * write goes through the descriptor, never through `dir` again: a folder
+ * swapped in at that name afterwards is never read. -1 with why when it
+ * cannot be opened as a directory (missing, a symlink, not a directory). */
+int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *trusted,
+                            char *why, size_t why_size);
 
 /* Largest plausible entry or manifest: anything bigger is refused unread. */
 #define ASYNCRT_CACHE_FILE_MAX ((size_t)256 << 20)

@@ -6,8 +6,9 @@
 
 #include "cache_codec.h"
 
-#define ENTRY_MAGIC "ASYNCRTC"
-#define ENTRY_FORMAT 2u /* 2: the reserved word became flags (MAC'd entries) */
+/* Formats: 2, the reserved word became flags (MAC'd entries); 3, the digest covers the header. */
+#define ENTRY_MAGIC ASYNCRT_ENTRY_MAGIC
+#define ENTRY_FORMAT ASYNCRT_ENTRY_FORMAT
 
 void asyncrt_program_destroy(asyncrt_program *p)
 {

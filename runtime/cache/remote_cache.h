@@ -4,7 +4,7 @@
  * A remote value, PREFIX:v:<hex key1>, holds what the disk cache holds for
  * one compile: the manifest's dependency set (sealed under key1) and the
  * entry (the image, sealed under the set's result key), wrapped in the
- * codec's sealed container ("ASYNCRTR", format 1, key1, length) with an
+ * codec's sealed container ("ASYNCRTR", format 2, key1, length) with an
  * HMAC-SHA-256 under the fleet's key (ASYNCRT_REMOTE_CACHE_KEY_FILE). A value
  * is used only when its HMAC, bounds and both inner seals check, and every
  * file of its dependency set holds, on this machine, the content recorded

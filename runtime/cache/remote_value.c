@@ -14,8 +14,8 @@
 #include "cache_codec.h"
 #include "sha256.h"
 
-#define VALUE_MAGIC "ASYNCRTR"
-#define VALUE_FORMAT 1u
+#define VALUE_MAGIC ASYNCRT_VALUE_MAGIC
+#define VALUE_FORMAT ASYNCRT_VALUE_FORMAT /* 2: the MAC covers the header, key1 with it */
 
 unsigned char *asyncrt__remote_value_encode(const uint8_t mac_key[32], const uint8_t key1[32],
                                            const asyncrt_dep_set *deps, const asyncrt_program *p, size_t *size)

@@ -1,8 +1,11 @@
 /* A remote cache value (remote_cache.h): what the disk cache holds for one
  * compile, the manifest's dependency set (sealed under key1) and the entry
  * (sealed under the set's result key), in the codec's sealed container
- * ("ASYNCRTR", format 1, key1, length) with an HMAC-SHA-256 under the
- * fleet's key. */
+ * ("ASYNCRTR", format 2, key1, length) with an HMAC-SHA-256 under the
+ * fleet's key over all of it: the header (kind, format, key1) and the payload
+ * (the set, and the entry with its arch, kind and image). One key's value
+ * served under another key fails the MAC, before the inner seals' keys are
+ * looked at. */
 #ifndef ASYNCRT_REMOTE_VALUE_H
 #define ASYNCRT_REMOTE_VALUE_H
 

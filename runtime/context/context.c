@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "context_internal.h"
 #include "pch.h"
 #include "remote_cache.h"
 
@@ -31,6 +32,11 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
+    char ignored[512];
+    if (asyncrt__settings_ignored_names(env, ignored, sizeof ignored))
+        asyncrt__diag_log(&ctx->diag, 1, "note: this process is set-uid or set-gid: ignoring %s (a variable that "
+                          "names a library, program, file, folder or server is whoever ran the program's to set, "
+                          "not its owner's)", ignored);
     bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
     ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
@@ -63,6 +69,14 @@ asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *d
 {
     ASYNCRT_ENTER(ctx);
     return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+}
+
+asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
+                                              const uint8_t mac_key[32])
+{
+    ASYNCRT_ENTER(ctx);
+    if (asyncrt__cache_adopt_dir(ctx->cache, name, dir_fd, shared, mac_key)) return ASYNCRT_SUCCESS;
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "cannot keep a descriptor of the cache directory %s", name);
 }
 
 asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)

@@ -10,6 +10,8 @@
  *     bare cuLaunchKernelEx, asyncrt-probe's tensor-map checks).
  *   asyncrt__context_remote, asyncrt__context_remote_tally: the remote cache,
  *     for asyncrt-cache push, pull and stats.
+ *   asyncrt__context_adopt_cache_dir: the disk cache in a directory the tool
+ *     opened and checked once (asyncrt-cache's door), never reopened by name.
  *   asyncrt__context_set_setting: one variable of the context's settings
  *     snapshot, for tests and asyncrt-bench's sweeps that vary a tuning
  *     (ASYNCRT_TILE_TUNE, ...) between the ops of one context. */
@@ -27,6 +29,16 @@ asyncrt_status asyncrt__context_driver(asyncrt_context *ctx, const asyncrt_drive
  * unset) when the context was created; only while no other call runs on
  * it (context.c). INVALID_ARGUMENT for a name not in the list. */
 asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
+
+/* The context's disk cache in dir_fd, a directory opened and found trusted
+ * through cache_internal.h's asyncrt__cache_open_door (shared mode and key as
+ * it found them; `name` for messages): the context's own descriptor of it,
+ * never reopened by name, so what the tool checked is what the context
+ * reads and writes. OUT_OF_MEMORY when it cannot keep one. */
+#include <stdbool.h>
+#include <stdint.h>
+asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
+                                              const uint8_t mac_key[32]);
 
 /* The context's remote cache (NULL: none; cache_internal.h's remote_cache.h
  * pushes and pulls through it), and the tally of remote counters its cache

@@ -11,6 +11,7 @@
  * bit 1: likewise for the entry, under the first set's result key; bit 2:
  * the entry path is made a FIFO instead (must be refused, never block). */
 #define _DEFAULT_SOURCE /* mkdtemp, mkfifo */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,14 @@ static void write_bytes(const char *path, const void *bytes, size_t n)
 }
 
 /* Seals payload under key like the library's writers (magic, format). */
+/* The last input's files, FIFOs included. */
+static void remove_all(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) asyncrt__cache_remove_all_at(fd);
+    if (fd >= 0) close(fd);
+}
+
 static unsigned char *seal(const char magic[8], uint32_t format, const uint8_t key[32], const unsigned char *payload,
                            size_t n, size_t *size)
 {
@@ -52,7 +61,7 @@ static unsigned char *seal(const char magic[8], uint32_t format, const uint8_t k
 
 static void remove_dir(void)
 {
-    asyncrt__cache_remove_all(g_dir);
+    remove_all(g_dir);
     rmdir(g_dir);
 }
 
@@ -81,12 +90,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     const unsigned char *mf = data, *entry = data + mf_len;
     size_t entry_len = size - mf_len;
 
-    asyncrt__cache_remove_all(g_dir); /* the last input's files, FIFOs included */
+    remove_all(g_dir); /* the last input's files, FIFOs included */
     char hex[65], path[256];
     asyncrt__sha256_hex(k_key1, hex);
     snprintf(path, sizeof path, "%s/%s.mf", g_dir, hex);
     size_t sealed_size = 0;
-    unsigned char *sealed = (mode & 1) ? seal("ASYNCRTM", 1, k_key1, mf, mf_len, &sealed_size) : NULL;
+    unsigned char *sealed =
+        (mode & 1) ? seal(ASYNCRT_MANIFEST_MAGIC, ASYNCRT_MANIFEST_FORMAT, k_key1, mf, mf_len, &sealed_size) : NULL;
     write_bytes(path, sealed ? sealed : mf, sealed ? sealed_size : mf_len);
 
     /* The entry goes where the manifest's first set points, if it has one. */
@@ -104,7 +114,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         unlink(path);
         if (mkfifo(path, 0600) != 0) abort();
     } else {
-        sealed = (mode & 2) ? seal("ASYNCRTC", 2, result, entry, entry_len, &sealed_size) : NULL;
+        sealed = (mode & 2) ? seal(ASYNCRT_ENTRY_MAGIC, ASYNCRT_ENTRY_FORMAT, result, entry, entry_len, &sealed_size)
+                            : NULL;
         write_bytes(path, sealed ? sealed : entry, sealed ? sealed_size : entry_len);
         free(sealed);
     }

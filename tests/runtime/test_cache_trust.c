@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cache_codec.h"
 #include "context.h"
 #include "cache_store.h"
 #include "cache_trust.h"
@@ -268,6 +269,8 @@ static char *memo_path(const char *dir)
     return path;
 }
 
+static void copy_file(const char *from, const char *to);
+
 static void side_files_follow_the_cache_rules(void **state)
 {
     fixture *f = *state;
@@ -318,6 +321,74 @@ static void side_files_follow_the_cache_rules(void **state)
     char *log = test_capture_end();
     assert_logged(log, "symbolic link");
     free(log), free(link), free(real), free(hint_dir), free(open_dir), free(memo);
+}
+
+/* The seal is what makes a side file trusted (issue 33): a file of the same
+ * text written without it (an older asyncrt's plain text, or anyone's), a
+ * sealed one copied under another side file's name, or, in a shared cache, one
+ * without the team's MAC is ignored with a log line, as a consumer (the
+ * speculative target hint) sees it too. */
+static void unsealed_or_renamed_side_files_are_ignored(void **state)
+{
+    fixture *f = *state;
+    char host[64] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '/') *c = '_';
+    char *hint = asyncrt__format("target-%s-device-0", host), *other = asyncrt__format("target-%s-device-1", host);
+    char *hint_path = asyncrt__format("%s/%s", f->dir, hint), *other_path = asyncrt__format("%s/%s", f->dir, other);
+    for (int shared = 0; shared < 2; shared++) {
+        if (shared) {
+            test_remove_tree(f->dir);
+            assert_int_equal(mkdir(f->dir, 02770), 0);
+            assert_int_equal(chmod(f->dir, 02770), 0);
+            setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+        }
+        asyncrt_context *ctx = new_context(f->dir);
+        char arch[32];
+        /* Sealed: read back, and the hint is used. */
+        assert_true(asyncrt__cache_write_side(ctx->cache, hint, "sm_90\n"));
+        assert_true(asyncrt__speculation_guess(ctx, 0, arch, sizeof arch));
+        assert_string_equal(arch, "sm_90");
+        /* Copied under another name: sealed for its own name only. */
+        copy_file(hint_path, other_path);
+        test_capture_begin();
+        assert_null(asyncrt__cache_read_side(ctx->cache, other));
+        char *log = test_capture_end();
+        assert_logged(log, "ignoring cache side file");
+        free(log);
+        /* The same text, unsealed (a plain file of the user's, mode 0600). */
+        FILE *plain = fopen(hint_path, "w");
+        fputs("sm_90\n", plain);
+        fclose(plain);
+        test_capture_begin();
+        assert_null(asyncrt__cache_read_side(ctx->cache, hint));
+        assert_false(asyncrt__speculation_guess(ctx, 0, arch, sizeof arch));
+        log = test_capture_end();
+        assert_logged(log, "ignoring cache side file");
+        free(log);
+        asyncrt_context_destroy(ctx);
+        if (!shared) continue;
+        /* Sealed, but with a plain digest where the team's MAC belongs. */
+        unsetenv("ASYNCRT_CACHE_SHARED");
+        char *private_dir = asyncrt__format("%s/private", f->root);
+        ctx = new_context(private_dir);
+        assert_true(asyncrt__cache_write_side(ctx->cache, hint, "sm_90\n"));
+        asyncrt_context_destroy(ctx);
+        char *private_hint = asyncrt__format("%s/%s", private_dir, hint);
+        copy_file(private_hint, hint_path);
+        setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+        test_capture_begin();
+        ctx = new_context(f->dir);
+        assert_null(asyncrt__cache_read_side(ctx->cache, hint));
+        asyncrt_context_destroy(ctx);
+        log = test_capture_end();
+        assert_logged(log, "not signed with the shared cache's key");
+        free(log), free(private_dir), free(private_hint);
+        unsetenv("ASYNCRT_CACHE_SHARED");
+    }
+    free(hint), free(other), free(hint_path), free(other_path);
 }
 
 /* ---- the shared team cache ---------------------------------------------- */
@@ -394,6 +465,130 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
     assert_int_equal(chmod(key, 0444), 0);
     assert_no_disk_cache(f->dir, "KEY has mode 0444");
     free(key), free(entry), free(private_dir), free(private_entry), free(other), free(other_entry);
+}
+
+/* ---- sealed bytes bound to their key (issue 33) -------------------------- */
+
+/* The file of dir ending in suffix that is not `except` (NULL: the only one). */
+static char *file_but(const char *dir, const char *suffix, const char *except)
+{
+    DIR *d = opendir(dir);
+    char *path = NULL;
+    for (struct dirent *e; d && !path && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), m = strlen(suffix);
+        if (n < m || strcmp(e->d_name + n - m, suffix) != 0) continue;
+        path = asyncrt__format("%s/%s", dir, e->d_name);
+        if (except && strcmp(path, except) == 0) free(path), path = NULL;
+    }
+    if (d) closedir(d);
+    assert_non_null(path);
+    return path;
+}
+
+/* Writes `from`'s bytes at `to`, with the header's key (bytes 16..48) that
+ * `to` had: the relabelling that needs no key. */
+static void relabel(const char *from, const char *to)
+{
+    size_t size = 0, to_size = 0;
+    char why[256];
+    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, from, 1 << 26, false, &size, why, sizeof why);
+    unsigned char *old = asyncrt__cache_read_file(AT_FDCWD, to, 1 << 26, false, &to_size, why, sizeof why);
+    assert_non_null(data);
+    assert_non_null(old);
+    memcpy(data + 16, old + 16, 32);
+    int fd = open(to, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, size), (ssize_t)size);
+    close(fd);
+    free(data), free(old);
+}
+
+/* Compiles `value` for `arch` in a fresh context on dir: its origin, its arch
+ * in got (32 bytes), the log in *log. */
+static asyncrt_program_origin compile_for(const char *dir, int value, const char *arch, char *got, char **log)
+{
+    char define[32];
+    snprintf(define, sizeof define, "VALUE=%d", value);
+    const char *defines[] = {define};
+    asyncrt_compile_options o = {.arch = arch, .defines = defines, .define_count = 1};
+    test_capture_begin();
+    asyncrt_context *ctx = new_context(dir);
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
+    asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+    snprintf(got, 32, "%s", asyncrt_program_arch(p));
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(ctx);
+    char *text = test_capture_end();
+    if (log) *log = text;
+    else free(text);
+    return origin;
+}
+
+/* One key's sealed bytes under another key's name, the header's key
+ * rewritten to match (all it takes without the team's key): the digest (the
+ * MAC, in a shared cache) covers the header, so both an entry (compute_90's
+ * image for a compute_80 request) and a manifest (VALUE=1's dependency set
+ * for a VALUE=2 request) are refused, not served. In both modes. */
+static void sealed_bytes_relabelled_for_another_key_are_refused(void **state)
+{
+    fixture *f = *state;
+    for (int shared = 0; shared < 2; shared++) {
+        char *dir = asyncrt__format("%s/%s", f->root, shared ? "shared" : "private");
+        const char *refusal = shared ? "MAC mismatch" : "checksum mismatch";
+        if (shared) {
+            assert_int_equal(mkdir(dir, 02770), 0);
+            assert_int_equal(chmod(dir, 02770), 0);
+            setenv("ASYNCRT_CACHE_SHARED", "1", 1);
+        }
+        char arch[32], *log = NULL;
+        assert_int_equal(compile_for(dir, 1, "compute_90", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+        char *e90 = file_but(dir, ".bin", NULL), *mf1 = file_but(dir, ".mf", NULL);
+        assert_int_equal(compile_for(dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+        char *e80 = file_but(dir, ".bin", e90), *mf80 = file_but(dir, ".mf", mf1);
+        relabel(e90, e80);
+        assert_int_equal(compile_for(dir, 1, "compute_80", arch, &log), ASYNCRT_ORIGIN_COMPILED);
+        assert_string_equal(arch, "compute_80");
+        assert_logged(log, refusal);
+        free(log);
+        assert_int_equal(compile_for(dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_DISK_CACHE); /* rewritten */
+
+        /* A manifest: VALUE=2's key leading to VALUE=1's program. */
+        assert_int_equal(compile_for(dir, 2, "compute_90", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+        char *mf2 = NULL;
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            char *path = asyncrt__format("%s/%s", dir, e->d_name);
+            if (strstr(e->d_name, ".mf") && strcmp(path, mf1) && strcmp(path, mf80) && !mf2) mf2 = path;
+            else free(path);
+        }
+        closedir(d);
+        assert_non_null(mf2);
+        relabel(mf1, mf2);
+        assert_int_equal(compile_for(dir, 2, "compute_90", arch, &log), ASYNCRT_ORIGIN_COMPILED);
+        assert_logged(log, refusal);
+        free(log);
+        unsetenv("ASYNCRT_CACHE_SHARED");
+        free(dir), free(e90), free(e80), free(mf1), free(mf80), free(mf2);
+    }
+}
+
+/* An entry of the previous format (an older asyncrt's) is a clean miss. */
+static void an_entry_of_an_older_format_is_a_miss(void **state)
+{
+    fixture *f = *state;
+    char arch[32], *log = NULL;
+    assert_int_equal(compile_for(f->dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_COMPILED);
+    char *entry = file_but(f->dir, ".bin", NULL);
+    int fd = open(entry, O_RDWR);
+    uint32_t old = ASYNCRT_ENTRY_FORMAT - 1;
+    assert_int_equal(pwrite(fd, &old, 4, 8), 4);
+    close(fd);
+    assert_int_equal(compile_for(f->dir, 1, "compute_80", arch, &log), ASYNCRT_ORIGIN_COMPILED);
+    assert_logged(log, "written by an older asyncrt");
+    free(log);
+    assert_int_equal(compile_for(f->dir, 1, "compute_80", arch, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
+    free(entry);
 }
 
 /* ---- odd files at an entry's or a manifest's path ----------------------- */
@@ -502,7 +697,9 @@ static void counters_count_what_happened(void **state)
 static uint64_t cache_bytes(const char *dir)
 {
     asyncrt_cache_listing l;
-    assert_true(asyncrt__cache_scan(dir, &l));
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(asyncrt__cache_scan_at(fd, &l));
+    close(fd);
     uint64_t bytes = l.entry_bytes + l.manifest_bytes;
     asyncrt__cache_listing_free(&l);
     return bytes;
@@ -692,7 +889,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(a_directory_removed_under_a_context_is_made_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_swapped_between_compiles_is_never_read, setup, teardown),
         cmocka_unit_test_setup_teardown(side_files_follow_the_cache_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(unsealed_or_renamed_side_files_are_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(a_shared_cache_needs_the_opt_in_setgid_and_the_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(sealed_bytes_relabelled_for_another_key_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_entry_of_an_older_format_is_a_miss, setup, teardown),
         cmocka_unit_test_setup_teardown(odd_files_are_refused_without_hanging, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_manifest_is_discarded, setup, teardown),
         cmocka_unit_test_setup_teardown(counters_count_what_happened, setup, teardown),

@@ -5,10 +5,10 @@ static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_clear;
     if (argc > 1) return cache_usage_error(&cmd_clear, "unexpected argument \"%s\"", argv[1]);
-    size_t removed = asyncrt__cache_remove_all(tool->dir);
+    size_t removed = asyncrt__cache_remove_all_at(tool->dir_fd);
     asyncrt_cache_listing l;
     size_t left = 0;
-    if (asyncrt__cache_scan(tool->dir, &l)) {
+    if (asyncrt__cache_scan_at(tool->dir_fd, &l)) {
         left = l.entries + l.manifests + l.temps;
         asyncrt__cache_listing_free(&l);
     }

@@ -87,7 +87,8 @@ static int run(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_list;
     if (argc > 1) return cache_usage_error(&cmd_list, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "list", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+        return cache_fail(tool, "list", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     if (l.count) qsort(l.files, l.count, sizeof *l.files, newest_first);
     if (tool->json) {
         printf("{");
@@ -104,7 +105,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         bool described = f->regular && (f->kind == ASYNCRT_CACHE_ENTRY || f->kind == ASYNCRT_CACHE_MANIFEST);
         cache_loaded x = {0};
         char why[256] = "";
-        bool ok = described && cache_load(tool->dir, f, mac, &x, why, sizeof why);
+        bool ok = described && cache_load(tool->dir_fd, f, mac, &x, why, sizeof why);
         double age = tool_age_seconds(&f->mtime);
         if (tool->json) {
             printf("%s\n    {\"kind\": \"%s\", \"name\": ", i ? "," : "", kind_name(f));

@@ -20,7 +20,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
     }
     if (!have_max) return cache_usage_error(&cmd_prune, "--max-bytes N is required");
-    asyncrt_cache_eviction r = asyncrt__cache_evict(tool->dir, max, NULL);
+    asyncrt_cache_eviction r = asyncrt__cache_evict_at(tool->dir_fd, max, NULL);
     if (r.refused_below) {
         char need[32];
         tool_format_bytes(r.refused_below, need, sizeof need);
@@ -31,7 +31,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     }
     asyncrt_cache_listing l;
     uint64_t left = 0;
-    if (asyncrt__cache_scan(tool->dir, &l)) {
+    if (asyncrt__cache_scan_at(tool->dir_fd, &l)) {
         left = l.entry_bytes + l.manifest_bytes;
         asyncrt__cache_listing_free(&l);
     }

@@ -12,20 +12,18 @@
 #include "context_internal.h"
 #include "tool.h"
 
-/* A context on tool->dir with the remote of the environment, or NULL (said). */
+/* A context on the tool's door with the remote of the environment, or NULL (said). */
 static asyncrt_context *remote_context(cache_tool *tool, const char *cmd)
 {
-    asyncrt_context *ctx = NULL;
+    asyncrt_context *ctx = cache_tool_context(tool, cmd);
     asyncrt_remote_cache_stats st;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_set_cache_dir(ctx, tool->dir)) {
-        cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "out of memory");
-    } else if (asyncrt_context_remote_cache_stats(ctx, &st), !st.enabled) {
+    if (!ctx) return NULL;
+    if (asyncrt_context_remote_cache_stats(ctx, &st), !st.enabled) {
         cache_fail(tool, cmd, TOOL_EXIT_IO, "no remote cache: %s", st.state);
-    } else {
-        return ctx;
+        asyncrt_context_destroy(ctx);
+        return NULL;
     }
-    asyncrt_context_destroy(ctx);
-    return NULL;
+    return ctx;
 }
 
 static int finish(cache_tool *tool, const char *what, size_t counts[3], const char *names[3], int rc)
@@ -55,7 +53,7 @@ static int run_push(cache_tool *tool, int argc, char **argv)
     asyncrt_context *ctx = remote_context(tool, "push");
     if (!ctx) return TOOL_EXIT_IO;
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) {
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l)) {
         asyncrt_context_destroy(ctx);
         return cache_fail(tool, "push", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     }
@@ -65,7 +63,7 @@ static int run_push(cache_tool *tool, int argc, char **argv)
     for (size_t i = 0; i < l.count; i++) {
         if (l.files[i].kind != ASYNCRT_CACHE_MANIFEST) continue;
         cache_loaded m, e;
-        if (!cache_load(tool->dir, &l.files[i], mac, &m, why, sizeof why)) {
+        if (!cache_load(tool->dir_fd, &l.files[i], mac, &m, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", l.files[i].name, why);
             counts[1]++;
             continue;
@@ -75,7 +73,7 @@ static int run_push(cache_tool *tool, int argc, char **argv)
         asyncrt__sha256_hex(set->result_key, name);
         strcat(name, ".bin");
         asyncrt_cache_file entry = {.name = name, .kind = ASYNCRT_CACHE_ENTRY, .regular = true};
-        if (!cache_load(tool->dir, &entry, mac, &e, why, sizeof why)) {
+        if (!cache_load(tool->dir_fd, &entry, mac, &e, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
             counts[1]++;
         } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, why, sizeof why)) {
@@ -110,8 +108,12 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
 
 void cache_remote_stats(const cache_tool *tool)
 {
+    /* The tally is a side file of the door's directory; a directory the
+     * library would not use is not read (the tally shows zeros). */
     asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_set_cache_dir(ctx, tool->dir)) {
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS ||
+        (tool->trusted ? asyncrt__context_adopt_cache_dir(ctx, tool->dir, tool->dir_fd, tool->shared, tool->mac_key)
+                       : asyncrt_context_set_cache_dir(ctx, NULL)) != ASYNCRT_SUCCESS) {
         asyncrt_context_destroy(ctx);
         return;
     }

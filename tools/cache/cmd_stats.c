@@ -45,7 +45,8 @@ static int run(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_stats;
     if (argc > 1) return cache_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "stats", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+        return cache_fail(tool, "stats", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     uint64_t cap = tool->cap;
     bool cap_ok = !tool->cap_malformed;
     const struct timespec *oldest = NULL, *newest = NULL;

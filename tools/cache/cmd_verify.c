@@ -1,6 +1,7 @@
 /* verify: every entry and manifest read and checked as the library would. */
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -15,7 +16,8 @@ static int run(cache_tool *tool, int argc, char **argv)
         else return cache_usage_error(&cmd_verify, "unknown option \"%s\"", argv[i]);
     }
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "verify", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+        return cache_fail(tool, "verify", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
     size_t checked = 0, bad = 0, stale = 0, undeleted = 0;
     if (tool->json) {
@@ -29,7 +31,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         char why[256] = "";
         cache_loaded x;
         checked++;
-        bool ok = cache_load(tool->dir, f, mac, &x, why, sizeof why);
+        bool ok = cache_load(tool->dir_fd, f, mac, &x, why, sizeof why);
         for (size_t s = 0; ok && x.is_manifest && s < x.manifest.count; s++)
             stale += !asyncrt__dep_set_valid(&x.manifest.sets[s]);
         cache_loaded_free(&x);
@@ -39,9 +41,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
         bool gone = false;
         if (delete_bad) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", tool->dir, f->name);
-            gone = unlink(path) == 0;
+            gone = unlinkat(tool->dir_fd, f->name, 0) == 0;
             undeleted += !gone;
         }
         if (tool->json) {

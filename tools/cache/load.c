@@ -1,8 +1,13 @@
 /* One cache file read and checked as the library reads it, then decoded:
  * what verify, list, export and import each start from. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "context_internal.h"
 #include "tool.h"
 
 void cache_loaded_free(cache_loaded *l)
@@ -11,7 +16,7 @@ void cache_loaded_free(cache_loaded *l)
     if (l->is_manifest) asyncrt__manifest_free(&l->manifest);
 }
 
-bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
+bool cache_load(int dir_fd, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
                 size_t size)
 {
     memset(out, 0, sizeof *out);
@@ -23,11 +28,9 @@ bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac
         snprintf(why, size, f->regular ? "malformed name" : "not a regular file");
         return false;
     }
-    char *path = asyncrt__format("%s/%s", dir, f->name);
     size_t n = 0;
     why[0] = '\0';
-    unsigned char *data = path ? asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size) : NULL;
-    free(path);
+    unsigned char *data = asyncrt__cache_read_file(dir_fd, f->name, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while reading");
         return false;
@@ -40,4 +43,33 @@ bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac
     }
     free(data);
     return ok;
+}
+
+asyncrt_context *cache_tool_context(const cache_tool *tool, const char *cmd)
+{
+    asyncrt_context *ctx = NULL;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+        cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "out of memory");
+        return NULL;
+    }
+    if (asyncrt__context_adopt_cache_dir(ctx, tool->dir, tool->dir_fd, tool->shared, tool->mac_key) !=
+        ASYNCRT_SUCCESS) {
+        cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "%s", asyncrt_context_last_error(ctx));
+        asyncrt_context_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+int tool_open_folder(const char *path, bool create, char *why, size_t size)
+{
+    if (create && mkdir(path, 0700) != 0 && errno != EEXIST) {
+        snprintf(why, size, "cannot create %s (%s)", path, strerror(errno));
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        snprintf(why, size, "cannot %s %s (%s)", create ? "write" : "read", path,
+                 errno == ELOOP ? "a symbolic link: name the folder itself" : strerror(errno));
+    return fd;
 }

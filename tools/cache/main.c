@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -12,7 +13,9 @@ static void usage(FILE *out)
                  "\n"
                  "Looks at and manages asyncrt's on-disk program cache: by default the directory\n"
                  "the library uses ($ASYNCRT_CACHE_DIR, else $XDG_CACHE_HOME/asyncrt, else\n"
-                 "~/.cache/asyncrt); ASYNCRT_CACHE_SHARED=1 for a shared team cache.\n"
+                 "~/.cache/asyncrt); ASYNCRT_CACHE_SHARED=1 for a shared team cache. The\n"
+                 "directory is opened once and checked as the library checks it; a command\n"
+                 "then uses only what it opened, never the name again.\n"
                  "\n"
                  "commands:\n");
     for (const cache_command *const *c = cache_commands; *c; c++) fprintf(out, "  %-8s %s\n", (*c)->name, (*c)->summary);
@@ -92,14 +95,20 @@ int main(int argc, char **argv)
     if (!dir)
         return cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory: caching is off (ASYNCRT_CACHE=0) or HOME "
                                                      "is unset; use --dir");
-    struct stat st;
-    if (lstat(dir, &st) != 0 && !tool_command_fills_cache(cmd)) { /* those are created by the trust check below */
-        int rc = cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory at %s", dir);
+    /* The door: opened once (created for the commands that fill the cache),
+     * checked on what was opened; the commands use only the descriptor. */
+    tool.dir = dir;
+    tool.dir_fd = asyncrt__cache_open_door(dir, tool.shared, tool_command_fills_cache(cmd), tool.mac_key, &tool.trusted,
+                                          tool.why, sizeof tool.why);
+    if (tool.dir_fd < 0) {
+        struct stat st;
+        int rc = lstat(dir, &st) != 0 /* nothing there: no such cache; something: not one the library uses */
+                     ? cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory at %s", dir)
+                     : cache_fail(&tool, cmd->name, TOOL_EXIT_IO, "the library would not use this directory: %s",
+                                  tool.why);
         free(dir);
         return rc;
     }
-    tool.dir = dir;
-    tool.trusted = asyncrt__cache_trust_dir(dir, tool.shared, tool.mac_key, tool.why, sizeof tool.why);
     int rc;
     if (!tool.trusted && cmd->needs_trust) {
         rc = cache_fail(&tool, cmd->name, TOOL_EXIT_IO, "the library would not use this directory: %s", tool.why);
@@ -109,6 +118,7 @@ int main(int argc, char **argv)
     }
     if (json && rc && !cache_json_started()) /* a usage error, or a failure said on stderr only */
         tool_json_error(stdout, "asyncrt-cache", "see the message on stderr", rc);
+    close(tool.dir_fd);
     free(dir);
     return rc;
 }

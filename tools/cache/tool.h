@@ -13,8 +13,13 @@
 #include "base_internal.h"  /* asyncrt__format, SHA-256 names, the settings */
 #include "cache_internal.h" /* the directory, its files and their checks, as the library has them */
 
+/* The door: main opens the cache directory once (asyncrt__cache_open_door)
+ * and checks what it opened; every command reads, writes and deletes through
+ * dir_fd (openat and friends, and contexts that adopt it), never through the
+ * name again, so a folder swapped in at that name is never touched. */
 typedef struct cache_tool {
-    const char *dir;      /* the cache directory */
+    const char *dir;      /* the cache directory's name: for messages only */
+    int dir_fd;           /* it, opened once (O_DIRECTORY | O_NOFOLLOW) */
     bool shared;          /* ASYNCRT_CACHE_SHARED=1 */
     uint64_t cap;         /* ASYNCRT_CACHE_MAX_BYTES as the library reads it */
     bool cap_malformed;   /* it was set but is not a size: the default applies */
@@ -46,12 +51,23 @@ typedef struct cache_loaded {
     bool is_manifest;
 } cache_loaded;
 
-/* Reads dir/f->name with the library's checks (regular file, plausible size,
- * name = key, header, digest or, with mac, the team MAC) and decodes it;
- * false with why when the library would refuse it (load.c). */
-bool cache_load(const char *dir, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
+/* Reads f->name in the directory dir_fd with the library's checks (regular
+ * file, plausible size, name = key, header, digest or, with mac, the team
+ * MAC) and decodes it; false with why when the library would refuse it
+ * (load.c). */
+bool cache_load(int dir_fd, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
                 size_t size);
 void cache_loaded_free(cache_loaded *l);
+
+/* A context whose disk cache is the tool's door (never reopened by name),
+ * with the environment's remote; NULL (said, as cmd's failure) when it
+ * cannot be made (load.c). */
+asyncrt_context *cache_tool_context(const cache_tool *tool, const char *cmd);
+
+/* Another folder a command reads or writes (export's OUT, import's IN),
+ * opened once like the cache (O_DIRECTORY | O_NOFOLLOW; created 0700 first
+ * when `create`), to be used through the descriptor only. -1 with why. */
+int tool_open_folder(const char *path, bool create, char *why, size_t size);
 
 /* The remote cache's lines of stats (cmd_remote.c): text, or with --json
  * a "remote" member of the open object. */

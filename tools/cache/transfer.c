@@ -15,19 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tool.h"
 
-/* Seals l for a cache with `mac` (NULL: plain) and writes dir/name atomically. */
-static bool save(const char *dir, const char *name, const cache_loaded *l, const uint8_t *mac, mode_t mode)
+/* Seals l for a cache with `mac` (NULL: plain) and writes name in the
+ * directory dir_fd atomically. */
+static bool save(int dir_fd, const char *name, const cache_loaded *l, const uint8_t *mac, mode_t mode)
 {
     size_t size = 0;
     unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
                                          : asyncrt__program_encode_keyed(l->program, mac, &size);
-    char *path = asyncrt__format("%s/%s", dir, name);
-    bool ok = data && path && asyncrt__cache_write_file(AT_FDCWD, path, data, size, mode);
+    bool ok = data && asyncrt__cache_write_file(dir_fd, name, data, size, mode);
     free(data);
-    free(path);
     return ok;
 }
 
@@ -38,7 +38,7 @@ static bool merge_manifest(const cache_tool *tool, const char *name, cache_loade
     asyncrt_cache_file here = {.name = (char *)name, .kind = ASYNCRT_CACHE_MANIFEST, .regular = true};
     cache_loaded ours;
     char why[256];
-    if (!cache_load(tool->dir, &here, tool->shared ? tool->mac_key : NULL, &ours, why, sizeof why)) return true;
+    if (!cache_load(tool->dir_fd, &here, tool->shared ? tool->mac_key : NULL, &ours, why, sizeof why)) return true;
     asyncrt_dep_set *sets = calloc(ASYNCRT_MANIFEST_MAX_SETS, sizeof *sets);
     size_t count = 0;
     bool ok = sets != NULL;
@@ -119,10 +119,14 @@ static int run_export(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_export;
     if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_export, "one output directory is needed");
     const char *out = argv[1];
-    if (mkdir(out, 0700) != 0 && errno != EEXIST)
-        return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot create %s (%s)", out, strerror(errno));
+    char failed[512];
+    int out_fd = tool_open_folder(out, true, failed, sizeof failed);
+    if (out_fd < 0) return cache_fail(tool, "export", TOOL_EXIT_IO, "%s", failed);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(tool->dir, &l)) return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    if (!asyncrt__cache_scan_at(tool->dir_fd, &l)) {
+        close(out_fd);
+        return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot read %s", tool->dir);
+    }
     transfer t = {tool, "export", 0, 0, 0};
     transfer_begin(&t);
     for (size_t i = 0; i < l.count; i++) {
@@ -130,15 +134,16 @@ static int run_export(cache_tool *tool, int argc, char **argv)
         if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) continue;
         cache_loaded x;
         char why[256];
-        if (!cache_load(tool->dir, f, tool->shared ? tool->mac_key : NULL, &x, why, sizeof why))
+        if (!cache_load(tool->dir_fd, f, tool->shared ? tool->mac_key : NULL, &x, why, sizeof why))
             problem(&t, false, f->name, why);
-        else if (!save(out, f->name, &x, NULL, 0600))
+        else if (!save(out_fd, f->name, &x, NULL, 0600))
             problem(&t, true, f->name, strerror(errno));
         else
             t.moved++;
         cache_loaded_free(&x);
     }
     asyncrt__cache_listing_free(&l);
+    close(out_fd);
     return transfer_end(&t, tool->dir, out);
 }
 
@@ -147,9 +152,14 @@ static int run_import(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_import;
     if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_import, "one input directory is needed");
     const char *in = argv[1];
+    char failed[512];
+    int in_fd = tool_open_folder(in, false, failed, sizeof failed);
+    if (in_fd < 0) return cache_fail(tool, "import", TOOL_EXIT_IO, "%s", failed);
     asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan(in, &l))
+    if (!asyncrt__cache_scan_at(in_fd, &l)) {
+        close(in_fd);
         return cache_fail(tool, "import", TOOL_EXIT_IO, "cannot read %s (%s)", in, strerror(errno));
+    }
     const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
     mode_t mode = tool->shared ? 0660 : 0600;
     transfer t = {tool, "import", 0, 0, 0};
@@ -159,16 +169,17 @@ static int run_import(cache_tool *tool, int argc, char **argv)
         if (f->name[0] == '.' && f->kind != ASYNCRT_CACHE_TEMP) continue; /* ".", "..", hidden files */
         cache_loaded x;
         char why[256];
-        if (!cache_load(in, f, NULL, &x, why, sizeof why)) problem(&t, false, f->name, why);
+        if (!cache_load(in_fd, f, NULL, &x, why, sizeof why)) problem(&t, false, f->name, why);
         else if (x.is_manifest && !merge_manifest(tool, f->name, &x))
             problem(&t, true, f->name, "out of memory merging manifests");
-        else if (!save(tool->dir, f->name, &x, mac, mode))
+        else if (!save(tool->dir_fd, f->name, &x, mac, mode))
             problem(&t, true, f->name, strerror(errno));
         else
             t.moved++;
         cache_loaded_free(&x);
     }
     asyncrt__cache_listing_free(&l);
+    close(in_fd);
     return transfer_end(&t, in, tool->dir);
 }
 
@@ -177,7 +188,8 @@ const cache_command cmd_export = {
     "usage: asyncrt-cache [--dir DIR] export OUT_DIR\n"
     "\n"
     "Copies every entry and manifest that passes the library's checks into OUT_DIR\n"
-    "(created 0700), sealed with a plain SHA-256 (a shared cache's MAC stays home).\n"
+    "(created 0700; opened once, never through a symbolic link), sealed with a plain\n"
+    "SHA-256 (a shared cache's MAC stays home).\n"
     "Exit codes: 0 all copied, 2 bad usage, 6 some failed the checks (named, not\n"
     "copied), 7 no usable cache directory, or OUT_DIR or a file in it not written.\n",
     true, run_export};
@@ -186,10 +198,11 @@ const cache_command cmd_import = {
     "import", "verify the entries and manifests of a directory and store them in the cache",
     "usage: asyncrt-cache [--dir DIR] import IN_DIR\n"
     "\n"
-    "Reads each <key>.bin / <key>.mf of IN_DIR as a cache read would (no symlinks or\n"
-    "FIFOs, regular files of plausible size, decoded and checked under the key the\n"
-    "name claims), then writes it into the cache with the library's own atomic write\n"
-    "(and this cache's team MAC in shared mode); manifests are merged with ours.\n"
+    "Reads each <key>.bin / <key>.mf of IN_DIR (opened once, never through a\n"
+    "symbolic link) as a cache read would (no symlinks or FIFOs, regular files of\n"
+    "plausible size, decoded and checked under the key the name claims), then writes\n"
+    "it into the cache with the library's own atomic write (and this cache's team\n"
+    "MAC in shared mode); manifests are merged with ours.\n"
     "A tampered, foreign or oddly typed file is refused and named.\n"
     "Exit codes: 0 all imported, 2 bad usage, 6 some refused (named), 7 IN_DIR\n"
     "unreadable, no usable cache directory, or a file not written.\n",

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "asyncrt/asyncrt.h"
+#include "context_internal.h"
 #include "scan.h"
 #include "tool.h"
 
@@ -317,8 +318,10 @@ static int run(cache_tool *tool, int argc, char **argv)
         rc = TOOL_EXIT_INTERNAL;
         goto done;
     }
-    if (asyncrt_context_set_cache_dir(ctx, tool->dir) != ASYNCRT_SUCCESS) {
-        fprintf(stderr, "asyncrt-cache warm: out of memory\n");
+    /* The tool's door, not the name: the compiles land in the directory main checked. */
+    if (asyncrt__context_adopt_cache_dir(ctx, tool->dir, tool->dir_fd, tool->shared, tool->mac_key) !=
+        ASYNCRT_SUCCESS) {
+        fprintf(stderr, "asyncrt-cache warm: %s\n", asyncrt_context_last_error(ctx));
         rc = TOOL_EXIT_INTERNAL;
         goto done;
     }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "asyncrt/bundle.h"
 #include "base_internal.h"  /* the settings, read as the library reads them */
@@ -143,10 +144,12 @@ static void explain_disk_cache(const asyncrt_context *ctx)
     if (asyncrt__settings_read(&env)) asyncrt__cache_config_read(&env, &config);
     uint8_t key[32];
     char why[512];
+    int fd = -1;
     if (!dir)
         fprintf(stderr, "asyncrt-run: no disk cache: caching is off (ASYNCRT_CACHE=0) or HOME is unset\n");
-    else if (!asyncrt__cache_trust_dir(dir, config.shared, key, why, sizeof why))
+    else if ((fd = asyncrt__cache_open_dir(dir, config.shared, key, why, sizeof why)) < 0)
         fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", dir, why);
+    if (fd >= 0) close(fd);
     asyncrt__cache_config_free(&config);
     asyncrt__settings_free(&env);
 }
