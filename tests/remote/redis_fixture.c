@@ -200,6 +200,33 @@ asyncrt_redis *redis_direct(const redis_server *s)
     return asyncrt__redis_connect(&server, 1000, 5000, &deadline, why, sizeof why);
 }
 
+unsigned char *redis_value_get(const redis_server *s, const char *name, size_t *size)
+{
+    asyncrt_redis *r = redis_direct(s);
+    if (!r) return NULL;
+    unsigned char *data = NULL;
+    bool big = false;
+    char why[256];
+    if (asyncrt__redis_get(r, name, (size_t)1 << 30, asyncrt__now_ms() + 5000, &data, size, &big, why, sizeof why) !=
+        ASYNCRT_REDIS_OK) {
+        free(data);
+        data = NULL;
+    }
+    asyncrt__redis_close(r);
+    return data;
+}
+
+bool redis_value_put(const redis_server *s, const char *name, const void *data, size_t size)
+{
+    asyncrt_redis *r = redis_direct(s);
+    if (!r) return false;
+    char why[256];
+    bool ok = asyncrt__redis_set(r, name, data, size, false, 0, asyncrt__now_ms() + 5000, why, sizeof why) ==
+              ASYNCRT_REDIS_OK;
+    asyncrt__redis_close(r);
+    return ok;
+}
+
 size_t redis_keys(const redis_server *s, const char *match, char ***keys)
 {
     asyncrt_redis *r = redis_direct(s);

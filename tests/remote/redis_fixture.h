@@ -48,6 +48,10 @@ void fake_redis_stop(fake_redis *f); /* SIGTERM (its count file is written), SIG
 
 /* A direct connection to s, for tests that inspect or tamper with values. */
 asyncrt_redis *redis_direct(const redis_server *s);
+/* A value read (malloc'd; NULL when absent or on an error) or written (true
+ * when stored) directly on s, with no asyncrt logic between. */
+unsigned char *redis_value_get(const redis_server *s, const char *name, size_t *size);
+bool redis_value_put(const redis_server *s, const char *name, const void *data, size_t size);
 /* The names of keys matching `match` on s (malloc'd array of malloc'd). */
 size_t redis_keys(const redis_server *s, const char *match, char ***keys);
 void redis_keys_free(char **keys, size_t n);

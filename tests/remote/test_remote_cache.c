@@ -128,23 +128,14 @@ static char *only_value(world *w, unsigned char **data, size_t *size)
     assert_int_equal(n, 1);
     char *name = strdup(keys[0]);
     redis_keys_free(keys, n);
-    asyncrt_redis *r = redis_direct(&w->server);
-    bool big;
-    char why[256];
-    assert_int_equal(asyncrt__redis_get(r, name, (size_t)1 << 30, asyncrt__now_ms() + 5000, data, size, &big, why,
-                                        sizeof why),
-                     ASYNCRT_REDIS_OK);
-    asyncrt__redis_close(r);
+    *data = redis_value_get(&w->server, name, size);
+    assert_non_null(*data);
     return name;
 }
 
 static void put_value(world *w, const char *name, const void *data, size_t size)
 {
-    asyncrt_redis *r = redis_direct(&w->server);
-    char why[256];
-    assert_int_equal(asyncrt__redis_set(r, name, data, size, false, 0, asyncrt__now_ms() + 5000, why, sizeof why),
-                     ASYNCRT_REDIS_OK);
-    asyncrt__redis_close(r);
+    assert_true(redis_value_put(&w->server, name, data, size));
 }
 
 /* Refused and counted, compiled instead. */

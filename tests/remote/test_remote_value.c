@@ -143,22 +143,14 @@ static void value_name(world *w, const char *except, char *name, size_t size)
 
 static unsigned char *get_value(world *w, const char *name, size_t *size)
 {
-    asyncrt_redis *r = redis_direct(&w->server);
-    unsigned char *data = NULL;
-    bool big;
-    char why[256];
-    assert_int_equal(asyncrt__redis_get(r, name, (size_t)1 << 30, &data, size, &big, why, sizeof why),
-                     ASYNCRT_REDIS_OK);
-    asyncrt__redis_close(r);
+    unsigned char *data = redis_value_get(&w->server, name, size);
+    assert_non_null(data);
     return data;
 }
 
 static void put_value(world *w, const char *name, const void *data, size_t size)
 {
-    asyncrt_redis *r = redis_direct(&w->server);
-    char why[256];
-    assert_int_equal(asyncrt__redis_set(r, name, data, size, false, 0, why, sizeof why), ASYNCRT_REDIS_OK);
-    asyncrt__redis_close(r);
+    assert_true(redis_value_put(&w->server, name, data, size));
 }
 
 static void an_sm_90_value_served_for_an_sm_80_request_is_refused(void **state)
