@@ -5,7 +5,10 @@
 # parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
-# as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/).
+# as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/), or the installed .pip/
+# folder itself packed as .pip.tar.xz (both wheels together are over what a call may carry).
+# ASYNCRT_GPU_CTEST: the test stage's ctest selection (default: the GPU tests, 4 at a time; the
+# CPU tests run in CI).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -25,6 +28,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 
 # NVIDIA's NVRTC wheel of the pinned version into .pip/, offline from .whl/
 # where the wheels were carried there (this machine has no PyPI).
+[ -f .pip.tar.xz ] && [ ! -d .pip ] && tar -xJf .pip.tar.xz
 bash tools/setup-nvrtc.sh | tee -a "$summary"
 
 build=build-gpu
@@ -46,7 +50,8 @@ rc=0
 for stage in $stages; do
   case $stage in
   test)
-    ctest --test-dir $build --output-on-failure --timeout 300 >"$OUT/test.log" 2>&1 || rc=1
+    # shellcheck disable=SC2086
+    ctest --test-dir $build --output-on-failure --timeout 300 ${ASYNCRT_GPU_CTEST:--L gpu -j4} >"$OUT/test.log" 2>&1 || rc=1
     note "test: $(grep -E 'tests passed|tests failed' "$OUT/test.log" | tail -1)"
     grep -E '\*\*\*Failed|Not Run|Skipped|Timeout' "$OUT/test.log" | sed 's/^/  /' | tee -a "$summary"
     ;;
