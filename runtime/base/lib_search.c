@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "format.h"
+#include "self_file.h"
 #include "settings.h"
 
 #ifndef ASYNCRT_TOOLKIT_LIBDIR
@@ -19,6 +20,9 @@
 #endif
 #ifndef ASYNCRT_SETUP_PIP_DIR
 #define ASYNCRT_SETUP_PIP_DIR ""
+#endif
+#ifndef ASYNCRT_BUILD_DIR /* the build tree's real path (runtime/CMakeLists.txt) */
+#define ASYNCRT_BUILD_DIR ""
 #endif
 
 
@@ -294,14 +298,22 @@ size_t asyncrt__lib_candidates(asyncrt_lib_kind kind, const asyncrt_lib_search *
     return c.count;
 }
 
+const char *asyncrt__lib_setup_dir(const char *self, const char *build_dir, const char *setup_dir)
+{
+    return asyncrt__path_is_inside(self, build_dir) && setup_dir ? setup_dir : "";
+}
+
 asyncrt_lib_search asyncrt__lib_search_of(const asyncrt_settings *env)
 {
+    char self[PATH_MAX];
+    bool in_program = false;
+    bool known = asyncrt__self_file(self, sizeof self, &in_program);
     return (asyncrt_lib_search){
         .override_path = env ? env->nvrtc : NULL,
         .virtual_env = env ? env->virtual_env : NULL,
         .python_user_base = env ? env->python_user_base : NULL,
         .home = env ? env->home : NULL,
-        .setup_dir = ASYNCRT_SETUP_PIP_DIR,
+        .setup_dir = asyncrt__lib_setup_dir(known ? self : NULL, ASYNCRT_BUILD_DIR, ASYNCRT_SETUP_PIP_DIR),
         .cuda_path = env ? env->cuda_path : NULL,
         .cuda_home = env ? env->cuda_home : NULL,
         .build_libdir = ASYNCRT_TOOLKIT_LIBDIR,

@@ -12,7 +12,10 @@
  *      wheels put both in nvidia/cu13/lib/, CUDA 12's in nvidia/cuda_nvrtc/lib/
  *      and nvidia/nvjitlink/lib/;
  *   3. the folder tools/setup.sh installs those wheels into (built in:
- *      ASYNCRT_SETUP_PIP_DIR, the checkout's .pip/);
+ *      ASYNCRT_SETUP_PIP_DIR, the checkout's .pip/), only by a library (or a
+ *      program linking it statically) that runs from its build tree: an
+ *      installed or packaged copy never opens what lies at that path of the
+ *      machine it was built on (asyncrt__lib_setup_dir);
  *   4. $CUDA_PATH, then $CUDA_HOME: <root>/lib64/ and <root>/lib/; then the
  *      toolkit found at build time;
  *   5. the dynamic loader (LD_LIBRARY_PATH, ld.so.cache), by soname.
@@ -72,8 +75,12 @@ bool asyncrt__lib_version_parse(const char *text, asyncrt_lib_version *out);
 /* <0, 0, >0 as a is older, the same or newer than b (an unknown part counts as older than any). */
 int asyncrt__lib_version_compare(const asyncrt_lib_version *a, const asyncrt_lib_version *b);
 
+/* setup_dir where the library's own file `self` (self_file.h; NULL: not
+ * known) lies inside `build_dir`, the build tree's real path; else "". */
+const char *asyncrt__lib_setup_dir(const char *self, const char *build_dir, const char *setup_dir);
+
 /* The search this process makes: its settings' variables and the built-in
- * folders. */
+ * folders (the set-up's only from the build tree: asyncrt__lib_setup_dir). */
 struct asyncrt_settings;
 asyncrt_lib_search asyncrt__lib_search_of(const struct asyncrt_settings *settings);
 

@@ -1,18 +1,15 @@
-#define _GNU_SOURCE /* dladdr1 */
 #include "compile_worker.h"
 #include "bundle.h"
 
-#include <dlfcn.h>
 #include <limits.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "cache_trust.h"
 #include "context.h"
+#include "self_file.h"
 #include "sha256.h"
 #include "worker_exchange.h"
 
@@ -25,19 +22,13 @@
 #endif
 
 /* Where the installed worker would be: relative to libasyncrt.so, or to the
- * program when the library is linked into it (the first link map, which has
- * no name): /proc/self/exe, unless ld.so was run as a command ("ld.so
- * PROGRAM": no interpreter, AT_BASE 0), where that is ld.so and dladdr's
- * name the path ld.so was given. */
+ * program when the library is linked into it (self_file.h). */
 static bool installed_worker(char *out, size_t size)
 {
-    Dl_info info;
-    struct link_map *map = NULL;
     char self[PATH_MAX];
-    if (!dladdr1((void *)asyncrt__compile_worker_find, &info, (void **)&map, RTLD_DL_LINKMAP) || !map ||
-        !realpath(map->l_name[0] ? map->l_name : getauxval(AT_BASE) ? "/proc/self/exe" : info.dli_fname, self))
-        return false;
-    const char *relative = map == _r_debug.r_map ? ASYNCRT_WORKER_FROM_BINDIR : ASYNCRT_WORKER_FROM_LIBDIR;
+    bool in_program = false;
+    if (!asyncrt__self_file(self, sizeof self, &in_program)) return false;
+    const char *relative = in_program ? ASYNCRT_WORKER_FROM_BINDIR : ASYNCRT_WORKER_FROM_LIBDIR;
     char *slash = strrchr(self, '/');
     if (!slash) return false;
     *slash = '\0';

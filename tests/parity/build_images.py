@@ -7,7 +7,7 @@ Image sets (each a folder DIR/LABEL/ of KERNEL.cubin):
   nvcc-X.Y          the toolkit's nvcc -cubin (CUDA_PATH or /usr/local/cuda), the reference
   nvrtc-X.Y         asyncrt-run --compile-only --emit-cubin with the toolkit's NVRTC
   nvrtc-V           the same with ASYNCRT_NVRTC=the nvidia-cuda-nvrtc==V wheel's libnvrtc.so.13
-  nvcc-V            (--nvcc-wheel V) nvcc, cicc and ptxas of the nvidia-cuda-nvcc, nvidia-nvvm,
+  nvcc-V            (--nvcc-wheel V,V...) nvcc, cicc and ptxas of the nvidia-cuda-nvcc, nvidia-nvvm,
                     nvidia-cuda-crt and nvidia-cuda-runtime wheels of V, with the toolkit's CCCL
 Every compile uses the file's own arch and run line (corpus/README.md), as run_parity.py does.
 Headers: the wheels' NVRTC builds with its own built-in headers and the toolkit's CCCL (asyncrt's
@@ -25,7 +25,7 @@ With --ptx, each set's PTX too (DIR-ptx/LABEL/KERNEL.ptx, not packed) and DIR-pt
 kernels' PTX is the reference's, and how each addresses shared memory (the front end's part of a
 difference, where elf.md shows the whole).
 
-usage: build_images.py BUILD_DIR DIR [--filter W] [--versions V,V...] [--nvcc-wheel V] [--wheels W] [--jobs N] [--ptx]
+usage: build_images.py BUILD_DIR DIR [--filter W] [--versions V,V...] [--nvcc-wheel V,V...] [--wheels W] [--jobs N] [--ptx]
   e.g. build_images.py build parity-images --nvcc-wheel 13.5.37   (parity-images* is git-ignored)
 """
 import argparse
@@ -43,14 +43,32 @@ import tarfile
 import tempfile
 import zipfile
 
+import cubin
 import parity_common as pc
 
 WHEEL_VERSIONS = "13.1.115,13.2.86,13.3.33,13.4.92,13.5.37"
 NVCC_WHEELS = ("nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime")
 
 
-def wheel_tree(package, version, wheels):
-    """The unpacked wheel package==version under wheels/, downloaded if missing."""
+def release_version(package, version):
+    """The version of package that CUDA release `version` ships: version itself, else the newest of
+    its major.minor not past it (an update release bumps only the components it changes: CUDA
+    13.1.1's nvcc is 13.1.115, its runtime headers still 13.1.80). pip is asked for the versions."""
+    p = subprocess.run([sys.executable, "-m", "pip", "index", "versions", package], capture_output=True, text=True)
+    m = re.search(r"Available versions: (.*)", p.stdout)
+    key = lambda v: tuple(int(x) for x in v.split("."))
+    want = key(version)
+    same = [v for v in (m.group(1).split(", ") if m else []) if re.fullmatch(r"\d+\.\d+\.\d+", v)
+            and key(v)[:2] == want[:2] and key(v) <= want]
+    if not same:
+        raise SystemExit("%s: no version of %d.%d up to %s (pip index versions: %s)" % (
+            package, want[0], want[1], version, pc.last_line(p.stdout + p.stderr)))
+    return max(same, key=key)
+
+
+def wheel_tree(package, version, wheels, release=False):
+    """The unpacked wheel package==version under wheels/, downloaded if missing. release: where
+    there is no such version, the one CUDA release `version` ships (release_version)."""
     tree = os.path.join(wheels, "%s-%s" % (package, version))
     if os.path.isdir(tree):
         return tree
@@ -59,6 +77,13 @@ def wheel_tree(package, version, wheels):
     if not found:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "%s==%s" % (package, version), "-d", wheels]
         p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 and release and "No matching distribution" in p.stderr:
+            shipped = release_version(package, version)
+            print("%s==%s does not exist: %s, the newest of its release" % (package, version, shipped), flush=True)
+            os.makedirs(os.path.dirname(tree), exist_ok=True)
+            real = wheel_tree(package, shipped, wheels)
+            os.symlink(os.path.basename(real), tree)
+            return tree
         if p.returncode != 0:
             raise SystemExit("pip download %s==%s failed: %s" % (package, version, pc.last_line(p.stderr)))
         found = [f for f in glob.glob(os.path.join(wheels, "*.whl")) if os.path.basename(f).startswith(stem)]
@@ -75,16 +100,18 @@ def wheel_tree(package, version, wheels):
 
 
 def nvcc_wheel(version, wheels):
-    """One tree of the nvcc, nvvm, crt and runtime wheels of version (nvcc.profile finds cicc and
-    the headers relative to nvcc); returns its nvcc."""
+    """One tree of the nvcc, nvvm, crt and runtime wheels of CUDA release `version` (nvcc.profile
+    finds cicc and the headers relative to nvcc); returns (its nvcc, 'package==version' of each)."""
     tree = os.path.join(wheels, "nvcc-tree-%s" % version)
+    trees = [wheel_tree(package, version, wheels, release=True) for package in NVCC_WHEELS]
     if not os.path.isdir(tree):
         part = tree + ".part"
         shutil.rmtree(part, ignore_errors=True)
-        for package in NVCC_WHEELS:
-            shutil.copytree(wheel_tree(package, version, wheels), part, dirs_exist_ok=True, symlinks=True)
+        for t in trees:
+            shutil.copytree(t + "/", part, dirs_exist_ok=True, symlinks=True)
         os.rename(part, tree)
-    return os.path.join(tree, "nvidia/cu13/bin/nvcc")
+    used = [os.path.basename(os.path.realpath(t)) for t in trees]  # package-version
+    return os.path.join(tree, "nvidia/cu13/bin/nvcc"), ["%s==%s" % tuple(u.rsplit("-", 1)) for u in used]
 
 
 def tool_version(cmd, pattern, env=None):
@@ -139,25 +166,18 @@ def image_sets(a, tool):
         sets.append(ImageSet("nvrtc-%s" % version, "nvrtc", version,
                              "asyncrt-run --compile-only, ASYNCRT_NVRTC=nvidia-cuda-nvrtc==%s's libnvrtc.so.13" % version,
                              nvrtc=lib))
-    if a.nvcc_wheel:
-        wheel_nvcc = nvcc_wheel(a.nvcc_wheel, a.wheels)
+    for version in [x for x in a.nvcc_wheel.split(",") if x]:
+        wheel_nvcc, used = nvcc_wheel(version, a.wheels)
         cccl = os.path.join(cuda, "include/cccl")
-        sets.append(ImageSet("nvcc-%s" % a.nvcc_wheel, "nvcc", a.nvcc_wheel,
-                             "nvcc of the nvidia-cuda-nvcc/nvvm/crt/runtime==%s wheels -isystem %s" % (a.nvcc_wheel, cccl),
+        sets.append(ImageSet("nvcc-%s" % version, "nvcc", version,
+                             "nvcc of the wheels %s -isystem %s" % (" ".join(used), cccl),
                              nvcc=wheel_nvcc, extra=["-isystem", cccl]))
     return sets
 
 
 def sections(path):
     """[(name, sh_flags, bytes)] of an ELF64 little-endian file (a CUBIN)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    heads = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    names = heads[shstrndx][4]
-    return [(data[names + h[0]:data.index(b"\0", names + h[0])].decode(), h[2],
-             data[h[4]:h[4] + h[5]] if h[1] != 8 else b"\0" * h[5]) for h in heads]  # 8: NOBITS
+    return cubin.Cubin(path).sections()
 
 
 def kernel_code(path):
@@ -196,11 +216,18 @@ def without_control(text):
 
 
 def code_verdict(a, b):
-    """'=' the same code byte for byte, 'sched' the same instructions scheduled otherwise, 'code'."""
+    """'=' the same code byte for byte, 'c4' the same but for bank-4 offsets of the same globals
+    (NVRTC's extra globals come first: cubin.py), 'sched' the same instructions scheduled
+    otherwise, 'code'."""
     ca, cb = kernel_code(a), kernel_code(b)
     if ca == cb:
         return "="
-    if ca.keys() == cb.keys() and all(without_control(ca[k]) == without_control(cb[k]) for k in ca):
+    if ca.keys() != cb.keys():
+        return "code"
+    A, B = cubin.Cubin(a), cubin.Cubin(b)
+    if all(ca[k] == cb[k] or cubin.same_code(A, B, ca[k], cb[k], set()) for k in ca):
+        return "c4"
+    if all(without_control(ca[k]) == without_control(cb[k]) for k in ca):
         return "sched"
     return "code"
 
@@ -224,7 +251,7 @@ def elf_table(compare_tool, out, sets, names):
     --resources) and code."""
     ref = sets[0].label
     lines = ["| kernel | " + " | ".join(s.label for s in sets[1:]) + " |", "|---|" + "---|" * (len(sets) - 1)]
-    counts = {s.label: {"=": 0, "sched": 0, "regs": 0} for s in sets[1:]}
+    counts = {s.label: {"=": 0, "c4": 0, "sched": 0, "regs": 0} for s in sets[1:]}
     for name in names:
         cells = []
         a = os.path.join(out, ref, name + ".cubin")
@@ -237,18 +264,27 @@ def elf_table(compare_tool, out, sets, names):
             code = code_verdict(a, b)
             what = elf_differences(p.stdout)
             c = counts[s.label]
-            c["="] += code == "=" and not what
+            c["="] += code in ("=", "c4") and not what
+            c["c4"] += code == "c4" and not what
             c["sched"] += code == "sched" and not what
             c["regs"] += any(w.startswith("regs") for w in what)
             cells.append(", ".join(what + ([code] if code != "=" else [])) or "=")
         lines.append("| %s | %s |" % (name, " | ".join(cells)))
-    lines += ["", "Against %s's images. '=': the same code byte for byte; 'sched': the same instructions, other "
+    lines += ["", "Against %s's images. '=': the same code byte for byte; 'c4': the same but for the constant "
+              "bank 4 offsets of the same globals' addresses; 'sched': the same instructions, other "
               "scheduling control bits (stall counts, barriers: ptxas's version); 'code': other instructions; "
               "'regs R/r': %s's registers/this one's; 'stack', 'layout': other stack or shared layout." % (ref, ref), ""]
     for label, c in counts.items():
-        lines.append("- %s: %d of %d the same code, %d the same instructions scheduled otherwise, %d other registers"
-                     % (label, c["="], len(names), c["sched"], c["regs"]))
+        lines.append("- %s: %d of %d the same code (%d of them but for bank-4 offsets), %d the same instructions "
+                     "scheduled otherwise, %d other registers" % (label, c["="], len(names), c["c4"], c["sched"], c["regs"]))
     return "\n".join(lines) + "\n"
+
+
+def own_nvcc(sets):
+    """[(an NVRTC set, the nvcc set of its major.minor)] where both were built (not the reference)."""
+    minor = lambda s: s.version.split(".")[:2]
+    return [(s, n) for s in sets if s.compiler == "nvrtc"
+            for n in sets[1:] if n.compiler == "nvcc" and minor(n) == minor(s)]
 
 
 def ptx_functions(path):
@@ -309,7 +345,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--filter", default="")
     ap.add_argument("--versions", default=WHEEL_VERSIONS, help="nvidia-cuda-nvrtc wheel versions (comma-separated)")
-    ap.add_argument("--nvcc-wheel", default="", help="also nvcc of the nvidia-cuda-nvcc wheels of this version")
+    ap.add_argument("--nvcc-wheel", default="", help="also nvcc of the nvidia-cuda-nvcc wheels of these versions "
+                    "(comma-separated)")
     ap.add_argument("--wheels", default=os.path.join(tempfile.gettempdir(), "asyncrt-wheels"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--ptx", action="store_true", help="also each set's PTX, into DIR-ptx/, with DIR-ptx/ptx.md")
@@ -353,6 +390,8 @@ def main():
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     table = elf_table(compare_tool, a.out, sets, [k.name for k in ks])
+    for s, own in own_nvcc(sets):  # each NVRTC against the nvcc of its own release too
+        table += "\n" + elf_table(compare_tool, a.out, [own, s], [k.name for k in ks])
     with open(os.path.join(a.out, "elf.md"), "w") as f:
         f.write(table)
     print(table)

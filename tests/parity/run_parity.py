@@ -24,6 +24,12 @@ Per kernel:
   4. Registers, static shared, local memory and max threads per block (the driver's, from
      asyncrt-run --json) must be the reference's.
 A known difference (KNOWN: per NVRTC version, kernel, what and why) is reported and not failed.
+--own-nvcc KIT (default mode): KIT is build_images.py's images (folder or .tar.xz) with nvcc of the
+NVRTC asyncrt-run uses, of its release (--nvcc-wheel 13.1.115 for NVRTC 13.1). asyncrt's image of
+each kernel (asyncrt-run --compile-only --emit-cubin, the image the timed processes load) is read
+against that nvcc's (cubin.py: the same kernels, code and resources); where it holds them, its
+differences from the machine's nvcc are that release's own, reported as "nvcc 13.1 makes the same"
+and not failed. Any other difference fails.
 While it runs, an idle process holds device 0's primary context, so that each of the hundreds of
 asyncrt-run processes starts on an initialised driver whether persistence mode is on or not.
 
@@ -31,7 +37,8 @@ Prints one table per candidate set and a summary, writes them to OUT/parity.md a
 figures to OUT/parity.json (rewritten after each kernel, so a run cut short keeps what it did), and
 exits 1 on any difference that is not known.
 
-usage: run_parity.py BUILD_DIR OUT_DIR [--images DIR|DIR.tar.xz] [--filter W,W] [--rounds N] [--deadline S]
+usage: run_parity.py BUILD_DIR OUT_DIR [--images DIR|DIR.tar.xz | --own-nvcc DIR|DIR.tar.xz] [--filter W,W]
+                     [--rounds N] [--deadline S]
 """
 import argparse
 import concurrent.futures
@@ -45,13 +52,16 @@ import sys
 import tempfile
 import time
 
+import cubin
 import parity_common as pc
 
 # NVRTC's known differences from nvcc 13.0's images, by NVRTC major.minor: kernel -> (what, why).
 # 'what' names the columns excused: regs, static_shared, local, max_threads, time. NVRTC 13.0's:
 # the kernels whose registers differ from nvcc's (test_parity_elf, build_images.py's elf.md) and the
-# warp-tiled SGEMM, 1.27x nvcc's time on the H100 (issue 32); the PTX of all five from NVRTC
-# 13.1-13.5 is nvcc 13.0's (NOTES-nvrtc-versions.md).
+# times its code changes on the H100 (the version sweep, 2026-11-26: the warp-tiled SGEMM 1.27x,
+# cs_bf16_wmma_gemm 0.77x, flash_attention_minimal 1.021x with a band of +-0.2% (issue 32: 1.020,
+# 1.018), fastcu_matmul5_warp_specialized 0.969x with +-1.4%, one run); the PTX of all from NVRTC
+# 13.1-13.5 addresses shared memory as nvcc 13.0's does (NOTES-nvrtc-versions.md).
 SHARED64 = ("NVRTC 13.0 addresses shared memory with 64-bit registers ([%rd] in PTX; nvcc's cicc runs with "
             "--sharedmem32, NVRTC 13.0's cannot): other code and registers. NVRTC 13.1+ gives nvcc 13.0's PTX")
 KNOWN = {
@@ -61,6 +71,8 @@ KNOWN = {
         "cs_half_wmma_gemm": ("regs max_threads time", SHARED64),
         "cs_shfl_scan": ("regs time", SHARED64),
         "llmc_matmul_backward_bias": ("regs time", SHARED64),
+        "flash_attention_minimal": ("time", SHARED64),
+        "fastcu_matmul5_warp_specialized": ("time", SHARED64),
     },
 }
 ATTRIBUTES = ("regs", "static_shared", "local", "max_threads")
@@ -110,6 +122,7 @@ class Candidate:
 
     def __init__(self, label, nvrtc):
         self.label, self.nvrtc, self.args, self.why = label, nvrtc, {}, {}
+        self.own_nvcc = {}  # kernel -> (holds the kernels of nvcc of its release, how), --own-nvcc
 
 
 class Harness:
@@ -123,6 +136,8 @@ class Harness:
         self.rows = []       # one dict per kernel
         self.stopped = []    # kernels left out by the deadline
         self.manifest = None
+        self.release = None  # --own-nvcc: (label of nvcc of NVRTC's release, its folder, its manifest)
+        self.release_note = ""
         self.work = tempfile.mkdtemp(prefix="asyncrt-parity.")  # nvcc's images, unpacked images, outputs
 
     def run(self, cmd, what):
@@ -136,6 +151,8 @@ class Harness:
         if not self.a.images:
             m = re.search(r"NVRTC (\d+\.\d+)", pc.run([self.tool, "--version"])[2])
             nvrtc = m.group(1) if m else "?"
+            if self.a.own_nvcc:
+                self.own_nvcc_set(nvrtc)
             return Candidate("nvcc", None), [Candidate("asyncrt (NVRTC %s)" % nvrtc, nvrtc)]
         self.folder = pc.image_folder(self.a.images, self.work)
         with open(os.path.join(self.folder, "manifest.json")) as f:
@@ -148,12 +165,42 @@ class Harness:
         return (candidate(next(s for s in self.manifest["sets"] if s["label"] == ref)),
                 [candidate(s) for s in self.manifest["sets"] if s["label"] != ref])
 
+    def own_nvcc_set(self, nvrtc):
+        """The kit's nvcc of NVRTC's release (major.minor), if it has one."""
+        folder = pc.image_folder(self.a.own_nvcc, self.work)
+        with open(os.path.join(folder, "manifest.json")) as f:
+            manifest = json.load(f)
+        nvccs = [s for s in manifest["sets"] if s["compiler"] == "nvcc" and s["label"] != manifest["reference"]]
+        same = [s for s in nvccs if ".".join(s["version"].split(".")[:2]) == nvrtc]
+        if same:
+            self.release = (same[0]["label"], folder, manifest)
+        else:
+            self.release_note = ("%s has no nvcc of NVRTC %s's release but its reference (its others: %s): every "
+                                 "difference fails" % (self.a.own_nvcc, nvrtc, ", ".join(s["label"] for s in nvccs) or "none"))
+
+    def own_nvcc_check(self, ks, cand):
+        """Per kernel: does asyncrt's image (emitted in prepare) hold the kit's nvcc's kernels?"""
+        label, folder, manifest = self.release
+        for k in ks:
+            m = manifest["kernels"].get(k.name)
+            kit, own = os.path.join(folder, label, k.name + ".cubin"), os.path.join(self.work, k.name + ".own.cubin")
+            if not m or m["sha256"] != k.sha256:
+                cand.own_nvcc[k.name] = (False, "no %s image of this source in %s" % (label, self.a.own_nvcc))
+            elif not os.path.isfile(kit):
+                cand.own_nvcc[k.name] = (False, "no %s image: %s" % (label, m.get("failed", {}).get(label, "missing")))
+            elif not os.path.isfile(own):
+                cand.own_nvcc[k.name] = (False, "asyncrt-run --emit-cubin wrote no image")
+            else:
+                same, how = cubin.same_kernels(kit, own)
+                cand.own_nvcc[k.name] = (same, ("%s's kernels: " % label if same else "not %s's: " % label) + how)
+
     def prepare(self, ks, ref, cands):
         """Each set's image of each kernel; beforehand, in parallel: nvcc's images (default mode)
         and every file compiled once, so the timed processes hit asyncrt's cache (asyncrt-run
         compiles the source for its kernels' names even with --image)."""
         def one(k):
-            pc.run([self.tool, k.path, "--arch", k.arch] + k.run_line + ["--compile-only"])
+            emit = ["--emit-cubin", os.path.join(self.work, k.name + ".own.cubin")] if self.release else []
+            pc.run([self.tool, k.path, "--arch", k.arch] + k.run_line + ["--compile-only"] + emit)
             if self.manifest:
                 return
             cubin = os.path.join(self.work, k.name + ".cubin")
@@ -164,6 +211,8 @@ class Harness:
             cands[0].args[k.name] = []
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
             list(pool.map(one, ks))
+        if self.release:
+            self.own_nvcc_check(ks, cands[0])
         for k in ks if self.manifest else []:
             m = self.manifest["kernels"].get(k.name)
             for c in [ref] + cands:
@@ -305,6 +354,21 @@ class Harness:
                 (s["known"] if excused and "time" in excused[0] else s["differences"]).append("time")
         if excused and s["known"]:
             s["why"] = excused[1]
+        self.release_verdict(k, c, s)
+
+    def release_verdict(self, k, c, s):
+        """--own-nvcc: where asyncrt's image holds nvcc's kernels of NVRTC's release (and is the
+        image the check process loaded: the same size), its differences are that nvcc's."""
+        same, how = c.own_nvcc.get(k.name, (False, ""))
+        if not how:
+            return
+        s["own_nvcc"] = how
+        own = os.path.join(self.work, k.name + ".own.cubin")
+        if same and s.get("bytes") is not None and os.path.isfile(own) and s["bytes"] != os.path.getsize(own):
+            same, s["own_nvcc"] = False, "the image loaded (%s bytes) is not the one read (%d)" % (
+                s["bytes"], os.path.getsize(own))
+        if same and s["differences"] and all(d in ATTRIBUTES + ("results", "time") for d in s["differences"]):
+            s["release"], s["differences"] = s["differences"], []
 
     # -- reports -------------------------------------------------------------------------------
     def table(self, c):
@@ -321,7 +385,8 @@ class Harness:
             pair = lambda key: str(x.get(key, "?")) if x.get(key) == y.get(key) else "%s/%s" % (x.get(key, "?"), y.get(key, "?"))
             ms = [t for t in row.get("ref_times", []) if t]
             fmt = lambda v, f: f % v if isinstance(v, (int, float)) else "-"
-            notes = ", ".join(s["differences"] + ["%s (known)" % d for d in s["known"]]) or "none"
+            notes = ", ".join(s["differences"] + ["%s (known)" % d for d in s["known"]] +
+                              ["%s (%s makes the same)" % (d, self.release_name()) for d in s.get("release", [])]) or "none"
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s |" % (
                 row["kernel"], row["arch"], s["result"] + (" (%s's image)" % s["same_as"] if s.get("same_as") else ""),
                 fmt(s.get("ratio"), "%.3f"),
@@ -331,19 +396,36 @@ class Harness:
                 fmt(row["ref"]["load_ms"], "%.3f"), fmt(s.get("load_ms"), "%.3f"), notes))
         whys = sorted({s["why"] for r in self.rows for s in [r["sets"].get(c.label, {})] if s.get("why")})
         lines += [""] + ["Known: " + w for w in whys]
+        if self.release or self.release_note:
+            lines += [""] + self.release_lines(c)
         return "\n".join(lines)
 
+    def release_name(self):
+        return "nvcc " + ".".join(self.release[0].split("-", 1)[1].split(".")[:2]) if self.release else ""
+
+    def release_lines(self, c):
+        """--own-nvcc: which kernels' images hold the kit's nvcc's kernels, and which do not."""
+        if not self.release:
+            return [self.release_note]
+        ss = [(r["kernel"], r["sets"].get(c.label, {})) for r in self.rows]
+        held = [k for k, s in ss if c.own_nvcc.get(k, (False,))[0] and "not the one read" not in s.get("own_nvcc", "")]
+        others = ["%s (%s)" % (k, s.get("own_nvcc") or c.own_nvcc.get(k, (0, "not read"))[1]) for k, s in ss
+                  if k not in held]
+        return ["%s: asyncrt's image holds %s's kernels (tests/parity/cubin.py) for %d of %d kernels%s" % (
+            self.release_name(), self.release[0], len(held), len(ss),
+            "; not: " + "; ".join(others) if others else "")]
+
     def summary(self, cands):
-        lines = ["| images | kernels | results differ | attributes differ | time outside band | known | failed |",
-                 "|---|---|---|---|---|---|---|"]
+        lines = ["| images | kernels | results differ | attributes differ | time outside band | known | "
+                 "as nvcc of its release | failed |", "|---|---|---|---|---|---|---|---|"]
         for c in cands:
             ss = [r["sets"].get(c.label, {"differences": ["not run"], "known": []}) if "error" not in r
                   else {"differences": [r["error"]], "known": []} for r in self.rows]
             count = lambda keys: sum(any(d in keys for d in s["differences"]) for s in ss)
-            failed = sum(any(d not in ATTRIBUTES + ("results", "time") for d in s["differences"]) for s in ss)
-            lines.append("| %s | %d | %d | %d | %d | %d | %d |" % (
+            lines.append("| %s | %d | %d | %d | %d | %d | %d | %d |" % (
                 c.label, len(ss), count(("results",)), count(ATTRIBUTES), count(("time",)),
-                sum(bool(s["known"]) for s in ss), failed))
+                sum(bool(s["known"]) for s in ss), sum(bool(s.get("release")) for s in ss),
+                sum(bool(s["differences"]) for s in ss)))
         secs = [p[0] for p in self.processes]
         lines += ["", "%d asyncrt-run processes, %.2f s each on average; %.0f s in all%s" % (
             len(secs), statistics.mean(secs) if secs else 0, time.time() - self.started,
@@ -396,10 +478,15 @@ def main():
     ap.add_argument("build")
     ap.add_argument("out")
     ap.add_argument("--images", default="", help="a folder made by build_images.py: its sets against its reference")
+    ap.add_argument("--own-nvcc", default="", help="build_images.py's images with nvcc of the release of the NVRTC "
+                    "asyncrt-run uses: differences where asyncrt's image holds that nvcc's kernels are not failed")
     ap.add_argument("--filter", default="", help="only files whose name holds one of these comma-separated words")
     ap.add_argument("--rounds", type=int, default=3, help="timing rounds (reference and each candidate once per round)")
     ap.add_argument("--deadline", type=float, default=0, help="start no kernel that would end past S seconds")
-    h = Harness(ap.parse_args())
+    a = ap.parse_args()
+    if a.images and a.own_nvcc:
+        ap.error("--own-nvcc is for asyncrt's own images (the default mode), not with --images")
+    h = Harness(a)
     holder = pc.hold_device()
     try:
         return h.main()

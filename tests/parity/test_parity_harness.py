@@ -5,6 +5,7 @@ held to what they must be: the A/A band, the 2% floor, batches for short kernels
 must match, NVRTC 13.0's known differences, results, and the exit code."""
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import cubin  # noqa: E402
 import parity_common as pc  # noqa: E402
 import run_parity  # noqa: E402
 
@@ -22,16 +24,19 @@ import json, os, sys
 args = sys.argv[1:]
 if "--version" in args:
     print("asyncrt-run 0.1.0 (libasyncrt 0.1.0, NVRTC %s)" % os.environ.get("FAKE_NVRTC", "13.0")); sys.exit(0)
-if "--compile-only" in args:
-    sys.exit(0)
 def opt(name, default=None):
     return args[args.index(name) + 1] if name in args else default
 kernel = os.path.basename(args[0])[:-3]
+plan = json.load(open(os.environ["FAKE_PLAN"])).get(kernel, {})
+if "--compile-only" in args:  # asyncrt's own image: plan[kernel]["own"]["image"], a file
+    own = plan.get("own", {}).get("image")
+    if own and "--emit-cubin" in args:
+        open(opt("--emit-cubin"), "wb").write(open(own, "rb").read())
+    sys.exit(0)
 image = opt("--image")
 label = os.path.basename(os.path.dirname(image)) if image else "own"
 if image and os.path.basename(image) == "nvcc.cubin":
     label = "nvcc"
-plan = json.load(open(os.environ["FAKE_PLAN"])).get(kernel, {})
 p = plan.get(label, plan.get("*", {}))
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(json.dumps({"kernel": kernel, "label": label, "args": args}) + "\n")
@@ -47,7 +52,8 @@ if "--repeat" in args:
 for o in [args[i + 1] for i, a in enumerate(args) if a == "--out"]:
     open(o.split("=", 1)[1], "w").write("npy")
 bad = "--expect" in args and p.get("mismatch")
-print(json.dumps({"status": "mismatch" if bad else "ok", "image_bytes": 1000, "load_ms": 0.1, "launches": [launch]}))
+size = p.get("loaded_bytes") or (os.path.getsize(p["image"]) if p.get("image") else 1000)
+print(json.dumps({"status": "mismatch" if bad else "ok", "image_bytes": size, "load_ms": 0.1, "launches": [launch]}))
 sys.exit(6 if bad else 0)
 '''
 
@@ -63,9 +69,9 @@ class Harness(unittest.TestCase):
         os.chmod(self.tool, 0o755)
         os.makedirs(os.path.join(self.dir, "state"))
 
-    def images(self, labels, digests=None):
+    def images(self, labels, digests=None, cubins=None):
         """A build_images.py folder with empty images of KERNELS for labels (the first the reference);
-        digests: {kernel: {label: digest}}."""
+        digests: {kernel: {label: digest}}; cubins: {label: {kernel: bytes}}, images that are not empty."""
         d = os.path.join(self.dir, "images")
         sets = []
         for label in labels:
@@ -76,7 +82,8 @@ class Harness(unittest.TestCase):
         for k in pc.kernels(KERNELS):
             kernels[k.name] = {"arch": k.arch, "sha256": k.sha256, "digest": (digests or {}).get(k.name, {})}
             for label in labels:
-                open(os.path.join(d, label, k.name + ".cubin"), "w").close()
+                with open(os.path.join(d, label, k.name + ".cubin"), "wb") as f:
+                    f.write((cubins or {}).get(label, {}).get(k.name, b""))
         with open(os.path.join(d, "manifest.json"), "w") as f:
             json.dump({"reference": labels[0], "sets": sets, "kernels": kernels}, f)
         return d
@@ -138,8 +145,9 @@ class Harness(unittest.TestCase):
         order = [e["label"] for e in self.log if e["kernel"] == "flash_attention_minimal"]
         self.assertEqual(order, ["nvcc-13.0"] + ["nvcc-13.0", "nvrtc-13.0", "nvrtc-13.5.37"] * 3 + ["nvcc-13.0"])
         self.assertEqual(len([e for e in self.log if e["kernel"] == "cs_printf"]), 3)
-        self.assertIn("| nvrtc-13.0 | 5 | 1 | 1 | 0 | 1 | 0 |", text)
-        self.assertIn("| nvrtc-13.5.37 | 5 | 0 | 1 | 1 | 0 | 0 |", text)
+        # Failed: the kernels with a difference nothing excuses.
+        self.assertIn("| nvrtc-13.0 | 5 | 1 | 1 | 0 | 1 | 0 | 2 |\n", text)
+        self.assertIn("| nvrtc-13.5.37 | 5 | 0 | 1 | 1 | 0 | 0 | 2 |\n", text)
 
     def test_same_images_run_once(self):
         # fp8_convert: 13.5's image is the reference's; sgemm_warptiling: 13.5's is 13.0's, whose
@@ -181,6 +189,102 @@ class Harness(unittest.TestCase):
         rc, rows, text = self.harness({}, "--images", d)
         self.assertEqual(rc, 1)
         self.assertIn("build_images.py again", rows["cs_reduce7"]["error"])
+
+
+    def test_own_nvcc_makes_the_same(self):
+        # NVRTC 13.1 in use; the kit has nvcc 13.1's images. sgemm_warptiling: asyncrt's image holds
+        # nvcc 13.1's kernel (its bank-4 offsets aside), other registers and time than nvcc 13.0:
+        # 13.1's, not failed. flash_attention_minimal: other code than nvcc 13.1's, slower: fails.
+        # fp8_convert: nvcc 13.1's kernel, but the process loaded another image: fails.
+        same, shifted, other = cubin_of(), cubin_of(shift=True), cubin_of(regs=40)
+        kit = self.images(["nvcc-13.0", "nvcc-13.1.115"], cubins={"nvcc-13.1.115": {
+            "sgemm_warptiling": same, "flash_attention_minimal": same, "fp8_convert": same}})
+        own = {}
+        for name, data in (("sgemm", shifted), ("flash", other), ("fp8", same)):
+            own[name] = os.path.join(self.dir, name + ".cubin")
+            with open(own[name], "wb") as f:
+                f.write(data)
+        plan = {"sgemm_warptiling": {"nvcc": {"ms": [0.49]}, "own": {"ms": [0.62], "image": own["sgemm"],
+                                                                     "attrs": {"regs": 128}}},
+                "flash_attention_minimal": {"nvcc": {"ms": [11.5]}, "own": {"ms": [13.2], "image": own["flash"]}},
+                "fp8_convert": {"nvcc": {"ms": [0.006]}, "own": {"ms": [0.0075], "image": own["fp8"],
+                                                                 "loaded_bytes": 12345}}}
+        rc, rows, text = self.harness(plan, "--own-nvcc", kit, nvrtc="13.1")
+        self.assertEqual(rc, 1, text)
+        label = "asyncrt (NVRTC 13.1)"
+        g = rows["sgemm_warptiling"]["sets"][label]
+        self.assertEqual((g["differences"], g["release"]), ([], ["regs", "time"]))
+        self.assertIn("regs (nvcc 13.1 makes the same), time (nvcc 13.1 makes the same)", text)
+        f = rows["flash_attention_minimal"]["sets"][label]
+        self.assertEqual(f["differences"], ["time"])
+        self.assertIn("registers", f["own_nvcc"])
+        p = rows["fp8_convert"]["sets"][label]
+        self.assertEqual(p["differences"], ["time"])
+        self.assertIn("not the one read", p["own_nvcc"])
+        self.assertIn("holds nvcc-13.1.115's kernels (tests/parity/cubin.py) for 1 of 5 kernels", text)
+        self.assertIn("| %s | 5 | 0 | 0 | 2 | 0 | 1 | 2 |\n" % label, text)
+        # Without flash and fp8: nothing fails.
+        rc, rows, text = self.harness({"sgemm_warptiling": plan["sgemm_warptiling"]}, "--own-nvcc", kit, nvrtc="13.1")
+        self.assertEqual(rc, 0, text)
+        # The kit's nvcc is of another release than NVRTC in use: every difference fails.
+        rc, rows, text = self.harness({"sgemm_warptiling": plan["sgemm_warptiling"]}, "--own-nvcc", kit, nvrtc="13.2")
+        self.assertEqual(rc, 1, text)
+        self.assertIn("has no nvcc of NVRTC 13.2's release", text)
+
+
+def cubin_of(shift=False, regs=168, extra=False):
+    """A small CUBIN (ELF64): kernel k (registers in its flags) loading the address of global g
+    from constant bank 4 (ULDC.64), g in .nv.global.init. shift: NVRTC's way, 4 globals of its
+    own first, so k loads g from another bank-4 offset; extra: g's initial bytes other."""
+    names = ["g"] if not shift else ["s0", "s1", "s2", "s3", "g"]
+    off = 8 * names.index("g")
+    uldc = 0xab9 | (off // 4) << 40 | 4 << 54 | 0x0fe2 << 104
+    text = bytes(16) + uldc.to_bytes(16, "little") + bytes(16)
+    init = b"".join((b"\7" if (n == "g" and extra) else b"\1") * 8 for n in names)
+    strtab = b"\0k\0" + b"".join(n.encode() + b"\0" for n in names)
+    syms = [bytes(24), struct.pack("<IBBHQQ", 1, 0x12, 0, 4, 0, len(text))]
+    at = 3
+    for i, n in enumerate(names):
+        syms.append(struct.pack("<IBBHQQ", at, 0x11, 0, 6, 8 * i, 8))
+        at += len(n) + 1
+    rela = b"".join(struct.pack("<QQq", 8 * i, (2 + i) << 32 | 2, 0) for i in range(len(names)))
+    sections = [("", 0, 0, b"", 0, 0), (".shstrtab", 3, 0, None, 0, 0), (".strtab", 3, 0, strtab, 0, 0),
+                (".symtab", 2, 0, b"".join(syms), 2, 1), (".text.k", 1, 6 | regs << 24, text, 3, 0),
+                (".nv.constant4", 1, 2, bytes(8 * len(names)), 0, 0), (".nv.global.init", 1, 3, init, 0, 0),
+                (".rela.nv.constant4", 4, 0x40, rela, 3, 5)]
+    shstr = b"\0" + b"".join(s[0].encode() + b"\0" for s in sections[1:])
+    sections[1] = (".shstrtab", 3, 0, shstr, 0, 0)
+    body, offsets = b"", []
+    for s in sections:
+        offsets.append(64 + len(body))
+        body += s[3]
+    heads = b""
+    for i, (name, kind, flags, data, link, info) in enumerate(sections):
+        name_at = shstr.index(name.encode() + b"\0") if name else 0
+        heads += struct.pack("<IIQQQQIIQQ", name_at, kind, flags, 0, offsets[i], len(data), link, info, 8,
+                             24 if kind in (2, 4) else 0)
+    head = b"\x7fELF\2\1\1" + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0, 64 + len(body), 0, 64, 0,
+                                                        0, 64, len(sections), 1)
+    return head + body + heads
+
+
+class SameKernels(unittest.TestCase):
+    def same(self, a, b):
+        d = tempfile.mkdtemp(prefix="parity-cubin.")
+        paths = [os.path.join(d, n) for n in ("a.cubin", "b.cubin")]
+        for path, data in zip(paths, (a, b)):
+            with open(path, "wb") as f:
+                f.write(data)
+        return cubin.same_kernels(*paths)
+
+    def test_what_counts_as_the_same_kernels(self):
+        self.assertEqual(self.same(cubin_of(), cubin_of()), (True, "the same code byte for byte"))
+        # NVRTC's extra globals move g's address to another bank-4 offset: still nvcc's kernel.
+        ok, how = self.same(cubin_of(), cubin_of(shift=True))
+        self.assertTrue(ok, how)
+        self.assertIn("bank-4 offsets", how)
+        self.assertEqual(self.same(cubin_of(), cubin_of(regs=40)), (False, "k: registers 168/40"))
+        self.assertEqual(self.same(cubin_of(), cubin_of(shift=True, extra=True)), (False, "the global g"))
 
 
 class Verdict(unittest.TestCase):

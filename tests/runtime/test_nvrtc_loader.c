@@ -13,6 +13,7 @@
 #include "nvrtc_facts.h"
 #include "link_jit.h"
 #include "nvrtc_loader.h"
+#include "self_file.h"
 #include "test_support.h"
 
 static void touch(const char *dir, const char *sub, const char *name)
@@ -163,6 +164,50 @@ static void every_place_is_searched_in_the_documented_order(void **state)
     assert_non_null(strstr(why, "dynamic loader"));
     test_remove_tree(m.root);
     free(m.root);
+}
+
+/* The set-up's folder is searched by a copy running from its build tree
+ * only: a package built in /tmp/x must not open /tmp/x/.pip/... on a user's
+ * machine. The rule with paths given, then this process's own search (it
+ * runs from the build tree), then the same program copied out of it. */
+static void the_setup_folder_is_searched_from_the_build_tree_only(void **state)
+{
+    (void)state;
+    assert_string_equal(asyncrt__lib_setup_dir("/b/build/runtime/libasyncrt.so.0", "/b/build", "/b/.pip"), "/b/.pip");
+    assert_string_equal(asyncrt__lib_setup_dir("/b/build/tools/run/asyncrt-run", "/b/build/", "/b/.pip"), "/b/.pip");
+    assert_string_equal(asyncrt__lib_setup_dir("/usr/lib/x86_64-linux-gnu/libasyncrt.so.0", "/tmp/x/build",
+                                               "/tmp/x/.pip"), "");
+    assert_string_equal(asyncrt__lib_setup_dir("/opt/asyncrt/bin/asyncrt-run", "/tmp/x/build", "/tmp/x/.pip"), "");
+    assert_string_equal(asyncrt__lib_setup_dir("/tmp/x/build2/libasyncrt.so", "/tmp/x/build", "/tmp/x/.pip"), "");
+    assert_string_equal(asyncrt__lib_setup_dir("/tmp/x/build", "/tmp/x/build", "/tmp/x/.pip"), "");
+    assert_string_equal(asyncrt__lib_setup_dir(NULL, "/tmp/x/build", "/tmp/x/.pip"), "");
+    assert_string_equal(asyncrt__lib_setup_dir("/tmp/x/build/lib.so", "", "/tmp/x/.pip"), "");
+    assert_string_equal(asyncrt__lib_setup_dir("/tmp/x/build/lib.so", "build", "/tmp/x/.pip"), "");
+
+    char self[4096];
+    bool in_program = false;
+    assert_true(asyncrt__self_file(self, sizeof self, &in_program));
+    assert_true(in_program); /* the library is linked into this test */
+    asyncrt_lib_search s = asyncrt__lib_search_of(NULL);
+    const char *outside = getenv("ASYNCRT_TEST_OUTSIDE_BUILD");
+    if (outside) { /* the copy below */
+        if (*s.setup_dir) fail_msg("%s, outside the build tree, searches %s", self, s.setup_dir);
+        return;
+    }
+    assert_string_equal(s.setup_dir, ASYNCRT_TEST_SETUP_PIP_DIR);
+    char *dir = test_make_temp_dir("asyncrt-outside-build");
+    char copy[4200], cmd[4 * 4200 + 128];
+    snprintf(copy, sizeof copy, "%s/test_nvrtc_loader", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && ASYNCRT_TEST_OUTSIDE_BUILD=1 CMOCKA_TEST_ABORT=0 '%s' >'%s.log' 2>&1",
+             self, copy, copy, copy);
+    int rc = system(cmd);
+    if (rc != 0) {
+        snprintf(cmd, sizeof cmd, "cat '%s.log' >&2", copy);
+        (void)system(cmd);
+        fail_msg("the copy of this test in %s: exit %d", dir, rc);
+    }
+    test_remove_tree(dir);
+    free(dir);
 }
 
 /* Which NVRTC wins on that machine, for each driver and preference. */
@@ -341,7 +386,12 @@ static void nvjitlink_follows_nvrtc(void **state)
 
 int main(void)
 {
+    if (getenv("ASYNCRT_TEST_OUTSIDE_BUILD")) { /* the copy, outside the build tree: that check alone */
+        const struct CMUnitTest copy[] = {cmocka_unit_test(the_setup_folder_is_searched_from_the_build_tree_only)};
+        return cmocka_run_group_tests(copy, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {cmocka_unit_test(every_place_is_searched_in_the_documented_order),
+                                       cmocka_unit_test(the_setup_folder_is_searched_from_the_build_tree_only),
                                        cmocka_unit_test(the_driver_major_then_the_preferred_then_the_newest_wins),
                                        cmocka_unit_test(nvjitlink_follows_nvrtc),
                                        cmocka_unit_test(override_case)};
