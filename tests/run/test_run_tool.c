@@ -348,6 +348,34 @@ static void test_arch_auto_follows_the_versions(void **state)
     setenv("ASYNCRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
 }
 
+/* An explicit compute_XY on the same fake device: a run (which loads it)
+ * with an NVRTC newer than the driver is refused before any compile, exit
+ * 3; --compile-only still builds the PTX (it may be for another machine);
+ * an NVRTC not newer than the driver is asked for it (the fake then fails). */
+static void test_explicit_ptx_follows_the_versions(void **state)
+{
+    (void)state;
+    const char *saxpy = kernel_path("saxpy.cu");
+    const char *args = "--kernel saxpy --grid 1 --block 32 --buf x=f32:32 --buf y=f32:32 --arg f32:2 --arg buf:x "
+                       "--arg buf:y --arg i32:32";
+    setenv("ASYNCRT_LIBCUDA", FAKE_LIBCUDA_PATH, 1);
+    setenv("ASYNCRT_NVRTC", FAKE_NVRTC_PATH, 1);
+    setenv("ASYNCRT_CACHE", "0", 1);
+    setenv("FAKE_NVRTC_VERSION", "13.1", 1);
+    assert_tool(3, "%s --arch compute_80 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver"));
+    assert_null(strstr(run_tool_output(), "fake NVRTC: asked for"));
+    assert_tool(3, "%s --compile-only --arch compute_80", saxpy);
+    assert_non_null(strstr(run_tool_output(), "fake NVRTC: asked for compute_80"));
+    setenv("FAKE_NVRTC_VERSION", "13.0", 1);
+    assert_tool(3, "%s --arch compute_80 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "fake NVRTC: asked for compute_80"));
+    unsetenv("FAKE_NVRTC_VERSION");
+    unsetenv("ASYNCRT_CACHE");
+    unsetenv("ASYNCRT_NVRTC");
+    setenv("ASYNCRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+}
+
 int main(void)
 {
     /* The no-driver case needs a libcuda that cannot load, on any machine. */
@@ -361,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_json_escapes_raw_bytes),
         cmocka_unit_test(test_compile_only_checks_the_command_line),
         cmocka_unit_test(test_arch_auto_follows_the_versions),
+        cmocka_unit_test(test_explicit_ptx_follows_the_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
