@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compile_internal.h" /* asyncrt__target_loadable */
 #include "context_internal.h" /* test_context_setenv */
 
 asyncrt_context *test_open_device_or_skip(const char *test_name)
@@ -218,3 +219,20 @@ uint16_t test_float_to_bf16(float f)
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+
+const char *test_unloadable_reason(asyncrt_context *ctx, const char *arch)
+{
+    asyncrt_status s = asyncrt__target_loadable(ctx, arch);
+    if (s == ASYNCRT_SUCCESS) return NULL;
+    if (s != ASYNCRT_ERROR_VERSION_MISMATCH)
+        fail_msg("asyncrt__target_loadable(%s): %s: %s", arch, asyncrt_status_string(s), asyncrt_context_last_error(ctx));
+    return asyncrt_context_last_error(ctx);
+}
+
+void test_skip_unless_loadable(asyncrt_context *ctx, const char *arch)
+{
+    const char *why = test_unloadable_reason(ctx, arch);
+    if (!why) return;
+    print_message("skipped: %s\n", why);
+    skip();
+}
