@@ -3,10 +3,11 @@
  * driver of CUDA 13.0 (fake_device_libcuda) and a fake NVRTC of any version
  * (fake_nvrtc_versioned), as in test_arch_matrix. PTX from an NVRTC newer
  * than the driver is refused with VERSION_MISMATCH before NVRTC is asked
- * anything when the program is to be loaded (asyncrt_module_build, a
- * built-in op with a device open), and before the driver is when a program
- * is loaded (asyncrt_module_load); a compile alone, or without a device,
- * still builds it (it may be for another machine). Each cell runs in a
+ * anything when the program is to be loaded (asyncrt_module_build,
+ * asyncrt_build_batch with load, a built-in op with a device open), and
+ * before the driver is when a program is loaded (asyncrt_module_load); a
+ * compile alone, or without a device, still builds it (it may be for another
+ * machine). An explicit target's reason says which. Each cell runs in a
  * child process (the driver and NVRTC are loaded once per process). */
 #define _GNU_SOURCE /* setenv */
 #include <dlfcn.h>
@@ -20,8 +21,10 @@
 #include "target.h"
 #include "test_support.h"
 
-/* REASON: asyncrt__arch_resolve_why's sentence (asyncrt_program_arch_reason, asyncrt-run -v). */
-typedef enum call { BUILD, COMPILE, LOAD, MAP, NO_DEVICE, REASON } call;
+/* REASON: asyncrt__arch_resolve_why's sentence (asyncrt_program_arch_reason, asyncrt-run -v).
+ * BATCH: asyncrt_build_batch with load, compiling in this process (ASYNCRT_COMPILE_WORKER=0);
+ * BATCH_WORKERS: two misses, which would go to compile workers: none is started for them. */
+typedef enum call { BUILD, COMPILE, LOAD, MAP, NO_DEVICE, REASON, BATCH, BATCH_WORKERS } call;
 
 typedef struct cell {
     const char *what;
@@ -62,6 +65,12 @@ static const cell k_cells[] = {
      "compute_80: explicit target; the driver (CUDA 13.0) JIT-compiles its PTX: NVRTC 13.0 is not newer than it"},
     {"newer minor, PTX, reason", "13.1", "90", "compute_80", REASON, ASYNCRT_SUCCESS,
      "compute_80: explicit target; compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver"},
+    {"newer minor, PTX, batch", "13.1", "90", "compute_80", BATCH, ASYNCRT_ERROR_VERSION_MISMATCH,
+     "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver (CUDA 13.0)"},
+    {"same version, PTX, batch", "13.0", "90", "compute_80", BATCH, ASYNCRT_ERROR_COMPILE,
+     "fake NVRTC: asked for compute_80"},
+    {"newer minor, PTX, batch to workers", "13.1", "90", "compute_80", BATCH_WORKERS,
+     ASYNCRT_ERROR_VERSION_MISMATCH, "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver"},
     {"newer major, CUBIN, module", "14.0", "90", "sm_90", BUILD, ASYNCRT_ERROR_VERSION_MISMATCH,
      "sm_90 cannot be loaded: NVRTC 14.0 is of a newer major version than the driver (CUDA 13.0), which loads "
      "neither its CUBINs nor its PTX: use an NVRTC of the driver's major version, an NVRTC 13.x"},
@@ -110,6 +119,28 @@ static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
         asyncrt_map_destroy(map);
     } else if (c->call == LOAD) {
         s = load_ptx(ctx, c->arch);
+    } else if (c->call == BATCH) {
+        asyncrt_build_request r = {.source_name = "k.cu", .source = source, .opts = &o};
+        s = asyncrt_build_batch(ctx, &r, 1, 1, true);
+        if (r.status != s || r.program || r.module || !r.message) /* the words then do not match */
+            snprintf(g_reason, sizeof g_reason, "a failed request with status %s, %s program, %s module, %s message",
+                     asyncrt_status_string(r.status), r.program ? "a" : "no", r.module ? "a" : "no",
+                     r.message ? "a" : "no");
+        else
+            snprintf(g_reason, sizeof g_reason, "%s", r.message);
+        asyncrt_build_batch_release(&r, 1);
+    } else if (c->call == BATCH_WORKERS) {
+        asyncrt_build_request r[2] = {{.source_name = "a.cu", .source = source, .opts = &o},
+                                      {.source_name = "b.cu", .source = "extern \"C\" __global__ void b() {}",
+                                       .opts = &o}};
+        test_capture_begin(); /* ASYNCRT_LOG=2 says when misses go to workers */
+        s = asyncrt_build_batch(ctx, r, 2, 2, true);
+        char *log = test_capture_end();
+        bool spawned = log && strstr(log, "go to worker processes"); /* the words then do not match */
+        snprintf(g_reason, sizeof g_reason, "%s", spawned ? "workers were started"
+                                                  : r[1].status == s && r[1].message ? r[1].message : "");
+        free(log);
+        asyncrt_build_batch_release(r, 2);
     } else if (c->call == REASON) {
         asyncrt_arch arch;
         s = asyncrt__arch_resolve_why(ctx, c->arch, &arch, g_reason, sizeof g_reason);
@@ -130,6 +161,8 @@ static int run_cell(const cell *c, const char *cache_dir)
     setenv("ASYNCRT_NVRTC", FAKE_NVRTC_PATH, 1);
     setenv("ASYNCRT_LIBCUDA", FAKE_LIBCUDA_PATH, 1);
     setenv("ASYNCRT_CACHE_DIR", cache_dir, 1);
+    if (c->call == BATCH_WORKERS) setenv("ASYNCRT_LOG", "2", 1);
+    else setenv("ASYNCRT_COMPILE_WORKER", "0", 1); /* else ctest's, the one built here */
     asyncrt_context *ctx;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS ||
         (c->call != NO_DEVICE && asyncrt_context_open_device(ctx, 0) != ASYNCRT_SUCCESS)) {
@@ -138,7 +171,8 @@ static int run_cell(const cell *c, const char *cache_dir)
     }
     if (c->call == LOAD) asyncrt_nvrtc_version(); /* NVRTC's facts, as the compile before a load has them */
     asyncrt_status s = call_library(ctx, c);
-    const char *msg = c->call == REASON && s == ASYNCRT_SUCCESS ? g_reason : asyncrt_context_last_error(ctx);
+    bool own = (c->call == REASON && s == ASYNCRT_SUCCESS) || c->call == BATCH || c->call == BATCH_WORKERS;
+    const char *msg = own ? g_reason : asyncrt_context_last_error(ctx);
     int compiles = fake_count(FAKE_NVRTC_PATH, "fake_nvrtc_compiles");
     int loads = fake_count(FAKE_LIBCUDA_PATH, "fake_module_loads");
     int failed = 0;

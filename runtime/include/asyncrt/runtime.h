@@ -378,7 +378,8 @@ typedef struct asyncrt_build_request {
  * the one ASYNCRT_COMPILE_WORKER names ("0" keeps everything in this
  * process), if nobody else can write it (README: "Threads, batches and
  * start-up"); a worker that fails or is refused costs time, never a result
- * (the request is compiled here). Returns ASYNCRT_SUCCESS when every request
+ * (the request is compiled here). With `load`, a request whose target the
+ * driver cannot load is ASYNCRT_ERROR_VERSION_MISMATCH, compiled by no one. Returns ASYNCRT_SUCCESS when every request
  * succeeded, else the status of the first failed request (lowest index), with
  * a summary in the context's last error. The output fields of each request
  * are overwritten: free them from an earlier batch first. */
