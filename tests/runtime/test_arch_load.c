@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "program.h" /* a PTX program to load, as a cache hit gives one */
 #include "target.h"
@@ -153,8 +151,9 @@ static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
 }
 
 /* In the child: 0 when the cell holds, else 1 with the reason on stderr. */
-static int run_cell(const cell *c, const char *cache_dir)
+static int run_cell(const void *arg, const char *cache_dir)
 {
+    const cell *c = arg;
     setenv("FAKE_NVRTC_VERSION", c->nvrtc, 1);
     setenv("FAKE_CC", c->cc, 1);
     setenv("FAKE_DRIVER_VERSION", "13000", 1);
@@ -198,18 +197,9 @@ static void explicit_targets_to_load(void **state)
     (void)state;
     int failures = 0;
     for (size_t i = 0; i < sizeof k_cells / sizeof k_cells[0]; i++) {
-        char *dir = test_make_temp_dir("arch-load");
-        fflush(NULL);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) _exit(run_cell(&k_cells[i], dir));
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        bool ok = test_in_child(run_cell, &k_cells[i], "arch-load");
         printf("%-34s NVRTC %s, %s: %s\n", k_cells[i].what, k_cells[i].nvrtc, k_cells[i].arch, ok ? "ok" : "FAILED");
         failures += !ok;
-        test_remove_tree(dir);
-        free(dir);
     }
     assert_int_equal(failures, 0);
 }
@@ -229,8 +219,9 @@ static void place(const char *dir, const char *name, const char *from)
 /* The search (lib_search.h) finds NVRTC 13.1 in a virtual environment's
  * wheel, chosen as the newest, and 13.0 under $CUDA_PATH (known from its
  * builtins): the refusal names that one, ready to paste. */
-static int older_nvrtc_cell(const char *root)
+static int older_nvrtc_cell(const void *arg, const char *root)
 {
+    (void)arg;
     char venv[4096], wheel[4200], cuda[4096], home[4096], expect[4400];
     snprintf(venv, sizeof venv, "%s/venv", root);
     snprintf(wheel, sizeof wheel, "%s/lib/python3.11/site-packages", venv);
@@ -274,16 +265,7 @@ static int older_nvrtc_cell(const char *root)
 static void the_advice_names_an_older_nvrtc_found(void **state)
 {
     (void)state;
-    char *root = test_make_temp_dir("arch-load-older");
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) _exit(older_nvrtc_cell(root));
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    test_remove_tree(root);
-    free(root);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(test_in_child(older_nvrtc_cell, NULL, "arch-load-older"));
 }
 
 int main(void)

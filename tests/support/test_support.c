@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -235,4 +236,18 @@ void test_skip_unless_loadable(asyncrt_context *ctx, const char *arch)
     if (!why) return;
     print_message("skipped: %s\n", why);
     skip();
+}
+
+bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg, const char *prefix)
+{
+    char *dir = test_make_temp_dir(prefix);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(fn(arg, dir));
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    test_remove_tree(dir);
+    free(dir);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -76,6 +76,11 @@ char *test_read_source_file(const char *relative_path);
 char *test_make_temp_dir(const char *prefix);
 void test_remove_tree(const char *dir);
 
+/* fn(arg, dir) in a child process, with a fresh temporary directory (named
+ * after prefix, removed after): for what a process loads once (the driver,
+ * NVRTC). True when the child exited with 0. */
+bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg, const char *prefix);
+
 /* stderr (the library's log) into a temporary file until test_capture_end,
  * which returns what was written, malloc'd. Not nested. */
 void test_capture_begin(void);
