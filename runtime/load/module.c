@@ -35,10 +35,11 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
     ASYNCRT_ENTER(ctx);
     *out = NULL;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
-    /* The load rule (target.h), before the driver's own "unsupported PTX
-     * version": this NVRTC made the program (the cache keys on NVRTC). */
+    /* PTX: the load rule (target.h), before the driver's own "unsupported
+     * PTX version"; this NVRTC made it (the cache keys on NVRTC). A CUBIN
+     * is not held here, so loading one needs no NVRTC facts. */
     asyncrt_arch arch;
-    if (asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
+    if (program->ptx && asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
     asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
     char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
