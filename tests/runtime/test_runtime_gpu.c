@@ -322,6 +322,9 @@ int main(void)
 {
     g_ctx = test_open_device_or_skip("test_runtime_gpu");
     if (!g_ctx) return ASYNCRT_TEST_SKIP;
+    /* e.g. ASYNCRT_TEST_FILTER=ptx_*: the version cases, also on tests/runtime's fake driver */
+    const char *filter = getenv("ASYNCRT_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(probe_is_consistent),
         cmocka_unit_test(barrier_kernel_and_template_run_correctly),
