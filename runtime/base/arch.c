@@ -163,6 +163,106 @@ asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supporte
     return ASYNCRT_SUCCESS;
 }
 
+/* The PTX ISA version (x10) a CUDA release writes and its driver reads, 0
+ * where this table does not know it: NVIDIA's PTX ISA release history to
+ * 13.1 (12.6 stayed at 8.5); measured: NVRTC 13.1 writes .version 9.1 and
+ * the 13.0 driver answers "current version is '9.0'", NVRTC 13.5 writes 9.5;
+ * 13.2 to 13.4 by the same step (13.4's release is PTX ISA 9.4). */
+static int ptx_isa(int cuda_version)
+{
+    static const int table[][2] = {{12000, 80}, {12010, 81}, {12020, 82}, {12030, 83}, {12040, 84},
+                                   {12050, 85}, {12060, 85}, {12070, 86}, {12080, 87}, {12090, 88},
+                                   {13000, 90}, {13010, 91}, {13020, 92}, {13030, 93}, {13040, 94},
+                                   {13050, 95}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i][0] == cuda_version) return table[i][1];
+    return 0;
+}
+
+/* " (NVRTC 13.1 writes PTX ISA 9.1; the driver reads up to 9.0)", as much as is known. */
+static void isa_text(int nvrtc_version, int driver_version, char *buf, size_t size)
+{
+    int written = ptx_isa(nvrtc_version), read = ptx_isa(driver_version);
+    char nvrtc[16];
+    version_text(nvrtc_version, nvrtc, sizeof nvrtc);
+    if (written && read)
+        snprintf(buf, size, " (NVRTC %s writes PTX ISA %d.%d; the driver reads up to %d.%d)", nvrtc, written / 10,
+                 written % 10, read / 10, read % 10);
+    else if (read)
+        snprintf(buf, size, " (the driver reads PTX ISA up to %d.%d)", read / 10, read % 10);
+    else
+        buf[0] = '\0';
+}
+
+/* "build sm_90 instead (...); or ": the CUBIN that runs on the device, when
+ * this NVRTC can build one: the target's own when the device runs it (same
+ * major compute capability, not newer), else the device's. "" when none. */
+static void cubin_advice(const asyncrt_arch *arch, const asyncrt_load_facts *f, char *buf, size_t size)
+{
+    int device = f->cc_major * 10 + f->cc_minor;
+    asyncrt_arch cubin = *arch;
+    cubin.ptx = false;
+    bool own_runs = arch->number / 10 == f->cc_major && arch->number <= device &&
+                    (!arch->suffix || arch->number == device);
+    if (!own_runs) cubin = (asyncrt_arch){.number = device};
+    char name[32];
+    asyncrt__arch_format(&cubin, name, sizeof name);
+    buf[0] = '\0';
+    if (contains(f->supported, f->count, cubin.number))
+        snprintf(buf, size, "build %s instead (a CUBIN %s, compute capability %d.%d; a CUBIN of any NVRTC %d.x "
+                 "loads on this driver), or ", name, own_runs ? "that runs on this device" : "for this device",
+                 f->cc_major, f->cc_minor, f->driver_version / 1000);
+}
+
+/* "ASYNCRT_NVRTC=/usr/local/cuda/lib64/libnvrtc.so.13 (NVRTC 13.0, found here)", or what to install. */
+static void older_nvrtc_advice(const asyncrt_load_facts *f, bool any_minor, char *buf, size_t size)
+{
+    char version[16];
+    if (f->older_nvrtc) {
+        version_text(f->older_version, version, sizeof version);
+        snprintf(buf, size, "ASYNCRT_NVRTC=%s (NVRTC %s, found here)", f->older_nvrtc, version);
+        return;
+    }
+    char install[160];
+    nvrtc_for_driver(f->driver_version, any_minor, install, sizeof install);
+    snprintf(buf, size, "%s, named by ASYNCRT_NVRTC (the toolkit's: ASYNCRT_NVRTC=$CUDA_PATH/lib64/libnvrtc.so.%d)",
+             install, f->driver_version / 1000);
+}
+
+asyncrt_status asyncrt__arch_check_load(const asyncrt_arch *arch, const asyncrt_load_facts *f, char *why,
+                                       size_t why_size)
+{
+    char name[32], nvrtc[16], driver[16], isa[96], cubin[256], older[4200];
+    why[0] = '\0';
+    if (f->driver_version <= 0 || f->nvrtc_version <= 0) return ASYNCRT_SUCCESS; /* nothing to hold it to */
+    asyncrt__arch_format(arch, name, sizeof name);
+    version_text(f->nvrtc_version, nvrtc, sizeof nvrtc);
+    version_text(f->driver_version, driver, sizeof driver);
+    int nvrtc_major = f->nvrtc_version / 1000, driver_major = f->driver_version / 1000;
+    if (nvrtc_major > driver_major) {
+        older_nvrtc_advice(f, true, older, sizeof older);
+        snprintf(why, why_size,
+                 "%s cannot be loaded: NVRTC %s is of a newer major version than the driver (CUDA %s), which loads "
+                 "neither its CUBINs nor its PTX: use an NVRTC of the driver's major version, %s, or a driver for "
+                 "CUDA %d or newer", name, nvrtc, driver, older, nvrtc_major);
+        return ASYNCRT_ERROR_VERSION_MISMATCH;
+    }
+    if (!arch->ptx) return ASYNCRT_SUCCESS;
+    if (f->nvrtc_version <= f->driver_version) {
+        snprintf(why, why_size, "the driver (CUDA %s) JIT-compiles its PTX: NVRTC %s is not newer than it", driver,
+                 nvrtc);
+        return ASYNCRT_SUCCESS;
+    }
+    isa_text(f->nvrtc_version, f->driver_version, isa, sizeof isa);
+    cubin_advice(arch, f, cubin, sizeof cubin);
+    older_nvrtc_advice(f, false, older, sizeof older);
+    snprintf(why, why_size,
+             "%s cannot be loaded: NVRTC %s is newer than the driver (CUDA %s), which JIT-compiles only PTX from a "
+             "compiler not newer than itself%s: %suse an NVRTC not newer than the driver, %s",
+             name, nvrtc, driver, isa, cubin, older);
+    return ASYNCRT_ERROR_VERSION_MISMATCH;
+}
+
 /* ptxas's words when a target lacks an instruction or feature:
  * "Instruction 'setmaxnreg.inc' not supported on .target 'sm_90'" or
  * "Feature '.cta_group::1' not supported on .target 'sm_100'". */

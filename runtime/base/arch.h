@@ -40,6 +40,32 @@ asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_
 asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
                                   char *why, size_t why_size);
 
+/* What decides whether a program NVRTC builds can be loaded on a device. */
+typedef struct asyncrt_load_facts {
+    int cc_major, cc_minor;  /* the device's */
+    int driver_version;      /* 13000; 0: no driver known (nothing is refused) */
+    int nvrtc_version;       /* of the NVRTC that builds it */
+    const int *supported;    /* that NVRTC's archs */
+    size_t count;
+    /* An NVRTC the search found that is not newer than the driver (path and
+     * version), to name in the advice; NULL: none found. */
+    const char *older_nvrtc;
+    int older_version;
+} asyncrt_load_facts;
+
+/* The rule for a target that is to be loaded, beside auto's (same
+ * compatibility rules): PTX only when NVRTC is not newer than the driver,
+ * anything only when NVRTC is not of a newer major version. Otherwise
+ * ASYNCRT_ERROR_VERSION_MISMATCH, and `why` gets the one sentence naming
+ * both versions, the PTX ISA versions where known (NVRTC 13.1 writes 9.1,
+ * the 13.0 driver reads up to 9.0), and what to do: the CUBIN that loads on
+ * this device, or an NVRTC not newer than the driver (ASYNCRT_NVRTC=...).
+ * SUCCESS with `why` saying why the driver takes the PTX, or "" for a CUBIN
+ * or when no driver is known. Pure; the caller decides that the program is
+ * to be loaded (target.h). */
+asyncrt_status asyncrt__arch_check_load(const asyncrt_arch *arch, const asyncrt_load_facts *f, char *why,
+                                       size_t why_size);
+
 /* After a compile for `tried` failed with NVRTC log `log`: when ptxas said
  * the target lacks an instruction the source uses ("Instruction 'wgmma.fence'
  * not supported on .target 'sm_90'"), either returns true with *retry set to

@@ -23,6 +23,7 @@
 #include "context.h"
 #include "program.h"
 #include "sha256.h"
+#include "target.h"
 #include "thread_pool.h"
 
 /* What happened to one distinct request before its final compile. */
@@ -107,6 +108,16 @@ static void lookup_one(void *arg, size_t index)
     lead_state *st = &b->state[index];
     st->lookup = asyncrt__program_lookup(b->ctx, r->source_name, r->source, r->opts, &r->program, st->key,
                                         &st->arch);
+    bool found = st->lookup == ASYNCRT_SUCCESS || st->lookup == ASYNCRT_ERROR_NOT_FOUND ||
+                 st->lookup == ASYNCRT_ERROR_UNSUPPORTED;
+    if (found && b->load) { /* to be loaded: a target the driver cannot load is compiled by no one */
+        asyncrt_status loadable = asyncrt__arch_loadable(b->ctx, &st->arch);
+        if (loadable != ASYNCRT_SUCCESS) {
+            st->lookup = loadable;
+            asyncrt_program_destroy(r->program); /* a cache hit, of no use */
+            r->program = NULL;
+        }
+    }
     if (st->lookup != ASYNCRT_SUCCESS && st->lookup != ASYNCRT_ERROR_NOT_FOUND &&
         st->lookup != ASYNCRT_ERROR_UNSUPPORTED)
         fail_request(b->ctx, r, st->lookup); /* what compiling would say: a bad arch, no device... */
@@ -176,7 +187,9 @@ static void build_one(void *arg, size_t index)
     asyncrt_build_request *first = &b->reqs[lead];
     asyncrt_status s = first->status;
     if (s == ASYNCRT_SUCCESS && !first->program) {
-        s = asyncrt_program_compile(ctx, first->source_name, first->source, first->opts, &first->program);
+        s = b->load ? asyncrt__program_compile_to_load(ctx, first->source_name, first->source, first->opts,
+                                                       &first->program)
+                    : asyncrt_program_compile(ctx, first->source_name, first->source, first->opts, &first->program);
         if (s != ASYNCRT_SUCCESS) fail_request(ctx, first, s);
         else if (st->worker_owner && st->worker == ASYNCRT_SUCCESS)
             first->program->origin = ASYNCRT_ORIGIN_COMPILED; /* by its worker, for this request */

@@ -92,14 +92,20 @@ static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyn
     return asyncrt__retry_finish(job, &retry, s);
 }
 
+/* What the flow is for: a program, a cache lookup only (batch.c asks which
+ * requests miss before farming them out to worker processes), or a program
+ * to be loaded on the open device (refused before compiling when its driver
+ * cannot load it: target.h's asyncrt__arch_loadable). */
+typedef enum flow_mode { FLOW_COMPILE, FLOW_LOOKUP, FLOW_TO_LOAD } flow_mode;
+
 /* The whole flow. A given arch is used as is; otherwise opts->arch is
- * resolved here, once. lookup_only stops after the cache lookup (batch.c
- * asks which requests miss before farming them out to worker processes). */
+ * resolved here, once. */
 static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
                                    const asyncrt_compile_options *opts, const asyncrt_arch *given,
-                                   bool lookup_only, uint8_t *key_out, asyncrt_arch *arch_out,
+                                   flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
                                    asyncrt_program **out)
 {
+    bool lookup_only = mode == FLOW_LOOKUP;
     ASYNCRT_ENTER(ctx);
     static const asyncrt_compile_options no_options = {0};
     *out = NULL;
@@ -109,13 +115,17 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
     asyncrt_status s;
-    char why[768] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
+    char why[2048] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
     /* "auto" while the device opens on another thread: try the remembered target. */
     if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
         asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s, &arch, &resolved, why, sizeof why))
         return s;
     if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
+    asyncrt_arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
+    if (mode == FLOW_TO_LOAD && !is_auto && asyncrt__arch_parse(opts->arch, &named) && named.ptx)
+        ASYNCRT_TRY(asyncrt__wait_device(ctx));
     if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, opts->arch, &arch, why, sizeof why));
+    if (mode == FLOW_TO_LOAD) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch)); /* before any compile */
     if (arch_out) *arch_out = arch;
     asyncrt_compile_job job;
     asyncrt__job_init(&job, ctx, source_name, source, opts, &arch);
@@ -135,19 +145,36 @@ asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
 {
-    return compile_flow(ctx, source_name, source, opts, NULL, false, NULL, NULL, out);
+    return compile_flow(ctx, source_name, source, opts, NULL, FLOW_COMPILE, NULL, NULL, out);
+}
+
+asyncrt_status asyncrt__program_compile_to_load(asyncrt_context *ctx, const char *source_name, const char *source,
+                                               const asyncrt_compile_options *opts, asyncrt_program **out)
+{
+    return compile_flow(ctx, source_name, source, opts, NULL, FLOW_TO_LOAD, NULL, NULL, out);
+}
+
+asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_text)
+{
+    ASYNCRT_ENTER(ctx);
+    asyncrt_arch arch;
+    if (!arch_text || strcmp(arch_text, "auto") == 0) return ASYNCRT_SUCCESS;
+    if (!asyncrt__arch_parse(arch_text, &arch))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "arch '%s' is malformed", arch_text);
+    ASYNCRT_TRY(asyncrt__wait_device(ctx));
+    return asyncrt__arch_loadable(ctx, &arch);
 }
 
 asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
                                             const asyncrt_compile_options *opts, const asyncrt_arch *arch,
                                             asyncrt_program **out)
 {
-    return compile_flow(ctx, source_name, source, opts, arch, false, NULL, NULL, out);
+    return compile_flow(ctx, source_name, source, opts, arch, FLOW_COMPILE, NULL, NULL, out);
 }
 
 asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
                                       uint8_t key[32], asyncrt_arch *arch)
 {
-    return compile_flow(ctx, source_name, source, opts, NULL, true, key, arch, out);
+    return compile_flow(ctx, source_name, source, opts, NULL, FLOW_LOOKUP, key, arch, out);
 }

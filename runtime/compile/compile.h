@@ -1,5 +1,6 @@
 /* The compile layer's entry points besides asyncrt_program_compile, for the
- * layers above it, batch.c and the compile worker (compile.c). */
+ * layers above it, batch.c, the compile worker and first-party tools
+ * (compile.c). */
 #ifndef ASYNCRT_COMPILE_H
 #define ASYNCRT_COMPILE_H
 
@@ -14,6 +15,22 @@
 asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
                                             const asyncrt_compile_options *opts, const asyncrt_arch *arch,
                                             asyncrt_program **out);
+
+/* asyncrt_program_compile for a program about to be loaded on the open
+ * device (asyncrt_module_build, asyncrt-run): a target that device's driver
+ * cannot load (PTX from an NVRTC newer than the driver: target.h's
+ * asyncrt__arch_loadable) is VERSION_MISMATCH before anything is compiled.
+ * asyncrt_program_compile itself holds no target to a driver: its program
+ * may be for another machine; asyncrt_module_load checks it. */
+asyncrt_status asyncrt__program_compile_to_load(asyncrt_context *ctx, const char *source_name, const char *source,
+                                               const asyncrt_compile_options *opts, asyncrt_program **out);
+
+/* Whether a program for `arch_text` (sm_XY, compute_XY, ...; NULL or "auto"
+ * always loads) could be loaded on ctx's open device: SUCCESS, or
+ * VERSION_MISMATCH with the rule's sentence as the context's last error
+ * (asyncrt-bench skips a build this way, tests skip a case). SUCCESS when
+ * no device is open; INVALID_ARGUMENT for a malformed name. */
+asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_text);
 
 /* The compile flow up to the cache lookup. SUCCESS with *out on a hit;
  * NOT_FOUND on a miss and UNSUPPORTED when the compile is not cacheable

@@ -3,7 +3,9 @@
  * asyncrt_private and may change with the library (a bundle's format carries
  * its own version).
  *   compile.h: asyncrt__program_lookup, the cache key a compile looks up
- *     (asyncrt-bundle reads the manifest of the compile it made).
+ *     (asyncrt-bundle reads the manifest of the compile it made);
+ *     asyncrt__program_compile_to_load and asyncrt__target_loadable, the
+ *     load rule for a program the tool will load (asyncrt-run, asyncrt-bench).
  *   bundle.h: the header bundle's format (asyncrt__bundle_encode).
  *   toolkit.h: toolkit discovery (asyncrt__toolkit_find), so that
  *     asyncrt-bundle searches exactly what a compile searches. */

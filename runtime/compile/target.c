@@ -5,8 +5,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "nvrtc_facts.h"
 #include "program.h"
+
+/* The newest NVRTC the search found that is not newer than the driver, for
+ * the advice of a refusal (arch.h's older_nvrtc); *path NULL when none. */
+static void older_nvrtc(int driver_version, const char **path, int *version)
+{
+    asyncrt_nvrtc_choice found;
+    asyncrt__nvrtc_choice_get(&found);
+    *path = NULL;
+    *version = 0;
+    for (size_t i = 0; i < found.count; i++) {
+        const asyncrt_lib_candidate *c = &found.candidates[i];
+        int v = c->version.major * 1000 + c->version.minor * 10;
+        if (c->exists && c->version.major > 0 && c->version.minor >= 0 && v <= driver_version && v > *version)
+            *path = c->path, *version = v;
+    }
+}
+
+/* The load rule's verdict and sentence for this context's open device
+ * (SUCCESS with "" when none is open or NVRTC's facts are unknown: the
+ * driver then speaks for itself). */
+static asyncrt_status load_verdict(asyncrt_context *ctx, const asyncrt_arch *arch, char *why, size_t why_size)
+{
+    asyncrt_nvrtc_facts facts;
+    why[0] = '\0';
+    if (!ctx->device_open || asyncrt__nvrtc_facts_get(ctx, &facts, NULL, 0) != ASYNCRT_SUCCESS)
+        return ASYNCRT_SUCCESS;
+    asyncrt_load_facts f = {.cc_major = ctx->info.cc_major, .cc_minor = ctx->info.cc_minor,
+                            .driver_version = ctx->info.driver_version, .nvrtc_version = facts.version,
+                            .supported = facts.archs, .count = facts.arch_count};
+    if (facts.version > ctx->info.driver_version)
+        older_nvrtc(ctx->info.driver_version, &f.older_nvrtc, &f.older_version);
+    return asyncrt__arch_check_load(arch, &f, why, why_size);
+}
+
+asyncrt_status asyncrt__arch_loadable(asyncrt_context *ctx, const asyncrt_arch *arch)
+{
+    char why[4800];
+    asyncrt_status s = load_verdict(ctx, arch, why, sizeof why);
+    return s == ASYNCRT_SUCCESS ? s : asyncrt__fail(ctx, s, "%s", why);
+}
 
 asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text, asyncrt_arch *out, char *why_out,
                                         size_t why_size)
@@ -18,7 +59,7 @@ asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text,
     if (loaded != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, loaded, "%s", missing);
     const int *supported = facts.archs;
     size_t count = facts.arch_count;
-    char why[768];
+    char why[2048];
     asyncrt_status s;
     if (!text || strcmp(text, "auto") == 0) {
         if (!ctx->device_open)
@@ -34,6 +75,10 @@ asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text,
                             "compute_XYa (e.g. sm_90, sm_90a, compute_80)", text);
     } else {
         s = asyncrt__arch_check(out, supported, count, why, sizeof why);
+        /* With a device open, the reason also says whether its driver can load it. */
+        char load[4800] = "";
+        if (s == ASYNCRT_SUCCESS) load_verdict(ctx, out, load, sizeof load);
+        if (*load) asyncrt__say(why + strlen(why), sizeof why - strlen(why), "; %s", load);
     }
     if (s != ASYNCRT_SUCCESS) return asyncrt__fail(ctx, s, "%s", why);
     asyncrt__log(ctx, 1, "target %s", why);

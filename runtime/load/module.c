@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "context.h"
 #include "launch_preflight.h"
 #include "program.h"
+#include "target.h"
 
 #define JIT_LOG_SIZE 16384
 
@@ -33,6 +35,11 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
     ASYNCRT_ENTER(ctx);
     *out = NULL;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
+    /* PTX: the load rule (target.h), before the driver's own "unsupported
+     * PTX version"; this NVRTC made it (the cache keys on NVRTC). A CUBIN
+     * is not held here, so loading one needs no NVRTC facts. */
+    asyncrt_arch arch;
+    if (program->ptx && asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
     asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
     char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
@@ -80,7 +87,7 @@ asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_nam
     *out = NULL;
     double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
-    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, opts, &program);
+    asyncrt_status s = asyncrt__program_compile_to_load(ctx, source_name, source, opts, &program);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_module_load(ctx, program, out);
     if (s == ASYNCRT_SUCCESS)
         asyncrt__log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",

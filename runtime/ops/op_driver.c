@@ -39,7 +39,7 @@ asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module 
     const char *arch_text;
     m->wants(desc, &ranking, &wanted, &arch_text);
     asyncrt_arch arch;
-    char why[768];
+    char why[2048];
     ASYNCRT_TRY(asyncrt__op_select(ctx, m->name, ranking, wanted, arch_text, &arch, why, sizeof why, &path));
 
     asyncrt_op *op = calloc(1, m->size);

@@ -46,7 +46,8 @@ asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_
     char arch_name[32]; /* for messages */
     asyncrt__arch_format(arch, arch_name, sizeof arch_name);
 
-    const asyncrt_device_info *dev = asyncrt_context_device(ctx);
+    const asyncrt_device_info *dev = asyncrt_context_device(ctx); /* waits for an opening device */
+    ASYNCRT_TRY(asyncrt__arch_loadable(ctx, arch)); /* with a device open, the op is loaded on it */
     int cc = dev ? dev->cc_major * 10 + dev->cc_minor : arch->number;
     int target = arch->number < cc ? arch->number : cc;
     if (wanted == ASYNCRT_PATH_AUTO) {

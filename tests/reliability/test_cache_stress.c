@@ -44,8 +44,10 @@ static size_t g_ref_size[EVICT_SOURCES];
 static bool g_gpu;
 static int g_rounds = ROUNDS;
 static char *g_dir;
-/* PTX loads on any sm_80+ device, and compiles without one. */
-static const char *k_arch = "compute_80";
+/* PTX loads on any sm_80+ device, and compiles without one; but not from an
+ * NVRTC newer than the driver: the GPU variant then takes the device's own
+ * CUBIN (probe_device says so), its subject being the cache, not the JIT. */
+static char k_arch[16] = "compute_80";
 
 typedef struct counters {
     volatile long compiled, disk_hits, memory_hits, launches, damaged;
@@ -241,18 +243,31 @@ static void damager(void)
     }
 }
 
-/* 0 when a device can be opened, 77 when none: in a child, see above. */
+/* 0 when a device can be opened, 77 when none: in a child, see above. Also
+ * sets k_arch: compute_80 where this driver loads its PTX, else the
+ * device's sm_XY. */
 static int probe_device(void)
 {
+    char *arch = mmap(NULL, sizeof k_arch, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (arch == MAP_FAILED) return 1;
+    snprintf(arch, sizeof k_arch, "%s", k_arch);
     pid_t pid = fork();
     if (pid == 0) {
         asyncrt_context *ctx = test_open_device_or_skip("test_cache_stress_gpu");
+        const char *why = ctx ? test_unloadable_reason(ctx, k_arch) : NULL;
+        if (why) {
+            const asyncrt_device_info *d = asyncrt_context_device(ctx);
+            snprintf(arch, sizeof k_arch, "sm_%d%d", d->cc_major, d->cc_minor);
+            printf("test_cache_stress_gpu: %s instead of %s: %s\n", arch, k_arch, why);
+        }
         asyncrt_context_destroy(ctx);
         fflush(stdout);
         _exit(ctx ? 0 : ASYNCRT_TEST_SKIP);
     }
     int status = 0;
     waitpid(pid, &status, 0);
+    snprintf(k_arch, sizeof k_arch, "%s", arch);
+    munmap(arch, sizeof k_arch);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 

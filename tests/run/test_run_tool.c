@@ -324,7 +324,8 @@ static void test_compile_only_checks_the_command_line(void **state)
 /* arch auto and the NVRTC/driver versions, on a fake device (CUDA 13.0
  * driver) and a fake NVRTC of any version: NVRTC 13.5 gets a CUBIN to build
  * (the fake then fails, naming what it was asked for); NVRTC 14.0 gets the
- * version error, exit 3, before any compile. -v names the NVRTC and why. */
+ * version error, exit 3, before any compile. -v names the NVRTC and why.
+ * Then an explicit compute_80, held to the driver only when it is loaded. */
 static void test_arch_auto_follows_the_versions(void **state)
 {
     (void)state;
@@ -342,6 +343,18 @@ static void test_arch_auto_follows_the_versions(void **state)
     assert_tool(3, "%s --arch auto %s", saxpy, args);
     assert_non_null(strstr(run_tool_output(), "NVRTC 14.0 is of a newer major version than the driver (CUDA 13.0)"));
     assert_null(strstr(run_tool_output(), "fake NVRTC: asked for"));
+    /* explicit compute_80: a run (which loads it) with an NVRTC newer than the driver is refused before any
+     * compile; --compile-only still builds the PTX (it may be for another machine); an NVRTC not newer than
+     * the driver is asked for it */
+    setenv("FAKE_NVRTC_VERSION", "13.1", 1);
+    assert_tool(3, "%s --arch compute_80 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver"));
+    assert_null(strstr(run_tool_output(), "fake NVRTC: asked for"));
+    assert_tool(3, "%s --compile-only --arch compute_80", saxpy);
+    assert_non_null(strstr(run_tool_output(), "fake NVRTC: asked for compute_80"));
+    setenv("FAKE_NVRTC_VERSION", "13.0", 1);
+    assert_tool(3, "%s --arch compute_80 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "fake NVRTC: asked for compute_80"));
     unsetenv("FAKE_NVRTC_VERSION");
     unsetenv("ASYNCRT_CACHE");
     unsetenv("ASYNCRT_NVRTC");

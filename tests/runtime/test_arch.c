@@ -107,6 +107,59 @@ static void explicit_targets_are_checked_against_nvrtc(void **state)
     }
 }
 
+/* The load rule (asyncrt__arch_check_load) on imaginary machines: every
+ * refusal names both versions and what to do, with the ISA versions where
+ * known, an older NVRTC found, or what to install. */
+static void targets_to_load_follow_the_driver(void **state)
+{
+    (void)state;
+    static const char toolkit[] = "/usr/local/cuda/lib64/libnvrtc.so.13";
+    const struct {
+        const char *target;
+        int cc, driver, nvrtc;
+        const char *older; /* an NVRTC found not newer than the driver (13.0) */
+        asyncrt_status status;
+        const char *words;
+    } rows[] = {
+        {"compute_80", 90, 13000, 13000, NULL, ASYNCRT_SUCCESS, "the driver (CUDA 13.0) JIT-compiles its PTX"},
+        {"compute_80", 90, 13010, 13000, NULL, ASYNCRT_SUCCESS, "NVRTC 13.0 is not newer than it"},
+        {"compute_80", 90, 13000, 12080, NULL, ASYNCRT_SUCCESS, "NVRTC 12.8 is not newer"},
+        {"sm_90", 90, 13000, 13050, NULL, ASYNCRT_SUCCESS, ""},
+        {"compute_80", 90, 0, 13050, NULL, ASYNCRT_SUCCESS, ""}, /* no driver: nothing to hold it to */
+        {"compute_80", 90, 13000, 13010, toolkit, ASYNCRT_ERROR_VERSION_MISMATCH,
+         "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver (CUDA 13.0), which JIT-compiles only "
+         "PTX from a compiler not newer than itself (NVRTC 13.1 writes PTX ISA 9.1; the driver reads up to 9.0): "
+         "build sm_90 instead (a CUBIN for this device, compute capability 9.0; a CUBIN of any NVRTC 13.x loads "
+         "on this driver), or use an NVRTC not newer than the driver, "
+         "ASYNCRT_NVRTC=/usr/local/cuda/lib64/libnvrtc.so.13 (NVRTC 13.0, found here)"},
+        {"compute_80", 90, 13000, 13060, NULL, ASYNCRT_ERROR_VERSION_MISMATCH,
+         "than itself (the driver reads PTX ISA up to 9.0): build sm_90"}, /* 13.6: ISA not in the table */
+        {"compute_90a", 90, 12080, 12090, NULL, ASYNCRT_ERROR_VERSION_MISMATCH,
+         "(NVRTC 12.9 writes PTX ISA 8.8; the driver reads up to 8.7): build sm_90a instead (a CUBIN that runs"},
+        {"compute_80", 86, 13000, 13050, NULL, ASYNCRT_ERROR_VERSION_MISMATCH, "build sm_80 instead (a CUBIN that runs"},
+        {"compute_80", 85, 13000, 13050, NULL, ASYNCRT_ERROR_VERSION_MISMATCH, "build sm_80 instead"},
+        {"compute_86", 85, 13000, 13050, NULL, ASYNCRT_ERROR_VERSION_MISMATCH, /* NVRTC knows no sm_85 */
+         "9.0): use an NVRTC not newer than the driver, NVRTC 13.0 or older"},
+        {"compute_80", 90, 12080, 13000, NULL, ASYNCRT_ERROR_VERSION_MISMATCH,
+         "NVRTC 13.0 is of a newer major version than the driver (CUDA 12.8), which loads neither its CUBINs nor "
+         "its PTX: use an NVRTC of the driver's major version, an NVRTC 12.x (pip install "
+         "'nvidia-cuda-nvrtc-cu12==12.*', or a CUDA 12 toolkit), named by ASYNCRT_NVRTC"},
+        {"sm_90", 90, 12080, 13000, NULL, ASYNCRT_ERROR_VERSION_MISMATCH, "sm_90 cannot be loaded: NVRTC 13.0"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        asyncrt_arch a;
+        char why[1024];
+        assert_true(asyncrt__arch_parse(rows[i].target, &a));
+        asyncrt_load_facts f = {.cc_major = rows[i].cc / 10, .cc_minor = rows[i].cc % 10,
+                                .driver_version = rows[i].driver, .nvrtc_version = rows[i].nvrtc,
+                                .supported = k_nvrtc13, .count = N13, .older_nvrtc = rows[i].older,
+                                .older_version = rows[i].older ? 13000 : 0};
+        asyncrt_status s = asyncrt__arch_check_load(&a, &f, why, sizeof why);
+        if (s != rows[i].status || !strstr(why, rows[i].words) || (!*rows[i].words && *why))
+            fail_msg("row %zu, %s: %s '%s'", i, rows[i].target, asyncrt_status_string(s), why);
+    }
+}
+
 static void real_nvrtc_lists_what_we_target(void **state)
 {
     (void)state;
@@ -159,6 +212,7 @@ int main(void)
         cmocka_unit_test(parse_accepts_the_documented_forms),
         cmocka_unit_test(auto_selection_table),
         cmocka_unit_test(explicit_targets_are_checked_against_nvrtc),
+        cmocka_unit_test(targets_to_load_follow_the_driver),
         cmocka_unit_test(real_nvrtc_lists_what_we_target),
         cmocka_unit_test(resolve_reports_malformed_and_deviceless_auto),
         cmocka_unit_test(features_follow_compute_capability),

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "context_internal.h"
 #include "target.h"
@@ -56,8 +54,9 @@ static const cell k_cells[] = {
 };
 
 /* In the child: 0 when the cell holds, else 1 with the reason on stderr. */
-static int run_cell(const cell *c, const char *cache_dir)
+static int run_cell(const void *arg, const char *cache_dir)
 {
+    const cell *c = arg;
     setenv("FAKE_NVRTC_VERSION", c->nvrtc, 1);
     setenv("FAKE_NVRTC_ARCHS", c->archs, 1);
     setenv("FAKE_CC", c->cc, 1);
@@ -109,18 +108,9 @@ static void every_nvrtc_and_driver_pair(void **state)
     (void)state;
     int failures = 0;
     for (size_t i = 0; i < sizeof k_cells / sizeof k_cells[0]; i++) {
-        char *dir = test_make_temp_dir("arch-matrix");
-        fflush(stderr);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) _exit(run_cell(&k_cells[i], dir));
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        bool ok = test_in_child(run_cell, &k_cells[i], "arch-matrix");
         printf("%-24s NVRTC %s, cc %s: %s\n", k_cells[i].what, k_cells[i].nvrtc, k_cells[i].cc, ok ? "ok" : "FAILED");
         failures += !ok;
-        test_remove_tree(dir);
-        free(dir);
     }
     assert_int_equal(failures, 0);
 }

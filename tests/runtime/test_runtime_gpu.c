@@ -127,12 +127,51 @@ static void barrier_kernel_and_template_run_correctly(void **state)
     asyncrt_module_destroy(m);
 }
 
+/* Needs an NVRTC not newer than the driver (gpu-check.sh's second run uses
+ * the toolkit's); skipped, with the rule's sentence, otherwise. */
 static void ptx_for_an_older_arch_is_jit_compiled_by_the_driver(void **state)
 {
     (void)state;
+    test_skip_unless_loadable(g_ctx, "compute_80");
     asyncrt_module *m = build("compute_80");
     run_unary(m, "staged", 77777, reversed_times_two, 256 * sizeof(float));
     asyncrt_module_destroy(m);
+}
+
+/* The other side, with an NVRTC newer than the driver: the library says so
+ * (VERSION_MISMATCH, both versions, what to do) before compiling for a
+ * module, and before the driver for a program compiled on its own, which
+ * still builds (PTX may be for another machine). Skipped where it loads. */
+static void ptx_the_driver_cannot_load_is_refused_before_the_driver(void **state)
+{
+    (void)state;
+    const char *why = test_unloadable_reason(g_ctx, "compute_80");
+    if (!why) {
+        print_message("skipped: compute_80 loads here: NVRTC is not newer than the driver\n");
+        skip();
+    }
+    char nvrtc[48], driver[48];
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    snprintf(nvrtc, sizeof nvrtc, "NVRTC %d.%d", d->nvrtc_version / 1000, d->nvrtc_version % 1000 / 10);
+    snprintf(driver, sizeof driver, "(CUDA %d.%d)", d->driver_version / 1000, d->driver_version % 1000 / 10);
+    asyncrt_compile_options o = {.arch = "compute_80"};
+    asyncrt_module *m = NULL;
+    assert_status(g_ctx, ASYNCRT_ERROR_VERSION_MISMATCH,
+                  asyncrt_module_build(g_ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m));
+    assert_null(m);
+    const char *msg = asyncrt_context_last_error(g_ctx);
+    assert_non_null(strstr(msg, "compute_80 cannot be loaded"));
+    assert_non_null(strstr(msg, nvrtc));
+    assert_non_null(strstr(msg, driver));
+    assert_null(strstr(msg, "cuModuleLoadDataEx"));
+    asyncrt_program *p = NULL;
+    assert_ok(g_ctx, asyncrt_program_compile(g_ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &p));
+    assert_true(asyncrt_program_is_ptx(p));
+    assert_non_null(strstr(asyncrt_program_arch_reason(p), "compute_80 cannot be loaded"));
+    assert_status(g_ctx, ASYNCRT_ERROR_VERSION_MISMATCH, asyncrt_module_load(g_ctx, p, &m));
+    assert_null(strstr(asyncrt_context_last_error(g_ctx), "cuModuleLoadDataEx"));
+    assert_null(m);
+    asyncrt_program_destroy(p);
 }
 
 static void a_cubin_for_another_arch_is_a_load_error(void **state)
@@ -283,10 +322,14 @@ int main(void)
 {
     g_ctx = test_open_device_or_skip("test_runtime_gpu");
     if (!g_ctx) return ASYNCRT_TEST_SKIP;
+    /* e.g. ASYNCRT_TEST_FILTER=ptx_*: the version cases, also on tests/runtime's fake driver */
+    const char *filter = getenv("ASYNCRT_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(probe_is_consistent),
         cmocka_unit_test(barrier_kernel_and_template_run_correctly),
         cmocka_unit_test(ptx_for_an_older_arch_is_jit_compiled_by_the_driver),
+        cmocka_unit_test(ptx_the_driver_cannot_load_is_refused_before_the_driver),
         cmocka_unit_test(a_cubin_for_another_arch_is_a_load_error),
         cmocka_unit_test(launch_checks_arguments_names_and_limits),
         cmocka_unit_test(dynamic_shared_memory_above_48k_is_raised_for_you),

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "compile_internal.h" /* asyncrt__target_loadable */
 #include "context_internal.h" /* test_context_setenv */
 
 asyncrt_context *test_open_device_or_skip(const char *test_name)
@@ -218,3 +220,34 @@ uint16_t test_float_to_bf16(float f)
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+
+const char *test_unloadable_reason(asyncrt_context *ctx, const char *arch)
+{
+    asyncrt_status s = asyncrt__target_loadable(ctx, arch);
+    if (s == ASYNCRT_SUCCESS) return NULL;
+    if (s != ASYNCRT_ERROR_VERSION_MISMATCH)
+        fail_msg("asyncrt__target_loadable(%s): %s: %s", arch, asyncrt_status_string(s), asyncrt_context_last_error(ctx));
+    return asyncrt_context_last_error(ctx);
+}
+
+void test_skip_unless_loadable(asyncrt_context *ctx, const char *arch)
+{
+    const char *why = test_unloadable_reason(ctx, arch);
+    if (!why) return;
+    print_message("skipped: %s\n", why);
+    skip();
+}
+
+bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg, const char *prefix)
+{
+    char *dir = test_make_temp_dir(prefix);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(fn(arg, dir));
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    test_remove_tree(dir);
+    free(dir);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}

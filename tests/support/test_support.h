@@ -48,6 +48,15 @@ int test_teardown_cache_context(void **state);
 /* A fresh context with an open device, for one test (fails the test if none). */
 asyncrt_context *test_context_with_device(void);
 
+/* NULL when a program for `arch` (e.g. "compute_80") can be loaded on ctx's
+ * open device; otherwise the load rule's sentence (README, "Arch
+ * selection": PTX from an NVRTC newer than the driver), valid until the next
+ * call on ctx. Fails the test on any other error. */
+const char *test_unloadable_reason(asyncrt_context *ctx, const char *arch);
+/* Skips the running CMocka test (reported as SKIPPED, with that sentence)
+ * when a program for `arch` cannot be loaded on ctx's device. */
+void test_skip_unless_loadable(asyncrt_context *ctx, const char *arch);
+
 /* Seeded from the clock unless ASYNCRT_TEST_SEED is set; prints the seed. */
 void test_seed_random(const char *test_name);
 uint32_t test_random_u32(void);
@@ -66,6 +75,11 @@ char *test_read_source_file(const char *relative_path);
 /* A fresh empty directory under /tmp, malloc'd. */
 char *test_make_temp_dir(const char *prefix);
 void test_remove_tree(const char *dir);
+
+/* fn(arg, dir) in a child process, with a fresh temporary directory (named
+ * after prefix, removed after): for what a process loads once (the driver,
+ * NVRTC). True when the child exited with 0. */
+bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg, const char *prefix);
 
 /* stderr (the library's log) into a temporary file until test_capture_end,
  * which returns what was written, malloc'd. Not nested. */

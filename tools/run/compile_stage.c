@@ -11,6 +11,7 @@
 #include "asyncrt/bundle.h"
 #include "base_internal.h"  /* the settings, read as the library reads them */
 #include "cache_internal.h" /* -v: the library's trust check of its directory; --image: a program's fields */
+#include "compile_internal.h" /* a program to be loaded: the load rule before compiling */
 
 static bool write_file(const char *path, const void *data, size_t size, run_result *r)
 {
@@ -217,7 +218,12 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
         opts.bundle = r->bundle;
     }
     double start = run_now_ms();
-    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);
+    /* A run loads it: a target the driver cannot load is refused before compiling. Not so with
+     * --compile-only, --image (its CUBIN is loaded instead) or --emit-ptx's second compile: those
+     * images may be for another machine. */
+    bool loaded = !cli->compile_only && !cli->image;
+    asyncrt_status s = loaded ? asyncrt__program_compile_to_load(ctx, source_name, source, &opts, out)
+                              : asyncrt_program_compile(ctx, source_name, source, &opts, out);
     r->compile_ms = run_now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return compile_fail(ctx, s, r);
     static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};

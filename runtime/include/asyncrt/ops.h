@@ -65,7 +65,10 @@ typedef struct asyncrt_map_desc {
     asyncrt_map_path path;
     /* NULL or "auto": the open device's target. Otherwise e.g. "sm_90" or
      * "compute_80". Without an open device the map is compiled but cannot be
-     * launched: that needs an explicit arch. */
+     * launched: that needs an explicit arch. With a device open, a target
+     * its driver cannot load (PTX from an NVRTC newer than the driver) is
+     * ASYNCRT_ERROR_VERSION_MISMATCH before compiling (README: arch
+     * selection). */
     const char *arch;
 } asyncrt_map_desc;
 

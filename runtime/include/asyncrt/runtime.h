@@ -191,7 +191,11 @@ typedef struct asyncrt_header {
 typedef struct asyncrt_compile_options {
     /* NULL or "auto": the opened device's target (see README: arch
      * selection). Otherwise "sm_XY", "sm_XYa" (CUBIN) or "compute_XY",
-     * "compute_XYa" (PTX), checked against nvrtcGetSupportedArchs. */
+     * "compute_XYa" (PTX), checked against nvrtcGetSupportedArchs; and, for
+     * a program to be loaded (asyncrt_module_build, asyncrt_module_load),
+     * against the driver: PTX from an NVRTC newer than the driver is
+     * ASYNCRT_ERROR_VERSION_MISMATCH. asyncrt_program_compile alone builds
+     * it (it may be for another machine). */
     const char *arch;
     const char *std;                        /* NULL: "c++17" */
     const asyncrt_header *headers;          /* in-memory headers */
@@ -244,7 +248,8 @@ ASYNCRT_EXTERN const void *asyncrt_program_image(const asyncrt_program *program,
 ASYNCRT_EXTERN bool asyncrt_program_is_ptx(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_arch(const asyncrt_program *program);  /* e.g. "sm_90", "compute_80" */
 /* Why the library compiled for that arch: the rule that chose it (for "auto":
- * the device, the driver and NVRTC; for a named target: NVRTC supports it),
+ * the device, the driver and NVRTC; for a named target: NVRTC supports it,
+ * and, with a device open, whether its driver can load it),
  * and the sm_XYa retry when there was one. For people (asyncrt-run -v and
  * --json); "" when unknown, never NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_arch_reason(const asyncrt_program *program);
@@ -258,11 +263,16 @@ ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *p
 /* ---- modules and kernels ------------------------------------------------ */
 
 /* Loads a program on the opened device with cuModuleLoadDataEx; a rejected
- * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. *out is
- * NULL on failure. */
+ * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. PTX the
+ * driver cannot take (made by an NVRTC newer than the driver) is
+ * ASYNCRT_ERROR_VERSION_MISMATCH before the driver is asked, naming both
+ * versions and what to do (README: arch selection). *out is NULL on
+ * failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                    asyncrt_module **out);
-/* Compile and load in one step. *out is NULL on failure. */
+/* Compile and load in one step; a target the driver cannot load is
+ * ASYNCRT_ERROR_VERSION_MISMATCH before anything is compiled. *out is NULL
+ * on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
                                     const char *source, const asyncrt_compile_options *opts,
                                     asyncrt_module **out);
@@ -368,7 +378,8 @@ typedef struct asyncrt_build_request {
  * the one ASYNCRT_COMPILE_WORKER names ("0" keeps everything in this
  * process), if nobody else can write it (README: "Threads, batches and
  * start-up"); a worker that fails or is refused costs time, never a result
- * (the request is compiled here). Returns ASYNCRT_SUCCESS when every request
+ * (the request is compiled here). With `load`, a request whose target the
+ * driver cannot load is ASYNCRT_ERROR_VERSION_MISMATCH, compiled by no one. Returns ASYNCRT_SUCCESS when every request
  * succeeded, else the status of the first failed request (lowest index), with
  * a summary in the context's last error. The output fields of each request
  * are overwritten: free them from an earlier batch first. */
