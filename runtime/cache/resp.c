@@ -12,7 +12,6 @@
 
 #include "diag.h" /* asyncrt__now_ms */
 
-#define LINE_MAX_BYTES 4096 /* a reply's first line: a type, a number, or a status/error text */
 #define MAX_ARGS 8
 
 #define FAIL(status, ...) (snprintf(why, why_size, __VA_ARGS__), (status))
@@ -98,8 +97,8 @@ static asyncrt_resp_status read_line(asyncrt_resp_conn *c, double deadline, char
                 return ASYNCRT_RESP_OK;
             }
         scanned = have;
-        if (have >= LINE_MAX_BYTES)
-            return FAIL(ASYNCRT_RESP_PROTOCOL, "a reply line longer than %d bytes", LINE_MAX_BYTES);
+        if (have >= ASYNCRT_RESP_LINE_MAX)
+            return FAIL(ASYNCRT_RESP_PROTOCOL, "a reply line longer than %d bytes", ASYNCRT_RESP_LINE_MAX);
         memmove(c->buf, start, have); /* room for the rest of the line */
         c->at = 0, c->end = have;
         size_t got;

@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A reply's first line (a type, a number, or a status/error text). */
+#define ASYNCRT_RESP_LINE_MAX 4096
+
 typedef enum asyncrt_resp_type {
     ASYNCRT_RESP_NIL,     /* $-1 or *-1 */
     ASYNCRT_RESP_STATUS,  /* +OK */
