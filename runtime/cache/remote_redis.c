@@ -92,7 +92,8 @@ static asyncrt_redis_result command(asyncrt_redis *r, int argc, const char **arg
         return s == ASYNCRT_RESP_TIMEOUT ? ASYNCRT_REDIS_TIMEOUT : ASYNCRT_REDIS_ERROR;
     }
     if (reply->type == ASYNCRT_RESP_ERROR) {
-        snprintf(why, why_size, "%s: the server said %.200s", argv[0], reply->str);
+        snprintf(why, why_size, "%s: the server said %s", argv[0],
+                 asyncrt__resp_printable(reply->str, reply->len, detail, 201));
         asyncrt__resp_free(reply);
         return ASYNCRT_REDIS_ERROR;
     }

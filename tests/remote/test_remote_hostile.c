@@ -5,7 +5,8 @@
  * does not move), answers SCAN with a name shorter than the prefix (refused,
  * no over-read: this runs in the ASan job too) or with a cursor that never
  * returns to 0 (capped), and answers commands with replies of the wrong
- * type (each refused). Skipped without python3. */
+ * type (each refused), with terminal escapes (shown as '?') or with a line
+ * over 4096 bytes (refused, however it arrives). Skipped without python3. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,9 +142,14 @@ static void test_scan_endless_cursor_is_capped(void **state)
  * message naming both. Before: SET took ":1" as stored, EVAL's "+OK" read
  * as "not deleted", SCAN's cursor "12abc" as 12 and an integer among its
  * names was skipped silently. */
+static char g_long_line[5100];
+
 static void test_wrong_types_are_refused(void **state)
 {
     (void)state;
+    memset(g_long_line, 'a', 5020); /* raw:*2\r\n+aaa...\r\n*0\r\n: a status of 5000 bytes for SCAN's cursor */
+    memcpy(g_long_line, "raw:*2\\r\\n+", 11);
+    strcpy(g_long_line + 5012, "\\r\\n*0\\r\\n");
     static const struct {
         const char *reply, *command, *expect;
     } cases[] = {
@@ -157,6 +163,11 @@ static void test_wrong_types_are_refused(void **state)
         {"raw:*2147483647\\r\\n", "GETRANGE", "an array, where the command returns none"},
         {"raw:$-5\\r\\n", "GETRANGE", "a length of -5"},
         {"raw:$3\\r\\nabcXY", "GETRANGE", "not followed by CRLF"},
+        /* What the server sent reaches messages printable: no terminal escapes. */
+        {"raw:-ERR \\x1b[2J\\x07gone\\r\\n", "SET", "SET: the server said ERR ?[2J?gone"},
+        {"raw:$1\\x1b]0;x\\r\\n", "GETRANGE", "'$' followed by \"1?]0;x\", not a number of 1 to 18 digits"},
+        /* A line longer than 4096 bytes: refused whether it came in one piece or many (it was accepted whole). */
+        {g_long_line, "SCAN", "a reply line of more than 4096 bytes with its CRLF (\"+aaaa"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         fake_redis f;
