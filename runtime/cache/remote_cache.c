@@ -429,8 +429,9 @@ void asyncrt__remote_release(asyncrt_remote *r, const uint8_t key1[32], bool *le
 }
 
 bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                         const asyncrt_program *program, char *why, size_t why_size)
+                         const asyncrt_program *program, bool *kept, char *why, size_t why_size)
 {
+    if (kept) *kept = false;
     if (!usable(r)) return snprintf(why, why_size, "no usable remote cache"), false;
     if (r->cfg.read_only) return snprintf(why, why_size, "the remote cache is read-only"), false;
     size_t size = 0;
@@ -450,6 +451,7 @@ bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const async
     free(data);
     if (ok && o.result == ASYNCRT_REDIS_NIL) {
         add(r, ASYNCRT_RC_KEPT, 1);
+        if (kept) *kept = true;
         bool foreign = known && !before.verified;
         asyncrt__diag_log(r->diag, foreign ? 1 : 2, "%sremote cache: not storing %s: %s; it is kept",
                           foreign ? "warning: " : "", name,
@@ -470,7 +472,7 @@ void asyncrt__remote_store(asyncrt_remote *r, const uint8_t key1[32], const asyn
 {
     char why[256];
     if (!usable(r) || r->cfg.read_only) return;
-    if (!asyncrt__remote_push(r, key1, deps, program, why, sizeof why))
+    if (!asyncrt__remote_push(r, key1, deps, program, NULL, why, sizeof why))
         asyncrt__diag_log(r->diag, 2, "remote cache: not stored: %s", why);
 }
 

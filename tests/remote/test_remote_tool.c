@@ -1,6 +1,7 @@
 /* asyncrt-cache push, pull and stats with a remote cache (issue 26): a cache
- * pushed from one machine is pulled into another's empty cache, which then
- * hits its disk; stats shows the tally. asyncrt-run -v says what the remote
+ * pushed from one machine (a second push finds its values already there) is
+ * pulled into another's empty cache, which then hits its disk; stats shows
+ * the tally. asyncrt-run -v says what the remote
  * did or why it is off (issue 33). The tools come from ASYNCRT_CACHE_TOOL
  * and ASYNCRT_RUN_TOOL (set by CMake). */
 #include <stdio.h>
@@ -52,7 +53,18 @@ static void test_push_pull_stats(void **state)
     setenv("ASYNCRT_REMOTE_CACHE_KEY_FILE", key, 1);
     out = tool(a, "push", &rc);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "push: 1 pushed, 0 refused, 0 failed"));
+    assert_non_null(strstr(out, "push: 1 pushed, 0 already there, 0 refused, 0 failed"));
+    free(out);
+    /* Again: SET NX finds the value there and keeps it; nothing was pushed
+     * (before: "1 pushed" in text and --json alike). */
+    out = tool(a, "push", &rc);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "push: 0 pushed, 1 already there, 0 refused, 0 failed"));
+    free(out);
+    out = tool(a, "--json push", &rc);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "\"pushed\": 0"));
+    assert_non_null(strstr(out, "\"already_there\": 1"));
     free(out);
     out = tool(b, "pull", &rc);
     assert_int_equal(rc, 0);
