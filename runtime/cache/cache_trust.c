@@ -164,6 +164,17 @@ int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t 
     return fd;
 }
 
+bool asyncrt__cache_check_dir(int dir_fd, const char *dir, bool shared, uint8_t mac_key[32], char *why,
+                             size_t why_size)
+{
+    struct stat st;
+    if (fstat(dir_fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, why_size, "%s: descriptor %d is not an open directory", dir, dir_fd);
+        return false;
+    }
+    return trusted(dir_fd, dir, shared, mac_key, why, why_size);
+}
+
 int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
     bool ok;
