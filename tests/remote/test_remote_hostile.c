@@ -155,8 +155,11 @@ static void test_wrong_types_are_refused(void **state)
     } cases[] = {
         {"raw::1\\r\\n", "SET", "SET: a reply of type integer, where +OK was expected"},
         {"raw:+OK\\r\\n", "EVAL", "EVAL: a reply of type status, where an integer was expected"},
-        {"raw:*2\\r\\n$5\\r\\n12abc\\r\\n*0\\r\\n", "SCAN", "a cursor that is not a decimal number of 64 bits"},
-        {"raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n:5\\r\\n", "SCAN", "a name that is not a bulk string"},
+        {"raw:*2\\r\\n$5\\r\\n12abc\\r\\n*0\\r\\n", "SCAN", "a cursor that is not a decimal number of 64 bits (\"12abc\")"},
+        {"raw:*2\\r\\n:7\\r\\n*0\\r\\n", "SCAN", "a cursor that is not a decimal number of 64 bits (integer)"},
+        {"raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n:5\\r\\n", "SCAN", "a name that is not a bulk string (integer)"},
+        {"raw:*2\\r\\n$1\\r\\n0\\r\\n$2\\r\\nno\\r\\n", "SCAN",
+         "not an array of a cursor and an array of names (\"no\")"},
         {"raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n*0\\r\\n", "SCAN", "arrays nested more than 2 deep"},
         {"raw::7\\r\\n", "GETRANGE", "GETRANGE: a reply of type integer, where a bulk string was expected"},
         {"raw:%1\\r\\n+a\\r\\n+b\\r\\n", "GETRANGE", "a reply of unknown type '%'"},
