@@ -114,6 +114,27 @@ static void test_scan_short_name_is_refused(void **state)
     fake_redis_stop(&f);
 }
 
+/* SCAN names a value and its GET fails (every command gets the SCAN
+ * reply: an array, where GETRANGE returns none): a server failure, so pull
+ * fails, saying which value and why. Before, it was counted as a value
+ * refused (exit 6, "failed its checks") and the pull succeeded. */
+static void test_pull_fails_when_a_get_fails(void **state)
+{
+    (void)state;
+    fake_redis f;
+    const char *mode = "raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n$74\\r\\nasyncrt:v:"
+                       "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\\r\\n";
+    if (!start(&f, mode, 60, NULL)) return;
+    char why[512] = "";
+    size_t counts[3] = {0};
+    assert_false(pull(f.spec, why, sizeof why, counts));
+    print_message("GET failed: %s\n", why);
+    assert_non_null(strstr(why, "the value asyncrt:v:00112233445566778899aabbccddeeff"));
+    assert_non_null(strstr(why, "GETRANGE: an array, where the command returns none"));
+    assert_int_equal(counts[0] + counts[1] + counts[2], 0);
+    fake_redis_stop(&f);
+}
+
 /* Cursor 1, forever: 1.08 M SCANs in 20 s before; now 10000 rounds, then an error. */
 static void test_scan_endless_cursor_is_capped(void **state)
 {
@@ -226,6 +247,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_drip_ends_at_the_deadline),    cmocka_unit_test(test_huge_reply_is_refused_unread),
         cmocka_unit_test(test_scan_short_name_is_refused),   cmocka_unit_test(test_scan_endless_cursor_is_capped),
+        cmocka_unit_test(test_pull_fails_when_a_get_fails),
         cmocka_unit_test(test_wrong_types_are_refused),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,5 +178,6 @@ const cache_command cmd_pull = {
     "checks its HMAC, bounds and seals, and installs those whose headers hold the\n"
     "same content here (re-hashed) into this cache; the others are counted as not\n"
     "for this machine. Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
-    "checks (counted, not installed), 7 no usable cache directory or remote cache.\n",
+    "checks (counted, not installed), 7 no usable cache directory or remote cache,\n"
+    "or a server that failed (a SCAN, or a value's GET: named).\n",
     true, run_pull};
