@@ -97,21 +97,28 @@ static bool pull(const char *spec, char *why, size_t why_size, size_t counts[3])
     return ok;
 }
 
+/* A server in `mode` fails the pull, its why holding `says` and `also`;
+ * nothing installed or counted. */
+static void assert_pull_fails(const char *mode, const char *says, const char *also)
+{
+    fake_redis f;
+    if (!start(&f, mode, 60, NULL)) return;
+    char why[512] = "";
+    size_t counts[3] = {0};
+    assert_false(pull(f.spec, why, sizeof why, counts));
+    print_message("pull failed: %s\n", why);
+    assert_non_null(strstr(why, says));
+    assert_non_null(strstr(why, also));
+    assert_int_equal(counts[0] + counts[1] + counts[2], 0);
+    fake_redis_stop(&f);
+}
+
 /* A name "abc" under the prefix "asyncrt:v:": pull read 64 bytes past it
  * (a heap over-read under ASan) and counted it refused; now the reply is. */
 static void test_scan_short_name_is_refused(void **state)
 {
     (void)state;
-    fake_redis f;
-    if (!start(&f, "shortkey", 60, NULL)) return;
-    char why[512] = "";
-    size_t counts[3] = {0};
-    assert_false(pull(f.spec, why, sizeof why, counts));
-    print_message("short name: %s\n", why);
-    assert_non_null(strstr(why, "SCAN: a reply refused: a name not under the prefix asked for"));
-    assert_non_null(strstr(why, "\"abc\""));
-    assert_int_equal(counts[0] + counts[1] + counts[2], 0);
-    fake_redis_stop(&f);
+    assert_pull_fails("shortkey", "SCAN: a reply refused: a name not under the prefix asked for", "\"abc\"");
 }
 
 /* SCAN names a value and its GET fails (every command gets the SCAN
@@ -121,18 +128,10 @@ static void test_scan_short_name_is_refused(void **state)
 static void test_pull_fails_when_a_get_fails(void **state)
 {
     (void)state;
-    fake_redis f;
-    const char *mode = "raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n$74\\r\\nasyncrt:v:"
-                       "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\\r\\n";
-    if (!start(&f, mode, 60, NULL)) return;
-    char why[512] = "";
-    size_t counts[3] = {0};
-    assert_false(pull(f.spec, why, sizeof why, counts));
-    print_message("GET failed: %s\n", why);
-    assert_non_null(strstr(why, "the value asyncrt:v:00112233445566778899aabbccddeeff"));
-    assert_non_null(strstr(why, "GETRANGE: an array, where the command returns none"));
-    assert_int_equal(counts[0] + counts[1] + counts[2], 0);
-    fake_redis_stop(&f);
+    assert_pull_fails("raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n$74\\r\\nasyncrt:v:"
+                      "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\\r\\n",
+                      "the value asyncrt:v:00112233445566778899aabbccddeeff",
+                      "GETRANGE: an array, where the command returns none");
 }
 
 /* Cursor 1, forever: 1.08 M SCANs in 20 s before; now 10000 rounds, then an error. */
