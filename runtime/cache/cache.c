@@ -213,13 +213,18 @@ static void forget_dir(asyncrt_cache *c)
 
 bool asyncrt__cache_dir_usable(asyncrt_cache *c)
 {
-    uint8_t mac_key[32];
     bool shared;
     char *dir;
-    int fd = usable_dir(c, &dir, mac_key, &shared);
+    int fd = asyncrt__cache_dir_fd(c, &dir, &shared);
     if (fd >= 0) close(fd);
     free(dir);
     return fd >= 0;
+}
+
+int asyncrt__cache_dir_fd(asyncrt_cache *c, char **name, bool *shared)
+{
+    uint8_t mac_key[32];
+    return usable_dir(c, name, mac_key, shared);
 }
 
 static void remember(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,

@@ -66,6 +66,12 @@ void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], const asyncr
  * lookup would; a refusal is logged once). False without one. */
 bool asyncrt__cache_dir_usable(asyncrt_cache *c);
 
+/* The usable cache directory (as asyncrt__cache_dir_usable checks it) as a
+ * descriptor of the caller's own (close it, and free *name: its name for
+ * messages), and whether it is a shared one; -1 without one. The compile
+ * workers get it, never the name, so they use the directory checked here. */
+int asyncrt__cache_dir_fd(asyncrt_cache *c, char **name, bool *shared);
+
 /* Empties the in-memory cache. */
 void asyncrt__cache_clear(asyncrt_cache *c);
 

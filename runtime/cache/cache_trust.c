@@ -73,9 +73,12 @@ static bool team_owned(const struct stat *st, gid_t team, const char *path, char
     return false;
 }
 
-/* mkdir -p; only the components it creates get `mode`. */
-static int make_dirs(const char *dir, mode_t mode)
+/* mkdir -p, the components above `dir` 0700 where it creates them; *created:
+ * it made `dir` itself (its mode is set on the opened directory, not here:
+ * a chmod by name would follow whatever was put at the name meanwhile). */
+static int make_dirs(const char *dir, mode_t mode, bool *created)
 {
+    *created = false;
     char *copy = strdup(dir);
     if (!copy) return -1;
     int rc = 0;
@@ -84,7 +87,7 @@ static int make_dirs(const char *dir, mode_t mode)
         if (!last && *p != '/') continue;
         *p = '\0';
         if (mkdir(copy, last ? mode : 0700) == 0) {
-            if (last && chmod(copy, mode) != 0) rc = -1; /* umask strips group bits */
+            *created = last;
         } else if (errno != EEXIST) {
             rc = -1;
         }
@@ -145,11 +148,20 @@ int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t 
 {
     struct stat st;
     *is_trusted = false;
-    if (create && make_dirs(dir, shared ? 02770 : 0700) != 0 && lstat(dir, &st) != 0) {
+    bool created = false;
+    mode_t mode = shared ? 02770 : 0700;
+    if (create && make_dirs(dir, mode, &created) != 0 && lstat(dir, &st) != 0) {
         snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* The mode mkdir's umask took away, on what was opened: never through a
+     * symlink, and only on a directory this user owns (fchmod refuses others). */
+    if (fd >= 0 && created && fchmod(fd, mode) != 0) {
+        snprintf(why, why_size, "cannot set mode %04o on %s: %s", (unsigned)mode, dir, strerror(errno));
+        close(fd);
+        return -1;
+    }
     if (fd < 0) {
         int err = errno;
         if (err == ELOOP || (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)))
@@ -162,6 +174,17 @@ int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t 
     }
     *is_trusted = trusted(fd, dir, shared, mac_key, why, why_size);
     return fd;
+}
+
+bool asyncrt__cache_check_dir(int dir_fd, const char *dir, bool shared, uint8_t mac_key[32], char *why,
+                             size_t why_size)
+{
+    struct stat st;
+    if (fstat(dir_fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(why, why_size, "%s: descriptor %d is not an open directory", dir, dir_fd);
+        return false;
+    }
+    return trusted(dir_fd, dir, shared, mac_key, why, why_size);
 }
 
 int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)

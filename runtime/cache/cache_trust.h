@@ -40,6 +40,12 @@ int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], c
 int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *trusted,
                             char *why, size_t why_size);
 
+/* The checks above on a directory already open (dir_fd, named `dir` in
+ * messages): a compile worker's, handed its parent's descriptor. True, with
+ * mac_key filled in shared mode, when it may be used; false with why. */
+bool asyncrt__cache_check_dir(int dir_fd, const char *dir, bool shared, uint8_t mac_key[32], char *why,
+                             size_t why_size);
+
 /* Largest plausible entry or manifest: anything bigger is refused unread. */
 #define ASYNCRT_CACHE_FILE_MAX ((size_t)256 << 20)
 

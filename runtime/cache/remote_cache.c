@@ -186,6 +186,7 @@ typedef struct op {
     unsigned char *got;         /* GET: malloc'd */
     bool too_big;
     asyncrt_redis_result result;
+    char why[256];              /* why it failed ("" none said: the shard is off) */
 } op;
 
 static bool usable(const asyncrt_remote *r) { return r && !r->refused; }
@@ -211,25 +212,27 @@ static bool run_op(asyncrt_remote *r, const uint8_t key1[32], op *o)
 {
     size_t i = asyncrt__remote_shard_of(&r->cfg, key1);
     shard *s = &r->shards[i];
-    char why[256] = "";
+    char *why = o->why;
+    const size_t why_size = sizeof o->why;
+    why[0] = '\0';
     double start = asyncrt__now_ms();
     pthread_mutex_lock(&r->lock);
     double deadline;
     bool ok = !s->off;
-    if (ok && !connection(r, i, &deadline, why, sizeof why))
+    if (ok && !connection(r, i, &deadline, why, why_size))
         ok = false, s->failures = BREAKER_FAILURES; /* a connect that failed costs its timeout once */
     if (ok) {
         switch (o->kind) {
         case OP_GET:
             o->result = asyncrt__redis_get(s->conn, o->key, VALUE_MAX, deadline, &o->got, &o->size, &o->too_big,
-                                           why, sizeof why);
+                                           why, why_size);
             break;
         case OP_SET:
-            o->result = asyncrt__redis_set(s->conn, o->key, o->value, o->size, true, 0, deadline, why, sizeof why);
+            o->result = asyncrt__redis_set(s->conn, o->key, o->value, o->size, true, 0, deadline, why, why_size);
             break;
         case OP_REPLACE:
             o->result = asyncrt__redis_replace_if(s->conn, o->key, o->value, o->size, o->head, ASYNCRT_SEAL_HEADER_SIZE,
-                                                  deadline, why, sizeof why);
+                                                  deadline, why, why_size);
             break;
         case OP_LEASE:
             o->result = asyncrt__redis_set(s->conn, o->key, r->token, strlen(r->token), true,
@@ -237,7 +240,7 @@ static bool run_op(asyncrt_remote *r, const uint8_t key1[32], op *o)
                                            sizeof why);
             break;
         case OP_UNLEASE:
-            o->result = asyncrt__redis_del_if(s->conn, o->key, r->token, deadline, why, sizeof why);
+            o->result = asyncrt__redis_del_if(s->conn, o->key, r->token, deadline, why, why_size);
             break;
         }
         ok = o->result != ASYNCRT_REDIS_ERROR && o->result != ASYNCRT_REDIS_TIMEOUT;
@@ -339,14 +342,17 @@ static got install(asyncrt_remote *r, const uint8_t key1[32], const unsigned cha
     return result;
 }
 
-/* GET and install. */
-static got fetch(asyncrt_remote *r, const uint8_t key1[32], bool quiet, asyncrt_program **out)
+/* GET and install; GOT_ERROR with why in err (when not NULL). */
+static got fetch(asyncrt_remote *r, const uint8_t key1[32], bool quiet, asyncrt_program **out, char err[256])
 {
     char name[NAME_SIZE];
     key_name(r, "v", key1, name);
     op o = {.kind = OP_GET, .key = name};
     *out = NULL;
-    if (!run_op(r, key1, &o)) return GOT_ERROR;
+    if (!run_op(r, key1, &o)) {
+        if (err) snprintf(err, 256, "%s", o.why[0] ? o.why : "the shard is switched off for this process");
+        return GOT_ERROR;
+    }
     if (o.result == ASYNCRT_REDIS_NIL) return GOT_NOTHING;
     add(r, ASYNCRT_RC_BYTES_READ, o.size);
     got g = GOT_BAD;
@@ -367,7 +373,7 @@ asyncrt_program *asyncrt__remote_find(asyncrt_remote *r, const uint8_t key1[32])
 {
     if (!usable(r)) return NULL;
     asyncrt_program *p = NULL;
-    got g = fetch(r, key1, false, &p);
+    got g = fetch(r, key1, false, &p, NULL);
     if (g != GOT_ERROR) add(r, p ? ASYNCRT_RC_HITS : ASYNCRT_RC_MISSES, 1);
     return p;
 }
@@ -392,7 +398,7 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32]
         if (!run_op(r, key1, &o)) break;
         if (o.result == ASYNCRT_REDIS_OK) { /* ours: one more look, a holder may have just finished */
             *leased = true;
-            if (fetch(r, key1, true, &p) == GOT_PROGRAM) asyncrt__remote_release(r, key1, leased);
+            if (fetch(r, key1, true, &p, NULL) == GOT_PROGRAM) asyncrt__remote_release(r, key1, leased);
             break;
         }
         if (!waited) {
@@ -411,7 +417,7 @@ asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32]
         sleep_ms(pause);
         add(r, ASYNCRT_RC_TIME_US, (uint64_t)(pause * 1000));
         pause = pause * 1.5 > 100 ? 100 : pause * 1.5;
-        got g = fetch(r, key1, true, &p);
+        got g = fetch(r, key1, true, &p, NULL);
         if (g == GOT_PROGRAM || g == GOT_ERROR) break;
     }
     if (p) add(r, ASYNCRT_RC_HITS, 1);
@@ -429,8 +435,9 @@ void asyncrt__remote_release(asyncrt_remote *r, const uint8_t key1[32], bool *le
 }
 
 bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                         const asyncrt_program *program, char *why, size_t why_size)
+                         const asyncrt_program *program, bool *kept, char *why, size_t why_size)
 {
+    if (kept) *kept = false;
     if (!usable(r)) return snprintf(why, why_size, "no usable remote cache"), false;
     if (r->cfg.read_only) return snprintf(why, why_size, "the remote cache is read-only"), false;
     size_t size = 0;
@@ -450,6 +457,7 @@ bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const async
     free(data);
     if (ok && o.result == ASYNCRT_REDIS_NIL) {
         add(r, ASYNCRT_RC_KEPT, 1);
+        if (kept) *kept = true;
         bool foreign = known && !before.verified;
         asyncrt__diag_log(r->diag, foreign ? 1 : 2, "%sremote cache: not storing %s: %s; it is kept",
                           foreign ? "warning: " : "", name,
@@ -470,7 +478,7 @@ void asyncrt__remote_store(asyncrt_remote *r, const uint8_t key1[32], const asyn
 {
     char why[256];
     if (!usable(r) || r->cfg.read_only) return;
-    if (!asyncrt__remote_push(r, key1, deps, program, why, sizeof why))
+    if (!asyncrt__remote_push(r, key1, deps, program, NULL, why, sizeof why))
         asyncrt__diag_log(r->diag, 2, "remote cache: not stored: %s", why);
 }
 
@@ -518,16 +526,25 @@ static bool pull_shard(asyncrt_remote *r, size_t i, size_t counts[3], char *why,
         if (res != ASYNCRT_REDIS_OK && s->conn) asyncrt__redis_close(s->conn), s->conn = NULL;
         pthread_mutex_unlock(&r->lock);
         if (res != ASYNCRT_REDIS_OK) return false;
+        bool failed = false;
         for (size_t k = 0; k < n; k++) {
             uint8_t key1[32];
             asyncrt_program *p = NULL;
-            got g = key_of_name(keys[k], prefix_len, key1) ? fetch(r, key1, false, &p) : GOT_BAD;
-            counts[g == GOT_PROGRAM ? 0 : g == GOT_STALE ? 2 : 1] += g != GOT_NOTHING;
+            char err[256];
+            got g = failed ? GOT_NOTHING : key_of_name(keys[k], prefix_len, key1) ? fetch(r, key1, false, &p, err)
+                                                                                   : GOT_BAD;
+            if (g == GOT_ERROR) { /* the server failed: no value was refused, and the rest would fail too */
+                snprintf(why, why_size, "the value %.100s: %s", keys[k], err);
+                failed = true;
+            } else {
+                counts[g == GOT_PROGRAM ? 0 : g == GOT_STALE ? 2 : 1] += g != GOT_NOTHING;
+            }
             if (g == GOT_PROGRAM) add(r, ASYNCRT_RC_HITS, 1); /* taken from the remote, as a lookup's hit */
             asyncrt_program_destroy(p);
             free(keys[k]);
         }
         free(keys);
+        if (failed) return false;
     } while (cursor != 0);
     return true;
 }

@@ -71,10 +71,12 @@ void asyncrt__remote_store(asyncrt_remote *r, const uint8_t key1[32], const asyn
 void asyncrt__remote_release(asyncrt_remote *r, const uint8_t key1[32], bool *leased);
 
 /* asyncrt-cache push/pull. push: one set and its entry under key1 (false
- * with why); pull: every value of every shard installed (counts in
- * *installed, *refused, *stale); false when a shard failed. */
+ * with why); *kept (when not NULL) says a value was there already, which
+ * was left as it is (SET NX), so nothing was stored; pull: every value of
+ * every shard installed (counts in *installed, *refused, *stale); false
+ * when a shard failed. */
 bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                         const asyncrt_program *program, char *why, size_t why_size);
+                         const asyncrt_program *program, bool *kept, char *why, size_t why_size);
 bool asyncrt__remote_pull(asyncrt_remote *r, size_t *installed, size_t *refused, size_t *stale, char *why,
                          size_t why_size);
 

@@ -92,7 +92,8 @@ static asyncrt_redis_result command(asyncrt_redis *r, int argc, const char **arg
         return s == ASYNCRT_RESP_TIMEOUT ? ASYNCRT_REDIS_TIMEOUT : ASYNCRT_REDIS_ERROR;
     }
     if (reply->type == ASYNCRT_RESP_ERROR) {
-        snprintf(why, why_size, "%s: the server said %.200s", argv[0], reply->str);
+        snprintf(why, why_size, "%s: the server said %s", argv[0],
+                 asyncrt__resp_printable(reply->str, reply->len, detail, 201));
         asyncrt__resp_free(reply);
         return ASYNCRT_REDIS_ERROR;
     }
@@ -250,22 +251,37 @@ static bool parse_cursor(const asyncrt_resp *e, unsigned long long *out)
     return true;
 }
 
-/* Why a SCAN reply is refused, or NULL: its shape, its cursor, and every
- * name a string under `prefix` (match up to its first wildcard), longer
- * than it, with no NUL. */
+/* What a reply element is, for a message: "\"text\"" (printable, at most
+ * 60 bytes) for a string, else its type. */
+static void describe(const asyncrt_resp *e, char *out, size_t size)
+{
+    char text[61];
+    if (e->str) snprintf(out, size, "\"%s\"", asyncrt__resp_printable(e->str, e->len, text, sizeof text));
+    else if (e->type == ASYNCRT_RESP_ARRAY) snprintf(out, size, "an array of %zu", e->count);
+    else snprintf(out, size, "%s", asyncrt__resp_type_name(e->type));
+}
+
+/* Why a SCAN reply is refused, or NULL, with what was refused in `bad`: its
+ * shape, its cursor, and every name a string under `prefix` (match up to
+ * its first wildcard), longer than it, with no NUL. */
 static const char *scan_refusal(const asyncrt_resp *reply, const char *prefix, unsigned long long *cursor,
                                 char *bad, size_t bad_size)
 {
-    if (reply->type != ASYNCRT_RESP_ARRAY || reply->count != 2 || reply->elements[1].type != ASYNCRT_RESP_ARRAY)
+    if (reply->type != ASYNCRT_RESP_ARRAY || reply->count != 2 || reply->elements[1].type != ASYNCRT_RESP_ARRAY) {
+        describe(reply->type == ASYNCRT_RESP_ARRAY && reply->count == 2 ? &reply->elements[1] : reply, bad,
+                 bad_size);
         return "not an array of a cursor and an array of names";
-    if (!parse_cursor(&reply->elements[0], cursor)) return "a cursor that is not a decimal number of 64 bits";
+    }
+    if (!parse_cursor(&reply->elements[0], cursor)) {
+        describe(&reply->elements[0], bad, bad_size);
+        return "a cursor that is not a decimal number of 64 bits";
+    }
     size_t n = strlen(prefix);
     for (size_t i = 0; i < reply->elements[1].count; i++) {
         const asyncrt_resp *k = &reply->elements[1].elements[i];
-        if (k->type != ASYNCRT_RESP_BULK) return "a name that is not a bulk string";
+        if (k->type != ASYNCRT_RESP_BULK) return describe(k, bad, bad_size), "a name that is not a bulk string";
         if (k->len > n && strncmp(k->str, prefix, n) == 0 && !memchr(k->str, 0, k->len)) continue;
-        snprintf(bad, bad_size, "%.60s", k->str); /* printable, for the message */
-        for (char *c = bad; *c; c++) *c = *c < 0x20 || *c > 0x7e ? '?' : *c;
+        describe(k, bad, bad_size);
         return "a name not under the prefix asked for (or no longer than it, or with a NUL byte)";
     }
     return NULL;
@@ -276,7 +292,7 @@ asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *c
 {
     *keys = NULL;
     *count = 0;
-    char at[32], prefix[ASYNCRT_REDIS_SCAN_KEY_MAX + 1], bad[64] = "";
+    char at[32], prefix[ASYNCRT_REDIS_SCAN_KEY_MAX + 1], bad[80] = "";
     snprintf(at, sizeof at, "%llu", *cursor);
     snprintf(prefix, sizeof prefix, "%.*s", (int)strcspn(match, "*?[\\"), match);
     const char *argv[] = {"SCAN", at, "MATCH", match, "COUNT", ASYNCRT_REDIS_SCAN_COUNT};
@@ -290,8 +306,7 @@ asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *c
         (*keys)[(*count)++] = names->elements[i].str, names->elements[i].str = NULL;
     asyncrt__resp_free(&reply);
     if (!refusal) return ASYNCRT_REDIS_OK;
-    snprintf(why, why_size, "SCAN: a reply refused: %s%s%s%s", refusal, bad[0] ? " (\"" : "", bad,
-             bad[0] ? "\")" : "");
+    snprintf(why, why_size, "SCAN: a reply refused: %s%s%s%s", refusal, bad[0] ? " (" : "", bad, bad[0] ? ")" : "");
     return ASYNCRT_REDIS_ERROR;
 }
 

@@ -12,7 +12,6 @@
 
 #include "diag.h" /* asyncrt__now_ms */
 
-#define LINE_MAX_BYTES 4096 /* a reply's first line: a type, a number, or a status/error text */
 #define MAX_ARGS 8
 
 #define FAIL(status, ...) (snprintf(why, why_size, __VA_ARGS__), (status))
@@ -84,22 +83,27 @@ static asyncrt_resp_status receive(asyncrt_resp_conn *c, unsigned char *dst, siz
     }
 }
 
-/* The next line, without its CRLF, in place in c->buf (valid until the next read). */
+/* The next line, without its CRLF, in place in c->buf (valid until the next
+ * read). The line and its CRLF must fit in ASYNCRT_RESP_LINE_MAX bytes,
+ * looked for there only: the same bytes get the same answer however the
+ * network cut them (a longer line that came in one piece was accepted). */
 static asyncrt_resp_status read_line(asyncrt_resp_conn *c, double deadline, char **line, size_t *len, char *why,
                                      size_t why_size)
 {
+    char shown[24];
     for (size_t scanned = 0;;) {
         unsigned char *start = c->buf + c->at;
-        size_t have = c->end - c->at;
-        for (size_t i = scanned ? scanned - 1 : 0; i + 1 < have; i++)
+        size_t have = c->end - c->at, limit = have < ASYNCRT_RESP_LINE_MAX ? have : ASYNCRT_RESP_LINE_MAX;
+        for (size_t i = scanned ? scanned - 1 : 0; i + 1 < limit; i++)
             if (start[i] == '\r' && start[i + 1] == '\n') {
                 *line = (char *)start, *len = i;
                 c->at += i + 2;
                 return ASYNCRT_RESP_OK;
             }
         scanned = have;
-        if (have >= LINE_MAX_BYTES)
-            return FAIL(ASYNCRT_RESP_PROTOCOL, "a reply line longer than %d bytes", LINE_MAX_BYTES);
+        if (have >= ASYNCRT_RESP_LINE_MAX)
+            return FAIL(ASYNCRT_RESP_PROTOCOL, "a reply line of more than %d bytes with its CRLF (\"%s...\")",
+                        ASYNCRT_RESP_LINE_MAX, asyncrt__resp_printable(start, have, shown, sizeof shown));
         memmove(c->buf, start, have); /* room for the rest of the line */
         c->at = 0, c->end = have;
         size_t got;
@@ -149,7 +153,7 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
                                       double deadline, asyncrt_resp *out, char *why, size_t why_size)
 {
     *out = (asyncrt_resp){0};
-    char *line;
+    char *line, shown[41];
     size_t len;
     asyncrt_resp_status s = read_line(c, deadline, &line, &len, why, why_size);
     if (s != ASYNCRT_RESP_OK) return s;
@@ -158,8 +162,10 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
     long long n = 0;
     if (kind == '+' || kind == '-') {
         out->type = kind == '+' ? ASYNCRT_RESP_STATUS : ASYNCRT_RESP_ERROR;
-        if (!charge(left, len) || !(out->str = malloc(len)))
-            return FAIL(ASYNCRT_RESP_PROTOCOL, "a %zu-byte status line over the reply's limit", len);
+        if (!charge(left, len))
+            return FAIL(ASYNCRT_RESP_PROTOCOL, "a %zu-byte %s line, over what is left of the reply's limit of %zu "
+                        "bytes", len, kind == '+' ? "status" : "error", lim->max_bytes);
+        if (!(out->str = malloc(len))) return FAIL(ASYNCRT_RESP_PROTOCOL, "out of memory for %zu bytes", len);
         memcpy(out->str, line + 1, len - 1);
         out->str[out->len = len - 1] = '\0';
         return ASYNCRT_RESP_OK;
@@ -168,8 +174,8 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
         return FAIL(ASYNCRT_RESP_PROTOCOL, "a reply of unknown type '%c' (0x%02x; RESP3, or not Redis)",
                     kind >= 0x20 && kind < 0x7f ? kind : '?', (unsigned char)kind);
     if (!parse_number(line + 1, len - 1, &n))
-        return FAIL(ASYNCRT_RESP_PROTOCOL, "'%c' followed by \"%.*s\", not a number", kind,
-                    (int)(len - 1 < 40 ? len - 1 : 40), line + 1);
+        return FAIL(ASYNCRT_RESP_PROTOCOL, "'%c' followed by \"%s\", not a number of 1 to 18 digits", kind,
+                    asyncrt__resp_printable(line + 1, len - 1, shown, sizeof shown));
     if (kind == ':') return out->type = ASYNCRT_RESP_INTEGER, out->integer = n, ASYNCRT_RESP_OK;
     if (n == -1) return out->type = ASYNCRT_RESP_NIL, ASYNCRT_RESP_OK;
     if (n < -1) return FAIL(ASYNCRT_RESP_PROTOCOL, "a length of %lld", n);
@@ -179,7 +185,7 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
                         lim->max_bulk);
         if (!charge(left, (size_t)n + 1))
             return FAIL(ASYNCRT_RESP_PROTOCOL, "a bulk string of %lld bytes declared, over what is left of the "
-                        "reply's limit", n);
+                        "reply's limit of %zu bytes", n, lim->max_bytes);
         if (!(out->str = malloc((size_t)n + 1))) return FAIL(ASYNCRT_RESP_PROTOCOL, "out of memory for %lld bytes", n);
         out->type = ASYNCRT_RESP_BULK;
         out->len = (size_t)n;
@@ -200,7 +206,7 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
                     lim->max_elements);
     if (!charge(left, (size_t)n * sizeof *out->elements))
         return FAIL(ASYNCRT_RESP_PROTOCOL, "an array of %lld elements declared, over what is left of the reply's "
-                    "limit", n);
+                    "limit of %zu bytes", n, lim->max_bytes);
     out->type = ASYNCRT_RESP_ARRAY;
     if (n && !(out->elements = calloc((size_t)n, sizeof *out->elements)))
         return FAIL(ASYNCRT_RESP_PROTOCOL, "out of memory for %lld elements", n);
@@ -227,6 +233,15 @@ void asyncrt__resp_free(asyncrt_resp *r)
     free(r->elements);
     free(r->str);
     *r = (asyncrt_resp){0};
+}
+
+const char *asyncrt__resp_printable(const void *s, size_t n, char *out, size_t out_size)
+{
+    const unsigned char *b = s;
+    size_t i = 0;
+    for (; i < n && i + 1 < out_size; i++) out[i] = b[i] >= 0x20 && b[i] < 0x7f ? (char)b[i] : '?';
+    if (out_size) out[i] = '\0';
+    return out;
 }
 
 const char *asyncrt__resp_type_name(asyncrt_resp_type t)

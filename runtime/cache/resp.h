@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* A reply's first line (a type, a number, or a status/error text) with its CRLF, at most. */
+#define ASYNCRT_RESP_LINE_MAX 4096
+
 typedef enum asyncrt_resp_type {
     ASYNCRT_RESP_NIL,     /* $-1 or *-1 */
     ASYNCRT_RESP_STATUS,  /* +OK */
@@ -63,6 +66,10 @@ asyncrt_resp_status asyncrt__resp_read(asyncrt_resp_conn *c, const asyncrt_resp_
                                        asyncrt_resp *out, char *why, size_t why_size);
 
 void asyncrt__resp_free(asyncrt_resp *r);
+
+/* Up to out_size - 1 of s's n bytes for a message, each byte that is not
+ * printable ASCII as '?': what a server sent reaches logs and terminals. */
+const char *asyncrt__resp_printable(const void *s, size_t n, char *out, size_t out_size);
 
 /* "bulk string", "integer", ...: for messages. */
 const char *asyncrt__resp_type_name(asyncrt_resp_type t);

@@ -11,10 +11,12 @@
  *      worker failed: its failure is never the answer, this process's
  *      compile is); then load.
  * Workers run only with a usable disk cache (they hand results over through
- * it) and only the one asyncrt__compile_worker_find accepts. */
+ * it: the descriptor this process checked, never its name) and only the one
+ * asyncrt__compile_worker_find accepts. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "cache.h"
@@ -47,6 +49,9 @@ typedef struct batch {
     size_t *misses;      /* indexes into leaders: one per distinct missing key */
     size_t miss_count;
     char worker[PATH_MAX];   /* the checked worker, "" for none */
+    int dir_fd;              /* the workers' cache directory, as this process checked it (-1: none) */
+    char *dir_name;          /* its name, for messages */
+    bool shared;
 } batch;
 
 /* Identity of a request: name, source text and the options pointer (the
@@ -138,8 +143,8 @@ static void compile_in_worker(void *arg, size_t index)
     asyncrt_build_request *r = &b->reqs[b->leaders[b->misses[index]]];
     char name[32], *message = NULL; /* the target as the worker's request spells it */
     asyncrt__arch_format(&st->arch, name, sizeof name);
-    st->worker = asyncrt__compile_in_worker(b->worker, asyncrt__cache_dir(b->ctx->cache), r->source_name, r->source, r->opts,
-                                           name, st->key, &message);
+    st->worker = asyncrt__compile_in_worker(b->worker, b->dir_fd, b->shared, b->dir_name, r->source_name, r->source,
+                                           r->opts, name, st->key, &message);
     if (st->worker != ASYNCRT_SUCCESS)
         asyncrt__log(b->ctx, worker_log_level(b->ctx, st->worker == ASYNCRT_ERROR_IO),
                     "%scompile worker %s, for %s: %s%s%s; compiling it in this process",
@@ -229,7 +234,7 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
         reqs[i].message = NULL;
     }
     if (!count) return ASYNCRT_SUCCESS;
-    batch b = {.ctx = ctx, .reqs = reqs, .count = count, .load = load};
+    batch b = {.ctx = ctx, .reqs = reqs, .count = count, .load = load, .dir_fd = -1};
     if (!find_leaders(&b)) {
         free(b.leader);
         free(b.leaders);
@@ -239,8 +244,8 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
     b.state = calloc(b.leader_count, sizeof *b.state);
     b.misses = calloc(b.leader_count, sizeof *b.misses);
     /* Workers hand their results over through the disk cache: none without one. */
-    if (b.state && b.misses && b.leader_count > 1 && asyncrt__cache_enabled(ctx->cache) && asyncrt__cache_dir_usable(ctx->cache) &&
-        find_worker(&b)) {
+    if (b.state && b.misses && b.leader_count > 1 &&
+        (b.dir_fd = asyncrt__cache_dir_fd(ctx->cache, &b.dir_name, &b.shared)) >= 0 && find_worker(&b)) {
         asyncrt__pool_run(threads, b.leader_count, lookup_one, forget_thread, &b);
         choose_misses(&b);
         if (b.miss_count > 1) { /* one miss: compiling here is as fast, without a spawn */
@@ -250,6 +255,8 @@ asyncrt_status asyncrt_build_batch(asyncrt_context *ctx, asyncrt_build_request *
             for (size_t k = 0; k < b.miss_count; k++) b.state[b.misses[k]].worker_owner = false;
         }
     }
+    if (b.dir_fd >= 0) close(b.dir_fd);
+    free(b.dir_name);
     if (!b.state) {
         free(b.leader), free(b.leaders), free(b.misses);
         return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory for a batch of %zu", count);

@@ -110,13 +110,14 @@ static void put_list(buffer *b, const char *const *items, size_t count)
 _Static_assert(sizeof(asyncrt_compile_options) == 15 * sizeof(void *), /* 13 pointers and counts, 3 bools */
                "asyncrt_compile_options changed: send the new field to the compile worker");
 
-static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_dir, const char *source_name,
-                           const char *source, const asyncrt_compile_options *o, const char *arch)
+static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_name, bool shared,
+                           const char *source_name, const char *source, const asyncrt_compile_options *o,
+                           const char *arch)
 {
     put(b, ASYNCRT_WORKER_MAGIC, strlen(ASYNCRT_WORKER_MAGIC));
     put_u64(b, 32);
     put(b, key, 32);
-    put_str(b, cache_dir);
+    put_str(b, cache_name);
     put_str(b, source_name);
     put_str(b, source);
     put_str(b, arch);
@@ -124,7 +125,8 @@ static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_d
     put_u64(b, (o->std ? ASYNCRT_WORKER_STD_GIVEN : 0) | (o->no_std_headers ? ASYNCRT_WORKER_NO_STD_HEADERS : 0) |
                    (o->no_default_device ? ASYNCRT_WORKER_NO_DEFAULT_DEVICE : 0) |
                    (o->bundle ? ASYNCRT_WORKER_BUNDLE : 0) |
-                   (o->toolkit_with_bundle ? ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE : 0));
+                   (o->toolkit_with_bundle ? ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE : 0) |
+                   (shared ? ASYNCRT_WORKER_SHARED_CACHE : 0));
     put_u64(b, o->header_count);
     for (size_t i = 0; i < o->header_count; i++) {
         put_str(b, o->headers[i].name);
@@ -142,9 +144,10 @@ static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_d
     return !b->failed;
 }
 
-asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
-                                         const char *source, const asyncrt_compile_options *opts,
-                                         const char *arch, const uint8_t key[32], char **message)
+asyncrt_status asyncrt__compile_in_worker(const char *worker, int cache_fd, bool shared, const char *cache_name,
+                                         const char *source_name, const char *source,
+                                         const asyncrt_compile_options *opts, const char *arch, const uint8_t key[32],
+                                         char **message)
 {
     static const asyncrt_compile_options none = {0};
     *message = NULL;
@@ -152,9 +155,9 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_
     unsigned char *reply = NULL;
     size_t reply_size = 0;
     asyncrt_status status = ASYNCRT_ERROR_IO;
-    if (!encode_request(&req, key, cache_dir, source_name, source, opts ? opts : &none, arch)) {
+    if (!encode_request(&req, key, cache_name, shared, source_name, source, opts ? opts : &none, arch)) {
         *message = strdup("out of memory");
-    } else if (asyncrt__worker_exchange(worker, req.data, req.size, &reply, &reply_size, message)) {
+    } else if (asyncrt__worker_exchange(worker, cache_fd, req.data, req.size, &reply, &reply_size, message)) {
         const char *text = (const char *)reply; /* NUL-terminated */
         int code = -1, used = 0;
         char theirs[65] = "", ours[65];

@@ -6,6 +6,9 @@
  * process (exec'd, never a bare fork: NVRTC 13 initialises libcuda, which
  * does not survive fork) that compiles into the same disk cache; the batch
  * then reads the results back through the normal cache lookup. The worker
+ * gets the cache directory as the parent's own descriptor of it (its
+ * descriptor ASYNCRT_WORKER_PASSED_FD), checked again there, never by name:
+ * a folder swapped in at the name meanwhile is never written into. The worker
  * is only an accelerator: any problem with it, and any failure of its
  * compile, falls back to compiling here, and what is returned always comes
  * through this process's own cache checks.
@@ -18,8 +21,9 @@
  * installed prefix can be moved. Either way it must pass
  * asyncrt__trusted_executable; a build tree's worker runs only when named.
  *
- * Request (worker's stdin): "ASYNCRTW3", then fields as u64 little-endian
- * length + bytes: the parent's cache key (32 bytes), cache_dir,
+ * Request (worker's stdin): "ASYNCRTW4", then fields as u64 little-endian
+ * length + bytes: the parent's cache key (32 bytes), the cache directory's
+ * name (for messages),
  * source_name, source, arch, std, then a u64 of flags (ASYNCRT_WORKER_*), then for
  * headers (name, content pairs), include_dirs, defines, options and
  * name_expressions a u64 count and the strings, then with the BUNDLE flag
@@ -30,14 +34,16 @@
 #ifndef ASYNCRT_COMPILE_WORKER_H
 #define ASYNCRT_COMPILE_WORKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "asyncrt/runtime.h"
 #include "compile.h" /* asyncrt__program_lookup, the worker's first step */
 
-#define ASYNCRT_WORKER_MAGIC "ASYNCRTW3"
+#define ASYNCRT_WORKER_MAGIC "ASYNCRTW4"
 enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4,
-       ASYNCRT_WORKER_BUNDLE = 8, ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE = 16 }; /* BUNDLE: its bytes follow, u64-sized */
+       ASYNCRT_WORKER_BUNDLE = 8, ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE = 16, /* BUNDLE: its bytes follow, u64-sized */
+       ASYNCRT_WORKER_SHARED_CACHE = 32 };                                  /* the directory is a shared cache */
 
 /* The worker to run (see above), its real path in `path`; `named` is the
  * ASYNCRT_COMPILE_WORKER setting (NULL when unset). SUCCESS when it
@@ -47,14 +53,16 @@ enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_
  * which, and where it looked. */
 asyncrt_status asyncrt__compile_worker_find(const char *named, char *path, size_t size, char *why, size_t why_size);
 
-/* Runs one compile in a worker process, into cache_dir. key: this process's
- * cache key for the request (asyncrt__program_lookup's), which the worker
- * must compute too. Returns the worker's status and its message in
- * *message (malloc'd, NULL on success); ERROR_IO when the worker could not
- * run or answer, or computed another key. `arch` is explicit (resolved by
- * the caller). */
-asyncrt_status asyncrt__compile_in_worker(const char *worker, const char *cache_dir, const char *source_name,
-                                         const char *source, const asyncrt_compile_options *opts,
-                                         const char *arch, const uint8_t key[32], char **message);
+/* Runs one compile in a worker process, into the cache directory cache_fd
+ * (a usable one: asyncrt__cache_dir_fd's, shared or not, named cache_name).
+ * key: this process's cache key for the request (asyncrt__program_lookup's),
+ * which the worker must compute too. Returns the worker's status and its
+ * message in *message (malloc'd, NULL on success); ERROR_IO when the worker
+ * could not run or answer, or computed another key. `arch` is explicit
+ * (resolved by the caller). */
+asyncrt_status asyncrt__compile_in_worker(const char *worker, int cache_fd, bool shared, const char *cache_name,
+                                         const char *source_name, const char *source,
+                                         const asyncrt_compile_options *opts, const char *arch, const uint8_t key[32],
+                                         char **message);
 
 #endif

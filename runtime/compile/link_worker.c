@@ -50,7 +50,7 @@ asyncrt_status asyncrt__link_in_worker(const char *worker, const char *const *op
     asyncrt_status s = ASYNCRT_ERROR_IO;
     unsigned char *reply = NULL;
     size_t reply_size = 0;
-    if (!req.failed && asyncrt__worker_exchange(worker, req.data, req.size, &reply, &reply_size, message)) {
+    if (!req.failed && asyncrt__worker_exchange(worker, -1, req.data, req.size, &reply, &reply_size, message)) {
         int code = -1, used = 0; /* the reply is NUL-terminated: sscanf stops there at worst */
         asyncrt_reader r = {reply, reply_size, false};
         if (sscanf((const char *)reply, "status %d\n%n", &code, &used) == 1 && used > 0 && code >= 0 &&

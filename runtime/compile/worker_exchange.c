@@ -1,6 +1,7 @@
 #include "worker_exchange.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -14,11 +15,11 @@
 
 extern char **environ;
 
-bool asyncrt__worker_exchange(const char *worker, const void *req, size_t req_size, unsigned char **reply,
-                              size_t *reply_size, char **why)
+bool asyncrt__worker_exchange(const char *worker, int pass_fd, const void *req, size_t req_size,
+                              unsigned char **reply, size_t *reply_size, char **why)
 {
     asyncrt_writer answer = {0};
-    int sv[2] = {-1, -1}, spawn_error = 0;
+    int sv[2] = {-1, -1}, spawn_error = 0, passed = -1;
     pid_t pid = -1;
     posix_spawn_file_actions_t actions;
     bool have_actions = false, ok = false;
@@ -31,15 +32,20 @@ bool asyncrt__worker_exchange(const char *worker, const void *req, size_t req_si
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || posix_spawn_file_actions_init(&actions) != 0)
         goto done;
     have_actions = true;
+    /* pass_fd's copy numbered above the worker's 0, 1 and 3, so that no dup2
+     * of these overwrites it first, and close-on-exec until its own dup2. */
+    if (pass_fd >= 0 && (passed = fcntl(pass_fd, F_DUPFD_CLOEXEC, ASYNCRT_WORKER_PASSED_FD + 1)) < 0) goto done;
     char *argv[] = {(char *)worker, NULL};
     if (posix_spawn_file_actions_adddup2(&actions, sv[1], 0) != 0 ||
         posix_spawn_file_actions_adddup2(&actions, sv[1], 1) != 0 ||
+        (passed >= 0 && posix_spawn_file_actions_adddup2(&actions, passed, ASYNCRT_WORKER_PASSED_FD) != 0) ||
         (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, environ)) != 0) {
         pid = -1;
         goto done;
     }
     close(sv[1]);
     sv[1] = -1;
+    if (passed >= 0) close(passed), passed = -1;
     for (size_t sent = 0; sent < req_size;) {
         ssize_t n = send(sv[0], (const char *)req + sent, req_size - sent, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
@@ -58,6 +64,7 @@ bool asyncrt__worker_exchange(const char *worker, const void *req, size_t req_si
 done:
     if (sv[0] >= 0) close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
+    if (passed >= 0) close(passed);
     if (pid < 0)
         *why = asyncrt__format("it could not be started: %s", spawn_error ? strerror(spawn_error) : "no resources");
     if (pid > 0) {

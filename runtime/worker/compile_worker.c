@@ -1,9 +1,10 @@
 /* asyncrt-compile-worker: one compile per process, for asyncrt_build_batch
  * (see runtime/compile/compile_worker.h for why and for the protocol). Reads the
  * request from stdin; when the cache key it computes for it is the parent's,
- * compiles it with asyncrt_program_compile into the given cache directory
- * and writes "status N" and the message to stdout, else writes "mismatch"
- * and its key. Exit status 0 when it answered, 2 when the request was
+ * compiles it with asyncrt_program_compile into the cache directory the
+ * parent opened (its descriptor, ASYNCRT_WORKER_PASSED_FD here, checked
+ * again; never reopened by name) and writes "status N" and the message to
+ * stdout, else writes "mismatch" and its key. Exit status 0 when it answered, 2 when the request was
  * malformed. Linked with the library's objects (asyncrt_private), so it
  * needs no libasyncrt.so and computes keys with the same code. */
 #include <stdint.h>
@@ -13,9 +14,12 @@
 #include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
+#include "cache_trust.h"
 #include "compile_worker.h"
+#include "context_internal.h" /* asyncrt__context_adopt_cache_dir */
 #include "link_worker.h"
 #include "sha256.h"
+#include "worker_exchange.h" /* ASYNCRT_WORKER_PASSED_FD */
 
 #define MAGIC ASYNCRT_WORKER_MAGIC
 #define MAX_ITEMS (1u << 16)
@@ -162,14 +166,24 @@ static int answer(reader *r)
     else r->p += bundle_size;
     if (r->failed || !h || r->p != r->end ||
         flags & ~(uint64_t)(ASYNCRT_WORKER_STD_GIVEN | ASYNCRT_WORKER_NO_STD_HEADERS | ASYNCRT_WORKER_NO_DEFAULT_DEVICE |
-                            ASYNCRT_WORKER_BUNDLE | ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE))
+                            ASYNCRT_WORKER_BUNDLE | ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE | ASYNCRT_WORKER_SHARED_CACHE))
         return 2;
 
     asyncrt_context *ctx = NULL;
     asyncrt_program *p = NULL;
     uint8_t mine[32] = {0};
     asyncrt_status s = asyncrt_context_create(&ctx);
-    if (s == ASYNCRT_SUCCESS) s = asyncrt_context_set_cache_dir(ctx, cache_dir);
+    /* The parent's directory, as it opened it: checked again here (and the
+     * shared key read) through the descriptor, never opened by name. */
+    bool shared = flags & ASYNCRT_WORKER_SHARED_CACHE;
+    uint8_t mac_key[32] = {0};
+    char why[1024];
+    if (s == ASYNCRT_SUCCESS && !asyncrt__cache_check_dir(ASYNCRT_WORKER_PASSED_FD, cache_dir, shared, mac_key, why,
+                                                         sizeof why))
+        s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "the cache directory handed over: %s", why);
+    if (s == ASYNCRT_SUCCESS)
+        s = asyncrt__context_adopt_cache_dir(ctx, cache_dir, ASYNCRT_WORKER_PASSED_FD, shared, mac_key);
+    close(ASYNCRT_WORKER_PASSED_FD); /* the context keeps a descriptor of its own */
     asyncrt_bundle *b = NULL;
     if (s == ASYNCRT_SUCCESS && flags & ASYNCRT_WORKER_BUNDLE) s = asyncrt_bundle_load(ctx, bundle, bundle_size, &b);
     o.bundle = b;

@@ -5,7 +5,8 @@
  * does not move), answers SCAN with a name shorter than the prefix (refused,
  * no over-read: this runs in the ASan job too) or with a cursor that never
  * returns to 0 (capped), and answers commands with replies of the wrong
- * type (each refused). Skipped without python3. */
+ * type (each refused), with terminal escapes (shown as '?') or with a line
+ * over 4096 bytes (refused, however it arrives). Skipped without python3. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,21 +97,41 @@ static bool pull(const char *spec, char *why, size_t why_size, size_t counts[3])
     return ok;
 }
 
+/* A server in `mode` fails the pull, its why holding `says` and `also`;
+ * nothing installed or counted. */
+static void assert_pull_fails(const char *mode, const char *says, const char *also)
+{
+    fake_redis f;
+    if (!start(&f, mode, 60, NULL)) return;
+    char why[512] = "";
+    size_t counts[3] = {0};
+    assert_false(pull(f.spec, why, sizeof why, counts));
+    print_message("pull failed: %s\n", why);
+    assert_non_null(strstr(why, says));
+    assert_non_null(strstr(why, also));
+    assert_int_equal(counts[0] + counts[1] + counts[2], 0);
+    fake_redis_stop(&f);
+}
+
 /* A name "abc" under the prefix "asyncrt:v:": pull read 64 bytes past it
  * (a heap over-read under ASan) and counted it refused; now the reply is. */
 static void test_scan_short_name_is_refused(void **state)
 {
     (void)state;
-    fake_redis f;
-    if (!start(&f, "shortkey", 60, NULL)) return;
-    char why[512] = "";
-    size_t counts[3] = {0};
-    assert_false(pull(f.spec, why, sizeof why, counts));
-    print_message("short name: %s\n", why);
-    assert_non_null(strstr(why, "SCAN: a reply refused: a name not under the prefix asked for"));
-    assert_non_null(strstr(why, "\"abc\""));
-    assert_int_equal(counts[0] + counts[1] + counts[2], 0);
-    fake_redis_stop(&f);
+    assert_pull_fails("shortkey", "SCAN: a reply refused: a name not under the prefix asked for", "\"abc\"");
+}
+
+/* SCAN names a value and its GET fails (every command gets the SCAN
+ * reply: an array, where GETRANGE returns none): a server failure, so pull
+ * fails, saying which value and why. Before, it was counted as a value
+ * refused (exit 6, "failed its checks") and the pull succeeded. */
+static void test_pull_fails_when_a_get_fails(void **state)
+{
+    (void)state;
+    assert_pull_fails("raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n$74\\r\\nasyncrt:v:"
+                      "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\\r\\n",
+                      "the value asyncrt:v:00112233445566778899aabbccddeeff",
+                      "GETRANGE: an array, where the command returns none");
 }
 
 /* Cursor 1, forever: 1.08 M SCANs in 20 s before; now 10000 rounds, then an error. */
@@ -141,22 +162,35 @@ static void test_scan_endless_cursor_is_capped(void **state)
  * message naming both. Before: SET took ":1" as stored, EVAL's "+OK" read
  * as "not deleted", SCAN's cursor "12abc" as 12 and an integer among its
  * names was skipped silently. */
+static char g_long_line[5100];
+
 static void test_wrong_types_are_refused(void **state)
 {
     (void)state;
+    memset(g_long_line, 'a', 5020); /* raw:*2\r\n+aaa...\r\n*0\r\n: a status of 5000 bytes for SCAN's cursor */
+    memcpy(g_long_line, "raw:*2\\r\\n+", 11);
+    strcpy(g_long_line + 5012, "\\r\\n*0\\r\\n");
     static const struct {
         const char *reply, *command, *expect;
     } cases[] = {
         {"raw::1\\r\\n", "SET", "SET: a reply of type integer, where +OK was expected"},
         {"raw:+OK\\r\\n", "EVAL", "EVAL: a reply of type status, where an integer was expected"},
-        {"raw:*2\\r\\n$5\\r\\n12abc\\r\\n*0\\r\\n", "SCAN", "a cursor that is not a decimal number of 64 bits"},
-        {"raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n:5\\r\\n", "SCAN", "a name that is not a bulk string"},
+        {"raw:*2\\r\\n$5\\r\\n12abc\\r\\n*0\\r\\n", "SCAN", "a cursor that is not a decimal number of 64 bits (\"12abc\")"},
+        {"raw:*2\\r\\n:7\\r\\n*0\\r\\n", "SCAN", "a cursor that is not a decimal number of 64 bits (integer)"},
+        {"raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n:5\\r\\n", "SCAN", "a name that is not a bulk string (integer)"},
+        {"raw:*2\\r\\n$1\\r\\n0\\r\\n$2\\r\\nno\\r\\n", "SCAN",
+         "not an array of a cursor and an array of names (\"no\")"},
         {"raw:*2\\r\\n$1\\r\\n0\\r\\n*1\\r\\n*0\\r\\n", "SCAN", "arrays nested more than 2 deep"},
         {"raw::7\\r\\n", "GETRANGE", "GETRANGE: a reply of type integer, where a bulk string was expected"},
         {"raw:%1\\r\\n+a\\r\\n+b\\r\\n", "GETRANGE", "a reply of unknown type '%'"},
         {"raw:*2147483647\\r\\n", "GETRANGE", "an array, where the command returns none"},
         {"raw:$-5\\r\\n", "GETRANGE", "a length of -5"},
         {"raw:$3\\r\\nabcXY", "GETRANGE", "not followed by CRLF"},
+        /* What the server sent reaches messages printable: no terminal escapes. */
+        {"raw:-ERR \\x1b[2J\\x07gone\\r\\n", "SET", "SET: the server said ERR ?[2J?gone"},
+        {"raw:$1\\x1b]0;x\\r\\n", "GETRANGE", "'$' followed by \"1?]0;x\", not a number of 1 to 18 digits"},
+        /* A line longer than 4096 bytes: refused whether it came in one piece or many (it was accepted whole). */
+        {g_long_line, "SCAN", "a reply line of more than 4096 bytes with its CRLF (\"+aaaa"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         fake_redis f;
@@ -212,6 +246,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_drip_ends_at_the_deadline),    cmocka_unit_test(test_huge_reply_is_refused_unread),
         cmocka_unit_test(test_scan_short_name_is_refused),   cmocka_unit_test(test_scan_endless_cursor_is_capped),
+        cmocka_unit_test(test_pull_fails_when_a_get_fails),
         cmocka_unit_test(test_wrong_types_are_refused),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * items 1 and 5): it gets every compile option and answers only for the
  * parent's cache key; its failure is never the batch's answer; it runs only
  * with a usable disk cache, and only from a file and folders nobody else
- * can write (refused once at ASYNCRT_LOG=1, the batch then compiles here).
+ * can write (refused once at ASYNCRT_LOG=1, the batch then compiles here);
+ * it writes into the directory its parent opened, never reopened by name.
  * ctest names the built worker in ASYNCRT_COMPILE_WORKER. */
 #define _GNU_SOURCE /* memmem, chown */
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_trust.h"
 #include "compile_worker.h"
 #include "context.h"
 #include "test_support.h"
@@ -64,6 +66,16 @@ static char *copy_worker(const fixture *f, const char *dir, mode_t mode)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(chmod(path, mode), 0);
     return path;
+}
+
+/* The cache directory opened and checked as a batch hands it to its workers. */
+static int open_cache(const char *dir)
+{
+    uint8_t mac_key[32];
+    char why[512];
+    int fd = asyncrt__cache_open_dir(dir, false, mac_key, why, sizeof why);
+    if (fd < 0) fail_msg("%s", why);
+    return fd;
 }
 
 static asyncrt_context *new_context(const char *cache, int log_level)
@@ -144,10 +156,11 @@ static void a_worker_gets_every_option_and_the_same_key(void **state)
     changed[1].no_default_device = false;
     changed[2].std = NULL;
     changed[3].name_expression_count = 0;
+    int fd = open_cache(f->cache);
     for (int i = 0; i < 4; i++) {
         char *message = NULL;
-        assert_int_equal(asyncrt__compile_in_worker(f->worker, f->cache, "t.cu", k_template, &changed[i], "sm_80",
-                                                   key, &message),
+        assert_int_equal(asyncrt__compile_in_worker(f->worker, fd, false, f->cache, "t.cu", k_template, &changed[i],
+                                                   "sm_80", key, &message),
                          ASYNCRT_ERROR_IO);
         if (!strstr(message, "computed the cache key")) fail_msg("field %d: %s", i, message);
         free(message);
@@ -155,7 +168,9 @@ static void a_worker_gets_every_option_and_the_same_key(void **state)
     assert_int_equal(asyncrt__program_lookup(ctx, "t.cu", k_template, &o, &p, key, NULL), ASYNCRT_ERROR_NOT_FOUND);
 
     char *message = NULL;
-    asyncrt_status s = asyncrt__compile_in_worker(f->worker, f->cache, "t.cu", k_template, &o, "sm_80", key, &message);
+    asyncrt_status s = asyncrt__compile_in_worker(f->worker, fd, false, f->cache, "t.cu", k_template, &o, "sm_80", key,
+                                                 &message);
+    close(fd);
     if (s != ASYNCRT_SUCCESS) fail_msg("worker: %s: %s", asyncrt_status_string(s), message ? message : "");
     /* What the worker stored is what this process looks up. */
     uint8_t again[32];
@@ -166,6 +181,58 @@ static void a_worker_gets_every_option_and_the_same_key(void **state)
     asyncrt_program_destroy(p);
     asyncrt_context_destroy(ctx);
     free(inc);
+}
+
+/* The entries and manifests in dir. */
+static int files_in(const char *dir)
+{
+    char *cmd = asyncrt__format("find '%s' -maxdepth 1 -type f '(' -name '*.bin' -o -name '*.mf' ')' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    free(cmd);
+    return n;
+}
+
+/* The worker compiles into the directory the parent opened, not whatever
+ * has its name by then (issue 33): here the directory is moved after the
+ * parent opened it, and another, as trusted, made at its name. The worker
+ * once reopened the name: its entry went to the newcomer, and the parent's
+ * directory, which it then looks in, missed. A directory the worker's own
+ * check refuses is refused there too, said. */
+static void a_worker_uses_the_parents_descriptor_not_the_name(void **state)
+{
+    fixture *f = *state;
+    const char *src = "extern \"C\" __global__ void d(int *x) { x[0] = 33; }\n";
+    asyncrt_compile_options o = {.arch = "sm_80"};
+    int fd = open_cache(f->cache);
+    char *moved = asyncrt__format("%s/moved", f->root);
+    assert_int_equal(rename(f->cache, moved), 0);
+    assert_int_equal(mkdir(f->cache, 0700), 0);
+    asyncrt_context *ctx = new_context(moved, 0);
+    asyncrt_program *p = NULL;
+    uint8_t key[32];
+    assert_int_equal(asyncrt__program_lookup(ctx, "d.cu", src, &o, &p, key, NULL), ASYNCRT_ERROR_NOT_FOUND);
+    char *message = NULL;
+    asyncrt_status s = asyncrt__compile_in_worker(f->worker, fd, false, f->cache, "d.cu", src, &o, "sm_80", key,
+                                                 &message);
+    if (s != ASYNCRT_SUCCESS) fail_msg("worker: %s: %s", asyncrt_status_string(s), message ? message : "");
+    assert_int_equal(files_in(f->cache), 0);
+    assert_int_equal(files_in(moved), 2); /* the entry and its manifest */
+    assert_ok(ctx, asyncrt__program_lookup(ctx, "d.cu", src, &o, &p, key, NULL));
+    assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
+    asyncrt_program_destroy(p);
+    asyncrt_context_destroy(ctx);
+
+    assert_int_equal(fchmod(fd, 0777), 0); /* now one the worker must refuse */
+    s = asyncrt__compile_in_worker(f->worker, fd, false, f->cache, "d.cu", src, &o, "sm_80", key, &message);
+    assert_int_equal(s, ASYNCRT_ERROR_IO);
+    assert_non_null(strstr(message, "the cache directory handed over: "));
+    assert_non_null(strstr(message, "has mode 0777: writable by others"));
+    free(message);
+    close(fd);
+    free(moved);
 }
 
 /* Issue 23's case: no_std_headers and the user's own <cstdint> through an
@@ -317,6 +384,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_worker_gets_every_option_and_the_same_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_worker_uses_the_parents_descriptor_not_the_name, setup, teardown),
         cmocka_unit_test_setup_teardown(no_std_headers_and_a_user_cstdint_compile_in_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(a_failing_worker_is_not_the_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_that_cannot_start_is_reported_once, setup, teardown),

@@ -26,13 +26,15 @@ static asyncrt_context *remote_context(cache_tool *tool, const char *cmd)
     return ctx;
 }
 
-static int finish(cache_tool *tool, const char *what, size_t counts[3], const char *names[3], int rc)
+/* "what: N name, ..." or its JSON object; returns rc. */
+static int finish(cache_tool *tool, const char *what, const size_t *counts, const char *const *names, size_t n,
+                  int rc)
 {
     if (tool->json) {
         printf("{");
         cache_json_key("command", true);
         tool_json_string(stdout, what);
-        for (int i = 0; i < 3; i++) {
+        for (size_t i = 0; i < n; i++) {
             char key[32];
             snprintf(key, sizeof key, "%s", names[i]);
             for (char *c = key; *c; c++) *c = *c == ' ' ? '_' : *c;
@@ -41,7 +43,9 @@ static int finish(cache_tool *tool, const char *what, size_t counts[3], const ch
         }
         printf("\n}\n");
     } else {
-        printf("%s: %zu %s, %zu %s, %zu %s\n", what, counts[0], names[0], counts[1], names[1], counts[2], names[2]);
+        printf("%s:", what);
+        for (size_t i = 0; i < n; i++) printf("%s %zu %s", i ? "," : "", counts[i], names[i]);
+        printf("\n");
     }
     return rc;
 }
@@ -58,14 +62,14 @@ static int run_push(cache_tool *tool, int argc, char **argv)
         return cache_fail(tool, "push", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     }
     const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
-    size_t counts[3] = {0}; /* pushed, refused (checks), failed (server) */
+    size_t counts[4] = {0}; /* pushed, already there (kept as it is), refused (checks), failed (server) */
     char why[512];
     for (size_t i = 0; i < l.count; i++) {
         if (l.files[i].kind != ASYNCRT_CACHE_MANIFEST) continue;
         cache_loaded m, e;
         if (!cache_load(tool->dir_fd, &l.files[i], mac, &m, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", l.files[i].name, why);
-            counts[1]++;
+            counts[2]++;
             continue;
         }
         const asyncrt_dep_set *set = &m.manifest.sets[0]; /* the newest compile under this key */
@@ -73,22 +77,25 @@ static int run_push(cache_tool *tool, int argc, char **argv)
         asyncrt__sha256_hex(set->result_key, name);
         strcat(name, ".bin");
         asyncrt_cache_file entry = {.name = name, .kind = ASYNCRT_CACHE_ENTRY, .regular = true};
+        bool kept = false;
         if (!cache_load(tool->dir_fd, &entry, mac, &e, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
-            counts[1]++;
-        } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, why, sizeof why)) {
-            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
             counts[2]++;
+        } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, &kept, why,
+                                         sizeof why)) {
+            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
+            counts[3]++;
         } else {
-            counts[0]++;
+            counts[kept ? 1 : 0]++; /* SET NX found a value there: kept as it is, not ours */
         }
         cache_loaded_free(&e);
         cache_loaded_free(&m);
     }
     asyncrt__cache_listing_free(&l);
     asyncrt_context_destroy(ctx);
-    static const char *names[3] = {"pushed", "refused", "failed"};
-    return finish(tool, "push", counts, names, counts[2] ? TOOL_EXIT_IO : counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
+    static const char *const names[4] = {"pushed", "already there", "refused", "failed"};
+    return finish(tool, "push", counts, names, 4,
+                  counts[3] ? TOOL_EXIT_IO : counts[2] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
 }
 
 static int run_pull(cache_tool *tool, int argc, char **argv)
@@ -102,8 +109,8 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
     bool ok = asyncrt__remote_pull(asyncrt__context_remote(ctx), &counts[0], &counts[1], &counts[2], why, sizeof why);
     asyncrt_context_destroy(ctx);
     if (!ok) return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s", why);
-    static const char *names[3] = {"installed", "refused", "not for this machine"};
-    return finish(tool, "pull", counts, names, counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
+    static const char *const names[3] = {"installed", "refused", "not for this machine"};
+    return finish(tool, "pull", counts, names, 3, counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
 }
 
 void cache_remote_stats(const cache_tool *tool)
@@ -156,7 +163,9 @@ const cache_command cmd_push = {
     "\n"
     "Signs the newest compile of each manifest (its dependency set and entry, both\n"
     "checked first) with ASYNCRT_REMOTE_CACHE_KEY_FILE's key and stores it in the\n"
-    "remote cache named by ASYNCRT_REMOTE_CACHE (see README, \"The remote cache\").\n"
+    "remote cache named by ASYNCRT_REMOTE_CACHE (see README, \"The remote cache\"),\n"
+    "where its key holds no value yet: one already there is left as it is and\n"
+    "counted \"already there\", not pushed.\n"
     "Exit codes: 0 success, 2 bad usage, 6 a local file failed its checks (named,\n"
     "not pushed), 7 no usable cache directory or remote cache, or a value not stored.\n",
     true, run_push};
@@ -169,5 +178,6 @@ const cache_command cmd_pull = {
     "checks its HMAC, bounds and seals, and installs those whose headers hold the\n"
     "same content here (re-hashed) into this cache; the others are counted as not\n"
     "for this machine. Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
-    "checks (counted, not installed), 7 no usable cache directory or remote cache.\n",
+    "checks (counted, not installed), 7 no usable cache directory or remote cache,\n"
+    "or a server that failed (a SCAN, or a value's GET: named).\n",
     true, run_pull};
