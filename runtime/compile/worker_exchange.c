@@ -12,14 +12,37 @@
 
 #include "cache_codec.h"
 #include "format.h"
+#include "nvrtc_loader.h"
 
 extern char **environ;
+
+/* The worker's environment: this process's, with ASYNCRT_NVRTC naming the
+ * NVRTC this process chose. The worker recomputes the cache key, which holds
+ * NVRTC's identity, and must compile with the same NVRTC: its own search
+ * could choose another (the set-up's folder is searched only from the build
+ * tree, a worker elsewhere does not see it). NULL when out of memory; the
+ * strings are environ's, but for the one in *owned. */
+static char **worker_environment(char **owned)
+{
+    asyncrt_nvrtc_identity id;
+    *owned = asyncrt__nvrtc_identity_get(&id) ? asyncrt__format("ASYNCRT_NVRTC=%s", id.path) : NULL;
+    size_t n = 0;
+    while (environ && environ[n]) n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env) return NULL;
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!*owned || strncmp(environ[i], "ASYNCRT_NVRTC=", 14) != 0) env[used++] = environ[i];
+    if (*owned) env[used] = *owned;
+    return env;
+}
 
 bool asyncrt__worker_exchange(const char *worker, int pass_fd, const void *req, size_t req_size,
                               unsigned char **reply, size_t *reply_size, char **why)
 {
     asyncrt_writer answer = {0};
     int sv[2] = {-1, -1}, spawn_error = 0, passed = -1;
+    char *nvrtc_setting = NULL, **env = worker_environment(&nvrtc_setting);
     pid_t pid = -1;
     posix_spawn_file_actions_t actions;
     bool have_actions = false, ok = false;
@@ -29,7 +52,8 @@ bool asyncrt__worker_exchange(const char *worker, int pass_fd, const void *req, 
     /* One socket for both directions: send() with MSG_NOSIGNAL cannot raise
      * SIGPIPE in the caller's process if the worker dies early, and
      * SOCK_CLOEXEC keeps other workers spawned meanwhile from holding it. */
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || posix_spawn_file_actions_init(&actions) != 0)
+    if (!env || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+        posix_spawn_file_actions_init(&actions) != 0)
         goto done;
     have_actions = true;
     /* pass_fd's copy numbered above the worker's 0, 1 and 3, so that no dup2
@@ -39,7 +63,7 @@ bool asyncrt__worker_exchange(const char *worker, int pass_fd, const void *req, 
     if (posix_spawn_file_actions_adddup2(&actions, sv[1], 0) != 0 ||
         posix_spawn_file_actions_adddup2(&actions, sv[1], 1) != 0 ||
         (passed >= 0 && posix_spawn_file_actions_adddup2(&actions, passed, ASYNCRT_WORKER_PASSED_FD) != 0) ||
-        (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, environ)) != 0) {
+        (spawn_error = posix_spawn(&pid, worker, &actions, NULL, argv, env)) != 0) {
         pid = -1;
         goto done;
     }
@@ -79,6 +103,8 @@ done:
     }
     if (!ok && !*why) *why = asyncrt__format("it did not answer");
     if (have_actions) posix_spawn_file_actions_destroy(&actions);
+    free(env);
+    free(nvrtc_setting);
     if (ok) {
         *reply = answer.data;
         *reply_size = answer.size - 1;
