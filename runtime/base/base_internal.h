@@ -12,16 +12,21 @@
  *   nvrtc_loader.h: asyncrt__nvrtc_load, which NVRTC the search order chose
  *     and why (asyncrt-probe's report).
  *   embedded.h: the files of kernels_src/ compiled into the library.
+ *   codec.h: the writer, reader and sealed container of every file format.
+ *   safe_io.h: the checked reads, atomic writes, private folders and the door
+ *     of a cache folder (its trust check), as the library uses them.
  *   driver.h: the driver table's type and asyncrt__driver_describe (a table
  *     comes from context_internal.h's asyncrt__context_driver). */
 #ifndef ASYNCRT_BASE_INTERNAL_H
 #define ASYNCRT_BASE_INTERNAL_H
 
 #include "arch.h"
+#include "codec.h"
 #include "driver.h"
 #include "embedded.h"
 #include "format.h"
 #include "nvrtc_loader.h"
+#include "safe_io.h"
 #include "settings.h"
 #include "sha256.h"
 

@@ -9,9 +9,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "cache_store.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "sha256.h"
 
 /* One remembered program. Immutable once listed; refs keeps it alive while
@@ -182,7 +182,7 @@ static int usable_dir(asyncrt_cache *c, char **name, uint8_t mac_key[32], bool *
         c->checked_dir = strdup(c->dir);
         char why[512];
         if (c->checked_dir &&
-            (c->dir_fd = asyncrt__cache_open_dir(c->checked_dir, c->shared, c->mac_key, why, sizeof why)) < 0)
+            (c->dir_fd = asyncrt__dir_open_trusted(c->checked_dir, c->shared, c->mac_key, why, sizeof why)) < 0)
             asyncrt__diag_log(c->diag, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir, why);
     }
     int fd = c->dir_fd >= 0 ? fcntl(c->dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
@@ -274,7 +274,7 @@ static unsigned char *read_cache_file(asyncrt_cache *c, int dir_fd, const char *
                                       size_t *size)
 {
     char why[256];
-    unsigned char *data = asyncrt__cache_read_file(dir_fd, name, ASYNCRT_CACHE_FILE_MAX, true, size, why,
+    unsigned char *data = asyncrt__file_read(dir_fd, name, ASYNCRT_FILE_MAX, true, size, why,
                                                   sizeof why);
     if (!data && why[0]) {
         asyncrt__diag_log(c->diag, 1, "warning: refusing cache file %s/%s: it %s", dir, name, why);
@@ -355,7 +355,7 @@ static bool write_manifest(asyncrt_cache *c, int dir_fd, const char *dir, const 
     file_name(key1, ".mf", name);
     size_t size = 0;
     char why[256];
-    unsigned char *data = asyncrt__cache_read_file(dir_fd, name, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+    unsigned char *data = asyncrt__file_read(dir_fd, name, ASYNCRT_FILE_MAX, false, &size, why,
                                                   sizeof why);
     asyncrt_manifest old = {0};
     if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &old, why, sizeof why))
@@ -367,7 +367,7 @@ static bool write_manifest(asyncrt_cache *c, int dir_fd, const char *dir, const 
     for (size_t i = 0; i < old.count && m.count < ASYNCRT_MANIFEST_MAX_SETS; i++)
         if (memcmp(old.sets[i].result_key, deps->result_key, 32) != 0) sets[m.count++] = old.sets[i];
     data = asyncrt__manifest_encode(&m, key1, mac_key, &size);
-    bool ok = data && asyncrt__cache_write_file(dir_fd, name, data, size, mode);
+    bool ok = data && asyncrt__file_write(dir_fd, name, data, size, mode);
     free(data);
     asyncrt__manifest_free(&old);
     return ok;
@@ -413,7 +413,7 @@ void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], const asyncr
     size_t size = 0;
     unsigned char *data = asyncrt__program_encode_keyed(program, mac, &size);
     const char *failed = !data                                                 ? "out of memory"
-                         : !asyncrt__cache_write_file(fd, name, data, size, mode) ? "cannot write the entry"
+                         : !asyncrt__file_write(fd, name, data, size, mode) ? "cannot write the entry"
                          : !write_manifest(c, fd, dir, key1, deps, mac, mode)   ? "cannot write the manifest"
                                                                                  : NULL;
     if (failed) {
@@ -453,7 +453,7 @@ char *asyncrt__cache_read_side(asyncrt_cache *c, const char *name)
     int fd = strchr(name, '/') ? -1 : usable_dir(c, &dir, mac_key, &shared);
     if (fd < 0) return NULL;
     size_t size = 0, text_size = 0;
-    unsigned char *data = asyncrt__cache_read_file(fd, name, SIDE_MAX_BYTES, false, &size, why, sizeof why);
+    unsigned char *data = asyncrt__file_read(fd, name, SIDE_MAX_BYTES, false, &size, why, sizeof why);
     const unsigned char *text = NULL;
     side_key(name, key);
     if (data && !asyncrt__seal_open("side file", data, size, SIDE_MAGIC, SIDE_FORMAT, key, shared ? mac_key : NULL, &text,
@@ -484,7 +484,7 @@ bool asyncrt__cache_write_side(asyncrt_cache *c, const char *name, const char *t
     asyncrt__put(&w, text, strlen(text));
     size_t size = 0;
     unsigned char *data = asyncrt__seal_end(&w, SIDE_MAGIC, SIDE_FORMAT, key, shared ? mac_key : NULL, &size);
-    bool ok = data && asyncrt__cache_write_file(fd, name, data, size, shared ? 0660 : 0600);
+    bool ok = data && asyncrt__file_write(fd, name, data, size, shared ? 0660 : 0600);
     if (!ok) asyncrt__diag_log(c->diag, 1, "warning: cannot write cache side file %s/%s: %s", dir, name, strerror(errno));
     free(data);
     free(dir);

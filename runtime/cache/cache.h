@@ -1,7 +1,7 @@
 /* The program cache: in this context's memory, then on disk. The thin front
  * over cache_key (key1's parts), cache_trace (what NVRTC read),
- * cache_manifest (dependency sets), cache_store (the directory: eviction,
- * listing) and cache_trust (directory checks, safe reads, atomic writes).
+ * cache_manifest (dependency sets) and cache_store (the directory: eviction,
+ * listing); base/safe_io.h checks the directory and reads and writes it.
  *
  * Lookup: key1 -> the newest dependency set whose files still hold their
  * recorded content -> the program stored under that set's result key.
@@ -40,7 +40,7 @@ void asyncrt__cache_destroy(asyncrt_cache *c);
 bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir); /* false: out of memory */
 const char *asyncrt__cache_dir(const asyncrt_cache *c);
 /* Uses dir_fd, a directory the caller opened and found trusted through
- * cache_trust.h's asyncrt__cache_open_door (shared mode and its key as it
+ * safe_io.h's asyncrt__dir_open_door (shared mode and its key as it
  * found them), as the disk cache, named `name` in messages: the cache keeps a
  * descriptor of its own and never opens a directory by name again (until
  * asyncrt__cache_set_dir). False when out of memory or descriptors. */
@@ -78,7 +78,7 @@ void asyncrt__cache_clear(asyncrt_cache *c);
 /* Side files: small text notes kept beside the entries (the NVRTC facts
  * memo, the speculative target hints, the ops' calibration), under a plain
  * file name (no '/') in the cache directory. The only way anything else touches that directory: only when it
- * is usable (checked, opened once, see cache_trust.h), through its
+ * is usable (checked, opened once, see safe_io.h), through its
  * descriptor, with the entries' checks (no symlink, no FIFO, bounded size,
  * unguessable temporary, atomic rename) and sealed like them (a digest, or
  * the team MAC in shared mode). read: the text (malloc'd), or NULL when

@@ -6,7 +6,6 @@
  *   cache_config.h: the directory, cap and shared mode the library would use
  *     for a settings snapshot (asyncrt__cache_config_read), and the cap's
  *     size syntax (asyncrt__cache_parse_size).
- *   cache_trust.h: the directory's trust check, safe reads and atomic writes.
  *   cache_store.h: the directory as a listing; eviction; clearing.
  *   cache_manifest.h: manifests and dependency sets (decode, encode, check).
  *   program.h: a program's fields and its entry form (decode, encode).
@@ -18,7 +17,6 @@
 #include "cache_config.h"
 #include "cache_manifest.h"
 #include "cache_store.h"
-#include "cache_trust.h"
 #include "program.h"
 #include "remote_cache.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "sha256.h"
 
 #define MANIFEST_MAGIC ASYNCRT_MANIFEST_MAGIC

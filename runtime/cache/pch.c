@@ -9,7 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "cache_trust.h"
+#include "safe_io.h"
 
 #define PCH_KEYS 8  /* keys remembered at once; the least recently used is forgotten */
 #define PCH_FILES 4 /* PCH files in one directory (one per distinct #include prefix) */
@@ -144,7 +144,7 @@ bool asyncrt__pch_begin(asyncrt_pch *pch, const uint8_t key[32], asyncrt_pch_use
     }
     if (!d->path[0]) {
         d->record.cwd = strdup("");
-        if (!d->record.cwd || !asyncrt__make_private_dir(pch->tmpdir, d->path, sizeof d->path, "asyncrt-pch-")) {
+        if (!d->record.cwd || !asyncrt__private_dir_make(pch->tmpdir, d->path, sizeof d->path, "asyncrt-pch-")) {
             snprintf(note, note_size, "no precompiled headers: cannot create a directory in %s", d->path);
             d->path[0] = '\0';
             asyncrt__dep_set_free(&d->record);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 
 /* Formats: 2, the reserved word became flags (MAC'd entries); 3, the digest covers the header. */
 #define ENTRY_MAGIC ASYNCRT_ENTRY_MAGIC
@@ -58,7 +58,7 @@ asyncrt_program *asyncrt__program_clone(const asyncrt_program *p)
     return c;
 }
 
-/* ---- encoding (cache_codec.h has the container) ------------------------ */
+/* ---- encoding (codec.h has the container) ------------------------ */
 
 unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size)
 {

@@ -30,7 +30,7 @@ struct asyncrt_program {
 /* NULL on allocation failure. */
 asyncrt_program *asyncrt__program_clone(const asyncrt_program *p);
 
-/* The on-disk form: cache_codec.h's sealed container ("ASYNCRTC", format 3,
+/* The on-disk form: codec.h's sealed container ("ASYNCRTC", format 3,
  * the key) around arch, ptx flag, log, name pairs and the image, then, when
  * known, the source name and options (an entry without them, as written
  * before they were recorded, reads the same but for those two). */

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "cache_codec.h"
-#include "cache_trust.h"
+#include "codec.h"
+#include "safe_io.h"
 #include "remote_config.h"
 #include "remote_redis.h"
 #include "remote_tally.h"
@@ -103,7 +103,7 @@ asyncrt_remote *asyncrt__remote_create(const char *spec, const char *key_file, a
         snprintf(why, why_size, "remote cache refused: no HMAC key. Anyone who can write to the server could "
                  "plant code, so every value is signed: set ASYNCRT_REMOTE_CACHE_KEY_FILE to a file of this "
                  "user's, mode 0600, holding the fleet's secret (e.g. head -c 32 /dev/urandom)");
-    } else if (!(secret = asyncrt__read_private_file(key_file, KEY_FILE_MAX, &key_size, detail, sizeof detail))) {
+    } else if (!(secret = asyncrt__file_read_private(key_file, KEY_FILE_MAX, &key_size, detail, sizeof detail))) {
         snprintf(why, why_size, "remote cache refused: its HMAC key file is not usable: %s", detail);
     } else if (key_size < 16) {
         snprintf(why, why_size, "remote cache refused: the HMAC key file %s holds %zu bytes; at least 16 are "

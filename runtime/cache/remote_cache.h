@@ -39,7 +39,7 @@
 typedef struct asyncrt_remote asyncrt_remote;
 
 /* A remote cache for spec (remote_config.h) keyed by the secret in
- * key_file (asyncrt__read_private_file's rules), filling `cache` and
+ * key_file (asyncrt__file_read_private's rules), filling `cache` and
  * logging to diag (both outlive it). Opens hiredis, does not connect. NULL
  * with why (and *status: INVALID_ARGUMENT for a bad spec or key,
  * UNSUPPORTED without hiredis, OUT_OF_MEMORY). */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "sha256.h"
 
 #define VALUE_MAGIC ASYNCRT_VALUE_MAGIC

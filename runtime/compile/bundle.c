@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_codec.h"
-#include "cache_trust.h"
+#include "codec.h"
+#include "safe_io.h"
 #include "context.h" /* asyncrt__fail, ASYNCRT_ENTER */
 
 struct asyncrt_bundle {
@@ -201,7 +201,7 @@ asyncrt_status asyncrt_bundle_load_file(asyncrt_context *ctx, const char *path, 
     if (!path) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "asyncrt_bundle_load_file: path is NULL");
     char why[512] = "";
     size_t size = 0;
-    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+    unsigned char *data = asyncrt__file_read(AT_FDCWD, path, ASYNCRT_FILE_MAX, false, &size, why,
                                                   sizeof why);
     if (!data)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot read the header bundle %s: %s", path,

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "context.h"
 #include "self_file.h"
 #include "sha256.h"

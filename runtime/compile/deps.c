@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cache_trace.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "compile_job.h"
 
 /* The file names of `#line N "name"` (and `# N "name"`) directives: NVRTC's
@@ -42,7 +42,7 @@ static bool read_dependencies(asyncrt_compile_job *job, asyncrt_dep_set *deps, c
     size_t size = 0;
     snprintf(why, why_size, "out of memory");
     unsigned char *json =
-        trace ? asyncrt__cache_read_file(AT_FDCWD, trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size) : NULL;
+        trace ? asyncrt__file_read(AT_FDCWD, trace, ASYNCRT_FILE_MAX, false, &size, why, why_size) : NULL;
     if (!json && trace && !why[0]) snprintf(why, why_size, "NVRTC wrote no time trace");
     /* Names the trace may give that are not disk files: in-memory headers,
      * the source itself and #line names (the map op's "map expression"). */

@@ -10,9 +10,9 @@
 #include "target.h"
 #include "asyncrt/link.h"
 #include "cache.h"
-#include "cache_codec.h"
+#include "codec.h"
 #include "cache_key.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "compile_worker.h"
 #include "context.h"
 #include "link_input.h"
@@ -165,7 +165,7 @@ asyncrt_status asyncrt_link_add_file(asyncrt_link *l, const char *path, asyncrt_
     if (!path) return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "link input path is NULL");
     char why[512] = "";
     size_t size = 0;
-    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &size, why, sizeof why);
+    unsigned char *data = asyncrt__file_read(AT_FDCWD, path, ASYNCRT_FILE_MAX, false, &size, why, sizeof why);
     if (!data)
         return asyncrt__fail(l->ctx, ASYNCRT_ERROR_IO, "link input %s: %s", path, why[0] ? why : "no such file");
     /* A NUL after the bytes, as add_data's copy has: nvJitLink reads PTX's

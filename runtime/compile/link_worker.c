@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "format.h"
 #include "worker_exchange.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "compile_job.h"
 #include "link_jit.h"
 
@@ -15,7 +15,7 @@
  * file must not exist beforehand, and the name must not be guessable. */
 static void add_trace_option(asyncrt_compile_job *job)
 {
-    if (!asyncrt__make_private_dir(job->ctx->settings.tmpdir, job->trace_dir, sizeof job->trace_dir,
+    if (!asyncrt__private_dir_make(job->ctx->settings.tmpdir, job->trace_dir, sizeof job->trace_dir,
                                    "asyncrt-trace-")) {
         asyncrt__log(job->ctx, 1, "not caching %s: cannot create a trace directory in %s", job->source_name,
                      job->trace_dir);

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "format.h"
 #include "nvrtc_loader.h"
 

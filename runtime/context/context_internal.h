@@ -31,7 +31,7 @@ asyncrt_status asyncrt__context_driver(asyncrt_context *ctx, const asyncrt_drive
 asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
 
 /* The context's disk cache in dir_fd, a directory opened and found trusted
- * through cache_internal.h's asyncrt__cache_open_door (shared mode and key as
+ * through cache_internal.h's asyncrt__dir_open_door (shared mode and key as
  * it found them; `name` for messages): the context's own descriptor of it,
  * never reopened by name, so what the tool checked is what the context
  * reads and writes. OUT_OF_MEMORY when it cannot keep one. */

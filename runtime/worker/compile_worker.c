@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "compile_worker.h"
 #include "context_internal.h" /* asyncrt__context_adopt_cache_dir */
 #include "link_worker.h"
@@ -178,7 +178,7 @@ static int answer(reader *r)
     bool shared = flags & ASYNCRT_WORKER_SHARED_CACHE;
     uint8_t mac_key[32] = {0};
     char why[1024];
-    if (s == ASYNCRT_SUCCESS && !asyncrt__cache_check_dir(ASYNCRT_WORKER_PASSED_FD, cache_dir, shared, mac_key, why,
+    if (s == ASYNCRT_SUCCESS && !asyncrt__dir_check_trusted(ASYNCRT_WORKER_PASSED_FD, cache_dir, shared, mac_key, why,
                                                          sizeof why))
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "the cache directory handed over: %s", why);
     if (s == ASYNCRT_SUCCESS)

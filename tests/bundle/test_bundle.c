@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_codec.h"      /* the seal header's size */
+#include "codec.h"      /* the seal header's size */
 #include "cache_internal.h"   /* manifests */
 #include "compile_internal.h" /* the bundle format */
 #include "test_support.h"
@@ -256,7 +256,7 @@ static size_t manifest_deps(const char *dir)
         size_t size = fread(data, 1, sizeof data, f);
         fclose(f);
         uint8_t key1[32];
-        memcpy(key1, data + 16, 32); /* the seal's key field (cache_codec.h) */
+        memcpy(key1, data + 16, 32); /* the seal's key field (codec.h) */
         asyncrt_manifest m;
         char why[256];
         assert_true(asyncrt__manifest_decode(data, size, key1, NULL, &m, why, sizeof why));

@@ -20,7 +20,7 @@
 
 #include "cache.h"
 #include "context.h"
-#include "cache_codec.h"
+#include "codec.h"
 #include "cache_manifest.h"
 #include "cache_store.h"
 #include "cache_trace.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "asyncrt/tensormap.h"
-#include "cache_codec.h"
+#include "codec.h"
 #include "cache_manifest.h"
 #include "program.h"
 

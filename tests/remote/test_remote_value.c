@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "redis_fixture.h"
 #include "remote_value.h"
 #include "test_support.h"
@@ -59,7 +59,7 @@ static void a_value_relabelled_for_another_key_fails_its_mac(void **state)
     size_t size;
     unsigned char *v = value_for("sm_90", 0x90, key90, &size);
     memset(key80, 0x80, sizeof key80);
-    memcpy(v + 16, key80, 32); /* the header's key (cache_codec.h's layout) */
+    memcpy(v + 16, key80, 32); /* the header's key (codec.h's layout) */
     asyncrt_manifest m;
     asyncrt_program *p;
     char why[256] = "";

@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "cache_codec.h"
+#include "codec.h"
 #include "context.h"
 #include "cache_store.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "nvrtc_facts.h"
 #include "nvrtc_loader.h"
 #include "speculate.h"
@@ -53,7 +53,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     alarm(0);
-    asyncrt__cache_trust_euid = geteuid;
+    asyncrt__safe_io_euid = geteuid;
     unsetenv("ASYNCRT_CACHE_SHARED");
     unsetenv("ASYNCRT_CACHE_MAX_BYTES");
     test_remove_tree(f->root);
@@ -143,9 +143,9 @@ static void a_directory_of_another_user_is_not_used(void **state)
 {
     fixture *f = *state;
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED); /* created, ours */
-    asyncrt__cache_trust_euid = someone_else; /* now it belongs to "another user" */
+    asyncrt__safe_io_euid = someone_else; /* now it belongs to "another user" */
     assert_no_disk_cache(f->dir, "owned by uid");
-    asyncrt__cache_trust_euid = geteuid;
+    asyncrt__safe_io_euid = geteuid;
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
 }
 
@@ -216,7 +216,7 @@ static void a_new_directory_s_mode_never_follows_a_symlink(void **state)
         uint8_t key[32];
         bool trusted;
         char why[512];
-        int door = asyncrt__cache_open_door(name, false, true, key, &trusted, why, sizeof why);
+        int door = asyncrt__dir_open_door(name, false, true, key, &trusted, why, sizeof why);
         if (door >= 0) close(door);
         pthread_join(thread, NULL);
         close(p.inotify);
@@ -543,8 +543,8 @@ static void relabel(const char *from, const char *to)
 {
     size_t size = 0, to_size = 0;
     char why[256];
-    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, from, 1 << 26, false, &size, why, sizeof why);
-    unsigned char *old = asyncrt__cache_read_file(AT_FDCWD, to, 1 << 26, false, &to_size, why, sizeof why);
+    unsigned char *data = asyncrt__file_read(AT_FDCWD, from, 1 << 26, false, &size, why, sizeof why);
+    unsigned char *old = asyncrt__file_read(AT_FDCWD, to, 1 << 26, false, &to_size, why, sizeof why);
     assert_non_null(data);
     assert_non_null(old);
     memcpy(data + 16, old + 16, 32);

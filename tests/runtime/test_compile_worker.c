@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "compile_worker.h"
 #include "context.h"
 #include "test_support.h"
@@ -73,7 +73,7 @@ static int open_cache(const char *dir)
 {
     uint8_t mac_key[32];
     char why[512];
-    int fd = asyncrt__cache_open_dir(dir, false, mac_key, why, sizeof why);
+    int fd = asyncrt__dir_open_trusted(dir, false, mac_key, why, sizeof why);
     if (fd < 0) fail_msg("%s", why);
     return fd;
 }

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "context.h"
 #include "pch.h"
 #include "test_support.h"
@@ -319,8 +319,8 @@ static void test_folders_of_dead_processes_are_swept(void **state)
     pid_t dead = fork();
     if (dead == 0) { /* leaves a PCH and a trace folder behind, as a kill -9 would */
         char pch[64], trace[64], file[128];
-        bool ok = asyncrt__make_private_dir(f->tmpdir, pch, sizeof pch, "asyncrt-pch-") &&
-                  asyncrt__make_private_dir(f->tmpdir, trace, sizeof trace, "asyncrt-trace-");
+        bool ok = asyncrt__private_dir_make(f->tmpdir, pch, sizeof pch, "asyncrt-pch-") &&
+                  asyncrt__private_dir_make(f->tmpdir, trace, sizeof trace, "asyncrt-trace-");
         snprintf(file, sizeof file, "%s/heavy_0.pch", pch);
         FILE *out = ok ? fopen(file, "w") : NULL;
         if (out) fclose(out);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache_internal.h"   /* the atomic write */
+#include "base_internal.h"    /* the atomic write */
 #include "compile_internal.h" /* the bundle format */
 #include "exit_codes.h"
 
@@ -94,7 +94,7 @@ int emit_write(const char *path, const unsigned char *bytes, size_t size, bool c
     size_t n = size;
     unsigned char *c = c_format ? as_c(bytes, size, symbol, &n) : NULL;
     if (c_format && !c) return TOOL_EXIT_INTERNAL;
-    bool ok = asyncrt__cache_write_file(AT_FDCWD, path, c ? c : bytes, n, 0644);
+    bool ok = asyncrt__file_write(AT_FDCWD, path, c ? c : bytes, n, 0644);
     if (!ok) fprintf(stderr, "asyncrt-bundle: cannot write %s: %s\n", path, strerror(errno));
     free(c);
     return ok ? 0 : TOOL_EXIT_IO;

@@ -171,7 +171,7 @@ static int record(run *r)
             int dir = open(r->cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             size_t mf_size = 0;
             r->why[0] = '\0';
-            unsigned char *mf = dir >= 0 ? asyncrt__cache_read_file(dir, name, ASYNCRT_CACHE_FILE_MAX, false,
+            unsigned char *mf = dir >= 0 ? asyncrt__file_read(dir, name, ASYNCRT_FILE_MAX, false,
                                                                     &mf_size, r->why, sizeof r->why)
                                          : NULL;
             if (dir >= 0) close(dir);
@@ -257,7 +257,7 @@ static int make(run *r, int argc, char **argv)
     asyncrt_settings settings; /* as a context reads them: the toolkit, TMPDIR */
     if (!asyncrt__settings_read(&settings)) return TOOL_EXIT_INTERNAL;
     bool found = asyncrt__toolkit_find(&settings, include, sizeof include, &has_cccl, r->why, sizeof r->why);
-    bool made = found && asyncrt__make_private_dir(settings.tmpdir, r->cache, sizeof r->cache, "asyncrt-bundle-");
+    bool made = found && asyncrt__private_dir_make(settings.tmpdir, r->cache, sizeof r->cache, "asyncrt-bundle-");
     asyncrt__settings_free(&settings);
     if (!found) {
         fprintf(stderr, TOOL ": the toolkit whose headers it bundles is needed here: %s\n", r->why);
@@ -279,7 +279,7 @@ static int make(run *r, int argc, char **argv)
     for (size_t s = 0; s < r->a.source_count; s++) {
         size_t size = 0;
         r->why[0] = '\0';
-        char *data = (char *)asyncrt__cache_read_file(AT_FDCWD, r->a.sources[s], ASYNCRT_CACHE_FILE_MAX, false,
+        char *data = (char *)asyncrt__file_read(AT_FDCWD, r->a.sources[s], ASYNCRT_FILE_MAX, false,
                                                       &size, r->why, sizeof r->why);
         if (data && (r->texts[s] = realloc(data, size + 1))) r->texts[s][size] = '\0';
         else free(data);

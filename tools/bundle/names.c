@@ -8,13 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base_internal.h"  /* SHA-256 */
-#include "cache_internal.h" /* checked reads */
+#include "base_internal.h"  /* SHA-256, checked reads */
 
 static char *read_text(const char *path, char *why, size_t why_size)
 {
     size_t size = 0;
-    char *data = (char *)asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+    char *data = (char *)asyncrt__file_read(AT_FDCWD, path, ASYNCRT_FILE_MAX, false, &size, why,
                                                   why_size);
     if (!data && !why[0]) snprintf(why, why_size, "%s is gone", path);
     if (!data) return NULL;

@@ -30,7 +30,7 @@ bool cache_load(int dir_fd, const asyncrt_cache_file *f, const uint8_t *mac, cac
     }
     size_t n = 0;
     why[0] = '\0';
-    unsigned char *data = asyncrt__cache_read_file(dir_fd, f->name, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
+    unsigned char *data = asyncrt__file_read(dir_fd, f->name, ASYNCRT_FILE_MAX, false, &n, why, size);
     if (!data) {
         if (!why[0]) snprintf(why, size, "vanished while reading");
         return false;

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     /* The door: opened once (created for the commands that fill the cache),
      * checked on what was opened; the commands use only the descriptor. */
     tool.dir = dir;
-    tool.dir_fd = asyncrt__cache_open_door(dir, tool.shared, tool_command_fills_cache(cmd), tool.mac_key, &tool.trusted,
+    tool.dir_fd = asyncrt__dir_open_door(dir, tool.shared, tool_command_fills_cache(cmd), tool.mac_key, &tool.trusted,
                                           tool.why, sizeof tool.why);
     if (tool.dir_fd < 0) {
         struct stat st;

@@ -13,7 +13,7 @@
 #include "base_internal.h"  /* asyncrt__format, SHA-256 names, the settings */
 #include "cache_internal.h" /* the directory, its files and their checks, as the library has them */
 
-/* The door: main opens the cache directory once (asyncrt__cache_open_door)
+/* The door: main opens the cache directory once (asyncrt__dir_open_door)
  * and checks what it opened; every command reads, writes and deletes through
  * dir_fd (openat and friends, and contexts that adopt it), never through the
  * name again, so a folder swapped in at that name is never touched. */

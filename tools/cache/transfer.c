@@ -26,7 +26,7 @@ static bool save(int dir_fd, const char *name, const cache_loaded *l, const uint
     size_t size = 0;
     unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
                                          : asyncrt__program_encode_keyed(l->program, mac, &size);
-    bool ok = data && asyncrt__cache_write_file(dir_fd, name, data, size, mode);
+    bool ok = data && asyncrt__file_write(dir_fd, name, data, size, mode);
     free(data);
     return ok;
 }

@@ -148,7 +148,7 @@ static void explain_disk_cache(const asyncrt_context *ctx)
     int fd = -1;
     if (!dir)
         fprintf(stderr, "asyncrt-run: no disk cache: caching is off (ASYNCRT_CACHE=0) or HOME is unset\n");
-    else if ((fd = asyncrt__cache_open_dir(dir, config.shared, key, why, sizeof why)) < 0)
+    else if ((fd = asyncrt__dir_open_trusted(dir, config.shared, key, why, sizeof why)) < 0)
         fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", dir, why);
     if (fd >= 0) close(fd);
     asyncrt__cache_config_free(&config);

@@ -1,5 +1,6 @@
-/* The byte layer under cache entries and manifests: a growing writer, a
- * bounds-checked reader, and the sealed container both file kinds use:
+/* The byte layer under every sealed file and value (cache entries and
+ * manifests, side files, remote values, bundles) and the workers' messages:
+ * a growing writer, a bounds-checked reader, and the sealed container:
  *   magic[8] format:u32 flags:u32 key[32] payload_size:u64 digest[32] payload
  * The digest is SHA-256 of everything but itself (the header's first 56
  * bytes, then the payload), or HMAC-SHA-256 of the same under the shared
@@ -8,8 +9,8 @@
  * buffer can be relabelled as another key's or another kind's. All integers
  * little-endian (host order: entries are not portable across byte orders,
  * and say so by failing their checks). */
-#ifndef ASYNCRT_CACHE_CODEC_H
-#define ASYNCRT_CACHE_CODEC_H
+#ifndef ASYNCRT_CODEC_H
+#define ASYNCRT_CODEC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "cache_codec.h"
+#include "codec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE /* realpath, S_ISVTX */
-#include "cache_trust.h"
+#include "safe_io.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-uid_t (*asyncrt__cache_trust_euid)(void) = geteuid;
+uid_t (*asyncrt__safe_io_euid)(void) = geteuid;
 
 static bool in_group(gid_t gid)
 {
@@ -65,7 +65,7 @@ static bool uid_in_group(uid_t uid, gid_t gid)
  * it the team's group, whoever makes it. False with why. */
 static bool team_owned(const struct stat *st, gid_t team, const char *path, char *why, size_t why_size)
 {
-    uid_t me = asyncrt__cache_trust_euid();
+    uid_t me = asyncrt__safe_io_euid();
     if (st->st_uid == me || st->st_uid == 0 || uid_in_group(st->st_uid, team)) return true;
     snprintf(why, why_size, "%s is owned by uid %u, who is neither this user (uid %u), root, nor a member of the "
              "directory's group %u; a shared cache and its KEY must belong to the team", path,
@@ -110,7 +110,7 @@ static bool trusted(int fd, const char *dir, bool shared, uint8_t mac_key[32], c
         snprintf(why, why_size, "cannot stat %s: %s", dir, strerror(errno));
         return false;
     }
-    uid_t me = asyncrt__cache_trust_euid();
+    uid_t me = asyncrt__safe_io_euid();
     unsigned mode = st.st_mode & 07777;
     if (!shared) {
         if (st.st_uid != me) {
@@ -143,7 +143,7 @@ static bool trusted(int fd, const char *dir, bool shared, uint8_t mac_key[32], c
     return load_key(fd, dir, &st, mac_key, why, why_size);
 }
 
-int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *is_trusted,
+int asyncrt__dir_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *is_trusted,
                             char *why, size_t why_size)
 {
     struct stat st;
@@ -176,7 +176,7 @@ int asyncrt__cache_open_door(const char *dir, bool shared, bool create, uint8_t 
     return fd;
 }
 
-bool asyncrt__cache_check_dir(int dir_fd, const char *dir, bool shared, uint8_t mac_key[32], char *why,
+bool asyncrt__dir_check_trusted(int dir_fd, const char *dir, bool shared, uint8_t mac_key[32], char *why,
                              size_t why_size)
 {
     struct stat st;
@@ -187,10 +187,10 @@ bool asyncrt__cache_check_dir(int dir_fd, const char *dir, bool shared, uint8_t 
     return trusted(dir_fd, dir, shared, mac_key, why, why_size);
 }
 
-int asyncrt__cache_open_dir(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
+int asyncrt__dir_open_trusted(const char *dir, bool shared, uint8_t mac_key[32], char *why, size_t why_size)
 {
     bool ok;
-    int fd = asyncrt__cache_open_door(dir, shared, true, mac_key, &ok, why, why_size);
+    int fd = asyncrt__dir_open_door(dir, shared, true, mac_key, &ok, why, why_size);
     if (fd >= 0 && !ok) {
         close(fd);
         fd = -1;
@@ -210,7 +210,7 @@ static bool read_all(int fd, unsigned char *data, size_t size)
     return true;
 }
 
-unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
+unsigned char *asyncrt__file_read(int dir_fd, const char *path, size_t max, bool touch, size_t *size,
                                        char *why, size_t why_size)
 {
     why[0] = '\0';
@@ -244,7 +244,7 @@ unsigned char *asyncrt__cache_read_file(int dir_fd, const char *path, size_t max
     return data;
 }
 
-unsigned char *asyncrt__read_private_file(const char *path, size_t max, size_t *size, char *why, size_t why_size)
+unsigned char *asyncrt__file_read_private(const char *path, size_t max, size_t *size, char *why, size_t why_size)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -253,7 +253,7 @@ unsigned char *asyncrt__read_private_file(const char *path, size_t max, size_t *
     }
     struct stat st;
     unsigned char *data = NULL;
-    uid_t me = asyncrt__cache_trust_euid();
+    uid_t me = asyncrt__safe_io_euid();
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) snprintf(why, why_size, "%s is not a regular file", path);
     else if (st.st_uid != me)
         snprintf(why, why_size, "%s is owned by uid %u, not by this user (uid %u)", path, (unsigned)st.st_uid,
@@ -305,7 +305,7 @@ static char *temp_name(const char *path)
     return tmp;
 }
 
-bool asyncrt__cache_write_file(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode)
+bool asyncrt__file_write(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode)
 {
     char *tmp = temp_name(path);
     if (!tmp) {
@@ -399,7 +399,7 @@ static bool remove_left_dir(int parent, const char *name)
     return unlinkat(parent, name, AT_REMOVEDIR) == 0;
 }
 
-size_t asyncrt__sweep_private_dirs(const char *tmp, const char *prefix)
+size_t asyncrt__private_dirs_sweep(const char *tmp, const char *prefix)
 {
     int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = parent >= 0 ? fdopendir(parent) : NULL;
@@ -437,10 +437,10 @@ static bool first_make(const char *tmp, const char *prefix)
     return first;
 }
 
-bool asyncrt__make_private_dir(const char *tmpdir, char *path, size_t size, const char *prefix)
+bool asyncrt__private_dir_make(const char *tmpdir, char *path, size_t size, const char *prefix)
 {
     const char *tmp = tmpdir && *tmpdir && strlen(tmpdir) < 32 ? tmpdir : "/tmp";
-    if (first_make(tmp, prefix)) asyncrt__sweep_private_dirs(tmp, prefix);
+    if (first_make(tmp, prefix)) asyncrt__private_dirs_sweep(tmp, prefix);
     int n = snprintf(path, size, "%s/%s%ld-XXXXXX", tmp, prefix, (long)getpid());
     return n > 0 && (size_t)n < size && mkdtemp(path) != NULL;
 }
@@ -449,7 +449,7 @@ bool asyncrt__make_private_dir(const char *tmpdir, char *path, size_t size, cons
 static bool trusted_node(const char *path, bool file, bool may_be_sticky, char *why, size_t why_size)
 {
     struct stat st;
-    uid_t me = asyncrt__cache_trust_euid();
+    uid_t me = asyncrt__safe_io_euid();
     if (lstat(path, &st) != 0) {
         snprintf(why, why_size, "cannot stat %s: %s", path, strerror(errno));
         return false;
