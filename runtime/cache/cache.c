@@ -11,6 +11,8 @@
 
 #include "codec.h"
 #include "cache_store.h"
+#include "remote_tally.h"
+#include "remote_tier.h"
 #include "safe_io.h"
 #include "sha256.h"
 
@@ -41,8 +43,10 @@ struct asyncrt_cache {
     uint64_t max_bytes;
     uint64_t counters[C_COUNT]; /* __atomic */
     asyncrt_claims *claims;    /* keys being compiled right now */
+    asyncrt_remote *remote;    /* the remote tier's client, NULL when none (remote_tier.h) */
 };
 
+static void drop_remote(asyncrt_cache *c);
 static void count(asyncrt_cache *c, int which) { __atomic_fetch_add(&c->counters[which], 1, __ATOMIC_RELAXED); }
 
 asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag)
@@ -68,7 +72,28 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_
         asyncrt__diag_log(diag, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, "
                                   "2G); using 1G", cfg.malformed_max);
     c->shared = cfg.shared;
+    /* The remote the settings ask for, a refused one (its stats say why, a
+     * warning at level 1), or none when none is asked for or caching is off. */
+    const char *spec = env->remote_cache;
+    if (spec && *spec && c->enabled) {
+        asyncrt_status status;
+        char why[512];
+        if (!asyncrt__cache_set_remote(c, spec, env->remote_cache_key_file, &status, why, sizeof why)) {
+            asyncrt__diag_log(diag, 1, "warning: ASYNCRT_REMOTE_CACHE: %s", why);
+            c->remote = asyncrt__remote_refused(why);
+        }
+    }
     return c;
+}
+
+bool asyncrt__cache_set_remote(asyncrt_cache *c, const char *spec, const char *key_file, asyncrt_status *status,
+                               char *why, size_t why_size)
+{
+    asyncrt_remote *r = NULL;
+    if (spec && !(r = asyncrt__remote_create(spec, key_file, c->diag, status, why, why_size))) return false;
+    drop_remote(c);
+    c->remote = r;
+    return true;
 }
 
 bool asyncrt__cache_set_dir(asyncrt_cache *c, const char *dir)
@@ -131,9 +156,22 @@ void asyncrt__cache_clear(asyncrt_cache *c)
     }
 }
 
+/* Adds the remote's counters to the directory's tally (the side file
+ * remote-stats, for asyncrt-cache stats) and frees it. */
+static void drop_remote(asyncrt_cache *c)
+{
+    if (!c->remote) return;
+    uint64_t counts[ASYNCRT_RC_COUNT];
+    asyncrt__remote_counters(c->remote, counts);
+    asyncrt__remote_tally_add(c, counts);
+    asyncrt__remote_destroy(c->remote);
+    c->remote = NULL;
+}
+
 void asyncrt__cache_destroy(asyncrt_cache *c)
 {
     if (!c) return;
+    drop_remote(c); /* before the directory is let go: its tally is a side file */
     asyncrt_cache_stats s;
     asyncrt__cache_stats(c, &s);
     asyncrt__diag_log(c->diag, 2, "cache: %llu memory hits, %llu disk hits, %llu misses, %llu stores, %llu evictions, "
@@ -150,6 +188,52 @@ void asyncrt__cache_destroy(asyncrt_cache *c)
 }
 
 asyncrt_claims *asyncrt__cache_claims(asyncrt_cache *c) { return c->claims; }
+const asyncrt_diag *asyncrt__cache_diag(const asyncrt_cache *c) { return c->diag; }
+
+/* ---- the remote tier (remote_tier.h) -------------------------------------- */
+
+void asyncrt__cache_remote_stats(asyncrt_cache *c, asyncrt_remote_cache_stats *out)
+{
+    asyncrt__remote_stats(c->remote, out);
+}
+
+void asyncrt__cache_remote_tally(asyncrt_cache *c, asyncrt_remote_cache_stats *out, uint64_t *kept)
+{
+    asyncrt__remote_tally_read(c, out, kept);
+}
+
+asyncrt_program *asyncrt__cache_remote_find(asyncrt_cache *c, const uint8_t key1[32])
+{
+    return asyncrt__remote_tier_find(c, c->remote, key1);
+}
+
+asyncrt_program *asyncrt__cache_remote_claim(asyncrt_cache *c, const uint8_t key1[32], bool *leased)
+{
+    return asyncrt__remote_tier_claim(c, c->remote, key1, leased);
+}
+
+void asyncrt__cache_remote_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                                 const asyncrt_program *program)
+{
+    asyncrt__remote_tier_store(c, c->remote, key1, deps, program);
+}
+
+void asyncrt__cache_remote_release(asyncrt_cache *c, const uint8_t key1[32], bool *leased)
+{
+    asyncrt__remote_unlease(c->remote, key1, leased);
+}
+
+bool asyncrt__cache_remote_push(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                                const asyncrt_program *program, bool *kept, char *why, size_t why_size)
+{
+    return asyncrt__remote_tier_push(c->remote, key1, deps, program, kept, why, why_size);
+}
+
+bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale, char *why,
+                                size_t why_size)
+{
+    return asyncrt__remote_tier_pull(c, c->remote, installed, refused, stale, why, why_size);
+}
 
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
 {

@@ -31,7 +31,9 @@
 
 typedef struct asyncrt_cache asyncrt_cache;
 
-/* From the settings, as cache_config.h reads them. Warnings go to diag. NULL on OOM. */
+/* From the settings, as cache_config.h reads them, with the remote tier
+ * they ask for (ASYNCRT_REMOTE_CACHE: a refused one is a warning at level 1
+ * and its stats say why). Warnings go to diag. NULL on OOM. */
 asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag);
 /* Logs the counters at ASYNCRT_LOG=2 and frees everything (NULL: no-op). */
 void asyncrt__cache_destroy(asyncrt_cache *c);
@@ -49,6 +51,32 @@ bool asyncrt__cache_enabled(const asyncrt_cache *c);
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
 /* Single flight per key among this cache's users (claims.h). */
 asyncrt_claims *asyncrt__cache_claims(asyncrt_cache *c);
+/* Where it logs (its owner's). */
+const asyncrt_diag *asyncrt__cache_diag(const asyncrt_cache *c);
+
+/* ---- the remote tier (remote_tier.h says how it works) -------------------- */
+
+/* The remote cache spec names, keyed by key_file (NULL spec: none): the
+ * cache's remote tier from now on, replacing (and tallying) the one it had.
+ * False with why and *status (remote.h's create) when it cannot be used;
+ * the old one then stays. Not concurrently with other calls on c. */
+bool asyncrt__cache_set_remote(asyncrt_cache *c, const char *spec, const char *key_file, asyncrt_status *status,
+                               char *why, size_t why_size);
+/* Its counters and state; the tally of remote counters c's directory keeps
+ * (kept, when not NULL: the stores that found a value there already). */
+void asyncrt__cache_remote_stats(asyncrt_cache *c, asyncrt_remote_cache_stats *out);
+void asyncrt__cache_remote_tally(asyncrt_cache *c, asyncrt_remote_cache_stats *out, uint64_t *kept);
+/* remote_tier.h's find, claim, store, push and pull, on c's remote; release
+ * gives up a lease claim took, if *leased. */
+asyncrt_program *asyncrt__cache_remote_find(asyncrt_cache *c, const uint8_t key1[32]);
+asyncrt_program *asyncrt__cache_remote_claim(asyncrt_cache *c, const uint8_t key1[32], bool *leased);
+void asyncrt__cache_remote_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                                 const asyncrt_program *program);
+void asyncrt__cache_remote_release(asyncrt_cache *c, const uint8_t key1[32], bool *leased);
+bool asyncrt__cache_remote_push(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                                const asyncrt_program *program, bool *kept, char *why, size_t why_size);
+bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale, char *why,
+                                size_t why_size);
 
 /* A copy of the program cached for key1 whose recorded dependencies are
  * unchanged, or NULL on a miss. A damaged, foreign or oddly typed disk file

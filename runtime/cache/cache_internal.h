@@ -9,15 +9,15 @@
  *   cache_store.h: the directory as a listing; eviction; clearing.
  *   cache_manifest.h: manifests and dependency sets (decode, encode, check).
  *   program.h: a program's fields and its entry form (decode, encode).
- *   remote_cache.h: the remote cache's push and pull (asyncrt-cache), on the
- *     context's remote (context_internal.h's asyncrt__context_remote). */
+ *   cache.h: the remote tier's push, pull and tally (asyncrt-cache), on the
+ *     context's cache (context_internal.h's asyncrt__context_cache). */
 #ifndef ASYNCRT_CACHE_INTERNAL_H
 #define ASYNCRT_CACHE_INTERNAL_H
 
+#include "cache.h"
 #include "cache_config.h"
 #include "cache_manifest.h"
 #include "cache_store.h"
 #include "program.h"
-#include "remote_cache.h"
 
 #endif

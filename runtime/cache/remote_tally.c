@@ -1,10 +1,9 @@
+/* The remote counters' tally in a cache directory (remote_tally.h). */
 #include "remote_tally.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "remote_cache.h"
 
 #define SIDE_FILE "remote-stats"
 
@@ -23,7 +22,7 @@ static void read_tally(asyncrt_cache *cache, uint64_t v[ASYNCRT_RC_COUNT])
     free(text);
 }
 
-void asyncrt__remote_stats_tally(asyncrt_cache *cache, asyncrt_remote_cache_stats *out, uint64_t *kept)
+void asyncrt__remote_tally_read(asyncrt_cache *cache, asyncrt_remote_cache_stats *out, uint64_t *kept)
 {
     uint64_t v[ASYNCRT_RC_COUNT] = {0};
     read_tally(cache, v);

@@ -6,7 +6,7 @@
 
 #include "compile.h"
 #include "compile_job.h"
-#include "remote_cache.h"
+#include "cache.h"
 #include "target.h"
 
 void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
@@ -19,7 +19,7 @@ void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const cha
 
 void asyncrt__job_free(asyncrt_compile_job *job)
 {
-    asyncrt__remote_release(job->ctx->remote, job->key, &job->leased); /* as the claim: */
+    asyncrt__cache_remote_release(job->ctx->cache, job->key, &job->leased); /* as the claim: */
     asyncrt__job_release(job); /* an error before the store may leave the claim */
     asyncrt__list_free(&job->options);
     free(job->std_offered);
@@ -38,9 +38,9 @@ static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyn
 /* nvrtc_run.c, deps.c, store.c: a miss compiled, and cached if it can be. */
 static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_program **out)
 {
-    /* The fleet's single flight: another process may be compiling it (remote_cache.h). */
+    /* The fleet's single flight: another process may be compiling it (cache/remote_tier.h). */
     asyncrt_program *p = job->state == ASYNCRT_COMPILE_CLAIMED
-                             ? asyncrt__remote_claim(job->ctx->remote, job->key, &job->leased)
+                             ? asyncrt__cache_remote_claim(job->ctx->cache, job->key, &job->leased)
                              : NULL;
     if (p) {
         asyncrt__job_release(job);

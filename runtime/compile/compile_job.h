@@ -50,7 +50,7 @@ typedef struct asyncrt_compile_job {
     asyncrt_arch arch;
     char arch_name[32];              /* arch, for NVRTC's -arch= and messages */
     asyncrt_compile_state state;
-    bool leased;                     /* the remote cache's lease on key (remote_cache.h): while compiling */
+    bool leased;                     /* the remote cache's lease on key (cache/remote_tier.h): while compiling */
     bool *std_offered;               /* [asyncrt__std_header_file_count]: toolkit.c */
     char toolkit[4096];              /* the toolkit's include directory, "" if none */
     bool toolkit_cccl;               /* it holds cccl/ (CUDA 13's CCCL headers) */

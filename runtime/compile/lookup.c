@@ -5,7 +5,6 @@
  * at most one claim. */
 #include "cache.h"
 #include "compile_job.h"
-#include "remote_cache.h"
 
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
@@ -16,7 +15,7 @@ void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program *
         job->state = ASYNCRT_COMPILE_CLAIMED;
     }
     asyncrt_program *p = asyncrt__cache_find(ctx->cache, job->key);
-    if (!p) p = asyncrt__remote_find(ctx->remote, job->key); /* verified, installed locally */
+    if (!p) p = asyncrt__cache_remote_find(ctx->cache, job->key); /* verified, installed locally */
     if (!p) {
         if (!claim) job->state = ASYNCRT_COMPILE_MISSED;
         return;

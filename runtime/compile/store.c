@@ -7,7 +7,6 @@
 
 #include "cache.h"
 #include "compile_job.h"
-#include "remote_cache.h"
 
 /* Removes the trace's directory. */
 static void remove_trace(asyncrt_compile_job *job)
@@ -30,7 +29,7 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
         if (compiled == ASYNCRT_SUCCESS && deps) {
             memcpy(p->key, deps->result_key, sizeof p->key);
             asyncrt__cache_store(ctx->cache, job->key, deps, p);
-            asyncrt__remote_store(ctx->remote, job->key, deps, p);
+            asyncrt__cache_remote_store(ctx->cache, job->key, deps, p);
             stored = true;
         } else if (compiled == ASYNCRT_SUCCESS) {
             asyncrt__log(ctx, 1, "not caching %s: %s", job->source_name, why);
@@ -43,7 +42,7 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
         asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
     }
     remove_trace(job);
-    asyncrt__remote_release(ctx->remote, job->key, &job->leased);
+    asyncrt__cache_remote_release(ctx->cache, job->key, &job->leased);
     asyncrt__job_release(job);
     job->state = compiled != ASYNCRT_SUCCESS ? ASYNCRT_COMPILE_FAILED
                  : stored                   ? ASYNCRT_COMPILE_STORED

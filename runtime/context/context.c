@@ -9,7 +9,6 @@
 #include "cache.h"
 #include "context_internal.h"
 #include "pch.h"
-#include "remote_cache.h"
 
 
 asyncrt_status asyncrt_context_create(asyncrt_context **out)
@@ -40,7 +39,6 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
     bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
     ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
-    if (ctx->cache) ctx->remote = asyncrt__context_remote_open(ctx);
     if (!locks || !ctx->cache || !ctx->pch) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
@@ -53,7 +51,6 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
     asyncrt__opening_done(ctx); /* never free what the opener thread writes */
-    asyncrt__remote_destroy(ctx->remote); /* before the cache: its tally is a side file */
     asyncrt__cache_destroy(ctx->cache);
     asyncrt__pch_destroy(ctx->pch);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);

@@ -16,7 +16,6 @@
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
-typedef struct asyncrt_remote asyncrt_remote;                 /* remote_cache.c */
 
 /* Where asyncrt_context_open_device_async stands (opening.state). */
 enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
@@ -36,9 +35,8 @@ struct asyncrt_context {
     asyncrt_settings settings;       /* the environment, read once at create */
     asyncrt_diag diag;               /* last errors (per thread) and the log level */
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
-    asyncrt_cache *cache;            /* memory and disk cache: its directory, list, counters */
+    asyncrt_cache *cache;            /* the cache and its tiers (memory, disk, remote), counters, claims */
     asyncrt_pch *pch;                /* NVRTC's precompiled headers, checked (ASYNCRT_PCH) */
-    asyncrt_remote *remote;          /* the shared remote cache, NULL when none (remote_cache.h) */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
@@ -64,9 +62,6 @@ asyncrt_status asyncrt__require_driver(asyncrt_context *ctx);
 
 /* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
 asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
-
-/* The remote cache the settings ask for, if any (remote.c; at create). */
-asyncrt_remote *asyncrt__context_remote_open(asyncrt_context *ctx);
 
 /* The opening's lifecycle (device_open.c): init at create, done before destroy. */
 bool asyncrt__opening_init(asyncrt_context *ctx);

@@ -8,8 +8,9 @@
  *   asyncrt__context_driver: the driver table the context calls through, for
  *     a tool that calls the driver directly beside the library (asyncrt-bench's
  *     bare cuLaunchKernelEx, asyncrt-probe's tensor-map checks).
- *   asyncrt__context_remote, asyncrt__context_remote_tally: the remote cache,
- *     for asyncrt-cache push, pull and stats.
+ *   asyncrt__context_cache: the context's cache, for asyncrt-cache push, pull
+ *     and stats (cache_internal.h's cache.h: asyncrt__cache_remote_push,
+ *     _pull, _tally).
  *   asyncrt__context_adopt_cache_dir: the disk cache in a directory the tool
  *     opened and checked once (asyncrt-cache's door), never reopened by name.
  *   asyncrt__context_set_setting: one variable of the context's settings
@@ -40,12 +41,8 @@ asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *na
 asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
                                               const uint8_t mac_key[32]);
 
-/* The context's remote cache (NULL: none; cache_internal.h's remote_cache.h
- * pushes and pulls through it), and the tally of remote counters its cache
- * directory keeps (asyncrt-cache push, pull, stats). */
-typedef struct asyncrt_remote asyncrt_remote;
-asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx);
-/* kept (NULL: not wanted): the stores that found a value there already. */
-void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out, uint64_t *kept);
+/* The context's cache, with its remote tier (cache_internal.h's cache.h). */
+typedef struct asyncrt_cache asyncrt_cache;
+asyncrt_cache *asyncrt__context_cache(asyncrt_context *ctx);
 
 #endif

@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context_internal.h" /* the tally's kept count */
+#include "cache.h"            /* the tally's kept count */
+#include "context_internal.h" /* the context's cache */
 #include "test_support.h"
 
 const char *redis_server_program(void)
@@ -344,7 +345,7 @@ static void child(const remote_run *run, int go_fd, int out_fd)
     asyncrt_context_destroy(ctx); /* adds its counters to the tally */
     asyncrt_remote_cache_stats tally;
     if (asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS && asyncrt_context_set_cache_dir(ctx, run->cache_dir) == 0)
-        asyncrt__context_remote_tally(ctx, &tally, &r.kept);
+        asyncrt__cache_remote_tally(asyncrt__context_cache(ctx), &tally, &r.kept);
     asyncrt_context_destroy(ctx);
     struct rusage use;
     if (getrusage(RUSAGE_SELF, &use) == 0) r.max_rss_kb = use.ru_maxrss;

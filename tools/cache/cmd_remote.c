@@ -81,7 +81,7 @@ static int run_push(cache_tool *tool, int argc, char **argv)
         if (!cache_load(tool->dir_fd, &entry, mac, &e, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
             counts[2]++;
-        } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, &kept, why,
+        } else if (!asyncrt__cache_remote_push(asyncrt__context_cache(ctx), m.key, set, e.program, &kept, why,
                                          sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
             counts[3]++;
@@ -106,7 +106,7 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
     if (!ctx) return TOOL_EXIT_IO;
     size_t counts[3] = {0};
     char why[512];
-    bool ok = asyncrt__remote_pull(asyncrt__context_remote(ctx), &counts[0], &counts[1], &counts[2], why, sizeof why);
+    bool ok = asyncrt__cache_remote_pull(asyncrt__context_cache(ctx), &counts[0], &counts[1], &counts[2], why, sizeof why);
     asyncrt_context_destroy(ctx);
     if (!ok) return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s", why);
     static const char *const names[3] = {"installed", "refused", "not for this machine"};
@@ -127,7 +127,7 @@ void cache_remote_stats(const cache_tool *tool)
     asyncrt_remote_cache_stats now, tally;
     uint64_t kept = 0;
     asyncrt_context_remote_cache_stats(ctx, &now);
-    asyncrt__context_remote_tally(ctx, &tally, &kept);
+    asyncrt__cache_remote_tally(asyncrt__context_cache(ctx), &tally, &kept);
     asyncrt_context_destroy(ctx);
     const uint64_t v[] = {tally.hits, tally.misses, tally.errors, tally.rejected, tally.stores, kept,
                           tally.lease_waits, tally.bytes_read, tally.bytes_written};

@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* gethostname */
-#include "remote_cache.h"
+/* The remote cache's client (remote.h). */
+#include "remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,21 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
 #include "codec.h"
-#include "safe_io.h"
-#include "remote_config.h"
+#include "format.h"
 #include "remote_redis.h"
-#include "remote_tally.h"
 #include "remote_value.h"
+#include "safe_io.h"
 #include "sha256.h"
 
-#define VALUE_MAX ((size_t)64 << 20) /* larger values are refused unread */
+#define VALUE_MAX ASYNCRT_REMOTE_VALUE_MAX
 #define KEY_FILE_MAX 4096
 #define BREAKER_FAILURES 3           /* failed operations in a row that switch a shard off */
 #define SCAN_ROUNDS_MAX 10000        /* SCAN steps of one shard's pull: 10 M slots at COUNT 1000 */
 #define REMEMBERED 8                 /* values this process refused or found stale, for the store after */
-#define NAME_SIZE (ASYNCRT_REMOTE_PREFIX_MAX + 72) /* PREFIX:v:<64 hex> */
+#define NAME_SIZE ASYNCRT_REMOTE_NAME_SIZE
 
 
 typedef struct shard {
@@ -46,7 +45,6 @@ typedef struct seen {
 } seen;
 
 struct asyncrt_remote {
-    asyncrt_cache *cache;          /* the local tiers it fills, and its tally's side file */
     const asyncrt_diag *diag;      /* where it logs */
     asyncrt_remote_config cfg;     /* empty when refused */
     uint8_t mac_key[32];
@@ -85,11 +83,11 @@ static void free_remote(asyncrt_remote *r)
     free(r);
 }
 
-asyncrt_remote *asyncrt__remote_create(const char *spec, const char *key_file, asyncrt_cache *cache,
-                                      const asyncrt_diag *diag, asyncrt_status *status, char *why, size_t why_size)
+asyncrt_remote *asyncrt__remote_create(const char *spec, const char *key_file, const asyncrt_diag *diag,
+                                      asyncrt_status *status, char *why, size_t why_size)
 {
     asyncrt_remote *r = new_remote();
-    if (r) r->cache = cache, r->diag = diag;
+    if (r) r->diag = diag;
     *status = ASYNCRT_ERROR_INVALID_ARGUMENT;
     char detail[400];
     size_t key_size = 0;
@@ -169,7 +167,6 @@ void asyncrt__remote_destroy(asyncrt_remote *r)
                       (unsigned long long)c[ASYNCRT_RC_STORES], (unsigned long long)c[ASYNCRT_RC_KEPT],
                       (unsigned long long)c[ASYNCRT_RC_LEASE_WAITS], (unsigned long long)c[ASYNCRT_RC_BYTES_READ],
                       (unsigned long long)c[ASYNCRT_RC_BYTES_WRITTEN], (double)c[ASYNCRT_RC_TIME_US] / 1e3);
-    if (r->cache) asyncrt__remote_tally_add(r->cache, r->counters);
     free_remote(r);
 }
 
@@ -308,123 +305,88 @@ static bool recall(asyncrt_remote *r, const uint8_t key1[32], seen *out)
     return found;
 }
 
-typedef enum { GOT_NOTHING, GOT_PROGRAM, GOT_STALE, GOT_BAD, GOT_ERROR } got;
+/* ---- what the cache's remote tier asks of it ------------------------------- */
 
-/* Verifies a value and installs it locally. A value refused once in a
- * lookup is not counted or logged again by the lease's re-checks (quiet). */
-static got install(asyncrt_remote *r, const uint8_t key1[32], const unsigned char *data,
-                   size_t size, bool quiet, asyncrt_program **out)
+bool asyncrt__remote_usable(const asyncrt_remote *r) { return usable(r); }
+bool asyncrt__remote_writable(const asyncrt_remote *r) { return usable(r) && !r->cfg.read_only; }
+int asyncrt__remote_lease_wait_ms(const asyncrt_remote *r) { return r->cfg.lease_wait_ms; }
+void asyncrt__remote_count(asyncrt_remote *r, int which, uint64_t n) { add(r, which, n); }
+
+void asyncrt__remote_counters(const asyncrt_remote *r, uint64_t out[ASYNCRT_RC_COUNT])
 {
-    asyncrt_manifest m;
-    asyncrt_program *p = NULL;
-    char why[512], hex[65];
-    asyncrt__sha256_hex(key1, hex);
-    if (!asyncrt__remote_value_decode(r->mac_key, key1, data, size, VALUE_MAX, &m, &p, why, sizeof why)) {
-        if (!quiet) add(r, ASYNCRT_RC_REJECTED, 1);
-        remember(r, key1, NULL, quiet ? NULL : why);
-        asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring the value for %s: %s (left in "
-                          "place: a value this machine cannot verify is never overwritten)", hex, why);
-        return GOT_BAD;
-    }
-    got result = GOT_PROGRAM;
-    if (!asyncrt__remote_value_fits(&m.sets[0], why, sizeof why)) {
-        asyncrt__diag_log(r->diag, 2, "remote cache: the value for %s does not fit this machine: %s", hex, why);
-        remember(r, key1, data, NULL); /* decode checked: size > the seal header */
-        result = GOT_STALE;
-    } else {
-        asyncrt__cache_store(r->cache, key1, &m.sets[0], p); /* memory and disk, through their checks */
-        p->origin = ASYNCRT_ORIGIN_REMOTE_CACHE;
-        *out = p;
-        p = NULL;
-    }
-    asyncrt_program_destroy(p);
-    asyncrt__manifest_free(&m);
-    return result;
+    for (int i = 0; i < ASYNCRT_RC_COUNT; i++) out[i] = __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
 }
 
-/* GET and install; GOT_ERROR with why in err (when not NULL). */
-static got fetch(asyncrt_remote *r, const uint8_t key1[32], bool quiet, asyncrt_program **out, char err[256])
+void asyncrt__remote_name(const asyncrt_remote *r, const char *kind, const uint8_t key1[32], char out[NAME_SIZE])
 {
-    char name[NAME_SIZE];
+    key_name(r, kind, key1, out);
+}
+
+void asyncrt__remote_value_free(asyncrt_remote_value *v)
+{
+    free(v->data);
+    *v = (asyncrt_remote_value){0};
+}
+
+void asyncrt__remote_refuse(asyncrt_remote *r, const uint8_t key1[32], bool quiet, const char *why)
+{
+    char hex[65];
+    asyncrt__sha256_hex(key1, hex);
+    if (!quiet) add(r, ASYNCRT_RC_REJECTED, 1);
+    remember(r, key1, NULL, quiet ? NULL : why);
+    asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring the value for %s: %s (left in "
+                      "place: a value this machine cannot verify is never overwritten)", hex, why);
+}
+
+void asyncrt__remote_note_stale(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_remote_value *v)
+{
+    remember(r, key1, v->data, NULL); /* unwrap checked: size > the seal header */
+}
+
+asyncrt_remote_got asyncrt__remote_get(asyncrt_remote *r, const uint8_t key1[32], bool quiet,
+                                       asyncrt_remote_value *v, char err[256])
+{
+    char name[NAME_SIZE], why[512];
     key_name(r, "v", key1, name);
     op o = {.kind = OP_GET, .key = name};
-    *out = NULL;
+    *v = (asyncrt_remote_value){0};
     if (!run_op(r, key1, &o)) {
         if (err) snprintf(err, 256, "%s", o.why[0] ? o.why : "the shard is switched off for this process");
-        return GOT_ERROR;
+        return ASYNCRT_REMOTE_ERROR;
     }
-    if (o.result == ASYNCRT_REDIS_NIL) return GOT_NOTHING;
+    if (o.result == ASYNCRT_REDIS_NIL) return ASYNCRT_REMOTE_NOTHING;
     add(r, ASYNCRT_RC_BYTES_READ, o.size);
-    got g = GOT_BAD;
     if (o.too_big) {
-        char why[64];
         snprintf(why, sizeof why, "larger than %zu bytes", VALUE_MAX);
         if (!quiet) add(r, ASYNCRT_RC_REJECTED, 1);
         remember(r, key1, NULL, quiet ? NULL : why);
         asyncrt__diag_log(r->diag, quiet ? 2 : 1, "warning: remote cache: ignoring %s: %s", name, why);
-    } else {
-        g = install(r, key1, o.got, o.size, quiet, out);
+        free(o.got);
+        return ASYNCRT_REMOTE_BAD;
     }
-    free(o.got);
-    return g;
+    v->data = o.got;
+    v->size = o.size;
+    if (!asyncrt__remote_value_unwrap(r->mac_key, key1, v->data, v->size, VALUE_MAX, &v->manifest,
+                                      &v->manifest_size, &v->entry, &v->entry_size, why, sizeof why)) {
+        asyncrt__remote_refuse(r, key1, quiet, why);
+        asyncrt__remote_value_free(v);
+        return ASYNCRT_REMOTE_BAD;
+    }
+    return ASYNCRT_REMOTE_VALUE;
 }
 
-asyncrt_program *asyncrt__remote_find(asyncrt_remote *r, const uint8_t key1[32])
+asyncrt_lease asyncrt__remote_lease(asyncrt_remote *r, const uint8_t key1[32], bool *leased)
 {
-    if (!usable(r)) return NULL;
-    asyncrt_program *p = NULL;
-    got g = fetch(r, key1, false, &p, NULL);
-    if (g != GOT_ERROR) add(r, p ? ASYNCRT_RC_HITS : ASYNCRT_RC_MISSES, 1);
-    return p;
-}
-
-static void sleep_ms(double ms)
-{
-    struct timespec t = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (double)(time_t)(ms / 1000)) * 1e6)};
-    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
-}
-
-asyncrt_program *asyncrt__remote_claim(asyncrt_remote *r, const uint8_t key1[32], bool *leased)
-{
-    *leased = false;
-    if (!usable(r) || r->cfg.read_only || r->cfg.lease_wait_ms == 0) return NULL;
     char name[NAME_SIZE];
     key_name(r, "l", key1, name);
-    double start = asyncrt__now_ms(), pause = 10;
-    bool waited = false;
-    asyncrt_program *p = NULL;
-    for (;;) {
-        op o = {.kind = OP_LEASE, .key = name};
-        if (!run_op(r, key1, &o)) break;
-        if (o.result == ASYNCRT_REDIS_OK) { /* ours: one more look, a holder may have just finished */
-            *leased = true;
-            if (fetch(r, key1, true, &p, NULL) == GOT_PROGRAM) asyncrt__remote_release(r, key1, leased);
-            break;
-        }
-        if (!waited) {
-            add(r, ASYNCRT_RC_LEASE_WAITS, 1);
-            asyncrt__diag_log(r->diag, 2, "remote cache: another process compiles %s; waiting up to %d ms", name,
-                        r->cfg.lease_wait_ms);
-            waited = true;
-        }
-        double now = asyncrt__now_ms();
-        if (now - start >= r->cfg.lease_wait_ms) {
-            asyncrt__diag_log(r->diag, 1, "remote cache: waited %.0f ms for another process's compile of %s; "
-                                          "compiling here",
-                              now - start, name);
-            break;
-        }
-        sleep_ms(pause);
-        add(r, ASYNCRT_RC_TIME_US, (uint64_t)(pause * 1000));
-        pause = pause * 1.5 > 100 ? 100 : pause * 1.5;
-        got g = fetch(r, key1, true, &p, NULL);
-        if (g == GOT_PROGRAM || g == GOT_ERROR) break;
-    }
-    if (p) add(r, ASYNCRT_RC_HITS, 1);
-    return p;
+    op o = {.kind = OP_LEASE, .key = name};
+    if (!run_op(r, key1, &o)) return ASYNCRT_LEASE_FAILED;
+    if (o.result != ASYNCRT_REDIS_OK) return ASYNCRT_LEASE_HELD;
+    *leased = true;
+    return ASYNCRT_LEASE_TAKEN;
 }
 
-void asyncrt__remote_release(asyncrt_remote *r, const uint8_t key1[32], bool *leased)
+void asyncrt__remote_unlease(asyncrt_remote *r, const uint8_t key1[32], bool *leased)
 {
     if (!*leased || !usable(r)) return;
     *leased = false;
@@ -434,15 +396,24 @@ void asyncrt__remote_release(asyncrt_remote *r, const uint8_t key1[32], bool *le
     run_op(r, key1, &o);
 }
 
-bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                         const asyncrt_program *program, bool *kept, char *why, size_t why_size)
+/* False, with why. */
+static bool fail_with(char *why, size_t why_size, const char *what)
+{
+    snprintf(why, why_size, "%s", what);
+    return false;
+}
+
+bool asyncrt__remote_put(asyncrt_remote *r, const uint8_t key1[32], const unsigned char *manifest,
+                         size_t manifest_size, const unsigned char *entry, size_t entry_size, bool *kept, char *why,
+                         size_t why_size)
 {
     if (kept) *kept = false;
-    if (!usable(r)) return snprintf(why, why_size, "no usable remote cache"), false;
-    if (r->cfg.read_only) return snprintf(why, why_size, "the remote cache is read-only"), false;
+    if (!usable(r)) return fail_with(why, why_size, "no usable remote cache");
+    if (r->cfg.read_only) return fail_with(why, why_size, "the remote cache is read-only");
     size_t size = 0;
-    unsigned char *data = asyncrt__remote_value_encode(r->mac_key, key1, deps, program, &size);
-    if (!data) return snprintf(why, why_size, "out of memory"), false;
+    unsigned char *data =
+        asyncrt__remote_value_wrap(r->mac_key, key1, manifest, manifest_size, entry, entry_size, &size);
+    if (!data) return fail_with(why, why_size, "out of memory");
     char name[NAME_SIZE];
     key_name(r, "v", key1, name);
     /* Only where the key is absent (SET NX), or over a value this process
@@ -465,21 +436,13 @@ bool asyncrt__remote_push(asyncrt_remote *r, const uint8_t key1[32], const async
                                     "file?), and such a value is never overwritten"
                                   : "another value came first");
     } else if (ok) {
-        add(r, ASYNCRT_RC_STORES, 1), add(r, ASYNCRT_RC_BYTES_WRITTEN, size);
+        add(r, ASYNCRT_RC_STORES, 1);
+        add(r, ASYNCRT_RC_BYTES_WRITTEN, size);
     } else {
         snprintf(why, why_size, "%s", size > VALUE_MAX ? "larger than the remote's limit"
                                                        : "the server failed (see the log)");
     }
     return ok;
-}
-
-void asyncrt__remote_store(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                          const asyncrt_program *program)
-{
-    char why[256];
-    if (!usable(r) || r->cfg.read_only) return;
-    if (!asyncrt__remote_push(r, key1, deps, program, NULL, why, sizeof why))
-        asyncrt__diag_log(r->diag, 2, "remote cache: not stored: %s", why);
 }
 
 /* The key a value's name holds: PREFIX:v:<64 hex digits>, nothing else. */
@@ -495,67 +458,45 @@ static bool key_of_name(const char *name, size_t prefix_len, uint8_t key1[32])
     return true;
 }
 
-/* Every value of one shard: SCAN PREFIX:v:*, then each fetched and
- * installed; at most SCAN_ROUNDS_MAX steps (a server whose cursor never
- * comes back to 0 is not followed forever). */
-static bool pull_shard(asyncrt_remote *r, size_t i, size_t counts[3], char *why,
-                       size_t why_size)
+size_t asyncrt__remote_shard_count(const asyncrt_remote *r) { return usable(r) ? r->cfg.server_count : 0; }
+
+bool asyncrt__remote_scan(asyncrt_remote *r, size_t i, unsigned long long *cursor, size_t *rounds,
+                          asyncrt_remote_key **keys_out, size_t *count, char *why, size_t why_size)
 {
     char match[NAME_SIZE];
     snprintf(match, sizeof match, "%s:v:*", r->cfg.prefix);
-    unsigned long long cursor = 0;
     size_t prefix_len = strlen(match) - 1;
-    size_t rounds = 0;
-    do {
-        if (rounds++ == SCAN_ROUNDS_MAX) {
-            char server[256];
-            asyncrt__remote_describe_server(&r->cfg.servers[i], server, sizeof server);
-            snprintf(why, why_size, "%s: SCAN did not end after %d rounds (a shard of more than ~10 M keys, or a "
-                     "server whose cursor never returns to 0)", server, SCAN_ROUNDS_MAX);
-            return false;
-        }
-        char **keys = NULL;
-        size_t n = 0;
-        pthread_mutex_lock(&r->lock);
-        shard *s = &r->shards[i];
-        double deadline;
-        asyncrt_redis_result res = connection(r, i, &deadline, why, why_size)
-                                       ? asyncrt__redis_scan(s->conn, &cursor, match, deadline, &keys, &n, why,
-                                                             why_size)
-                                       : ASYNCRT_REDIS_ERROR;
-        if (res != ASYNCRT_REDIS_OK && s->conn) asyncrt__redis_close(s->conn), s->conn = NULL;
-        pthread_mutex_unlock(&r->lock);
-        if (res != ASYNCRT_REDIS_OK) return false;
-        bool failed = false;
-        for (size_t k = 0; k < n; k++) {
-            uint8_t key1[32];
-            asyncrt_program *p = NULL;
-            char err[256];
-            got g = failed ? GOT_NOTHING : key_of_name(keys[k], prefix_len, key1) ? fetch(r, key1, false, &p, err)
-                                                                                   : GOT_BAD;
-            if (g == GOT_ERROR) { /* the server failed: no value was refused, and the rest would fail too */
-                snprintf(why, why_size, "the value %.100s: %s", keys[k], err);
-                failed = true;
-            } else {
-                counts[g == GOT_PROGRAM ? 0 : g == GOT_STALE ? 2 : 1] += g != GOT_NOTHING;
-            }
-            if (g == GOT_PROGRAM) add(r, ASYNCRT_RC_HITS, 1); /* taken from the remote, as a lookup's hit */
-            asyncrt_program_destroy(p);
-            free(keys[k]);
-        }
-        free(keys);
-        if (failed) return false;
-    } while (cursor != 0);
+    *keys_out = NULL;
+    *count = 0;
+    if ((*rounds)++ == SCAN_ROUNDS_MAX) {
+        char server[256];
+        asyncrt__remote_describe_server(&r->cfg.servers[i], server, sizeof server);
+        snprintf(why, why_size, "%s: SCAN did not end after %d rounds (a shard of more than ~10 M keys, or a "
+                 "server whose cursor never returns to 0)", server, SCAN_ROUNDS_MAX);
+        return false;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&r->lock);
+    shard *s = &r->shards[i];
+    double deadline;
+    asyncrt_redis_result res = connection(r, i, &deadline, why, why_size)
+                                   ? asyncrt__redis_scan(s->conn, cursor, match, deadline, &names, &n, why, why_size)
+                                   : ASYNCRT_REDIS_ERROR;
+    if (res != ASYNCRT_REDIS_OK && s->conn) {
+        asyncrt__redis_close(s->conn);
+        s->conn = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (res != ASYNCRT_REDIS_OK) return false;
+    asyncrt_remote_key *keys = calloc(n ? n : 1, sizeof *keys);
+    for (size_t k = 0; k < n; k++) {
+        if (keys) keys[k].valid = key_of_name(names[k], prefix_len, keys[k].key1);
+        free(names[k]);
+    }
+    free(names);
+    if (!keys) return fail_with(why, why_size, "out of memory");
+    *keys_out = keys;
+    *count = n;
     return true;
-}
-
-bool asyncrt__remote_pull(asyncrt_remote *r, size_t *installed, size_t *refused, size_t *stale, char *why,
-                         size_t why_size)
-{
-    size_t counts[3] = {0};
-    bool ok = usable(r);
-    if (!ok) snprintf(why, why_size, "no usable remote cache");
-    for (size_t i = 0; ok && i < r->cfg.server_count; i++) ok = pull_shard(r, i, counts, why, why_size);
-    *installed = counts[0], *refused = counts[1], *stale = counts[2];
-    return ok;
 }

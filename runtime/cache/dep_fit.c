@@ -1,6 +1,6 @@
-/* Remote values (remote_value.h): the bytes, and their fit on this machine. */
+/* A dependency set recorded on another machine, checked here (dep_fit.h). */
 #define _DEFAULT_SOURCE
-#include "remote_value.h"
+#include "dep_fit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,68 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec.h"
 #include "sha256.h"
-
-#define VALUE_MAGIC ASYNCRT_VALUE_MAGIC
-#define VALUE_FORMAT ASYNCRT_VALUE_FORMAT /* 2: the MAC covers the header, key1 with it */
-
-unsigned char *asyncrt__remote_value_encode(const uint8_t mac_key[32], const uint8_t key1[32],
-                                           const asyncrt_dep_set *deps, const asyncrt_program *p, size_t *size)
-{
-    asyncrt_manifest m = {(asyncrt_dep_set *)deps, 1};
-    size_t mf_size = 0, entry_size = 0;
-    unsigned char *mf = asyncrt__manifest_encode(&m, key1, NULL, &mf_size);
-    unsigned char *entry = asyncrt__program_encode_keyed(p, NULL, &entry_size);
-    asyncrt_writer w = {0};
-    asyncrt__seal_begin(&w);
-    asyncrt__put_u64(&w, mf_size);
-    asyncrt__put(&w, mf, mf_size);
-    asyncrt__put_u64(&w, entry_size);
-    asyncrt__put(&w, entry, entry_size);
-    w.failed |= !mf || !entry;
-    free(mf);
-    free(entry);
-    return asyncrt__seal_end(&w, VALUE_MAGIC, VALUE_FORMAT, key1, mac_key, size);
-}
-
-bool asyncrt__remote_value_decode(const uint8_t mac_key[32], const uint8_t key1[32], const unsigned char *data,
-                                  size_t size, size_t max, asyncrt_manifest *m, asyncrt_program **program, char *why,
-                                  size_t why_size)
-{
-    const unsigned char *payload;
-    size_t payload_size;
-    *program = NULL;
-    *m = (asyncrt_manifest){0};
-    if (size > max) {
-        snprintf(why, why_size, "remote value: %zu bytes, more than %zu", size, max);
-        return false;
-    }
-    if (!asyncrt__seal_open("remote value", data, size, VALUE_MAGIC, VALUE_FORMAT, key1, mac_key, &payload,
-                           &payload_size, NULL, why, why_size))
-        return false;
-    asyncrt_reader rd = {payload, payload_size, false};
-    uint64_t mf_size = asyncrt__take_u64(&rd);
-    const void *mf = asyncrt__take(&rd, mf_size);
-    uint64_t entry_size = asyncrt__take_u64(&rd);
-    const void *entry = asyncrt__take(&rd, entry_size);
-    if (rd.bad || rd.left) {
-        snprintf(why, why_size, "remote value: malformed payload");
-        return false;
-    }
-    if (!asyncrt__manifest_decode(mf, mf_size, key1, NULL, m, why, why_size)) return false;
-    if (m->count != 1) {
-        snprintf(why, why_size, "remote value: %zu dependency sets, expected 1", m->count);
-        asyncrt__manifest_free(m);
-        return false;
-    }
-    if (asyncrt__program_decode_keyed(entry, entry_size, m->sets[0].result_key, NULL, program, why, why_size) !=
-        ASYNCRT_SUCCESS) {
-        asyncrt__manifest_free(m);
-        return false;
-    }
-    return true;
-}
 
 /* SHA-256 of the regular file at path and the stat it had throughout. */
 static bool hash_file(const char *path, uint8_t sha[32], struct stat *st)
@@ -146,7 +85,7 @@ static bool hash_memoised(const char *path, uint8_t sha[32], struct stat *st)
     return true;
 }
 
-bool asyncrt__remote_value_fits(asyncrt_dep_set *set, char *why, size_t why_size)
+bool asyncrt__dep_set_fits(asyncrt_dep_set *set, char *why, size_t why_size)
 {
     char cwd[4096];
     if (set->cwd[0] && (!getcwd(cwd, sizeof cwd) || strcmp(cwd, set->cwd) != 0)) {
