@@ -8,9 +8,9 @@
  *     size syntax (asyncrt__cache_parse_size).
  *   cache_store.h: the directory as a listing; eviction; clearing.
  *   cache_manifest.h: manifests and dependency sets (decode, encode, check).
- *   program.h: a program's fields and its entry form (decode, encode).
- *   cache.h: the remote tier's push, pull and tally (asyncrt-cache), on the
- *     context's cache (context_internal.h's asyncrt__context_cache). */
+ *   cache.h: the entry's sealed form; the remote tier's push, pull and tally
+ *     (asyncrt-cache), on the context's cache (context_internal.h's
+ *     asyncrt__context_cache). */
 #ifndef ASYNCRT_CACHE_INTERNAL_H
 #define ASYNCRT_CACHE_INTERNAL_H
 
@@ -18,6 +18,5 @@
 #include "cache_config.h"
 #include "cache_manifest.h"
 #include "cache_store.h"
-#include "program.h"
 
 #endif

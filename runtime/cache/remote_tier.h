@@ -21,22 +21,21 @@
 
 #include "cache.h"
 #include "cache_manifest.h"
-#include "program.h"
 #include "remote.h"
 
-/* After a local miss: the program the remote holds for key1, verified and
- * installed in c (origin ASYNCRT_ORIGIN_REMOTE_CACHE), or NULL. */
-asyncrt_program *asyncrt__remote_tier_find(asyncrt_cache *c, asyncrt_remote *r, const uint8_t key1[32]);
+/* After a local miss: the entry the remote holds for key1, verified and
+ * installed in c (origin ASYNCRT_ORIGIN_REMOTE_CACHE): true with *out. */
+bool asyncrt__remote_tier_find(asyncrt_cache *c, asyncrt_remote *r, const uint8_t key1[32], asyncrt_cache_entry *out);
 /* Before compiling key1: the lease (*leased), or another process's result
- * after waiting for it, or NULL after waiting in vain. */
-asyncrt_program *asyncrt__remote_tier_claim(asyncrt_cache *c, asyncrt_remote *r, const uint8_t key1[32],
-                                            bool *leased);
+ * after waiting for it (true with *out), or false after waiting in vain. */
+bool asyncrt__remote_tier_claim(asyncrt_cache *c, asyncrt_remote *r, const uint8_t key1[32], bool *leased,
+                                asyncrt_cache_entry *out);
 /* After a compile stored locally: the same to the remote (unless
  * read-only); push: the same with its answer (remote.h's put). */
 void asyncrt__remote_tier_store(asyncrt_cache *c, asyncrt_remote *r, const uint8_t key1[32],
-                                const asyncrt_dep_set *deps, const asyncrt_program *program);
+                                const asyncrt_dep_set *deps, const unsigned char *payload, size_t size);
 bool asyncrt__remote_tier_push(asyncrt_remote *r, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                               const asyncrt_program *program, bool *kept, char *why, size_t why_size);
+                               const unsigned char *payload, size_t size, bool *kept, char *why, size_t why_size);
 /* Every value of every shard installed in c (counts in *installed,
  * *refused, *stale); false when a shard failed. */
 bool asyncrt__remote_tier_pull(asyncrt_cache *c, asyncrt_remote *r, size_t *installed, size_t *refused,

@@ -19,8 +19,7 @@ void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const cha
 
 void asyncrt__job_free(asyncrt_compile_job *job)
 {
-    asyncrt__cache_remote_release(job->ctx->cache, job->key, &job->leased); /* as the claim: */
-    asyncrt__job_release(job); /* an error before the store may leave the claim */
+    asyncrt__job_release(job); /* an error before the store may leave the claim (and the lease) */
     asyncrt__list_free(&job->options);
     free(job->std_offered);
     job->std_offered = NULL;
@@ -38,11 +37,12 @@ static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyn
 /* nvrtc_run.c, deps.c, store.c: a miss compiled, and cached if it can be. */
 static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_program **out)
 {
-    /* The fleet's single flight: another process may be compiling it (cache/remote_tier.h). */
-    asyncrt_program *p = job->state == ASYNCRT_COMPILE_CLAIMED
-                             ? asyncrt__cache_remote_claim(job->ctx->cache, job->key, &job->leased)
-                             : NULL;
-    if (p) {
+    /* The fleet's single flight: another process may be compiling it (cache.h's lease). */
+    asyncrt_program *p = NULL;
+    asyncrt_cache_entry e;
+    bool again;
+    if (job->state == ASYNCRT_COMPILE_CLAIMED && asyncrt__cache_lease(job->ctx->cache, &job->claim, &e) &&
+        (p = asyncrt__program_from_entry(job->ctx->cache, job->key, &e, &again))) {
         asyncrt__job_release(job);
         job->state = ASYNCRT_COMPILE_HIT;
         *out = p;

@@ -7,6 +7,9 @@
  *     asyncrt__program_compile_to_load and asyncrt__target_loadable, the
  *     load rule for a program the tool will load (asyncrt-run, asyncrt-bench).
  *   bundle.h: the header bundle's format (asyncrt__bundle_encode).
+ *   program.h: a program's fields, its cache entry's payload and its sealed
+ *     form (asyncrt-cache reads entries, asyncrt-run --image and the bench
+ *     make a program around an image).
  *   toolkit.h: toolkit discovery (asyncrt__toolkit_find), so that
  *     asyncrt-bundle searches exactly what a compile searches. */
 #ifndef ASYNCRT_COMPILE_INTERNAL_H
@@ -14,6 +17,7 @@
 
 #include "bundle.h"
 #include "compile.h"
+#include "program.h"
 #include "toolkit.h"
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "arch.h"
 #include "bundle.h"
+#include "cache.h"
 #include "cache_manifest.h"
 #include "context.h"
 #include "embedded.h"
@@ -50,7 +51,7 @@ typedef struct asyncrt_compile_job {
     asyncrt_arch arch;
     char arch_name[32];              /* arch, for NVRTC's -arch= and messages */
     asyncrt_compile_state state;
-    bool leased;                     /* the remote cache's lease on key (cache/remote_tier.h): while compiling */
+    asyncrt_cache_claim claim;       /* what it holds on key while CLAIMED: the claim, then the lease (cache.h) */
     bool *std_offered;               /* [asyncrt__std_header_file_count]: toolkit.c */
     char toolkit[4096];              /* the toolkit's include directory, "" if none */
     bool toolkit_cccl;               /* it holds cccl/ (CUDA 13's CCCL headers) */
@@ -80,8 +81,9 @@ bool asyncrt__job_offers_cuda_h(const asyncrt_compile_job *job);
 /* key.c: NEW -> KEYED | UNCACHEABLE (FAILED when out of memory). */
 asyncrt_status asyncrt__job_key(asyncrt_compile_job *job);
 
-/* lookup.c: KEYED -> HIT (*out set) | CLAIMED (claim) | MISSED; other
- * states are left alone. release: CLAIMED -> MISSED. */
+/* lookup.c: KEYED -> HIT (*out set) | CLAIMED (claim) | MISSED, asking
+ * the cache once; other states are left alone. release: CLAIMED -> MISSED,
+ * the claim and lease let go. */
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out);
 void asyncrt__job_release(asyncrt_compile_job *job);
 

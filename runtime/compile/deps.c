@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache_trace.h"
-#include "safe_io.h"
 #include "compile_job.h"
+#include "safe_io.h"
+#include "trace.h"
 
 /* The file names of `#line N "name"` (and `# N "name"`) directives: NVRTC's
  * trace lists them like headers. */
@@ -70,7 +70,8 @@ static bool read_dependencies(asyncrt_compile_job *job, asyncrt_dep_set *deps, c
     for (size_t i = 0; ok && from_pch && i < record->count; i++) /* what the PCH holds */
         if (!(ok = asyncrt__trace_headers_add(&headers, strdup(record->deps[i].path))))
             snprintf(why, why_size, "out of memory");
-    ok = ok && asyncrt__dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit,
+    ok = ok && asyncrt__dep_set_record((const char *const *)headers.paths, headers.count,
+                                      (const char *const *)memory.items, memory.count, job->toolkit,
                                       &job->began, job->key, deps, why, why_size);
     asyncrt__trace_headers_free(&headers);
     asyncrt__list_free(&memory);

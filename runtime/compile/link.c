@@ -456,16 +456,12 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
     asyncrt__sha256_update(&h, key, 32);
     asyncrt__sha256_final(&h, result_key);
     double start = asyncrt__now_ms();
-    bool cached = asyncrt__cache_enabled(ctx->cache);
-    if (cached) {
-        asyncrt__claims_enter(asyncrt__cache_claims(ctx->cache), key);
-        if ((*out = asyncrt__cache_find(ctx->cache, key))) {
-            asyncrt__claims_leave(asyncrt__cache_claims(ctx->cache), key);
-            asyncrt__log(ctx, 2, "link for %s: %s cache hit, no nvJitLink call (%.2f ms)", l->arch_name,
-                         (*out)->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", asyncrt__now_ms() - start);
-            free(note);
-            return ASYNCRT_SUCCESS;
-        }
+    asyncrt_cache_claim claim = {0};
+    if ((*out = asyncrt__program_look_up(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &claim))) {
+        asyncrt__log(ctx, 2, "link for %s: %s cache hit, no nvJitLink call (%.2f ms)", l->arch_name,
+                     (*out)->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", asyncrt__now_ms() - start);
+        free(note);
+        return ASYNCRT_SUCCESS;
     }
     if (note) asyncrt__log(ctx, 1, "%s", note);
     unsigned char *image = NULL;
@@ -497,9 +493,13 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
                      l->count, asyncrt__now_ms() - start);
         asyncrt_dep_set none = {.cwd = "", .count = 0};
         memcpy(none.result_key, result_key, 32);
-        if (cached) asyncrt__cache_store(ctx->cache, key, &none, p);
+        size_t payload_size = 0;
+        unsigned char *payload = asyncrt__program_payload(p, &payload_size);
+        if (payload)
+            asyncrt__cache_store(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &none, payload, payload_size, &claim);
+        free(payload);
     }
-    if (cached) asyncrt__claims_leave(asyncrt__cache_claims(ctx->cache), key);
+    asyncrt__cache_release(ctx->cache, &claim); /* what the store did not let go */
     free(note);
     *out = p;
     return s;

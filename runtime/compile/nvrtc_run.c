@@ -33,7 +33,7 @@ static void add_run_options(asyncrt_compile_job *job)
     char note[512];
     job->pch = (asyncrt_pch_use){0};
     if (job->state == ASYNCRT_COMPILE_UNCACHEABLE) return;
-    if (asyncrt__pch_begin(ctx->pch, job->pch_key, &job->pch, note, sizeof note)) {
+    if (asyncrt__pch_begin(asyncrt__pch_of(ctx), job->pch_key, &job->pch, note, sizeof note)) {
         asyncrt__list_push(&job->options, strdup("-pch"));
         asyncrt__list_push(&job->options, strdup(job->pch.option));
         asyncrt__list_push(&job->options, strdup("--pch-messages=false"));

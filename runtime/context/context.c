@@ -1,5 +1,6 @@
 /* The context: its lifecycle and the objects it holds, one per layer below
- * (settings, diag, cache, PCH), each of which owns its state. Opening the
+ * (settings, diag, cache), each of which owns its state, and the slot of
+ * the compile layer's PCH. Opening the
  * device is device_open.c's, the lazily loaded libraries loaders.c's. */
 #include "context.h"
 
@@ -8,7 +9,6 @@
 
 #include "cache.h"
 #include "context_internal.h"
-#include "pch.h"
 
 
 asyncrt_status asyncrt_context_create(asyncrt_context **out)
@@ -38,8 +38,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
                           "not its owner's)", ignored);
     bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
-    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
-    if (!locks || !ctx->cache || !ctx->pch) {
+    if (!locks || !ctx->cache) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -52,7 +51,7 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
     if (!ctx) return;
     asyncrt__opening_done(ctx); /* never free what the opener thread writes */
     asyncrt__cache_destroy(ctx->cache);
-    asyncrt__pch_destroy(ctx->pch);
+    if (ctx->pch.state) ctx->pch.free(ctx->pch.state); /* deletes its directories */
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     pthread_mutex_destroy(&ctx->lock);
     asyncrt__diag_destroy(&ctx->diag);

@@ -15,7 +15,15 @@
 #include "try.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
-typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
+
+/* State a layer above the context keeps per context (the compile layer's
+ * precompiled headers): made by that layer on its first use, under the
+ * context's lock, and freed at destroy through `free`. The context cannot
+ * name a layer above it, so it holds the pointer and how to free it. */
+typedef struct asyncrt_context_slot {
+    void *state;
+    void (*free)(void *state);
+} asyncrt_context_slot;
 
 /* Where asyncrt_context_open_device_async stands (opening.state). */
 enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
@@ -36,7 +44,7 @@ struct asyncrt_context {
     asyncrt_diag diag;               /* last errors (per thread) and the log level */
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
     asyncrt_cache *cache;            /* the cache and its tiers (memory, disk, remote), counters, claims */
-    asyncrt_pch *pch;                /* NVRTC's precompiled headers, checked (ASYNCRT_PCH) */
+    asyncrt_context_slot pch;        /* NVRTC's precompiled headers (compile/pch.h's asyncrt__pch_of) */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
@@ -45,7 +53,7 @@ struct asyncrt_context {
     atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (batch.c) */
 
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
-    pthread_mutex_t lock;            /* guards drv's first load */
+    pthread_mutex_t lock;            /* guards drv's first load and the slots' first make */
     asyncrt_opening opening;         /* open_device_async's thread and result */
 };
 

@@ -114,7 +114,7 @@ static void test_changed_disk_header_is_never_served_from_a_pch(void **state)
     write_dep(f, 300000);
     asyncrt_context *ctx = new_context(f, "1");
     assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 301001), ASYNCRT_ORIGIN_COMPILED);
-    assert_true(asyncrt__pch_file_count(ctx->pch) >= 1); /* the first compile made one */
+    assert_true(asyncrt__pch_file_count(asyncrt__pch_of(ctx)) >= 1); /* the first compile made one */
     assert_int_equal(compile_expect(ctx, f, 2, MEM_A, 301002), ASYNCRT_ORIGIN_COMPILED);
     write_dep(f, 700000); /* same size, new content */
     assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 701001), ASYNCRT_ORIGIN_COMPILED);
@@ -163,9 +163,9 @@ static void test_auto_mode_and_cleanup(void **state)
     write_dep(f, 600000);
     asyncrt_context *ctx = new_context(f, NULL);
     compile_expect(ctx, f, 1, MEM_A, 601001);
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 0);
     compile_expect(ctx, f, 2, MEM_A, 601002);
-    assert_true(asyncrt__pch_file_count(ctx->pch) >= 1);
+    assert_true(asyncrt__pch_file_count(asyncrt__pch_of(ctx)) >= 1);
     for (int i = 0; i < 3; i++) { /* light: no includes */
         char source[128];
         snprintf(source, sizeof source, "extern \"C\" __global__ void light(int *p) { p[0] = %d; }\n", i);
@@ -174,7 +174,7 @@ static void test_auto_mode_and_cleanup(void **state)
         assert_ok(ctx, asyncrt_program_compile(ctx, "light.cu", source, &o, &p));
         asyncrt_program_destroy(p);
     }
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 1);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 1);
     asyncrt_context_destroy(ctx);
     char listing[600];
     snprintf(listing, sizeof listing, "test -z \"$(ls -A %s)\"", f->tmpdir);
@@ -183,7 +183,7 @@ static void test_auto_mode_and_cleanup(void **state)
     ctx = new_context(f, "0");
     compile_expect(ctx, f, 3, MEM_A, 601003);
     compile_expect(ctx, f, 4, MEM_A, 601004);
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 0);
     asyncrt_context_destroy(ctx);
 }
 
@@ -243,7 +243,7 @@ static int small_tmpdir_child(const char *inc, const char *cache)
         failed |= asyncrt_program_compile(ctx, "full_tmp.cu", source, &o, &p) != ASYNCRT_SUCCESS;
         asyncrt_program_destroy(p);
     }
-    failed |= asyncrt__pch_file_count(ctx->pch) != 0;
+    failed |= asyncrt__pch_file_count(asyncrt__pch_of(ctx)) != 0;
     asyncrt_context_destroy(ctx);
     return failed ? 1 : 0;
 }
@@ -297,7 +297,7 @@ static void test_no_room_means_no_pch(void **state)
     asyncrt_context *ctx = new_context(f, "1");
     assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 201001), ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(compile_expect(ctx, f, 2, MEM_A, 201002), ASYNCRT_ORIGIN_COMPILED);
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 0);
     asyncrt_context_destroy(ctx);
     asyncrt__pch_free_bytes = statvfs_based;
 }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "base_internal.h"    /* asyncrt__format, the settings */
-#include "cache_internal.h"   /* program.h: a program around an image read from a file */
+#include "compile_internal.h" /* program.h: a program around an image read from a file */
 #include "context_internal.h" /* asyncrt__fail */
 
 #define KERNELS 12

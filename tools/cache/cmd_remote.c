@@ -78,16 +78,20 @@ static int run_push(cache_tool *tool, int argc, char **argv)
         strcat(name, ".bin");
         asyncrt_cache_file entry = {.name = name, .kind = ASYNCRT_CACHE_ENTRY, .regular = true};
         bool kept = false;
+        size_t size = 0;
+        unsigned char *payload = NULL;
         if (!cache_load(tool->dir_fd, &entry, mac, &e, why, sizeof why)) {
             fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
             counts[2]++;
-        } else if (!asyncrt__cache_remote_push(asyncrt__context_cache(ctx), m.key, set, e.program, &kept, why,
-                                         sizeof why)) {
-            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
+        } else if (!(payload = asyncrt__program_payload(e.program, &size)) ||
+                   !asyncrt__cache_remote_push(asyncrt__context_cache(ctx), m.key, set, payload, size, &kept, why,
+                                               sizeof why)) {
+            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, payload ? why : "out of memory");
             counts[3]++;
         } else {
             counts[kept ? 1 : 0]++; /* SET NX found a value there: kept as it is, not ours */
         }
+        free(payload);
         cache_loaded_free(&e);
         cache_loaded_free(&m);
     }

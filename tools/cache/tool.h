@@ -10,8 +10,9 @@
 
 #include "../common/tool.h" /* the four tools' exit codes, --version, JSON strings */
 #include "asyncrt/runtime.h"
-#include "base_internal.h"  /* asyncrt__format, SHA-256 names, the settings */
-#include "cache_internal.h" /* the directory, its files and their checks, as the library has them */
+#include "base_internal.h"    /* asyncrt__format, SHA-256 names, the settings */
+#include "cache_internal.h"   /* the directory, its files and their checks, as the library has them */
+#include "compile_internal.h" /* the entries' programs */
 
 /* The door: main opens the cache directory once (asyncrt__dir_open_door)
  * and checks what it opened; every command reads, writes and deletes through

@@ -10,8 +10,8 @@
 
 #include "asyncrt/bundle.h"
 #include "base_internal.h"  /* the settings, read as the library reads them */
-#include "cache_internal.h" /* -v: the library's trust check of its directory; --image: a program's fields */
-#include "compile_internal.h" /* a program to be loaded: the load rule before compiling */
+#include "cache_internal.h"   /* -v: the cache directory as the library would use it */
+#include "compile_internal.h" /* --image: a program's fields; a program to be loaded: the load rule */
 
 static bool write_file(const char *path, const void *data, size_t size, run_result *r)
 {

@@ -1,14 +1,13 @@
+/* The program type (program.h): its life, its public accessors, and its
+ * payload in the cache. */
 #include "program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "codec.h"
-
-/* Formats: 2, the reserved word became flags (MAC'd entries); 3, the digest covers the header. */
-#define ENTRY_MAGIC ASYNCRT_ENTRY_MAGIC
-#define ENTRY_FORMAT ASYNCRT_ENTRY_FORMAT
 
 void asyncrt_program_destroy(asyncrt_program *p)
 {
@@ -58,12 +57,11 @@ asyncrt_program *asyncrt__program_clone(const asyncrt_program *p)
     return c;
 }
 
-/* ---- encoding (codec.h has the container) ------------------------ */
+/* ---- the payload (codec.h's writer and reader) ------------------------- */
 
-unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size)
+unsigned char *asyncrt__program_payload(const asyncrt_program *p, size_t *size)
 {
     asyncrt_writer w = {0};
-    asyncrt__seal_begin(&w);
     asyncrt__put_str(&w, p->arch);
     asyncrt__put_u64(&w, p->ptx);
     asyncrt__put_str(&w, p->log);
@@ -78,29 +76,23 @@ unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uin
         asyncrt__put_str(&w, p->source_name ? p->source_name : "");
         asyncrt__put_str(&w, p->options ? p->options : "");
     }
-    return asyncrt__seal_end(&w, ENTRY_MAGIC, ENTRY_FORMAT, p->key, mac_key, size);
+    if (w.failed || !w.data) {
+        free(w.data);
+        return NULL;
+    }
+    *size = w.size;
+    return w.data;
 }
 
-unsigned char *asyncrt__program_encode(const asyncrt_program *p, size_t *size)
-{
-    return asyncrt__program_encode_keyed(p, NULL, size);
-}
-
-asyncrt_status asyncrt__program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
-                                            const uint8_t *mac_key, asyncrt_program **out, char *why,
+asyncrt_status asyncrt__program_from_payload(const unsigned char *payload, size_t size, const uint8_t key[32],
+                                            asyncrt_program_origin origin, asyncrt_program **out, char *why,
                                             size_t why_size)
 {
     *out = NULL;
-    const unsigned char *payload;
-    size_t payload_size;
-    uint8_t sealed_key[32];
-    if (!asyncrt__seal_open("cache entry", data, size, ENTRY_MAGIC, ENTRY_FORMAT, key, mac_key, &payload,
-                           &payload_size, sealed_key, why, why_size))
-        return ASYNCRT_ERROR_IO;
-    asyncrt_reader r = {payload, payload_size, false};
+    asyncrt_reader r = {payload, size, false};
     asyncrt_program *p = calloc(1, sizeof *p);
     if (!p) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    memcpy(p->key, sealed_key, 32);
+    memcpy(p->key, key, 32);
     char *arch = asyncrt__take_str(&r);
     if (arch && strlen(arch) < sizeof p->arch) strcpy(p->arch, arch);
     else r.bad = true;
@@ -131,9 +123,60 @@ asyncrt_status asyncrt__program_decode_keyed(const void *data, size_t size, cons
         snprintf(why, why_size, "cache entry payload is malformed");
         return ASYNCRT_ERROR_IO;
     }
-    p->origin = ASYNCRT_ORIGIN_DISK_CACHE;
+    p->origin = origin;
     *out = p;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_program *asyncrt__program_from_entry(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_entry *e,
+                                             bool *again)
+{
+    char why[256];
+    asyncrt_program *p = NULL;
+    *again = false;
+    if (asyncrt__program_from_payload(e->payload, e->size, e->key, e->origin, &p, why, sizeof why) != ASYNCRT_SUCCESS)
+        *again = asyncrt__cache_refuse(c, key1, e, why);
+    asyncrt__cache_entry_free(e);
+    return p;
+}
+
+asyncrt_program *asyncrt__program_look_up(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
+                                          asyncrt_cache_claim *claim)
+{
+    asyncrt_cache_entry e;
+    asyncrt_program *p = NULL;
+    bool again = true;
+    while (!p && again && asyncrt__cache_lookup(c, key1, tiers, claim, &e)) p = asyncrt__program_from_entry(c, key1, &e, &again);
+    return p;
+}
+
+/* ---- the sealed form: the cache's entry around the payload --------------- */
+
+unsigned char *asyncrt__program_encode_keyed(const asyncrt_program *p, const uint8_t *mac_key, size_t *size)
+{
+    size_t payload_size = 0;
+    unsigned char *payload = asyncrt__program_payload(p, &payload_size);
+    unsigned char *sealed = payload ? asyncrt__cache_entry_seal(payload, payload_size, p->key, mac_key, size) : NULL;
+    free(payload);
+    return sealed;
+}
+
+unsigned char *asyncrt__program_encode(const asyncrt_program *p, size_t *size)
+{
+    return asyncrt__program_encode_keyed(p, NULL, size);
+}
+
+asyncrt_status asyncrt__program_decode_keyed(const void *data, size_t size, const uint8_t key[32],
+                                            const uint8_t *mac_key, asyncrt_program **out, char *why,
+                                            size_t why_size)
+{
+    *out = NULL;
+    asyncrt_cache_entry e;
+    if (!asyncrt__cache_entry_open(data, size, key, mac_key, &e, why, why_size)) return ASYNCRT_ERROR_IO;
+    asyncrt_status s =
+        asyncrt__program_from_payload(e.payload, e.size, e.key, ASYNCRT_ORIGIN_DISK_CACHE, out, why, why_size);
+    asyncrt__cache_entry_free(&e);
+    return s;
 }
 
 asyncrt_status asyncrt__program_decode(const void *data, size_t size, const uint8_t key[32],

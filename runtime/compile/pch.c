@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "context.h"
 #include "safe_io.h"
 
 #define PCH_KEYS 8  /* keys remembered at once; the least recently used is forgotten */
@@ -55,6 +56,20 @@ asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode, const char *tmpdir)
         return NULL;
     }
     pch->mode = mode;
+    return pch;
+}
+
+static void destroy_slot(void *pch) { asyncrt__pch_destroy(pch); }
+
+asyncrt_pch *asyncrt__pch_of(asyncrt_context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    if (!ctx->pch.state) {
+        ctx->pch.state = asyncrt__pch_create(asyncrt__pch_mode_parse(ctx->settings.pch), ctx->settings.tmpdir);
+        ctx->pch.free = destroy_slot;
+    }
+    asyncrt_pch *pch = ctx->pch.state;
+    pthread_mutex_unlock(&ctx->lock);
     return pch;
 }
 

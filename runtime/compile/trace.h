@@ -4,8 +4,8 @@
  * the process's working directory for quoted ones, the bare name for
  * in-memory headers). NVRTC's builtin header is always the first; a trace
  * without it is refused, since then the list cannot be trusted. */
-#ifndef ASYNCRT_CACHE_TRACE_H
-#define ASYNCRT_CACHE_TRACE_H
+#ifndef ASYNCRT_TRACE_H
+#define ASYNCRT_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>

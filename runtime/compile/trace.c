@@ -1,7 +1,7 @@
 /* A small strict JSON walker: only what the trace needs (objects, arrays,
  * strings with escapes, numbers, literals), bounded depth, never reads past
  * the end. */
-#include "cache_trace.h"
+#include "trace.h"
 
 #include <stdint.h>
 #include <stdio.h>

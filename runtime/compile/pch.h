@@ -45,6 +45,10 @@ typedef struct asyncrt_pch_dir asyncrt_pch_dir;
 typedef enum { ASYNCRT_PCH_OFF, ASYNCRT_PCH_AUTO, ASYNCRT_PCH_ON } asyncrt_pch_mode;
 
 asyncrt_pch_mode asyncrt__pch_mode_parse(const char *setting); /* ASYNCRT_PCH: NULL is auto */
+/* The context's PCH (its slot, context.h), made on first use from its
+ * settings (ASYNCRT_PCH, TMPDIR); NULL when out of memory (PCH then off). */
+typedef struct asyncrt_context asyncrt_context;
+asyncrt_pch *asyncrt__pch_of(asyncrt_context *ctx);
 /* tmpdir: the TMPDIR setting (NULL when unset), where the directories go and
  * where NVRTC keeps its parse. NULL: out of memory. */
 asyncrt_pch *asyncrt__pch_create(asyncrt_pch_mode mode, const char *tmpdir);
