@@ -92,6 +92,18 @@ static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyn
     return asyncrt__retry_finish(job, &retry, s);
 }
 
+/* One compile for a resolved target, from its job's start to its end. */
+static asyncrt_status compile_target(asyncrt_context *ctx, const char *source_name, const char *source,
+                                     const asyncrt_compile_options *opts, const asyncrt_arch *arch, bool from_auto,
+                                     asyncrt_program **out)
+{
+    asyncrt_compile_job job;
+    asyncrt__job_init(&job, ctx, source_name, source, opts, arch);
+    asyncrt_status s = compile_job(&job, from_auto, out);
+    asyncrt__job_free(&job);
+    return s;
+}
+
 /* What the flow is for: a program, a cache lookup only (batch.c asks which
  * requests miss before farming them out to worker processes), or a program
  * to be loaded on the open device (refused before compiling when its driver
@@ -114,12 +126,20 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     if (!source_name || !*source_name) source_name = "kernel.cu";
     asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
-    asyncrt_status s;
+    asyncrt_status s = ASYNCRT_SUCCESS;
     char why[2048] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
-    /* "auto" while the device opens on another thread: try the remembered target. */
-    if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
-        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s, &arch, &resolved, why, sizeof why))
-        return s;
+    /* "auto" while the device opens on another thread: compile for the
+     * remembered target meanwhile (speculative.c guesses and judges). */
+    asyncrt_speculation sp;
+    if (!lookup_only && is_auto && asyncrt__device_pending(ctx)) {
+        if (!asyncrt__speculation_begin(ctx, &sp, &s)) {
+            ASYNCRT_TRY(s);
+        } else {
+            s = sp.known ? compile_target(ctx, source_name, source, opts, &sp.guess, false, out) : s;
+            if (asyncrt__speculation_end(ctx, &sp, source_name, s, out, &s, &arch, why, sizeof why)) return s;
+            resolved = true;
+        }
+    }
     if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
     asyncrt_arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
     if (mode == FLOW_TO_LOAD && !is_auto && asyncrt__arch_parse(opts->arch, &named) && named.ptx)

@@ -125,15 +125,24 @@ bool asyncrt__retry_plan(const asyncrt_compile_job *job, bool from_auto, asyncrt
 asyncrt_status asyncrt__retry_finish(const asyncrt_compile_job *job, asyncrt_retry *r, asyncrt_status s);
 
 /* speculative.c: "auto" while asyncrt_context_open_device_async still opens
- * the device: compiles for the target remembered for it (speculate.h)
- * meanwhile. True when *status (and *out) is the answer (the device's
- * failure to open included); false when the caller must compile as usual,
- * the device then open, and with *resolved true when *real is already the
- * device's target (and `why` the reason it was chosen, target.h). A wrong
- * guess is never returned. */
-bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
-                                  const asyncrt_compile_options *opts, asyncrt_program **out,
-                                  asyncrt_status *status, asyncrt_arch *real, bool *resolved, char *why,
-                                  size_t why_size);
+ * the device, the target remembered for it (speculate.h) is compiled for
+ * meanwhile. begin: true when there is a guess (sp->guess, when sp->known:
+ * this NVRTC knows it), which the flow compiles as an explicit target;
+ * false, with *status the device's open (its failure is the answer, "auto"
+ * has none), when the flow must compile as usual. end, once the guess was
+ * compiled (compiled, *p): waits for the device and resolves its target into
+ * *real (`why`: the reason it was chosen, target.h); true when *status (and
+ * *p) is the answer; false when the flow must compile for *real (*p
+ * destroyed). A wrong guess is never returned. */
+typedef struct asyncrt_speculation {
+    char text[32];        /* the hint's target, as written */
+    asyncrt_arch guess;
+    bool known;
+    double start;
+} asyncrt_speculation;
+bool asyncrt__speculation_begin(asyncrt_context *ctx, asyncrt_speculation *sp, asyncrt_status *status);
+bool asyncrt__speculation_end(asyncrt_context *ctx, asyncrt_speculation *sp, const char *source_name,
+                              asyncrt_status compiled, asyncrt_program **p, asyncrt_status *status,
+                              asyncrt_arch *real, char *why, size_t why_size);
 
 #endif
