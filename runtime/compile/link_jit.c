@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "format.h"
-#include "nvrtc_loader.h" /* nvrtcProgram, and the NVRTC it found */
+#include "nvrtc_loader.h" /* the NVRTC it found */
 #include "settings.h"
 
 /* Lower is better: 0 NVRTC's own version; 1 a newer one of its major (it
@@ -263,23 +263,4 @@ asyncrt_status asyncrt__jitlink_run(const char *const *options, size_t option_co
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
     return s;
-}
-
-bool asyncrt__jitlink_take_ltoir(const asyncrt_nvrtc *nv, void *nvrtc_program, const char *const *options,
-                                 size_t option_count, unsigned char **image, size_t *size, int *result)
-{
-    bool wanted = false;
-    for (size_t i = 0; i < option_count; i++)
-        wanted |= !strcmp(options[i], "-dlto") || !strcmp(options[i], "--dlink-time-opt") ||
-                  !strcmp(options[i], "-dlink-time-opt") || !strcmp(options[i], "-gen-lto");
-    if (!wanted) return false;
-    nvrtcResult (*get_size)(nvrtcProgram, size_t *) = (nvrtcResult(*)(nvrtcProgram, size_t *))dlsym(nv->handle, "nvrtcGetLTOIRSize");
-    nvrtcResult (*get)(nvrtcProgram, char *) = (nvrtcResult(*)(nvrtcProgram, char *))dlsym(nv->handle, "nvrtcGetLTOIR");
-    *image = NULL;
-    *size = 0;
-    *result = !get_size || !get ? NVRTC_ERROR_INVALID_INPUT : get_size(nvrtc_program, size);
-    if (*result == NVRTC_SUCCESS && !*size) *result = NVRTC_ERROR_INVALID_INPUT; /* no LTO-IR came out */
-    if (*result == NVRTC_SUCCESS && !(*image = malloc(*size))) *result = NVRTC_ERROR_OUT_OF_MEMORY;
-    if (*result == NVRTC_SUCCESS) *result = get(nvrtc_program, (char *)*image);
-    return true;
 }

@@ -65,12 +65,3 @@ asyncrt_status asyncrt__jitlink_run(const char *const *options, size_t option_co
                                    size_t count, unsigned char **image, size_t *image_size, char **log);
 
 #endif
-
-/* For compile.c: when NVRTC's options ask for LTO-IR (-dlto,
- * --dlink-time-opt, -gen-lto), takes it from the program into *image
- * (malloc'd) with *result NVRTC's answer, and returns true; false leaves
- * everything to the CUBIN or PTX path. (nvrtcGetLTOIR is looked up here,
- * not in NVRTC's table: only linking needs it.) */
-typedef struct asyncrt_nvrtc asyncrt_nvrtc;
-bool asyncrt__jitlink_take_ltoir(const asyncrt_nvrtc *nv, void *nvrtc_program, const char *const *options,
-                                 size_t option_count, unsigned char **image, size_t *size, int *result);
