@@ -6,7 +6,7 @@
 # Usage: tools/check-layers.sh [REPO]   (exit 1 on any violation, listed)
 set -euo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
-layers=(base remote cache context compile link load tensormap ops)
+layers=(base remote cache context compile link load build tensormap ops)
 cd "$repo/runtime"
 rank_of() { local i; for i in "${!layers[@]}"; do [[ ${layers[$i]} == "$1" ]] && { echo "$i"; return; }; done; echo -1; }
 bad=0

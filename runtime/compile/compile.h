@@ -1,5 +1,6 @@
 /* The compile layer's entry points besides asyncrt_program_compile, for the
- * layers above it, batch.c, the compile worker and first-party tools
+ * layers above it (build/: asyncrt_module_build, the batch), the compile
+ * worker and first-party tools
  * (compile.c). */
 #ifndef ASYNCRT_COMPILE_H
 #define ASYNCRT_COMPILE_H

@@ -13,7 +13,6 @@
 #include "codec.h"
 #include "cache_key.h"
 #include "safe_io.h"
-#include "compile_worker.h"
 #include "context.h"
 #include "link_input.h"
 #include "link_jit.h"
@@ -22,6 +21,7 @@
 #include "program.h"
 #include "sha256.h"
 #include "string_list.h"
+#include "worker_process.h"
 
 typedef struct link_input {
     int kind;                /* ASYNCRT_JIT_* */
@@ -379,7 +379,7 @@ static asyncrt_status run_link(asyncrt_link *l, unsigned char **image, size_t *s
     for (size_t i = 0; i < l->count; i++)
         items[i] = (asyncrt_link_item){l->inputs[i].kind, l->inputs[i].name, l->inputs[i].data, l->inputs[i].size};
     char worker[4096], why[4400];
-    asyncrt_status found = asyncrt__compile_worker_find(ctx->settings.compile_worker, worker, sizeof worker, why, sizeof why);
+    asyncrt_status found = asyncrt__worker_find(ctx->settings.compile_worker, worker, sizeof worker, why, sizeof why);
     asyncrt_status s = ASYNCRT_ERROR_IO;
     if (found == ASYNCRT_SUCCESS) {
         char *message = NULL;

@@ -10,11 +10,11 @@
 
 #include "codec.h"
 #include "format.h"
-#include "worker_exchange.h"
+#include "worker_process.h"
 
 #define MAX_ITEMS (1u << 16)
 
-/* u64 length + bytes: cache_codec's writer and reader, as compile_worker.h's protocol. */
+/* u64 length + bytes: codec.h's writer and reader, as build/worker_client.h's protocol. */
 static void put_bytes(asyncrt_writer *w, const void *p, size_t n)
 {
     asyncrt__put_u64(w, n);

@@ -1,12 +1,12 @@
 /* nvJitLink in the compile worker's process (asyncrt-compile-worker, found
- * and trusted as for batches: compile_worker.h). Why not in this process:
+ * and trusted as for batches: base/worker_process.h). Why not in this process:
  * NVRTC 13.0 crashed inside nvrtcCompileProgram in processes that had run
  * nvJitLink's LTO (README, "Images are NVRTC's own"), and nvJitLink 13.0
  * reports some failures only on stderr ("Multiple definition of X", while
  * it returns success), which the worker can read and this library may not.
  *
  * Request (worker's stdin): "ASYNCRTL1", a u64 count and that many options
- * (u64 length + bytes, as compile_worker.h), a u64 count of inputs, each a
+ * (u64 length + bytes, as build/worker_client.h), a u64 count of inputs, each a
  * u64 kind (ASYNCRT_JIT_*), its name and its bytes. Reply (stdout): a line
  * "status N", a u64 image size and the image (0 on failure), then the log
  * to EOF: nvJitLink's info log on success, its error log and what it

@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "safe_io.h"
-#include "compile_worker.h"
+#include "worker_client.h"
+#include "worker_process.h"
 #include "context.h"
 #include "test_support.h"
 

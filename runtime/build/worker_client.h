@@ -1,5 +1,8 @@
-/* Compiles in worker processes. NVRTC 13.0 serialises nvrtcCompileProgram
- * behind one process-wide mutex (seen with gdb: a second thread waits in
+/* The compile worker's client: compiles in worker processes for the batch
+ * (batch.c). The worker program is runtime/worker/worker_main.c; which one
+ * runs, and how one request is exchanged with it, is base/worker_process.h.
+ *
+ * NVRTC 13.0 serialises nvrtcCompileProgram behind one process-wide mutex (seen with gdb: a second thread waits in
  * pthread_mutex_lock inside nvrtcCompileProgram until the first returns), so
  * threads alone do not make a batch of cache misses faster. A batch with
  * several misses therefore runs each miss in a fresh asyncrt-compile-worker
@@ -13,26 +16,17 @@
  * compile, falls back to compiling here, and what is returned always comes
  * through this process's own cache checks.
  *
- * Which worker runs (asyncrt__compile_worker_find): the one the user names
- * in $ASYNCRT_COMPILE_WORKER, else the installed one, found relative to the
- * file that holds this code: libasyncrt.so's folder (<prefix>/lib ->
- * <prefix>/libexec/asyncrt/), or, where the library is linked statically
- * into a program, that program's folder (<prefix>/bin -> the same), so an
- * installed prefix can be moved. Either way it must pass
- * asyncrt__trusted_executable; a build tree's worker runs only when named.
- *
  * Request (worker's stdin): "ASYNCRTW4", then fields as u64 little-endian
  * length + bytes: the parent's cache key (32 bytes), the cache directory's
- * name (for messages),
- * source_name, source, arch, std, then a u64 of flags (ASYNCRT_WORKER_*), then for
+ * name (for messages), source_name, source, arch, std, then a u64 of flags (ASYNCRT_WORKER_*), then for
  * headers (name, content pairs), include_dirs, defines, options and
  * name_expressions a u64 count and the strings, then with the BUNDLE flag
  * the bundle's bytes (u64 length + bytes): every field of
  * asyncrt_compile_options. Reply (stdout): a line "status N", then the
  * failure's message up to EOF; or, when the key the worker computes differs
  * from the parent's (it then compiles nothing), a line "mismatch HEX". */
-#ifndef ASYNCRT_COMPILE_WORKER_H
-#define ASYNCRT_COMPILE_WORKER_H
+#ifndef ASYNCRT_WORKER_CLIENT_H
+#define ASYNCRT_WORKER_CLIENT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,14 +38,6 @@
 enum { ASYNCRT_WORKER_STD_GIVEN = 1, ASYNCRT_WORKER_NO_STD_HEADERS = 2, ASYNCRT_WORKER_NO_DEFAULT_DEVICE = 4,
        ASYNCRT_WORKER_BUNDLE = 8, ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE = 16, /* BUNDLE: its bytes follow, u64-sized */
        ASYNCRT_WORKER_SHARED_CACHE = 32 };                                  /* the directory is a shared cache */
-
-/* The worker to run (see above), its real path in `path`; `named` is the
- * ASYNCRT_COMPILE_WORKER setting (NULL when unset). SUCCESS when it
- * may run; NOT_FOUND when there is none to run (ASYNCRT_COMPILE_WORKER=0,
- * or none installed beside this code); ERROR_IO when the one named or
- * installed was refused (not there, or writable by others). `why` says
- * which, and where it looked. */
-asyncrt_status asyncrt__compile_worker_find(const char *named, char *path, size_t size, char *why, size_t why_size);
 
 /* Runs one compile in a worker process, into the cache directory cache_fd
  * (a usable one: asyncrt__cache_dir_fd's, shared or not, named cache_name).

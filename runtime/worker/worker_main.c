@@ -1,5 +1,5 @@
 /* asyncrt-compile-worker: one compile per process, for asyncrt_build_batch
- * (see runtime/compile/compile_worker.h for why and for the protocol). Reads the
+ * (see runtime/build/worker_client.h for why and for the protocol). Reads the
  * request from stdin; when the cache key it computes for it is the parent's,
  * compiles it with asyncrt_program_compile into the cache directory the
  * parent opened (its descriptor, ASYNCRT_WORKER_PASSED_FD here, checked
@@ -15,11 +15,11 @@
 
 #include "asyncrt/asyncrt.h"
 #include "safe_io.h"
-#include "compile_worker.h"
+#include "worker_client.h"
 #include "context_internal.h" /* asyncrt__context_adopt_cache_dir */
 #include "link_worker.h"
 #include "sha256.h"
-#include "worker_exchange.h" /* ASYNCRT_WORKER_PASSED_FD */
+#include "worker_process.h" /* ASYNCRT_WORKER_PASSED_FD */
 
 #define MAGIC ASYNCRT_WORKER_MAGIC
 #define MAX_ITEMS (1u << 16)

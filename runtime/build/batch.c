@@ -2,7 +2,7 @@
  * kernel's compile is ~90% header parsing on one core, so a batch should
  * scale with cores; but NVRTC 13.0 runs one nvrtcCompileProgram at a time
  * per process, so cache misses go to worker processes when there are
- * several (compile_worker.h) and everything else runs on threads:
+ * several (worker_client.h) and everything else runs on threads:
  *   1. look every distinct request up in the cache (threads);
  *   2. compile the misses, one per distinct cache key, in workers that store
  *      into the same disk cache;
@@ -12,7 +12,7 @@
  *      compile is); then load.
  * Workers run only with a usable disk cache (they hand results over through
  * it: the descriptor this process checked, never its name) and only the one
- * asyncrt__compile_worker_find accepts. */
+ * asyncrt__worker_find accepts (base/worker_process.h). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +21,13 @@
 #include "arch.h"
 #include "cache.h"
 #include "compile.h"
-#include "compile_worker.h"
+#include "worker_client.h"
 #include "context.h"
 #include "program.h"
 #include "sha256.h"
 #include "target.h"
 #include "thread_pool.h"
+#include "worker_process.h"
 
 /* What happened to one distinct request before its final compile. */
 typedef struct lead_state {
@@ -159,7 +160,7 @@ static void compile_in_worker(void *arg, size_t index)
 static bool find_worker(batch *b)
 {
     char why[PATH_MAX + 512];
-    asyncrt_status s = asyncrt__compile_worker_find(b->ctx->settings.compile_worker, b->worker, sizeof b->worker, why,
+    asyncrt_status s = asyncrt__worker_find(b->ctx->settings.compile_worker, b->worker, sizeof b->worker, why,
                                                    sizeof why);
     if (s == ASYNCRT_SUCCESS) return true;
     b->worker[0] = '\0';

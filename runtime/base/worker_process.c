@@ -1,9 +1,12 @@
-#include "worker_exchange.h"
+/* Worker processes (worker_process.h): which program, and one exchange with it. */
+#include "worker_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,6 +16,56 @@
 #include "codec.h"
 #include "format.h"
 #include "nvrtc_loader.h"
+#include "safe_io.h"
+#include "self_file.h"
+
+/* From CMake's install directories (runtime/CMakeLists.txt). */
+#ifndef ASYNCRT_WORKER_FROM_LIBDIR
+#define ASYNCRT_WORKER_FROM_LIBDIR "../libexec/asyncrt/asyncrt-compile-worker"
+#endif
+#ifndef ASYNCRT_WORKER_FROM_BINDIR
+#define ASYNCRT_WORKER_FROM_BINDIR "../libexec/asyncrt/asyncrt-compile-worker"
+#endif
+
+/* Where the installed worker would be: relative to libasyncrt.so, or to the
+ * program when the library is linked into it (self_file.h). */
+static bool installed_worker(char *out, size_t size)
+{
+    char self[PATH_MAX];
+    bool in_program = false;
+    if (!asyncrt__self_file(self, sizeof self, &in_program)) return false;
+    const char *relative = in_program ? ASYNCRT_WORKER_FROM_BINDIR : ASYNCRT_WORKER_FROM_LIBDIR;
+    char *slash = strrchr(self, '/');
+    if (!slash) return false;
+    *slash = '\0';
+    int n = snprintf(out, size, "%s/%s", self, relative);
+    return n > 0 && (size_t)n < size;
+}
+
+asyncrt_status asyncrt__worker_find(const char *named, char *path, size_t size, char *why, size_t why_size)
+{
+    const char *env = named;
+    char installed[PATH_MAX], reason[PATH_MAX + 256];
+    if (env && strcmp(env, "0") == 0) {
+        snprintf(why, why_size, "ASYNCRT_COMPILE_WORKER=0");
+        return ASYNCRT_ERROR_NOT_FOUND;
+    }
+    if (!env || !*env) {
+        if (!installed_worker(installed, sizeof installed)) {
+            snprintf(why, why_size, "cannot tell where this library lies, so no installed worker");
+            return ASYNCRT_ERROR_NOT_FOUND;
+        }
+        if (access(installed, F_OK) != 0) {
+            snprintf(why, why_size, "no worker installed at %s (ASYNCRT_COMPILE_WORKER names one)", installed);
+            return ASYNCRT_ERROR_NOT_FOUND;
+        }
+        env = installed;
+    }
+    if (asyncrt__trusted_executable(env, path, size, reason, sizeof reason)) return ASYNCRT_SUCCESS;
+    snprintf(why, why_size, "%s%s refused: %s", env == installed ? "the installed worker " : "ASYNCRT_COMPILE_WORKER=",
+             env, reason);
+    return ASYNCRT_ERROR_IO;
+}
 
 extern char **environ;
 
