@@ -1,7 +1,6 @@
-/* The compile layer's entry points besides asyncrt_program_compile, for the
- * layers above it (build/: asyncrt_module_build, the batch), the compile
- * worker and first-party tools
- * (compile.c). */
+/* The compile layer's entry points besides asyncrt_program_compile
+ * (compile.c), for the layers above it (build/: asyncrt_module_build, the
+ * batch; ops/), the compile worker and first-party tools. */
 #ifndef ASYNCRT_COMPILE_H
 #define ASYNCRT_COMPILE_H
 
