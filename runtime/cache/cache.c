@@ -2,17 +2,13 @@
  * over the tiers (cache_tiers.h). */
 #include "cache.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache_tiers.h"
 #include "remote_tally.h"
 #include "remote_tier.h"
-
-void asyncrt__cache_count(asyncrt_cache *c, int which, uint64_t n)
-{
-    __atomic_fetch_add(&c->counters[which], n, __ATOMIC_RELAXED);
-}
 
 asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag)
 {
@@ -101,14 +97,17 @@ void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
                                  v[C_REJECTED]};
 }
 
-void asyncrt__cache_entry_free(asyncrt_cache_entry *e)
-{
-    free(e->payload);
-    e->payload = NULL;
-    e->size = 0;
-}
-
 /* ---- lookup, lease, store ------------------------------------------------ */
+
+/* Memory and disk, and the count of a store: where a compile's result and a
+ * remote hit are both installed. deps->result_key is the entry's key. */
+static void install(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
+                    const unsigned char *payload, size_t size)
+{
+    asyncrt__memory_remember(c, key1, deps, payload, size);
+    asyncrt__cache_count(c, C_STORES, 1);
+    asyncrt__disk_store(c, key1, deps, payload, size);
+}
 
 /* Lets this process's claim go; the lease is release's. */
 static void unclaim(asyncrt_cache *c, asyncrt_cache_claim *claim)
@@ -128,17 +127,20 @@ bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cac
         asyncrt__claims_enter(c->claims, key1);
         claim->held = true;
     }
+    asyncrt_dep_set set = {0};
     bool found = asyncrt__memory_find(c, key1, out);
     if (found) {
         asyncrt__cache_count(c, C_MEMORY_HITS, 1);
     } else {
-        asyncrt_dep_set set = {0};
         found = asyncrt__disk_find(c, key1, &set, out);
         if (found) asyncrt__memory_remember(c, key1, &set, out->payload, out->size);
-        asyncrt__dep_set_free(&set);
         asyncrt__cache_count(c, found ? C_DISK_HITS : C_MISSES, 1);
     }
-    if (!found && tiers == ASYNCRT_TIERS_ALL) found = asyncrt__remote_tier_find(c, c->remote, key1, out);
+    if (!found && tiers == ASYNCRT_TIERS_ALL && asyncrt__remote_tier_find(c->diag, c->remote, key1, out, &set)) {
+        install(c, key1, &set, out->payload, out->size); /* through the local tiers' own checks */
+        found = true;
+    }
+    asyncrt__dep_set_free(&set);
     if (found) unclaim(c, claim);
     return found;
 }
@@ -147,24 +149,21 @@ bool asyncrt__cache_lease(asyncrt_cache *c, asyncrt_cache_claim *claim, asyncrt_
 {
     *out = (asyncrt_cache_entry){0};
     if (!c || !claim->held) return false;
-    return asyncrt__remote_tier_claim(c, c->remote, claim->key1, &claim->leased, out);
+    asyncrt_dep_set set = {0};
+    bool found = asyncrt__remote_tier_claim(c->diag, c->remote, claim->key1, &claim->leased, out, &set);
+    if (found) install(c, claim->key1, &set, out->payload, out->size);
+    asyncrt__dep_set_free(&set);
+    return found;
 }
 
-void asyncrt__cache_install(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                            const unsigned char *payload, size_t size)
-{
-    asyncrt__memory_remember(c, key1, deps, payload, size);
-    asyncrt__cache_count(c, C_STORES, 1);
-    asyncrt__disk_store(c, key1, deps, payload, size);
-}
 
 void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
                           const asyncrt_dep_set *deps, const unsigned char *payload, size_t size,
                           asyncrt_cache_claim *claim)
 {
     if (c && c->enabled) {
-        asyncrt__cache_install(c, key1, deps, payload, size);
-        if (tiers == ASYNCRT_TIERS_ALL) asyncrt__remote_tier_store(c, c->remote, key1, deps, payload, size);
+        install(c, key1, deps, payload, size);
+        if (tiers == ASYNCRT_TIERS_ALL) asyncrt__remote_tier_store(c->diag, c->remote, key1, deps, payload, size);
     }
     asyncrt__cache_release(c, claim);
 }
@@ -214,8 +213,51 @@ bool asyncrt__cache_remote_push(asyncrt_cache *c, const uint8_t key1[32], const 
     return asyncrt__remote_tier_push(c->remote, key1, deps, payload, size, kept, why, why_size);
 }
 
+/* asyncrt-cache pull: every value of one shard fetched and installed;
+ * counts: installed, refused, stale. */
+static bool pull_shard(asyncrt_cache *c, asyncrt_remote *r, size_t i, size_t counts[3], char *why, size_t why_size)
+{
+    unsigned long long cursor = 0;
+    size_t rounds = 0;
+    do {
+        asyncrt_remote_key *keys;
+        size_t n;
+        if (!asyncrt__remote_scan(r, i, &cursor, &rounds, &keys, &n, why, why_size)) return false;
+        bool failed = false;
+        for (size_t k = 0; k < n && !failed; k++) {
+            asyncrt_cache_entry e = {0};
+            char err[256];
+            asyncrt_dep_set set = {0};
+            asyncrt_tier_got g = keys[k].valid ? asyncrt__remote_tier_fetch(c->diag, r, keys[k].key1, false, &e, &set, err)
+                                               : ASYNCRT_TIER_BAD;
+            if (g == ASYNCRT_TIER_FOUND) install(c, keys[k].key1, &set, e.payload, e.size);
+            if (g == ASYNCRT_TIER_ERROR) { /* the server failed: no value was refused, and the rest would fail too */
+                char name[ASYNCRT_REMOTE_NAME_SIZE];
+                asyncrt__remote_name(r, "v", keys[k].key1, name);
+                snprintf(why, why_size, "the value %.100s: %s", name, err);
+                failed = true;
+            } else {
+                counts[g == ASYNCRT_TIER_FOUND ? 0 : g == ASYNCRT_TIER_STALE ? 2 : 1] += g != ASYNCRT_TIER_NOTHING;
+            }
+            if (g == ASYNCRT_TIER_FOUND) /* taken from the remote, as a lookup's hit */
+                asyncrt__remote_count(r, ASYNCRT_RC_HITS, 1);
+            asyncrt__dep_set_free(&set);
+            asyncrt__cache_entry_free(&e);
+        }
+        free(keys);
+        if (failed) return false;
+    } while (cursor != 0);
+    return true;
+}
+
 bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale, char *why,
                                 size_t why_size)
 {
-    return asyncrt__remote_tier_pull(c, c->remote, installed, refused, stale, why, why_size);
+    asyncrt_remote *r = c->remote;
+    size_t counts[3] = {0};
+    bool ok = asyncrt__remote_usable(r);
+    if (!ok) snprintf(why, why_size, "no usable remote cache");
+    for (size_t i = 0; ok && i < asyncrt__remote_shard_count(r); i++) ok = pull_shard(c, r, i, counts, why, why_size);
+    *installed = counts[0], *refused = counts[1], *stale = counts[2];
+    return ok;
 }

@@ -38,12 +38,10 @@ struct asyncrt_cache {
     asyncrt_remote *remote;        /* the remote tier's client, NULL when none (remote_tier.h) */
 };
 
-void asyncrt__cache_count(asyncrt_cache *c, int which, uint64_t n);
-
-/* Memory and disk, and the count of a store: where a compile's result and a
- * remote hit are both installed. deps->result_key is the entry's key. */
-void asyncrt__cache_install(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
-                            const unsigned char *payload, size_t size);
+static inline void asyncrt__cache_count(asyncrt_cache *c, int which, uint64_t n)
+{
+    __atomic_fetch_add(&c->counters[which], n, __ATOMIC_RELAXED);
+}
 
 /* memory.c: the entry remembered for key1 whose set still holds, copied;
  * remember copies deps and payload (nothing when out of memory); forget drops

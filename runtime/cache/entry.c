@@ -11,6 +11,13 @@
 #define ENTRY_MAGIC ASYNCRT_ENTRY_MAGIC
 #define ENTRY_FORMAT ASYNCRT_ENTRY_FORMAT
 
+void asyncrt__cache_entry_free(asyncrt_cache_entry *e)
+{
+    free(e->payload);
+    e->payload = NULL;
+    e->size = 0;
+}
+
 unsigned char *asyncrt__cache_entry_seal(const unsigned char *payload, size_t size, const uint8_t key2[32],
                                    const uint8_t *mac_key, size_t *sealed_size)
 {
