@@ -1,6 +1,7 @@
 #include "remote_config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,16 @@ void asyncrt__remote_config_free(asyncrt_remote_config *c)
     *c = (asyncrt_remote_config){0};
 }
 
-#define FAIL(...) (snprintf(why, why_size, __VA_ARGS__), false)
+/* Says why (into why) and returns false: every refusal here goes this way. */
+__attribute__((format(printf, 3, 4))) static bool fail(char *why, size_t why_size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return false;
+}
+#define FAIL(...) fail(why, why_size, __VA_ARGS__)
 
 /* redis+unix:/path[?db=N] or redis+unix:///path[?db=N]. */
 static bool parse_unix(const char *rest, asyncrt_remote_server *s, char *why, size_t why_size)

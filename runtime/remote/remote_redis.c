@@ -115,7 +115,10 @@ static bool ok_command(asyncrt_redis *r, int argc, const char **argv, double dea
 {
     asyncrt_resp reply;
     if (command(r, argc, argv, NULL, &small_reply, deadline, &reply, why, why_size) != ASYNCRT_REDIS_OK) return false;
-    if (reply.type != ASYNCRT_RESP_STATUS) return wrong_type(&reply, argv[0], "+OK", why, why_size), false;
+    if (reply.type != ASYNCRT_RESP_STATUS) {
+        wrong_type(&reply, argv[0], "+OK", why, why_size);
+        return false;
+    }
     asyncrt__resp_free(&reply);
     return true;
 }
@@ -279,7 +282,10 @@ static const char *scan_refusal(const asyncrt_resp *reply, const char *prefix, u
     size_t n = strlen(prefix);
     for (size_t i = 0; i < reply->elements[1].count; i++) {
         const asyncrt_resp *k = &reply->elements[1].elements[i];
-        if (k->type != ASYNCRT_RESP_BULK) return describe(k, bad, bad_size), "a name that is not a bulk string";
+        if (k->type != ASYNCRT_RESP_BULK) {
+            describe(k, bad, bad_size);
+            return "a name that is not a bulk string";
+        }
         if (k->len > n && strncmp(k->str, prefix, n) == 0 && !memchr(k->str, 0, k->len)) continue;
         describe(k, bad, bad_size);
         return "a name not under the prefix asked for (or no longer than it, or with a NUL byte)";
@@ -334,14 +340,16 @@ asyncrt_redis_result asyncrt__redis_get(asyncrt_redis *r, const char *key, size_
 {
     (void)r, (void)key, (void)max, (void)deadline, (void)too_big;
     *value = NULL, *size = 0;
-    return asyncrt__redis_available(why, why_size), ASYNCRT_REDIS_ERROR;
+    asyncrt__redis_available(why, why_size); /* says why */
+    return ASYNCRT_REDIS_ERROR;
 }
 
 asyncrt_redis_result asyncrt__redis_set(asyncrt_redis *r, const char *key, const void *value, size_t size, bool nx,
                                        long ttl_ms, double deadline, char *why, size_t why_size)
 {
     (void)r, (void)key, (void)value, (void)size, (void)nx, (void)ttl_ms, (void)deadline;
-    return asyncrt__redis_available(why, why_size), ASYNCRT_REDIS_ERROR;
+    asyncrt__redis_available(why, why_size); /* says why */
+    return ASYNCRT_REDIS_ERROR;
 }
 
 asyncrt_redis_result asyncrt__redis_replace_if(asyncrt_redis *r, const char *key, const void *value, size_t size,
@@ -349,14 +357,16 @@ asyncrt_redis_result asyncrt__redis_replace_if(asyncrt_redis *r, const char *key
                                               size_t why_size)
 {
     (void)r, (void)key, (void)value, (void)size, (void)head, (void)head_size, (void)deadline;
-    return asyncrt__redis_available(why, why_size), ASYNCRT_REDIS_ERROR;
+    asyncrt__redis_available(why, why_size); /* says why */
+    return ASYNCRT_REDIS_ERROR;
 }
 
 asyncrt_redis_result asyncrt__redis_del_if(asyncrt_redis *r, const char *key, const char *token, double deadline,
                                           char *why, size_t why_size)
 {
     (void)r, (void)key, (void)token, (void)deadline;
-    return asyncrt__redis_available(why, why_size), ASYNCRT_REDIS_ERROR;
+    asyncrt__redis_available(why, why_size); /* says why */
+    return ASYNCRT_REDIS_ERROR;
 }
 
 asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *cursor, const char *match,
@@ -364,7 +374,8 @@ asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *c
 {
     (void)r, (void)cursor, (void)match, (void)deadline;
     *keys = NULL, *count = 0;
-    return asyncrt__redis_available(why, why_size), ASYNCRT_REDIS_ERROR;
+    asyncrt__redis_available(why, why_size); /* says why */
+    return ASYNCRT_REDIS_ERROR;
 }
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,17 @@
 
 #define MAX_ARGS 8
 
-#define FAIL(status, ...) (snprintf(why, why_size, __VA_ARGS__), (status))
+/* Says why (into why) and returns status: every failure here goes this way. */
+__attribute__((format(printf, 4, 5))) static asyncrt_resp_status fail(char *why, size_t why_size,
+                                                                      asyncrt_resp_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return status;
+}
+#define FAIL(status, ...) fail(why, why_size, (status), __VA_ARGS__)
 
 /* Until fd is ready for `events` or the deadline passes. */
 static asyncrt_resp_status wait_for(int fd, short events, double deadline, char *why, size_t why_size)
@@ -74,7 +85,10 @@ static asyncrt_resp_status receive(asyncrt_resp_conn *c, unsigned char *dst, siz
 {
     for (;;) {
         ssize_t n = recv(c->fd, dst, cap, MSG_DONTWAIT);
-        if (n > 0) return *got = (size_t)n, ASYNCRT_RESP_OK;
+        if (n > 0) {
+            *got = (size_t)n;
+            return ASYNCRT_RESP_OK;
+        }
         if (n == 0) return FAIL(ASYNCRT_RESP_IO, "the server closed the connection");
         asyncrt_resp_status s = ASYNCRT_RESP_OK;
         if (errno == EAGAIN || errno == EWOULDBLOCK) s = wait_for(c->fd, POLLIN, deadline, why, why_size);
@@ -153,8 +167,8 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
                                       double deadline, asyncrt_resp *out, char *why, size_t why_size)
 {
     *out = (asyncrt_resp){0};
-    char *line, shown[41];
-    size_t len;
+    char *line = NULL, shown[41];
+    size_t len = 0;
     asyncrt_resp_status s = read_line(c, deadline, &line, &len, why, why_size);
     if (s != ASYNCRT_RESP_OK) return s;
     if (len == 0) return FAIL(ASYNCRT_RESP_PROTOCOL, "an empty reply line");
@@ -176,8 +190,15 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
     if (!parse_number(line + 1, len - 1, &n))
         return FAIL(ASYNCRT_RESP_PROTOCOL, "'%c' followed by \"%s\", not a number of 1 to 18 digits", kind,
                     asyncrt__resp_printable(line + 1, len - 1, shown, sizeof shown));
-    if (kind == ':') return out->type = ASYNCRT_RESP_INTEGER, out->integer = n, ASYNCRT_RESP_OK;
-    if (n == -1) return out->type = ASYNCRT_RESP_NIL, ASYNCRT_RESP_OK;
+    if (kind == ':') {
+        out->type = ASYNCRT_RESP_INTEGER;
+        out->integer = n;
+        return ASYNCRT_RESP_OK;
+    }
+    if (n == -1) {
+        out->type = ASYNCRT_RESP_NIL;
+        return ASYNCRT_RESP_OK;
+    }
     if (n < -1) return FAIL(ASYNCRT_RESP_PROTOCOL, "a length of %lld", n);
     if (kind == '$') { /* the declared length is checked before a byte of it is buffered */
         if ((unsigned long long)n > lim->max_bulk)
@@ -211,8 +232,10 @@ static asyncrt_resp_status read_reply(asyncrt_resp_conn *c, const asyncrt_resp_l
     if (n && !(out->elements = calloc((size_t)n, sizeof *out->elements)))
         return FAIL(ASYNCRT_RESP_PROTOCOL, "out of memory for %lld elements", n);
     for (; out->count < (size_t)n; out->count++)
-        if ((s = read_reply(c, lim, depth + 1, left, deadline, &out->elements[out->count], why, why_size)))
-            return out->count++, s; /* the failed one may hold a partial string: freed with the rest */
+        if ((s = read_reply(c, lim, depth + 1, left, deadline, &out->elements[out->count], why, why_size))) {
+            out->count++; /* the failed one may hold a partial string: freed with the rest */
+            return s;
+        }
     return ASYNCRT_RESP_OK;
 }
 

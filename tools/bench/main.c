@@ -240,7 +240,10 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
     asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return fprintf(stderr, "asyncrt-bench: out of memory\n"), 1;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "asyncrt-bench: out of memory\n");
+        return 1;
+    }
     asyncrt_status s = asyncrt_context_open_device(ctx, o.device);
     if (s != ASYNCRT_SUCCESS) {
         /* The library's message already says "no CUDA driver" or "no device N". */
