@@ -35,7 +35,7 @@ asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module 
     if (!desc) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the description is NULL", m->name);
     ASYNCRT_TRY(m->check(ctx, desc));
     asyncrt_dispatch_op ranking;
-    asyncrt_map_path wanted, path;
+    asyncrt_op_path wanted, path;
     const char *arch_text;
     m->wants(desc, &ranking, &wanted, &arch_text);
     asyncrt_arch arch;

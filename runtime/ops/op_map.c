@@ -76,7 +76,7 @@ size_t asyncrt_dtype_size(asyncrt_dtype dtype)
     return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].size : 0;
 }
 
-asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->base.path; }
+asyncrt_op_path asyncrt_map_path_of(const asyncrt_map *map) { return map->base.path; }
 const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->base.program; }
 const char *asyncrt_map_source(const asyncrt_map *map) { return map->base.source; }
 size_t asyncrt_map_tile_elements(const asyncrt_map *map) { return (size_t)map->tile * map->pack; }
@@ -254,7 +254,7 @@ static char *generate(const asyncrt_op *op, const void *desc)
     const asyncrt_map *m = (const asyncrt_map *)op;
     size_t pack = m->pack, in_vec_total = m->in_vec_total, out_vec_total = m->out_vec_total;
     const size_t *in_vecs = m->in_vecs, *out_vecs = m->out_vecs;
-    const char *template = asyncrt_map_path_name(op->path); /* map_<path>.cuh */
+    const char *template = asyncrt_op_path_name(op->path); /* map_<path>.cuh */
     strbuf b = {0};
     size_t pointers = d->input_count + d->output_count;
     size_t scalar_slots = d->scalar_count ? d->scalar_count : 1;
@@ -363,7 +363,7 @@ static asyncrt_status check(asyncrt_context *ctx, const void *desc)
     return ASYNCRT_SUCCESS;
 }
 
-static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_map_path *path, const char **arch)
+static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_op_path *path, const char **arch)
 {
     const asyncrt_map_desc *d = desc;
     *ranking = ASYNCRT_DISPATCH_MAP;
@@ -383,7 +383,7 @@ static void report(const asyncrt_op *op, const char *arch_name)
 {
     const asyncrt_map *m = (const asyncrt_map *)op;
     asyncrt__log(op->ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
-                "grid <= %u, store %u, %s", asyncrt_map_path_name(op->path), arch_name, m->pack, m->tile, m->stages,
+                "grid <= %u, store %u, %s", asyncrt_op_path_name(op->path), arch_name, m->pack, m->tile, m->stages,
                 m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
 }
 

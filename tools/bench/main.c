@@ -56,7 +56,7 @@ typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
 typedef struct options {
     size_t sizes_mib[MAX_SIZES];
     size_t size_count;
-    bool paths[4]; /* indexed by asyncrt_map_path */
+    bool paths[4]; /* indexed by asyncrt_op_path */
     bool paths_given;
     bench_settings settings;
     int device;
@@ -214,7 +214,7 @@ static void print_rows(const options *o, const asyncrt_device_info *dev, const r
 
 /* ---- the run ------------------------------------------------------------- */
 
-static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_map_path path, bool two_inputs)
+static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_op_path path, bool two_inputs)
 {
     static const asyncrt_map_arg in[] = {{"x", ASYNCRT_F32}, {"z", ASYNCRT_F32}}, out = {"y", ASYNCRT_F32};
     static const asyncrt_map_arg sc[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
@@ -223,7 +223,7 @@ static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_map_path path, bool t
                           .expression = two_inputs ? "y = a * x + z;" : "y = a * x + b;", .path = path};
     asyncrt_map *m = NULL;
     if (asyncrt_map_create(ctx, &d, &m) != ASYNCRT_SUCCESS) {
-        fprintf(stderr, "asyncrt-bench: map (%s path): %s\n", asyncrt_map_path_name(path),
+        fprintf(stderr, "asyncrt-bench: map (%s path): %s\n", asyncrt_op_path_name(path),
                 asyncrt_context_last_error(ctx));
         return NULL;
     }
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
     asyncrt_map *maps[4][2] = {{NULL}};
     for (int p = ASYNCRT_PATH_TMA; p <= ASYNCRT_PATH_PLAIN; p++)
         for (int two = 0; two < 2 && o.paths[p]; two++)
-            if (!(maps[p][two] = make_map(ctx, (asyncrt_map_path)p, two))) rc = EXIT_FAILED;
+            if (!(maps[p][two] = make_map(ctx, (asyncrt_op_path)p, two))) rc = EXIT_FAILED;
 
     size_t largest = 0;
     for (size_t i = 0; i < o.size_count; i++) largest = o.sizes_mib[i] > largest ? o.sizes_mib[i] : largest;
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
             for (int two = 0; !s && two < 2 && maps[p][two]; two++) {
                 if ((s = bench_map(ctx, &o.settings, maps[p][two], n, ins, &y, scalars, &ms))) break;
                 double gbs = (two ? 3.0 : 2.0) * bytes / (ms * 1e6);
-                rows[count++] = (row){two ? "a*x+z" : "a*x+b", asyncrt_map_path_name((asyncrt_map_path)p),
+                rows[count++] = (row){two ? "a*x+z" : "a*x+b", asyncrt_op_path_name((asyncrt_op_path)p),
                                       o.sizes_mib[i], ms, gbs, 100.0 * gbs / ceiling};
             }
     }

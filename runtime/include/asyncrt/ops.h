@@ -36,14 +36,20 @@ ASYNCRT_EXTERN const char *asyncrt_dtype_name(asyncrt_dtype dtype);
 /* Bytes per element; 0 for an unknown value. */
 ASYNCRT_EXTERN size_t asyncrt_dtype_size(asyncrt_dtype dtype);
 
-typedef enum asyncrt_map_path {
+/* The path an op runs: the map's, and the tile ops' (tile_ops.h). */
+typedef enum asyncrt_op_path {
     ASYNCRT_PATH_AUTO = 0, /* $ASYNCRT_PATH, else the fastest measured (README: "Which path an op takes") */
     ASYNCRT_PATH_TMA,      /* cp.async.bulk into mbarrier-completed stages (sm_90+) */
     ASYNCRT_PATH_LDGSTS,   /* multi-stage cp.async pipeline (sm_80+) */
     ASYNCRT_PATH_PLAIN     /* 16-byte vector loads and stores (any arch) */
-} asyncrt_map_path;
+} asyncrt_op_path;
+/* Its name from when the map was the only op that took it: code written
+ * against it compiles unchanged. */
+typedef asyncrt_op_path asyncrt_map_path;
 
 /* "auto", "tma", "ldgsts", "plain"; NULL for an unknown value. */
+ASYNCRT_EXTERN const char *asyncrt_op_path_name(asyncrt_op_path path);
+/* The same, under its earlier name. */
 ASYNCRT_EXTERN const char *asyncrt_map_path_name(asyncrt_map_path path);
 
 typedef struct asyncrt_map_arg {
@@ -62,7 +68,7 @@ typedef struct asyncrt_map_desc {
     /* ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH (tma|ldgsts|plain) or the
      * dispatcher decide; any other value forces that path. A path the target or the
      * device cannot run gives ASYNCRT_ERROR_UNSUPPORTED. */
-    asyncrt_map_path path;
+    asyncrt_op_path path;
     /* NULL or "auto": the open device's target. Otherwise e.g. "sm_90" or
      * "compute_80". Without an open device the map is compiled but cannot be
      * launched: that needs an explicit arch. With a device open, a target
@@ -82,7 +88,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asy
 ASYNCRT_EXTERN void asyncrt_map_destroy(asyncrt_map *map); /* NULL is fine */
 
 /* The path the map runs, never ASYNCRT_PATH_AUTO. */
-ASYNCRT_EXTERN asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map);
+ASYNCRT_EXTERN asyncrt_op_path asyncrt_map_path_of(const asyncrt_map *map);
 /* The compiled program (its PTX or CUBIN), owned by the map. */
 ASYNCRT_EXTERN const asyncrt_program *asyncrt_map_program(const asyncrt_map *map);
 /* The generated CUDA source, owned by the map. */
