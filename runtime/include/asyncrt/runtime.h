@@ -20,11 +20,8 @@
  * for). A module with its kernels, a program and a timer are each used by one
  * thread at a time (different modules from different threads is fine).
  *
- * Last error: each thread has its own message per context. A failing call
- * replaces the calling thread's message only; asyncrt_context_last_error
- * returns the calling thread's, valid until that thread's next failure on the
- * context or the context's destruction (a thread's message is kept until then;
- * asyncrt_build_batch's own threads drop theirs when they end). */
+ * Last error: one message per thread per context; asyncrt_context_last_error
+ * says what it holds and how long. */
 #ifndef ASYNCRT_RUNTIME_H
 #define ASYNCRT_RUNTIME_H
 
@@ -64,10 +61,14 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_create(asyncrt_context **out);
 ASYNCRT_EXTERN void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
 
-/* The details of the last failure on this context. Each public call that
- * can fail clears it on entry, so it describes the most recent such call:
- * its failure, or "" after it succeeded. Valid until the next call on the
- * context. */
+/* The calling thread's message about its most recent call on ctx that can
+ * fail: that call's failure (the failing call, the CUresult name, NVRTC's or
+ * the JIT's log), or "" when it succeeded, since each such call clears the
+ * thread's message on entry. Each thread has its own: another thread's
+ * calls never change it. The string stays valid until this thread's next
+ * failure on ctx or ctx's destruction (asyncrt_build_batch's own threads
+ * drop theirs when they end); a call that succeeds leaves it valid, and "".
+ * Never NULL ("" for a NULL ctx). */
 ASYNCRT_EXTERN const char *asyncrt_context_last_error(const asyncrt_context *ctx);
 
 /* 0 = quiet (default), 1 = info, 2 = debug. Messages go to stderr. */
