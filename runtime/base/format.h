@@ -14,5 +14,9 @@ char *asyncrt__vformat(const char *fmt, va_list ap);
  * prove it fits. */
 #include <stddef.h>
 void asyncrt__say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* asyncrt__say, then false: a refusal as one statement,
+ * `return asyncrt__refuse(why, why_size, "...", ...);`. */
+#include <stdbool.h>
+bool asyncrt__refuse(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

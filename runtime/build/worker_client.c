@@ -6,51 +6,18 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "codec.h"
 #include "format.h"
 #include "sha256.h"
 #include "worker_process.h"
 
-typedef struct buffer {
-    char *data;
-    size_t size, cap;
-    bool failed;
-} buffer;
+/* The request's fields: codec.h's writer (u64 little-endian lengths, on the
+ * little-endian hosts asyncrt runs on), a NULL string sent as "". */
+static void put_str(asyncrt_writer *b, const char *s) { asyncrt__put_str(b, s ? s : ""); }
 
-static void put(buffer *b, const void *src, size_t n)
+static void put_list(asyncrt_writer *b, const char *const *items, size_t count)
 {
-    if (b->failed) return;
-    if (b->size + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->size + n) cap *= 2;
-        char *grown = realloc(b->data, cap);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, src, n);
-    b->size += n;
-}
-
-static void put_u64(buffer *b, uint64_t v)
-{
-    unsigned char le[8];
-    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(v >> (8 * i));
-    put(b, le, 8);
-}
-
-static void put_str(buffer *b, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    put_u64(b, n);
-    put(b, s ? s : "", n);
-}
-
-static void put_list(buffer *b, const char *const *items, size_t count)
-{
-    put_u64(b, count);
+    asyncrt__put_u64(b, count);
     for (size_t i = 0; i < count; i++) put_str(b, items[i]);
 }
 
@@ -59,24 +26,24 @@ static void put_list(buffer *b, const char *const *items, size_t count)
 _Static_assert(sizeof(asyncrt_compile_options) == 15 * sizeof(void *), /* 13 pointers and counts, 3 bools */
                "asyncrt_compile_options changed: send the new field to the compile worker");
 
-static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_name, bool shared,
+static bool encode_request(asyncrt_writer *b, const uint8_t key[32], const char *cache_name, bool shared,
                            const char *source_name, const char *source, const asyncrt_compile_options *o,
                            const char *arch)
 {
-    put(b, ASYNCRT_WORKER_MAGIC, strlen(ASYNCRT_WORKER_MAGIC));
-    put_u64(b, 32);
-    put(b, key, 32);
+    asyncrt__put(b, ASYNCRT_WORKER_MAGIC, strlen(ASYNCRT_WORKER_MAGIC));
+    asyncrt__put_u64(b, 32);
+    asyncrt__put(b, key, 32);
     put_str(b, cache_name);
     put_str(b, source_name);
     put_str(b, source);
     put_str(b, arch);
     put_str(b, o->std);
-    put_u64(b, (o->std ? ASYNCRT_WORKER_STD_GIVEN : 0) | (o->no_std_headers ? ASYNCRT_WORKER_NO_STD_HEADERS : 0) |
-                   (o->no_default_device ? ASYNCRT_WORKER_NO_DEFAULT_DEVICE : 0) |
-                   (o->bundle ? ASYNCRT_WORKER_BUNDLE : 0) |
-                   (o->toolkit_with_bundle ? ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE : 0) |
-                   (shared ? ASYNCRT_WORKER_SHARED_CACHE : 0));
-    put_u64(b, o->header_count);
+    asyncrt__put_u64(b, (o->std ? ASYNCRT_WORKER_STD_GIVEN : 0) | (o->no_std_headers ? ASYNCRT_WORKER_NO_STD_HEADERS : 0) |
+                            (o->no_default_device ? ASYNCRT_WORKER_NO_DEFAULT_DEVICE : 0) |
+                            (o->bundle ? ASYNCRT_WORKER_BUNDLE : 0) |
+                            (o->toolkit_with_bundle ? ASYNCRT_WORKER_TOOLKIT_WITH_BUNDLE : 0) |
+                            (shared ? ASYNCRT_WORKER_SHARED_CACHE : 0));
+    asyncrt__put_u64(b, o->header_count);
     for (size_t i = 0; i < o->header_count; i++) {
         put_str(b, o->headers[i].name);
         put_str(b, o->headers[i].content);
@@ -88,7 +55,10 @@ static bool encode_request(buffer *b, const uint8_t key[32], const char *cache_n
     size_t size = 0;
     unsigned char *bundle = o->bundle ? asyncrt__bundle_bytes(o->bundle, &size) : NULL;
     if (o->bundle && !bundle) b->failed = true;
-    if (bundle) put_u64(b, size), put(b, bundle, size);
+    if (bundle) {
+        asyncrt__put_u64(b, size);
+        asyncrt__put(b, bundle, size);
+    }
     free(bundle);
     return !b->failed;
 }
@@ -100,7 +70,7 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, int cache_fd, bool
 {
     static const asyncrt_compile_options none = {0};
     *message = NULL;
-    buffer req = {0};
+    asyncrt_writer req = {0};
     unsigned char *reply = NULL;
     size_t reply_size = 0;
     asyncrt_status status = ASYNCRT_ERROR_IO;

@@ -1,11 +1,11 @@
 #include "remote_config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "sha256.h"
 
 static bool parse_int(const char *text, long lo, long hi, int *out)
@@ -38,16 +38,7 @@ void asyncrt__remote_config_free(asyncrt_remote_config *c)
     *c = (asyncrt_remote_config){0};
 }
 
-/* Says why (into why) and returns false: every refusal here goes this way. */
-__attribute__((format(printf, 3, 4))) static bool fail(char *why, size_t why_size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, why_size, fmt, ap);
-    va_end(ap);
-    return false;
-}
-#define FAIL(...) fail(why, why_size, __VA_ARGS__)
+#define FAIL(...) asyncrt__refuse(why, why_size, __VA_ARGS__)
 
 /* redis+unix:/path[?db=N] or redis+unix:///path[?db=N]. */
 static bool parse_unix(const char *rest, asyncrt_remote_server *s, char *why, size_t why_size)
