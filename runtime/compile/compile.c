@@ -104,7 +104,7 @@ static asyncrt_status compile_target(asyncrt_context *ctx, const char *source_na
     return s;
 }
 
-/* What the flow is for: a program, a cache lookup only (batch.c asks which
+/* What the flow is for: a program, a cache lookup only (build/batch.c asks which
  * requests miss before farming them out to worker processes), or a program
  * to be loaded on the open device (refused before compiling when its driver
  * cannot load it: target.h's asyncrt__arch_loadable). */

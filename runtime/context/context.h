@@ -50,7 +50,7 @@ struct asyncrt_context {
     CUcontext cu_context;            /* the device's retained primary context */
     asyncrt_device_info info;
     const char *fault;               /* test seam: a call to fail, see asyncrt__fault_hit */
-    atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (batch.c) */
+    atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (build/batch.c) */
 
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
     pthread_mutex_t lock;            /* guards drv's first load and the slots' first make */
