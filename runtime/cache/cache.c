@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,15 @@ struct asyncrt_cache {
     bool pinned;               /* dir_fd was handed in (adopt_dir): never reopened by name */
     bool shared;
     uint8_t mac_key[32];
-    uint64_t max_bytes;
-    uint64_t counters[C_COUNT]; /* __atomic */
+    _Atomic uint64_t max_bytes;
+    _Atomic uint64_t counters[C_COUNT]; /* relaxed: counts, no order between them */
     asyncrt_claims *claims;    /* keys being compiled right now */
 };
 
-static void count(asyncrt_cache *c, int which) { __atomic_fetch_add(&c->counters[which], 1, __ATOMIC_RELAXED); }
+static void count(asyncrt_cache *c, int which)
+{
+    atomic_fetch_add_explicit(&c->counters[which], 1, memory_order_relaxed);
+}
 
 asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_diag *diag)
 {
@@ -63,7 +67,7 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_
     asyncrt__cache_config_read(env, &cfg);
     c->enabled = cfg.enabled;
     c->dir = cfg.dir; /* the cache owns it now */
-    c->max_bytes = cfg.max_bytes;
+    atomic_init(&c->max_bytes, cfg.max_bytes);
     if (cfg.malformed_max)
         asyncrt__diag_log(diag, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, "
                                   "2G); using 1G", cfg.malformed_max);
@@ -154,7 +158,7 @@ asyncrt_claims *asyncrt__cache_claims(asyncrt_cache *c) { return c->claims; }
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
 {
     uint64_t v[C_COUNT] = {0};
-    for (int i = 0; c && i < C_COUNT; i++) v[i] = __atomic_load_n(&c->counters[i], __ATOMIC_RELAXED);
+    for (int i = 0; c && i < C_COUNT; i++) v[i] = atomic_load_explicit(&c->counters[i], memory_order_relaxed);
     *out = (asyncrt_cache_stats){v[C_MEMORY_HITS], v[C_DISK_HITS], v[C_MISSES], v[C_STORES], v[C_EVICTIONS],
                                  v[C_REJECTED]};
 }
@@ -378,21 +382,21 @@ static bool write_manifest(asyncrt_cache *c, int dir_fd, const char *dir, const 
  * refused with a warning, and the default applies from then on. */
 static void trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored)
 {
-    uint64_t max = __atomic_load_n(&c->max_bytes, __ATOMIC_RELAXED);
+    uint64_t max = atomic_load_explicit(&c->max_bytes, memory_order_relaxed);
     asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir_fd, max, stored);
     if (r.refused_below && max != ASYNCRT_CACHE_DEFAULT_MAX_BYTES &&
-        __atomic_compare_exchange_n(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED)) {
+        atomic_compare_exchange_strong_explicit(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES,
+                                                memory_order_relaxed, memory_order_relaxed)) {
         asyncrt__diag_log(c->diag, 1, "warning: the cache cap ASYNCRT_CACHE_MAX_BYTES (%llu bytes) is smaller than one "
                             "entry with its manifest (%llu bytes) in %s: refused, using %llu",
                     (unsigned long long)max, (unsigned long long)r.refused_below, dir,
                     (unsigned long long)ASYNCRT_CACHE_DEFAULT_MAX_BYTES);
         r = asyncrt__cache_evict_at(dir_fd, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, stored);
     }
-    __atomic_fetch_add(&c->counters[C_EVICTIONS], r.evicted, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&c->counters[C_EVICTIONS], r.evicted, memory_order_relaxed);
     if (r.evicted || r.temps)
         asyncrt__diag_log(c->diag, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
-                    r.evicted, (unsigned long long)__atomic_load_n(&c->max_bytes, __ATOMIC_RELAXED), r.temps);
+                    r.evicted, (unsigned long long)atomic_load_explicit(&c->max_bytes, memory_order_relaxed), r.temps);
 }
 
 void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
