@@ -23,13 +23,13 @@ bool asyncrt__diag_init(asyncrt_diag *d, int log_level);
 void asyncrt__diag_destroy(asyncrt_diag *d); /* frees every thread's message */
 
 /* The last-error rule: every public call that can fail starts with
- * ASYNCRT_ENTER(ctx) (context.h). The outermost one clears the message, so
+ * asyncrt__enter(ctx) (context_report.h). The outermost one clears the message, so
  * after a success it is ""; a public call made inside another (a cleanup on an
  * error path, module_build's compile) leaves the outer call's message alone.
- * The depth is the calling thread's and is undone when the function returns,
- * by the cleanup attribute. */
-asyncrt_diag *asyncrt__diag_enter(asyncrt_diag *d);
-void asyncrt__diag_leave(asyncrt_diag **d);
+ * The depth is the calling thread's; the public function's wrapper undoes it
+ * when the call returns (context_report.h). */
+void asyncrt__diag_enter(asyncrt_diag *d);
+void asyncrt__diag_leave(asyncrt_diag *d);
 
 /* Sets the calling thread's last-error message and returns `status`. */
 asyncrt_status asyncrt__diag_fail(asyncrt_diag *d, asyncrt_status status, const char *fmt, ...)

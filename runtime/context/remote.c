@@ -22,9 +22,8 @@ asyncrt_remote *asyncrt__context_remote_open(asyncrt_context *ctx)
     return asyncrt__remote_refused(why);
 }
 
-asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *ctx, const char *spec, const char *key_file)
+static asyncrt_status context_set_remote_cache(asyncrt_context *ctx, const char *spec, const char *key_file)
 {
-    ASYNCRT_ENTER(ctx);
     asyncrt_remote *r = NULL;
     if (spec) {
         asyncrt_status status;
@@ -36,6 +35,12 @@ asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *ctx, const char
     asyncrt__remote_destroy(ctx->remote);
     ctx->remote = r;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *ctx, const char *spec, const char *key_file)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, context_set_remote_cache(ctx, spec, key_file));
 }
 
 asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx, asyncrt_remote_cache_stats *out)

@@ -4,16 +4,12 @@
 
 static asyncrt_diag *diag_of(asyncrt_context *ctx) { return ctx ? &ctx->diag : NULL; }
 
-asyncrt_context *asyncrt__enter(asyncrt_context *ctx)
-{
-    asyncrt__diag_enter(diag_of(ctx));
-    return ctx;
-}
+void asyncrt__enter(asyncrt_context *ctx) { asyncrt__diag_enter(diag_of(ctx)); }
 
-void asyncrt__leave(asyncrt_context **ctx)
+asyncrt_status asyncrt__leave(asyncrt_context *ctx, asyncrt_status status)
 {
-    asyncrt_diag *d = diag_of(*ctx);
-    asyncrt__diag_leave(&d);
+    asyncrt__diag_leave(diag_of(ctx));
+    return status;
 }
 
 asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)

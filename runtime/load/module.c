@@ -29,10 +29,9 @@ struct asyncrt_module {
     asyncrt_kernel *kernels;
 };
 
-asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
-                                   asyncrt_module **out)
+static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *program,
+                                  asyncrt_module **out)
 {
-    ASYNCRT_ENTER(ctx);
     *out = NULL;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     /* PTX: the load rule (target.h), before the driver's own "unsupported
@@ -79,11 +78,17 @@ done:
     return s;
 }
 
-asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
-                                    const char *source, const asyncrt_compile_options *opts,
-                                    asyncrt_module **out)
+asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
+                                   asyncrt_module **out)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, module_load(ctx, program, out));
+}
+
+static asyncrt_status module_build(asyncrt_context *ctx, const char *source_name,
+                                   const char *source, const asyncrt_compile_options *opts,
+                                   asyncrt_module **out)
+{
     *out = NULL;
     double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
@@ -95,6 +100,14 @@ asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_nam
                     program->origin == ASYNCRT_ORIGIN_COMPILED ? "compiled" : "from cache");
     asyncrt_program_destroy(program);
     return s;
+}
+
+asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
+                                    const char *source, const asyncrt_compile_options *opts,
+                                    asyncrt_module **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, module_build(ctx, source_name, source, opts, out));
 }
 
 void asyncrt_module_destroy(asyncrt_module *m)
@@ -113,9 +126,8 @@ void asyncrt_module_destroy(asyncrt_module *m)
     free(m);
 }
 
-asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
+static asyncrt_status module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
 {
-    ASYNCRT_ENTER(m->ctx);
     asyncrt_context *ctx = m->ctx;
     *out = NULL;
     for (asyncrt_kernel *k = m->kernels; k; k = k->next)
@@ -146,6 +158,12 @@ asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, as
     m->kernels = k;
     *out = k;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
+{
+    asyncrt__enter(m->ctx);
+    return asyncrt__leave(m->ctx, module_get_kernel(m, name, out));
 }
 
 void *asyncrt_kernel_function(const asyncrt_kernel *k) { return k->function; }
@@ -187,15 +205,21 @@ static asyncrt_status read_params(asyncrt_kernel *k)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
-                                          size_t *count)
+static asyncrt_status kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
+                                         size_t *count)
 {
-    ASYNCRT_ENTER(k->module->ctx);
     *count = 0;
     ASYNCRT_TRY(read_params(k));
     for (size_t i = 0; i < k->param_count && i < capacity; i++) sizes[i] = k->param_sizes[i];
     *count = k->param_count;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
+                                          size_t *count)
+{
+    asyncrt__enter(k->module->ctx);
+    return asyncrt__leave(k->module->ctx, kernel_param_sizes(k, sizes, capacity, count));
 }
 
 asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *k, asyncrt_kernel_resources *out)
@@ -259,10 +283,9 @@ static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
-                                     const size_t *arg_sizes, size_t arg_count)
+static asyncrt_status kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
+                                    const size_t *arg_sizes, size_t arg_count)
 {
-    ASYNCRT_ENTER(k->module->ctx);
     asyncrt_context *ctx = k->module->ctx;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     unsigned grid[3], block[3];
@@ -295,4 +318,11 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
                                k->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                c->shared_bytes);
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
+                                     const size_t *arg_sizes, size_t arg_count)
+{
+    asyncrt__enter(k->module->ctx);
+    return asyncrt__leave(k->module->ctx, kernel_launch(k, c, args, arg_sizes, arg_count));
 }

@@ -416,11 +416,10 @@ static size_t common_head(const asyncrt_map *m, const asyncrt_deviceptr *ptrs, s
     return n;
 }
 
-asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
-                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
-                                  asyncrt_stream stream)
+static asyncrt_status map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                 const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                 asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(m->base.ctx);
     asyncrt_context *ctx = m->base.ctx;
     if (!m->kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
@@ -462,4 +461,12 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
                                  .stream = stream};
     void *args[] = {params};
     return asyncrt_kernel_launch(m->kernel, &cfg, args, NULL, 1);
+}
+
+asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                  asyncrt_stream stream)
+{
+    asyncrt__enter(m->base.ctx);
+    return asyncrt__leave(m->base.ctx, map_launch(m, n, inputs, outputs, scalars, stream));
 }

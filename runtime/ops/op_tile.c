@@ -447,10 +447,9 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
-                                   asyncrt_deviceptr out, asyncrt_stream stream)
+static asyncrt_status tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+                                  asyncrt_deviceptr out, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(op->base.ctx);
     asyncrt_context *ctx = op->base.ctx;
     if (!op->main.kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
@@ -502,4 +501,11 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     void *args[] = {&p};
     size_t sizes[] = {sizeof p};
     return asyncrt_kernel_launch(k->kernel, &cfg, args, sizes, 1);
+}
+
+asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+                                   asyncrt_deviceptr out, asyncrt_stream stream)
+{
+    asyncrt__enter(op->base.ctx);
+    return asyncrt__leave(op->base.ctx, tile_launch(op, rows, cols, in, out, stream));
 }
