@@ -138,7 +138,7 @@ void asyncrt__cache_clear(asyncrt_cache *c)
 void asyncrt__cache_destroy(asyncrt_cache *c)
 {
     if (!c) return;
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     asyncrt__cache_stats(c, &s);
     asyncrt__diag_log(c->diag, 2, "cache: %llu memory hits, %llu disk hits, %llu misses, %llu stores, %llu evictions, "
                         "%llu rejected", (unsigned long long)s.memory_hits, (unsigned long long)s.disk_hits,
@@ -159,8 +159,9 @@ void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
 {
     uint64_t v[C_COUNT] = {0};
     for (int i = 0; c && i < C_COUNT; i++) v[i] = atomic_load_explicit(&c->counters[i], memory_order_relaxed);
-    *out = (asyncrt_cache_stats){v[C_MEMORY_HITS], v[C_DISK_HITS], v[C_MISSES], v[C_STORES], v[C_EVICTIONS],
-                                 v[C_REJECTED]};
+    *out = (asyncrt_cache_stats){.size = sizeof *out, .memory_hits = v[C_MEMORY_HITS], .disk_hits = v[C_DISK_HITS],
+                                 .misses = v[C_MISSES], .stores = v[C_STORES], .evictions = v[C_EVICTIONS],
+                                 .rejected = v[C_REJECTED]};
 }
 
 /* <hex key><suffix>: a name in the cache directory. */

@@ -140,7 +140,7 @@ asyncrt_remote *asyncrt__remote_refused(const char *why)
 
 void asyncrt__remote_stats(asyncrt_remote *r, asyncrt_remote_cache_stats *out)
 {
-    *out = (asyncrt_remote_cache_stats){0};
+    *out = (asyncrt_remote_cache_stats){.size = sizeof *out};
     if (!r) {
         snprintf(out->state, sizeof out->state, "off: no remote cache configured (ASYNCRT_REMOTE_CACHE)");
         return;

@@ -106,10 +106,11 @@ static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source
                                         asyncrt_program **out)
 {
     bool lookup_only = mode == FLOW_LOOKUP;
-    static const asyncrt_compile_options no_options = {0};
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT; /* NULL opts: the defaults */
     *out = NULL;
     if (!source) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
-    if (!opts) opts = &no_options;
+    if (opts) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, "compile options"));
+    opts = &o; /* the caller's, read by its size, from here on */
     if (!source_name || !*source_name) source_name = "kernel.cu";
     asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);

@@ -90,11 +90,15 @@ asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char
     return asyncrt__leave(ctx, context_adopt_cache_dir(ctx, name, dir_fd, shared, mac_key));
 }
 
+/* An observer: it leaves the last error alone (it may be called while one
+ * is being reported) unless it fails itself. The message is the calling
+ * thread's, not the state const protects (as asyncrt_context_last_error). */
 asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)
 {
-    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
-    asyncrt__cache_stats(ctx->cache, out);
-    return ASYNCRT_SUCCESS;
+    asyncrt_cache_stats full;
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_stats(ctx->cache, &full);
+    return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_CACHE_STATS, out, &full, "cache stats");
 }
 
 const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return asyncrt__cache_dir(ctx->cache); }

@@ -6,6 +6,7 @@
 
 #include "asyncrt/runtime.h"
 #include "driver.h" /* CUresult */
+#include "sized.h"
 
 /* The last-error rule (diag.h) around a public call, in portable C11 (no
  * cleanup attribute): a public function that can fail is a wrapper around
@@ -26,5 +27,13 @@ asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUr
     __attribute__((format(printf, 5, 6)));
 void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* A caller's struct of `type` read into `full` (take) or written from it
+ * (give) by its size (sized.h); a NULL caller or a size refused is
+ * ASYNCRT_ERROR_INVALID_ARGUMENT, the message starting with `what`. */
+asyncrt_status asyncrt__sized_take(asyncrt_context *ctx, asyncrt_sized type, const void *caller, void *full,
+                                   const char *what);
+asyncrt_status asyncrt__sized_give(asyncrt_context *ctx, asyncrt_sized type, void *caller, const void *full,
+                                   const char *what);
 
 #endif

@@ -57,9 +57,8 @@ static void format_uuid(const CUuuid *u, char *out, size_t size)
              b[14], b[15]);
 }
 
-static asyncrt_status device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
+static asyncrt_status fill_info(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
 {
-    memset(out, 0, sizeof *out);
     int count = 0;
     ASYNCRT_TRY(asyncrt_device_count(ctx, &count));
     if (ordinal < 0 || ordinal >= count)
@@ -116,6 +115,15 @@ static asyncrt_status device_probe(asyncrt_context *ctx, int ordinal, asyncrt_de
         asyncrt__nvrtc_facts_get(ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     out->features = asyncrt_features_from_cc(out->cc_major, out->cc_minor, out->cluster_launch);
     return ASYNCRT_SUCCESS;
+}
+
+/* The caller's struct is zeroed first (which checks its size), then filled. */
+static asyncrt_status device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
+{
+    asyncrt_device_info full = ASYNCRT_DEVICE_INFO_INIT;
+    ASYNCRT_TRY(asyncrt__sized_give(ctx, ASYNCRT_SIZED_DEVICE_INFO, out, &full, "device info"));
+    ASYNCRT_TRY(fill_info(ctx, ordinal, &full));
+    return asyncrt__sized_give(ctx, ASYNCRT_SIZED_DEVICE_INFO, out, &full, "device info");
 }
 
 asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)

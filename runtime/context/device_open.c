@@ -30,7 +30,7 @@ static asyncrt_status open_device_body(asyncrt_context *ctx, int ordinal)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "device %d is already open on this context; create another context "
                             "for device %d", ctx->info.ordinal, ordinal);
-    asyncrt_device_info info;
+    asyncrt_device_info info = ASYNCRT_DEVICE_INFO_INIT;
     ASYNCRT_TRY(asyncrt_device_probe(ctx, ordinal, &info));
     CUresult r = ctx->drv->cuDeviceGet(&ctx->device, ordinal);
     if (r != CUDA_SUCCESS)

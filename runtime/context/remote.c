@@ -43,11 +43,14 @@ asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *ctx, const char
     return asyncrt__leave(ctx, context_set_remote_cache(ctx, spec, key_file));
 }
 
+/* An observer, as asyncrt_context_cache_stats. */
 asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx, asyncrt_remote_cache_stats *out)
 {
-    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
-    asyncrt__remote_stats(ctx->remote, out);
-    return ASYNCRT_SUCCESS;
+    asyncrt_remote_cache_stats full;
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__remote_stats(ctx->remote, &full);
+    return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_REMOTE_CACHE_STATS, out, &full,
+                               "remote cache stats");
 }
 
 asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx) { return ctx->remote; }

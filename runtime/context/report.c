@@ -31,6 +31,26 @@ asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUr
     return status;
 }
 
+asyncrt_status asyncrt__sized_take(asyncrt_context *ctx, asyncrt_sized type, const void *caller, void *full,
+                                   const char *what)
+{
+    char why[ASYNCRT_SIZED_WHY];
+    if (!caller) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the struct is NULL", what);
+    if (!asyncrt__sized_in(type, caller, full, why))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: %s", what, why);
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt__sized_give(asyncrt_context *ctx, asyncrt_sized type, void *caller, const void *full,
+                                   const char *what)
+{
+    char why[ASYNCRT_SIZED_WHY];
+    if (!caller) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the struct is NULL", what);
+    if (!asyncrt__sized_out(type, caller, full, why))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: %s", what, why);
+    return ASYNCRT_SUCCESS;
+}
+
 void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
 {
     va_list ap;

@@ -222,16 +222,18 @@ asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size
     return asyncrt__leave(k->module->ctx, kernel_param_sizes(k, sizes, capacity, count));
 }
 
+/* An observer, as asyncrt_context_cache_stats: the last error is left alone unless it fails. */
 asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *k, asyncrt_kernel_resources *out)
 {
     static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                                  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
                                                  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
-    int *to[] = {&out->registers, &out->static_shared_bytes, &out->local_bytes, &out->max_threads};
+    asyncrt_kernel_resources full = ASYNCRT_KERNEL_RESOURCES_INIT;
+    int *to[] = {&full.registers, &full.static_shared_bytes, &full.local_bytes, &full.max_threads};
     const asyncrt_driver *drv = k->module->ctx->drv; /* loaded: the kernel's module is */
     for (size_t i = 0; i < 4; i++)
         if (drv->cuFuncGetAttribute(to[i], which[i], k->function) != CUDA_SUCCESS) *to[i] = -1;
-    return ASYNCRT_SUCCESS;
+    return asyncrt__sized_give(k->module->ctx, ASYNCRT_SIZED_KERNEL_RESOURCES, out, &full, "kernel resources");
 }
 
 static void format_sizes(char *buf, size_t size, const size_t *sizes, size_t count)
@@ -283,10 +285,13 @@ static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
     return ASYNCRT_SUCCESS;
 }
 
-static asyncrt_status kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
+static asyncrt_status kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *config, void **args,
                                     const size_t *arg_sizes, size_t arg_count)
 {
     asyncrt_context *ctx = k->module->ctx;
+    asyncrt_launch_config full; /* the caller's, read by its size */
+    ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_LAUNCH_CONFIG, config, &full, "launch config"));
+    const asyncrt_launch_config *c = &full;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {

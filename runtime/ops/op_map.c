@@ -397,8 +397,11 @@ void asyncrt_map_destroy(asyncrt_map *map) { asyncrt__op_destroy(map ? &map->bas
 
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
+    asyncrt_map_desc full; /* the caller's, read by its size */
+    if (out) *out = NULL;
+    if (d) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_MAP_DESC, d, &full, "map"));
     asyncrt_op *op = NULL;
-    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d, out ? &op : NULL);
+    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d ? &full : NULL, out ? &op : NULL);
     if (out) *out = (asyncrt_map *)op;
     return s;
 }
@@ -455,7 +458,8 @@ static asyncrt_status map_launch(asyncrt_map *m, size_t n, const asyncrt_devicep
     size_t tiles = (packs + m->tile - 1) / m->tile;
     size_t edges = n - packs * m->pack;
     size_t want = tiles ? tiles : (edges + MAP_THREADS - 1) / MAP_THREADS;
-    asyncrt_launch_config cfg = {.grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
                                  .block = {MAP_THREADS, 1, 1},
                                  .shared_bytes = m->shared_bytes,
                                  .stream = stream};

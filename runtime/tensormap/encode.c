@@ -79,7 +79,7 @@ static asyncrt_status rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *
                             const asyncrt_tensormap_im2col_desc *im2col, const char *what)
 {
     const asyncrt_device_info *info = asyncrt_context_device(ctx);
-    asyncrt_tensormap_check_options opts = {0, 0, false};
+    asyncrt_tensormap_check_options opts = ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT;
     if (info) {
         opts.sm = info->cc_major * 10 + info->cc_minor;
         opts.smem_per_block = info->shared_memory_per_block_optin > 0

@@ -70,7 +70,7 @@ static void make_sources(void)
 
 static asyncrt_program *compile(asyncrt_context *ctx, int s)
 {
-    asyncrt_compile_options o = {.arch = k_arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = k_arch};
     asyncrt_program *p = NULL;
     char name[32];
     snprintf(name, sizeof name, "stress%d.cu", s);
@@ -150,7 +150,7 @@ static int launch_and_verify(asyncrt_context *ctx, const asyncrt_program *p, int
     int n = N;
     void *args[] = {&dx, &dy, &n};
     size_t sizes[] = {sizeof dx, sizeof dy, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}};
     if (st == ASYNCRT_SUCCESS) st = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 3);
     if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_to_host(ctx, y, dy, sizeof y);
     if (st != ASYNCRT_SUCCESS) {
@@ -376,7 +376,7 @@ static int evict_worker(int w, int rounds)
             atomic_fetch_add_explicit(origin == ASYNCRT_ORIGIN_COMPILED ? &g_count->compiled : &g_count->disk_hits,
                                       1, memory_order_relaxed);
         }
-        asyncrt_cache_stats stats;
+        asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
         asyncrt_context_cache_stats(ctx, &stats);
         atomic_fetch_add_explicit(&g_count->evictions, (long)stats.evictions, memory_order_relaxed);
         asyncrt_program_destroy(p);
