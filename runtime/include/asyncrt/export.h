@@ -19,8 +19,8 @@
 #define ASYNCRT_EXTERN
 #endif
 
-#if defined(__cplusplus) && __cplusplus < 202002L
-#define ASYNCRT_SIZED_INIT(T) {sizeof(T)} /* no designated initializers before C++20 */
+#if defined(__cplusplus) /* a value, so that no member goes uninitialized (-Wmissing-field-initializers) */
+#define ASYNCRT_SIZED_INIT(T) ([] { T asyncrt_sized_ = {}; asyncrt_sized_.size = sizeof(T); return asyncrt_sized_; }())
 #else
 #define ASYNCRT_SIZED_INIT(T) {.size = sizeof(T)}
 #endif
