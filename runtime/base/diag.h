@@ -33,7 +33,7 @@ void asyncrt__diag_leave(asyncrt_diag *d);
 
 /* Sets the calling thread's last-error message and returns `status`. */
 asyncrt_status asyncrt__diag_fail(asyncrt_diag *d, asyncrt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 asyncrt_status asyncrt__diag_vfail(asyncrt_diag *d, asyncrt_status status, const char *fmt, va_list ap);
 /* A failed driver call: "cuModuleLoadDataEx failed: CUDA_ERROR_X (text)" plus what fmt says. */
 asyncrt_status asyncrt__diag_vfail_cu(asyncrt_diag *d, const asyncrt_driver *drv, asyncrt_status status,
@@ -41,7 +41,7 @@ asyncrt_status asyncrt__diag_vfail_cu(asyncrt_diag *d, const asyncrt_driver *drv
 
 /* Logs when level <= d's level (d may be NULL: nothing), to stderr, prefixed "asyncrt: ". */
 void asyncrt__diag_log(const asyncrt_diag *d, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 void asyncrt__diag_vlog(const asyncrt_diag *d, int level, const char *fmt, va_list ap);
 
 /* The calling thread's message: borrowed (valid until its next failure), a

@@ -6,6 +6,7 @@
 
 #include "asyncrt/runtime.h"
 #include "driver.h" /* CUresult */
+#include "format.h" /* ASYNCRT_PRINTF */
 #include "sized.h"
 
 /* The last-error rule (diag.h) around a public call, in portable C11 (no
@@ -21,12 +22,12 @@
 void asyncrt__enter(asyncrt_context *ctx);
 asyncrt_status asyncrt__leave(asyncrt_context *ctx, asyncrt_status status);
 asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUresult result,
                                const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    ASYNCRT_PRINTF(5, 6);
 void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 
 /* A caller's struct of `type` read into `full` (take) or written from it
  * (give) by its size (sized.h); a NULL caller or a size refused is

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format.h" /* ASYNCRT_PRINTF */
 #include "sized.h"
 #include "tensormap_rules.h"
 #include "try.h"
@@ -66,7 +67,7 @@ static unsigned swizzle_span(asyncrt_tensormap_swizzle s)
 }
 
 static asyncrt_status fail(const char **rule_out, const char *rule, char *msg, size_t size,
-                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+                           const char *fmt, ...) ASYNCRT_PRINTF(5, 6);
 static asyncrt_status fail(const char **rule_out, const char *rule, char *msg, size_t size,
                            const char *fmt, ...)
 {
@@ -387,7 +388,7 @@ asyncrt_status asyncrt__tensormap_predict_driver(const asyncrt_tensormap_desc *d
 /* ---- warnings: only for descriptors without errors ---------------------- */
 
 static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt, ...)
 {
     if (r->warning_count < ASYNCRT_TENSORMAP_MAX_WARNINGS) {
