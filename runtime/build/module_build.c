@@ -5,10 +5,9 @@
 #include "context.h"
 #include "program.h"
 
-asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name, const char *source,
-                                    const asyncrt_compile_options *opts, asyncrt_module **out)
+static asyncrt_status module_build(asyncrt_context *ctx, const char *source_name, const char *source,
+                                   const asyncrt_compile_options *opts, asyncrt_module **out)
 {
-    ASYNCRT_ENTER(ctx);
     *out = NULL;
     double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
@@ -20,4 +19,11 @@ asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_nam
                      program->origin == ASYNCRT_ORIGIN_COMPILED ? "compiled" : "from cache");
     asyncrt_program_destroy(program);
     return s;
+}
+
+asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name, const char *source,
+                                    const asyncrt_compile_options *opts, asyncrt_module **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, module_build(ctx, source_name, source, opts, out));
 }

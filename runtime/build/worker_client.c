@@ -9,6 +9,7 @@
 #include "codec.h"
 #include "format.h"
 #include "sha256.h"
+#include "sized.h"
 #include "worker_process.h"
 
 /* The request's fields: codec.h's writer (u64 little-endian lengths, on the
@@ -23,7 +24,7 @@ static void put_list(asyncrt_writer *b, const char *const *items, size_t count)
 
 /* Every field of asyncrt_compile_options goes to the worker: one added to
  * the struct must be added here (and to the worker's decoder) too. */
-_Static_assert(sizeof(asyncrt_compile_options) == 15 * sizeof(void *), /* 13 pointers and counts, 3 bools */
+_Static_assert(sizeof(asyncrt_compile_options) == 16 * sizeof(void *), /* size, 13 pointers and counts, 3 bools */
                "asyncrt_compile_options changed: send the new field to the compile worker");
 
 static bool encode_request(asyncrt_writer *b, const uint8_t key[32], const char *cache_name, bool shared,
@@ -68,13 +69,18 @@ asyncrt_status asyncrt__compile_in_worker(const char *worker, int cache_fd, bool
                                          const asyncrt_compile_options *opts, const char *arch, const uint8_t key[32],
                                          char **message)
 {
-    static const asyncrt_compile_options none = {0};
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT; /* the caller's, read by its size */
+    char why[ASYNCRT_SIZED_WHY];
     *message = NULL;
+    if (opts && !asyncrt__sized_in(ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, why)) {
+        *message = strdup(why);
+        return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    }
     asyncrt_writer req = {0};
     unsigned char *reply = NULL;
     size_t reply_size = 0;
     asyncrt_status status = ASYNCRT_ERROR_IO;
-    if (!encode_request(&req, key, cache_name, shared, source_name, source, opts ? opts : &none, arch)) {
+    if (!encode_request(&req, key, cache_name, shared, source_name, source, &o, arch)) {
         *message = strdup("out of memory");
     } else if (asyncrt__worker_exchange(worker, cache_fd, req.data, req.size, &reply, &reply_size, message)) {
         const char *text = (const char *)reply; /* NUL-terminated */

@@ -28,7 +28,7 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_
     asyncrt__cache_config_read(env, &cfg);
     c->enabled = cfg.enabled;
     c->dir = cfg.dir; /* the cache owns it now */
-    c->max_bytes = cfg.max_bytes;
+    atomic_init(&c->max_bytes, cfg.max_bytes);
     if (cfg.malformed_max)
         asyncrt__diag_log(diag, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, "
                                   "2G); using 1G", cfg.malformed_max);
@@ -73,7 +73,7 @@ void asyncrt__cache_destroy(asyncrt_cache *c)
 {
     if (!c) return;
     drop_remote(c); /* before the directory is let go: its tally is a side file */
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     asyncrt__cache_stats(c, &s);
     asyncrt__diag_log(c->diag, 2, "cache: %llu memory hits, %llu disk hits, %llu misses, %llu stores, %llu evictions, "
                       "%llu rejected", (unsigned long long)s.memory_hits, (unsigned long long)s.disk_hits,
@@ -92,9 +92,10 @@ const asyncrt_diag *asyncrt__cache_diag(const asyncrt_cache *c) { return c->diag
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
 {
     uint64_t v[C_COUNT] = {0};
-    for (int i = 0; c && i < C_COUNT; i++) v[i] = __atomic_load_n(&c->counters[i], __ATOMIC_RELAXED);
-    *out = (asyncrt_cache_stats){v[C_MEMORY_HITS], v[C_DISK_HITS], v[C_MISSES], v[C_STORES], v[C_EVICTIONS],
-                                 v[C_REJECTED]};
+    for (int i = 0; c && i < C_COUNT; i++) v[i] = atomic_load_explicit(&c->counters[i], memory_order_relaxed);
+    *out = (asyncrt_cache_stats){.size = sizeof *out, .memory_hits = v[C_MEMORY_HITS], .disk_hits = v[C_DISK_HITS],
+                                 .misses = v[C_MISSES], .stores = v[C_STORES], .evictions = v[C_EVICTIONS],
+                                 .rejected = v[C_REJECTED]};
 }
 
 /* ---- lookup, lease, store ------------------------------------------------ */

@@ -11,6 +11,7 @@
 #define ASYNCRT_CACHE_TIERS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,15 +33,15 @@ struct asyncrt_cache {
     bool pinned;                   /* dir_fd was handed in (adopt_dir): never reopened by name */
     bool shared;
     uint8_t mac_key[32];
-    uint64_t max_bytes;
-    uint64_t counters[C_COUNT];    /* __atomic */
+    _Atomic uint64_t max_bytes;
+    _Atomic uint64_t counters[C_COUNT]; /* relaxed: counts, no order between them */
     asyncrt_claims *claims;        /* keys being compiled right now, in this process */
     asyncrt_remote *remote;        /* the remote tier's client, NULL when none (remote_tier.h) */
 };
 
 static inline void asyncrt__cache_count(asyncrt_cache *c, int which, uint64_t n)
 {
-    __atomic_fetch_add(&c->counters[which], n, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&c->counters[which], n, memory_order_relaxed);
 }
 
 /* memory.c: the entry remembered for key1 whose set still holds, copied;

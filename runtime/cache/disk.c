@@ -205,11 +205,11 @@ static bool write_manifest(asyncrt_cache *c, int dir_fd, const char *dir, const 
  * refused with a warning, and the default applies from then on. */
 static void trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored)
 {
-    uint64_t max = __atomic_load_n(&c->max_bytes, __ATOMIC_RELAXED);
+    uint64_t max = atomic_load_explicit(&c->max_bytes, memory_order_relaxed);
     asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir_fd, max, stored);
     if (r.refused_below && max != ASYNCRT_CACHE_DEFAULT_MAX_BYTES &&
-        __atomic_compare_exchange_n(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED)) {
+        atomic_compare_exchange_strong_explicit(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES,
+                                                memory_order_relaxed, memory_order_relaxed)) {
         asyncrt__diag_log(c->diag, 1, "warning: the cache cap ASYNCRT_CACHE_MAX_BYTES (%llu bytes) is smaller than one "
                             "entry with its manifest (%llu bytes) in %s: refused, using %llu",
                     (unsigned long long)max, (unsigned long long)r.refused_below, dir,
@@ -219,7 +219,7 @@ static void trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stor
     asyncrt__cache_count(c, C_EVICTIONS, r.evicted);
     if (r.evicted || r.temps)
         asyncrt__diag_log(c->diag, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
-                    r.evicted, (unsigned long long)__atomic_load_n(&c->max_bytes, __ATOMIC_RELAXED), r.temps);
+                    r.evicted, (unsigned long long)atomic_load_explicit(&c->max_bytes, memory_order_relaxed), r.temps);
 }
 
 bool asyncrt__disk_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,

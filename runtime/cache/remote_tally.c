@@ -26,7 +26,8 @@ void asyncrt__remote_tally_read(asyncrt_cache *cache, asyncrt_remote_cache_stats
 {
     uint64_t v[ASYNCRT_RC_COUNT] = {0};
     read_tally(cache, v);
-    *out = (asyncrt_remote_cache_stats){.hits = v[ASYNCRT_RC_HITS], .misses = v[ASYNCRT_RC_MISSES],
+    *out = (asyncrt_remote_cache_stats){.size = sizeof(asyncrt_remote_cache_stats),
+                                        .hits = v[ASYNCRT_RC_HITS], .misses = v[ASYNCRT_RC_MISSES],
                                         .errors = v[ASYNCRT_RC_ERRORS], .rejected = v[ASYNCRT_RC_REJECTED],
                                         .stores = v[ASYNCRT_RC_STORES], .lease_waits = v[ASYNCRT_RC_LEASE_WAITS],
                                         .bytes_read = v[ASYNCRT_RC_BYTES_READ],

@@ -112,17 +112,17 @@ typedef enum flow_mode { FLOW_COMPILE, FLOW_LOOKUP, FLOW_TO_LOAD } flow_mode;
 
 /* The whole flow. A given arch is used as is; otherwise opts->arch is
  * resolved here, once. */
-static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
-                                   const asyncrt_compile_options *opts, const asyncrt_arch *given,
-                                   flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
-                                   asyncrt_program **out)
+static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source_name, const char *source,
+                                        const asyncrt_compile_options *opts, const asyncrt_arch *given,
+                                        flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
+                                        asyncrt_program **out)
 {
     bool lookup_only = mode == FLOW_LOOKUP;
-    ASYNCRT_ENTER(ctx);
-    static const asyncrt_compile_options no_options = {0};
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT; /* NULL opts: the defaults */
     *out = NULL;
     if (!source) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
-    if (!opts) opts = &no_options;
+    if (opts) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, "compile options"));
+    opts = &o; /* the caller's, read by its size, from here on */
     if (!source_name || !*source_name) source_name = "kernel.cu";
     asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
@@ -161,6 +161,16 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     return s;
 }
 
+static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
+                                   const asyncrt_compile_options *opts, const asyncrt_arch *given,
+                                   flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
+                                   asyncrt_program **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx,
+                          compile_flow_body(ctx, source_name, source, opts, given, mode, key_out, arch_out, out));
+}
+
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
@@ -174,15 +184,20 @@ asyncrt_status asyncrt__program_compile_to_load(asyncrt_context *ctx, const char
     return compile_flow(ctx, source_name, source, opts, NULL, FLOW_TO_LOAD, NULL, NULL, out);
 }
 
-asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_text)
+static asyncrt_status target_loadable(asyncrt_context *ctx, const char *arch_text)
 {
-    ASYNCRT_ENTER(ctx);
     asyncrt_arch arch;
     if (!arch_text || strcmp(arch_text, "auto") == 0) return ASYNCRT_SUCCESS;
     if (!asyncrt__arch_parse(arch_text, &arch))
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "arch '%s' is malformed", arch_text);
     ASYNCRT_TRY(asyncrt__wait_device(ctx));
     return asyncrt__arch_loadable(ctx, &arch);
+}
+
+asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_text)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, target_loadable(ctx, arch_text));
 }
 
 asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,

@@ -61,25 +61,40 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 
 void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->diag.log_level = level; }
 
+static asyncrt_status context_set_cache_dir(asyncrt_context *ctx, const char *dir)
+{
+    return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+}
+
 asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir)
 {
-    ASYNCRT_ENTER(ctx);
-    return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, context_set_cache_dir(ctx, dir));
+}
+
+static asyncrt_status context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
+                                            const uint8_t mac_key[32])
+{
+    if (asyncrt__cache_adopt_dir(ctx->cache, name, dir_fd, shared, mac_key)) return ASYNCRT_SUCCESS;
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "cannot keep a descriptor of the cache directory %s", name);
 }
 
 asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
                                               const uint8_t mac_key[32])
 {
-    ASYNCRT_ENTER(ctx);
-    if (asyncrt__cache_adopt_dir(ctx->cache, name, dir_fd, shared, mac_key)) return ASYNCRT_SUCCESS;
-    return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "cannot keep a descriptor of the cache directory %s", name);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, context_adopt_cache_dir(ctx, name, dir_fd, shared, mac_key));
 }
 
+/* An observer: it leaves the last error alone (it may be called while one
+ * is being reported) unless it fails itself. The message is the calling
+ * thread's, not the state const protects (as asyncrt_context_last_error). */
 asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)
 {
-    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
-    asyncrt__cache_stats(ctx->cache, out);
-    return ASYNCRT_SUCCESS;
+    asyncrt_cache_stats full;
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_stats(ctx->cache, &full);
+    return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_CACHE_STATS, out, &full, "cache stats");
 }
 
 const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return asyncrt__cache_dir(ctx->cache); }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "asyncrt/runtime.h"
 #include "context_report.h"
@@ -62,7 +63,7 @@ struct asyncrt_context {
  * swapping an entry of a copy of ctx->drv instead. */
 static inline bool asyncrt__fault_hit(const asyncrt_context *ctx, const char *call)
 {
-    return ctx->fault && __builtin_strcmp(ctx->fault, call) == 0;
+    return ctx->fault && strcmp(ctx->fault, call) == 0;
 }
 
 /* Loads the driver into ctx->drv if needed (loaders.c). */

@@ -56,9 +56,8 @@ static const char *kind_name(int kind)
     return kind >= 0 && kind <= ASYNCRT_JIT_LIBRARY ? names[kind] : "unknown";
 }
 
-asyncrt_status asyncrt_link_create(asyncrt_context *ctx, const char *arch, asyncrt_link **out)
+static asyncrt_status link_create(asyncrt_context *ctx, const char *arch, asyncrt_link **out)
 {
-    ASYNCRT_ENTER(ctx);
     *out = NULL;
     bool is_auto = !arch || strcmp(arch, "auto") == 0;
     if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx));
@@ -76,6 +75,12 @@ asyncrt_status asyncrt_link_create(asyncrt_context *ctx, const char *arch, async
     asyncrt__arch_format(&target, l->arch_name, sizeof l->arch_name);
     *out = l;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_link_create(asyncrt_context *ctx, const char *arch, asyncrt_link **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, link_create(ctx, arch, out));
 }
 
 void asyncrt_link_destroy(asyncrt_link *l)
@@ -148,10 +153,9 @@ static asyncrt_status add(asyncrt_link *l, int kind, unsigned char *data, size_t
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_link_add_data(asyncrt_link *l, const void *data, size_t size, asyncrt_link_input kind,
-                                     const char *name)
+static asyncrt_status link_add_data(asyncrt_link *l, const void *data, size_t size, asyncrt_link_input kind,
+                                    const char *name)
 {
-    ASYNCRT_ENTER(l->ctx);
     if (!data || !size) return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "link input %s is empty",
                                              name ? name : "(unnamed)");
     unsigned char *copy = (unsigned char *)asyncrt__dup_bytes(data, size);
@@ -159,9 +163,15 @@ asyncrt_status asyncrt_link_add_data(asyncrt_link *l, const void *data, size_t s
     return add(l, (int)kind, copy, size, name && *name ? name : "data");
 }
 
-asyncrt_status asyncrt_link_add_file(asyncrt_link *l, const char *path, asyncrt_link_input kind)
+asyncrt_status asyncrt_link_add_data(asyncrt_link *l, const void *data, size_t size, asyncrt_link_input kind,
+                                     const char *name)
 {
-    ASYNCRT_ENTER(l->ctx);
+    asyncrt__enter(l->ctx);
+    return asyncrt__leave(l->ctx, link_add_data(l, data, size, kind, name));
+}
+
+static asyncrt_status link_add_file(asyncrt_link *l, const char *path, asyncrt_link_input kind)
+{
     if (!path) return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "link input path is NULL");
     char why[512] = "";
     size_t size = 0;
@@ -179,9 +189,14 @@ asyncrt_status asyncrt_link_add_file(asyncrt_link *l, const char *path, asyncrt_
     return add(l, (int)kind, padded, size, path);
 }
 
-asyncrt_status asyncrt_link_add_program(asyncrt_link *l, const asyncrt_program *p)
+asyncrt_status asyncrt_link_add_file(asyncrt_link *l, const char *path, asyncrt_link_input kind)
 {
-    ASYNCRT_ENTER(l->ctx);
+    asyncrt__enter(l->ctx);
+    return asyncrt__leave(l->ctx, link_add_file(l, path, kind));
+}
+
+static asyncrt_status link_add_program(asyncrt_link *l, const asyncrt_program *p)
+{
     if (!p) return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "program is NULL");
     const char *name = p->source_name && *p->source_name ? p->source_name : "a program";
     asyncrt_arch arch;
@@ -207,15 +222,26 @@ asyncrt_status asyncrt_link_add_program(asyncrt_link *l, const asyncrt_program *
     return s;
 }
 
-asyncrt_status asyncrt_link_add_option(asyncrt_link *l, const char *option)
+asyncrt_status asyncrt_link_add_program(asyncrt_link *l, const asyncrt_program *p)
 {
-    ASYNCRT_ENTER(l->ctx);
+    asyncrt__enter(l->ctx);
+    return asyncrt__leave(l->ctx, link_add_program(l, p));
+}
+
+static asyncrt_status link_add_option(asyncrt_link *l, const char *option)
+{
     if (!option || !*option) return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "link option is empty");
     if (strncmp(option, "-arch", 5) == 0)
         return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                              "link option %s: the arch is the link's own (asyncrt_link_create)", option);
     return push(&l->options, option) ? ASYNCRT_SUCCESS
                                      : asyncrt__fail(l->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+}
+
+asyncrt_status asyncrt_link_add_option(asyncrt_link *l, const char *option)
+{
+    asyncrt__enter(l->ctx);
+    return asyncrt__leave(l->ctx, link_add_option(l, option));
 }
 
 /* ---- before linking: duplicates and extern __shared__ ------------------- */
@@ -440,10 +466,9 @@ static asyncrt_program *make_program(const asyncrt_link *l, const uint8_t result
     return p;
 }
 
-asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
+static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
 {
     asyncrt_context *ctx = l->ctx;
-    ASYNCRT_ENTER(ctx);
     *out = NULL;
     if (!l->count) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "the link has no inputs");
     char *note = NULL;
@@ -503,4 +528,10 @@ asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
     free(note);
     *out = p;
     return s;
+}
+
+asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
+{
+    asyncrt__enter(l->ctx);
+    return asyncrt__leave(l->ctx, link_complete(l, out));
 }

@@ -64,11 +64,12 @@ static asyncrt_status make_op(cal_run *r, asyncrt_op_path path)
     static const asyncrt_map_arg ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
     static const float five_point[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
     if (r->op == ASYNCRT_DISPATCH_MAP) {
-        asyncrt_map_desc d = {.inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1, .scalars = ab,
+        asyncrt_map_desc d = {.size = sizeof d,
+                              .inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1, .scalars = ab,
                               .scalar_count = 2, .expression = "y = a * x + b;", .path = path};
         return asyncrt_map_create(r->ctx, &d, &r->map);
     }
-    asyncrt_tile_desc d = {.dtype = ASYNCRT_F32, .path = path};
+    asyncrt_tile_desc d = {.size = sizeof d, .dtype = ASYNCRT_F32, .path = path};
     d.kind = r->op == ASYNCRT_DISPATCH_TRANSPOSE ? ASYNCRT_TILE_TRANSPOSE
              : r->op == ASYNCRT_DISPATCH_TILE_MAP ? ASYNCRT_TILE_MAP
                                                   : ASYNCRT_TILE_STENCIL;

@@ -26,10 +26,9 @@ static asyncrt_status load(asyncrt_op *op)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
-                                 asyncrt_op **out)
+static asyncrt_status op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
+                               asyncrt_op **out)
 {
-    ASYNCRT_ENTER(ctx);
     if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: out is NULL", m->name);
     *out = NULL;
     if (!desc) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the description is NULL", m->name);
@@ -65,4 +64,11 @@ asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module 
 fail:
     asyncrt__op_destroy(op);
     return s;
+}
+
+asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
+                                 asyncrt_op **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, op_create(ctx, m, desc, out));
 }

@@ -397,8 +397,11 @@ void asyncrt_map_destroy(asyncrt_map *map) { asyncrt__op_destroy(map ? &map->bas
 
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
+    asyncrt_map_desc full; /* the caller's, read by its size */
+    if (out) *out = NULL;
+    if (d) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_MAP_DESC, d, &full, "map"));
     asyncrt_op *op = NULL;
-    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d, out ? &op : NULL);
+    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d ? &full : NULL, out ? &op : NULL);
     if (out) *out = (asyncrt_map *)op;
     return s;
 }
@@ -416,11 +419,10 @@ static size_t common_head(const asyncrt_map *m, const asyncrt_deviceptr *ptrs, s
     return n;
 }
 
-asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
-                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
-                                  asyncrt_stream stream)
+static asyncrt_status map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                 const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                 asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(m->base.ctx);
     asyncrt_context *ctx = m->base.ctx;
     if (!m->kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
@@ -456,10 +458,19 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     size_t tiles = (packs + m->tile - 1) / m->tile;
     size_t edges = n - packs * m->pack;
     size_t want = tiles ? tiles : (edges + MAP_THREADS - 1) / MAP_THREADS;
-    asyncrt_launch_config cfg = {.grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
                                  .block = {MAP_THREADS, 1, 1},
                                  .shared_bytes = m->shared_bytes,
                                  .stream = stream};
     void *args[] = {params};
     return asyncrt_kernel_launch(m->kernel, &cfg, args, NULL, 1);
+}
+
+asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                  asyncrt_stream stream)
+{
+    asyncrt__enter(m->base.ctx);
+    return asyncrt__leave(m->base.ctx, map_launch(m, n, inputs, outputs, scalars, stream));
 }

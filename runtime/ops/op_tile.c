@@ -378,8 +378,11 @@ void asyncrt_tile_destroy(asyncrt_tile_op *op) { asyncrt__op_destroy(op ? &op->b
 
 asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *d, asyncrt_tile_op **out)
 {
+    asyncrt_tile_desc full; /* the caller's, read by its size */
+    if (out) *out = NULL;
+    if (d) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_TILE_DESC, d, &full, "tile"));
     asyncrt_op *op = NULL;
-    asyncrt_status s = asyncrt__op_create(ctx, &k_tile_module, d, out ? &op : NULL);
+    asyncrt_status s = asyncrt__op_create(ctx, &k_tile_module, d ? &full : NULL, out ? &op : NULL);
     if (out) *out = (asyncrt_tile_op *)op;
     return s;
 }
@@ -447,10 +450,9 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
-                                   asyncrt_deviceptr out, asyncrt_stream stream)
+static asyncrt_status tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+                                  asyncrt_deviceptr out, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(op->base.ctx);
     asyncrt_context *ctx = op->base.ctx;
     if (!op->main.kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
@@ -495,11 +497,19 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     size_t grid = tiles;
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
     if (op->tune.ctas && dev && (size_t)dev->sm_count * op->tune.ctas < grid) grid = (size_t)dev->sm_count * op->tune.ctas;
-    asyncrt_launch_config cfg = {.grid = {(unsigned)grid, 1, 1},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)grid, 1, 1},
                                  .block = {op->threads, 1, 1},
                                  .shared_bytes = k->shared_bytes,
                                  .stream = stream};
     void *args[] = {&p};
     size_t sizes[] = {sizeof p};
     return asyncrt_kernel_launch(k->kernel, &cfg, args, sizes, 1);
+}
+
+asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+                                   asyncrt_deviceptr out, asyncrt_stream stream)
+{
+    asyncrt__enter(op->base.ctx);
+    return asyncrt__leave(op->base.ctx, tile_launch(op, rows, cols, in, out, stream));
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,12 @@ struct asyncrt_remote {
     pthread_mutex_t lock;          /* guards shards[] (one command at a time per connection), state, refusals */
     shard shards[ASYNCRT_REMOTE_MAX_SHARDS];
     bool refused;                  /* configured but not usable: only the stats see it */
-    uint64_t counters[ASYNCRT_RC_COUNT];    /* __atomic */
+    _Atomic uint64_t counters[ASYNCRT_RC_COUNT]; /* relaxed: counts, no order between them */
 };
 
 static void add(asyncrt_remote *r, int which, uint64_t n)
 {
-    __atomic_fetch_add(&r->counters[which], n, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&r->counters[which], n, memory_order_relaxed);
 }
 
 static asyncrt_remote *new_remote(void)
@@ -137,15 +138,15 @@ asyncrt_remote *asyncrt__remote_refused(const char *why)
 
 void asyncrt__remote_stats(asyncrt_remote *r, asyncrt_remote_cache_stats *out)
 {
-    *out = (asyncrt_remote_cache_stats){0};
+    *out = (asyncrt_remote_cache_stats){.size = sizeof *out};
     if (!r) {
         snprintf(out->state, sizeof out->state, "off: no remote cache configured (ASYNCRT_REMOTE_CACHE)");
         return;
     }
     uint64_t *v[ASYNCRT_RC_COUNT] = {&out->hits, &out->misses, &out->errors, &out->rejected, &out->stores,
                             &out->lease_waits, &out->bytes_read, &out->bytes_written, NULL};
-    for (int i = 0; i < ASYNCRT_RC_TIME_US; i++) *v[i] = __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
-    out->time_ms = (double)__atomic_load_n(&r->counters[ASYNCRT_RC_TIME_US], __ATOMIC_RELAXED) / 1000.0;
+    for (int i = 0; i < ASYNCRT_RC_TIME_US; i++) *v[i] = atomic_load_explicit(&r->counters[i], memory_order_relaxed);
+    out->time_ms = (double)atomic_load_explicit(&r->counters[ASYNCRT_RC_TIME_US], memory_order_relaxed) / 1000.0;
     pthread_mutex_lock(&r->lock);
     out->enabled = !r->refused;
     for (size_t i = 0; out->enabled && i < r->cfg.server_count; i++) out->enabled = !r->shards[i].off;
@@ -159,7 +160,8 @@ void asyncrt__remote_stats(asyncrt_remote *r, asyncrt_remote_cache_stats *out)
 void asyncrt__remote_destroy(asyncrt_remote *r)
 {
     if (!r) return;
-    const uint64_t *c = r->counters;
+    uint64_t c[ASYNCRT_RC_COUNT];
+    asyncrt__remote_counters(r, c);
     asyncrt__diag_log(r->diag, 2, "remote cache: %llu hits, %llu misses, %llu errors, %llu rejected, %llu stores, "
                       "%llu kept, %llu lease waits, %llu bytes read, %llu written, %.1f ms",
                       (unsigned long long)c[ASYNCRT_RC_HITS], (unsigned long long)c[ASYNCRT_RC_MISSES],
@@ -314,7 +316,7 @@ void asyncrt__remote_count(asyncrt_remote *r, int which, uint64_t n) { add(r, wh
 
 void asyncrt__remote_counters(const asyncrt_remote *r, uint64_t out[ASYNCRT_RC_COUNT])
 {
-    for (int i = 0; i < ASYNCRT_RC_COUNT; i++) out[i] = __atomic_load_n(&r->counters[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < ASYNCRT_RC_COUNT; i++) out[i] = atomic_load_explicit(&r->counters[i], memory_order_relaxed);
 }
 
 void asyncrt__remote_name(const asyncrt_remote *r, const char *kind, const uint8_t key1[32], char out[NAME_SIZE])

@@ -143,7 +143,8 @@ static int answer(reader *r)
     char *cache_dir = get_str(r), *source_name = get_str(r), *source = get_str(r),
          *arch = get_str(r), *std = get_str(r);
     uint64_t flags = get_u64(r);
-    asyncrt_compile_options o = {.arch = arch,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = arch,
                                  .std = flags & ASYNCRT_WORKER_STD_GIVEN ? std : NULL,
                                  .no_std_headers = flags & ASYNCRT_WORKER_NO_STD_HEADERS,
                                  .no_default_device = flags & ASYNCRT_WORKER_NO_DEFAULT_DEVICE};

@@ -47,7 +47,8 @@ static asyncrt_status compile(asyncrt_context *ctx, const char *source, const as
                               const asyncrt_header *headers, size_t header_count, bool with_toolkit,
                               asyncrt_program **out)
 {
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b, .headers = headers,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "compute_90", .bundle = b, .headers = headers,
                                  .header_count = header_count, .toolkit_with_bundle = with_toolkit};
     return asyncrt_program_compile(ctx, "k.cu", source, &o, out);
 }
@@ -83,7 +84,7 @@ static void test_load_checks_the_format(void **state)
     asyncrt_context_set_cache_dir(ctx, NULL); /* NVRTC must be asked */
     assert_ok(ctx, asyncrt_bundle_load(ctx, data, size, &b));
     asyncrt_program *p = NULL;
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90", .bundle = b};
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "header bundle: checksum mismatch (damaged)"));
     asyncrt_bundle_destroy(b);
@@ -183,7 +184,7 @@ static void test_a_builtin_header_wins_over_the_bundles(void **state)
     assert_ok(ctx, compile(ctx, source, b, NULL, 0, true, &p)); /* the built-in reads <cuda/std/cstdint> */
     assert_true(ptx_has(p, "5;"));
     asyncrt_program_destroy(p);
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b, .no_std_headers = true};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90", .bundle = b, .no_std_headers = true};
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", source, &o, &p));
     assert_true(ptx_has(p, "7;"));
     asyncrt_program_destroy(p);
@@ -304,7 +305,7 @@ static void test_the_worker_gets_the_bundle(void **state)
     test_cache_fixture *f = *state;
     setenv("ASYNCRT_TOOLKIT", "none", 1);
     asyncrt_bundle *b = load(f->ctx, "41");
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90", .bundle = b};
     asyncrt_build_request reqs[2] = {
         {.source_name = "k1.cu", .source = k_source, .opts = &o},
         {.source_name = "k2.cu", .source = "#include <lib/a.h>\nextern \"C\" __global__ void k2(int *p) { *p = A_VAL; }\n",

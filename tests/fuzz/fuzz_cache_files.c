@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) abort();
     if (asyncrt_context_set_cache_dir(ctx, g_dir) != ASYNCRT_SUCCESS) abort();
     asyncrt_program *p = asyncrt__program_look_up(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL);
-    asyncrt_cache_stats stats;
+    asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
     asyncrt_context_cache_stats(ctx, &stats);
     if (p) {
         size_t n = 0;

@@ -22,7 +22,7 @@ static int setup(void **state)
  * `expect` is not NULL (PTX targets only). */
 static asyncrt_status compile(asyncrt_context *ctx, const char *source, const char *arch, const char *expect)
 {
-    asyncrt_compile_options o = {.arch = arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch};
     asyncrt_program *p = NULL;
     asyncrt_status s = asyncrt_program_compile(ctx, "kernels_test.cu", source, &o, &p);
     if (s == ASYNCRT_SUCCESS && expect) {
@@ -137,7 +137,8 @@ static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_op_path path, const c
                              const char *expression)
 {
     static const asyncrt_map_arg scalars[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
-    asyncrt_map_desc d = {.inputs = in, .input_count = nin, .outputs = out, .output_count = nout,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = in, .input_count = nin, .outputs = out, .output_count = nout,
                           .scalars = scalars, .scalar_count = 2, .expression = expression,
                           .path = path, .arch = arch};
     asyncrt_map *m = NULL;
@@ -165,7 +166,8 @@ static void map_paths_compile_for_every_arch(void **state)
         for (asyncrt_op_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
             int need = path == ASYNCRT_PATH_TMA ? 90 : path == ASYNCRT_PATH_LDGSTS ? 80 : 0;
             if (number < need) {
-                asyncrt_map_desc d = {.inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
+                asyncrt_map_desc d = {.size = sizeof d,
+                                      .inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
                                       .expression = "y = x;", .path = path, .arch = sm};
                 asyncrt_map *m = NULL;
                 assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, asyncrt_map_create(ctx, &d, &m));

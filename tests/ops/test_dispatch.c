@@ -248,7 +248,7 @@ static void ops_take_the_dispatchers_path(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].env) test_context_setenv(ctx, "ASYNCRT_PATH", cases[i].env);
         else test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
-        asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = ASYNCRT_F32, .arch = cases[i].arch};
+        asyncrt_tile_desc d = {.size = sizeof d, .kind = cases[i].kind, .dtype = ASYNCRT_F32, .arch = cases[i].arch};
         if (d.kind == ASYNCRT_TILE_STENCIL) d.radius = 1, d.weights = w;
         if (d.kind == ASYNCRT_TILE_MAP) d.expression = "out = v;";
         asyncrt_tile_op *op = NULL;

@@ -15,7 +15,7 @@ static asyncrt_context *g_ctx;
 
 static asyncrt_op_path auto_transpose_path(void)
 {
-    asyncrt_tile_desc d = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
+    asyncrt_tile_desc d = {.size = sizeof d, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     assert_ok(g_ctx, asyncrt_tile_create(g_ctx, &d, &op));
     asyncrt_op_path p = asyncrt_tile_path_of(op);

@@ -24,7 +24,8 @@ static const asyncrt_map_arg k_ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
 
 static asyncrt_map_desc axpy(const char *expression, asyncrt_op_path path, const char *arch)
 {
-    asyncrt_map_desc d = {.inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
                           .scalars = k_ab, .scalar_count = 2, .expression = expression,
                           .path = path, .arch = arch};
     return d;

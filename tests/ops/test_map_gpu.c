@@ -168,7 +168,8 @@ static asyncrt_map *make(asyncrt_dtype t, asyncrt_op_path path, const char *arch
 {
     asyncrt_map_arg in[2] = {{"x", t}, {"z", t}}, out = {"y", t};
     asyncrt_map_arg sc[2] = {{"a", scalar_type(t)}, {"b", scalar_type(t)}};
-    asyncrt_map_desc d = {.inputs = in, .input_count = 2, .outputs = &out, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = in, .input_count = 2, .outputs = &out, .output_count = 1,
                           .scalars = sc, .scalar_count = 2, .expression = "y = a * x + z * b;",
                           .path = path, .arch = arch};
     asyncrt_map *m = NULL;
@@ -230,7 +231,8 @@ static void mixed_dtypes_two_outputs(void **state)
     asyncrt_map_arg out[2] = {{"f", ASYNCRT_F32}, {"i", ASYNCRT_I32}};
     asyncrt_map_arg sc[2] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F64}};
     for (asyncrt_op_path path = ASYNCRT_PATH_AUTO; path <= ASYNCRT_PATH_PLAIN; path++) {
-        asyncrt_map_desc desc = {.inputs = in, .input_count = 2, .outputs = out, .output_count = 2,
+        asyncrt_map_desc desc = {.size = sizeof desc,
+                                 .inputs = in, .input_count = 2, .outputs = out, .output_count = 2,
                                  .scalars = sc, .scalar_count = 2,
                                  .expression = "f = h * a + (float)d;\ni = (int)(d * b);", .path = path};
         asyncrt_map *m = NULL;

@@ -102,7 +102,7 @@ static char g_reason[4096]; /* REASON's sentence */
 static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
 {
     static const char source[] = "extern \"C\" __global__ void k() {}";
-    asyncrt_compile_options o = {.arch = c->arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = c->arch};
     asyncrt_program *p = NULL;
     asyncrt_module *m = NULL;
     asyncrt_status s;
@@ -110,7 +110,8 @@ static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
         s = asyncrt_module_build(ctx, "k.cu", source, &o, &m);
     } else if (c->call == MAP) {
         static const asyncrt_map_arg x = {"x", ASYNCRT_F32}, y = {"y", ASYNCRT_F32};
-        asyncrt_map_desc d = {.inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
+        asyncrt_map_desc d = {.size = sizeof d,
+                              .inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
                               .expression = "y = 2 * x;", .path = ASYNCRT_PATH_PLAIN, .arch = c->arch};
         asyncrt_map *map = NULL;
         s = asyncrt_map_create(ctx, &d, &map);
@@ -250,7 +251,7 @@ static int older_nvrtc_cell(const void *arg, const char *root)
     asyncrt_context *ctx;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_open_device(ctx, 0) != ASYNCRT_SUCCESS)
         return 1;
-    asyncrt_compile_options o = {.arch = "compute_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80"};
     asyncrt_module *m = NULL;
     asyncrt_status s = asyncrt_module_build(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m);
     snprintf(expect, sizeof expect, "use an NVRTC not newer than the driver, ASYNCRT_NVRTC=%s/libnvrtc.so.13 (NVRTC "

@@ -82,7 +82,7 @@ static int run_cell(const void *arg, const char *cache_dir)
     }
     /* The compile: the fake NVRTC records what it was asked for, and fails. */
     asyncrt_program *p = NULL;
-    asyncrt_compile_options o = {.arch = "auto"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "auto"};
     s = asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &p);
     void *nvrtc = dlopen(FAKE_NVRTC_PATH, RTLD_NOW | RTLD_NOLOAD);
     int (*compiles)(void) = nvrtc ? (int (*)(void))dlsym(nvrtc, "fake_nvrtc_compiles") : NULL;

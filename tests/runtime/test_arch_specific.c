@@ -76,7 +76,7 @@ static void decision_table(void **state)
 static void explicit_sm90_gets_a_hint_and_sm90a_compiles(void **state)
 {
     asyncrt_context *ctx = *state;
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_program_compile(ctx, "wgmma.cu", k_wgmma, &o, &p));
     const char *msg = asyncrt_context_last_error(ctx);

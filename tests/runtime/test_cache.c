@@ -41,7 +41,8 @@ static int setup(void **state)
     f->ctx = new_context(f->dir);
     f->header = (asyncrt_header){"scale.cuh", "#define FACTOR 2.0f\n"};
     f->define = "UNUSED=1";
-    f->opts = (asyncrt_compile_options){.arch = "sm_80", .headers = &f->header, .header_count = 1,
+    f->opts = (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options),
+                                        .arch = "sm_80", .headers = &f->header, .header_count = 1,
                                         .defines = &f->define, .define_count = 1};
     *state = f;
     return 0;
@@ -145,7 +146,7 @@ static void include_directory_contents_are_in_the_key(void **state)
     fclose(h);
     settle(); /* a header changed at or after a compile began is not recorded */
     const char *dirs[] = {inc};
-    asyncrt_compile_options o = {.arch = "sm_80", .include_dirs = dirs, .include_dir_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80", .include_dirs = dirs, .include_dir_count = 1};
     assert_int_equal(compile_origin(f->ctx, &o), ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(compile_origin(f->ctx, &o), ASYNCRT_ORIGIN_MEMORY_CACHE);
     h = fopen(path, "w");

@@ -44,7 +44,7 @@ static int step_compile(const char *dir, const char *value)
     char define[32];
     snprintf(define, sizeof define, "VALUE=%s", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_context *ctx = NULL;
     asyncrt_program *p = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return 1;
@@ -181,7 +181,7 @@ static char *victim_key1_hex(void)
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
     const char *defines[] = {"VALUE=1"};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
     asyncrt_program_destroy(p);

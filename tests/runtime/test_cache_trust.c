@@ -84,7 +84,7 @@ static asyncrt_program *compile_program(asyncrt_context *ctx, int value)
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
     return p;
@@ -494,7 +494,7 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
     copy_file(private_entry, entry);
     setenv("ASYNCRT_CACHE_SHARED", "1", 1);
     char *log = NULL;
-    asyncrt_cache_stats stats;
+    asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
     assert_int_equal(fresh_compile(f->dir, 1, &log, &stats), ASYNCRT_ORIGIN_COMPILED);
     assert_logged(log, "not signed with the shared cache's key");
     assert_int_equal(stats.rejected, 1);
@@ -562,7 +562,7 @@ static asyncrt_program_origin compile_for(const char *dir, int value, const char
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = arch, .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .defines = defines, .define_count = 1};
     test_capture_begin();
     asyncrt_context *ctx = new_context(dir);
     asyncrt_program *p = NULL;
@@ -677,7 +677,7 @@ static void odd_files_are_refused_without_hanging(void **state)
             copy_file(path, good);
             plant(path, kind, good);
             char *log = NULL;
-            asyncrt_cache_stats stats;
+            asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
             assert_int_equal(fresh_compile(dir, 1, &log, &stats), ASYNCRT_ORIGIN_COMPILED);
             assert_logged(log, "refusing cache file");
             assert_logged(log, expect[kind]);
@@ -717,7 +717,7 @@ static void counters_count_what_happened(void **state)
 {
     fixture *f = *state;
     asyncrt_context *ctx = new_context(f->dir);
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     assert_int_equal(asyncrt_context_cache_stats(ctx, &s), ASYNCRT_SUCCESS);
     assert_int_equal(s.memory_hits + s.disk_hits + s.misses + s.stores + s.evictions + s.rejected, 0);
     assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
@@ -775,7 +775,7 @@ static void the_cap_evicts_the_least_recently_used(void **state)
     /* Value 0 is the oldest; a hit makes it the newest, so 1 goes first. */
     nanosleep(&pause, NULL);
     assert_int_equal(fresh_compile(f->dir, 0, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     uint64_t evicted = 0;
     for (int v = 3; v < 8; v++) {
         nanosleep(&pause, NULL);
@@ -881,7 +881,7 @@ static void *compile_loop(void *p)
         char define[32];
         snprintf(define, sizeof define, "VALUE=%d", value);
         const char *defines[] = {define};
-        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
         asyncrt_program *prog = NULL;
         size_t size = 0;
         if (asyncrt_program_compile(a->ctx, "k.cu", k_source, &o, &prog) != ASYNCRT_SUCCESS)
@@ -891,7 +891,7 @@ static void *compile_loop(void *p)
             a->bad++;
         asyncrt_program_destroy(prog);
         if (a->id == 0 && i % 6 == 5) asyncrt__cache_clear(a->ctx->cache);
-        asyncrt_cache_stats s;
+        asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
         asyncrt_context_cache_stats(a->ctx, &s);
     }
     return NULL;
@@ -922,7 +922,7 @@ static void one_context_many_threads(void **state)
         pthread_join(threads[t], NULL);
         assert_int_equal(args[t].bad, 0);
     }
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     asyncrt_context_cache_stats(ctx, &s);
     assert_int_equal(s.memory_hits + s.disk_hits + s.misses, THREADS * 24);
     assert_true(s.memory_hits > 0);

@@ -89,7 +89,8 @@ static asyncrt_program_origin compile_expect(asyncrt_context *ctx, const fixture
              slot, slot, slot);
     const char *dirs[] = {f->inc};
     asyncrt_header header = {"mem.h", mem};
-    asyncrt_compile_options o = {.arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1,
                                  .headers = &header, .header_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "pch_test.cu", source, &o, &p));
@@ -169,7 +170,7 @@ static void test_auto_mode_and_cleanup(void **state)
     for (int i = 0; i < 3; i++) { /* light: no includes */
         char source[128];
         snprintf(source, sizeof source, "extern \"C\" __global__ void light(int *p) { p[0] = %d; }\n", i);
-        asyncrt_compile_options o = {.arch = "compute_90"};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90"};
         asyncrt_program *p = NULL;
         assert_ok(ctx, asyncrt_program_compile(ctx, "light.cu", source, &o, &p));
         asyncrt_program_destroy(p);
@@ -238,7 +239,8 @@ static int small_tmpdir_child(const char *inc, const char *cache)
         snprintf(source, sizeof source, "#include <cuda/ptx>\n#include <pch_dep.h>\n"
                  "extern \"C\" __global__ void k%d(long *p) { p[0] = DISK_VALUE + %d; }\n", slot, slot);
         const char *dirs[] = {inc};
-        asyncrt_compile_options o = {.arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1};
+        asyncrt_compile_options o = {.size = sizeof o,
+                                     .arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1};
         asyncrt_program *p = NULL;
         failed |= asyncrt_program_compile(ctx, "full_tmp.cu", source, &o, &p) != ASYNCRT_SUCCESS;
         asyncrt_program_destroy(p);

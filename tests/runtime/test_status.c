@@ -61,7 +61,7 @@ static void failed_constructors_leave_null_and_destroys_take_null(void **state)
     asyncrt_program *program = stale;
     assert_int_not_equal(asyncrt_program_compile(ctx, "k.cu", NULL, NULL, &program), ASYNCRT_SUCCESS);
     assert_null(program);
-    asyncrt_compile_options opts = {.arch = "sm_90"};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = "sm_90"};
     asyncrt_status s = asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &opts, &program);
     if (s == ASYNCRT_SUCCESS) { /* NVRTC is here: a real program, then no device to load it on */
         asyncrt_module *module = stale;

@@ -11,7 +11,7 @@ static const float k_weights[81] = {0.5f, -1.0f, 2.0f, 0.25f, 1.0f, -0.5f, 3.0f,
 
 static asyncrt_tile_desc desc(asyncrt_tile_kind kind, asyncrt_dtype dtype, asyncrt_op_path path, const char *arch)
 {
-    asyncrt_tile_desc d = {.kind = kind, .dtype = dtype, .path = path, .arch = arch};
+    asyncrt_tile_desc d = {.size = sizeof d, .kind = kind, .dtype = dtype, .path = path, .arch = arch};
     if (kind == ASYNCRT_TILE_MAP) d.expression = "out = v * 2 + (y ^ x);";
     if (kind == ASYNCRT_TILE_STENCIL) {
         d.radius = 1;
@@ -123,7 +123,8 @@ static void bad_descriptions_are_rejected(void **state)
         {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 2, false, "out = in(0, 0);\nout += nope;", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_COMPILE, "tile expression(2)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = cases[i].dtype, .radius = cases[i].radius,
+        asyncrt_tile_desc d = {.size = sizeof d,
+                               .kind = cases[i].kind, .dtype = cases[i].dtype, .radius = cases[i].radius,
                                .weights = cases[i].weights ? k_weights : NULL, .expression = cases[i].expression,
                                .path = cases[i].path, .arch = cases[i].arch};
         assert_status(ctx, cases[i].status, asyncrt_tile_create(ctx, &d, &op));

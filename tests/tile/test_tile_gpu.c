@@ -129,7 +129,8 @@ static void run_ops(asyncrt_op_path path, const char *arch, const op_case *ops, 
         char expression[128];
         snprintf(expression, sizeof expression, "out = in(0, 0) * 2 + in(-%d, %d) + in(%d, -%d);", c->radius,
                  c->radius, c->radius - 1, c->radius);
-        asyncrt_tile_desc d = {.kind = c->kind, .dtype = c->dtype, .radius = c->radius, .path = path, .arch = arch};
+        asyncrt_tile_desc d = {.size = sizeof d,
+                               .kind = c->kind, .dtype = c->dtype, .radius = c->radius, .path = path, .arch = arch};
         if (c->kind == ASYNCRT_TILE_STENCIL) {
             if (c->expression) d.expression = expression;
             else d.weights = w;
@@ -247,7 +248,8 @@ static void tuned_variants_through_compute_80(void **state)
 static void repeated_and_in_place_launches(void **state)
 {
     (void)state;
-    asyncrt_tile_desc d = {.kind = ASYNCRT_TILE_MAP, .dtype = ASYNCRT_F32, .expression = "out = v * 2 + (y * 7 + x);"};
+    asyncrt_tile_desc d = {.size = sizeof d,
+                           .kind = ASYNCRT_TILE_MAP, .dtype = ASYNCRT_F32, .expression = "out = v * 2 + (y * 7 + x);"};
     asyncrt_tile_op *op = NULL;
     assert_ok(g_ctx, asyncrt_tile_create(g_ctx, &d, &op));
     size_t rows = 300, cols = 1024, n = rows * cols;
@@ -281,7 +283,7 @@ static void repeated_and_in_place_launches(void **state)
 static void bad_launches_are_refused(void **state)
 {
     (void)state;
-    asyncrt_tile_desc d = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
+    asyncrt_tile_desc d = {.size = sizeof d, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     assert_ok(g_ctx, asyncrt_tile_create(g_ctx, &d, &op));
     asyncrt_deviceptr a;

@@ -86,7 +86,7 @@ static asyncrt_status check_kernel(asyncrt_context *ctx, asyncrt_module *m, int 
     int n = CHECK_N;
     void *args[] = {&d_in, &d_out, &n};
     size_t sizes[] = {sizeof d_in, sizeof d_out, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {CHECK_N / 256}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {CHECK_N / 256}, .block = {256}};
     if (s == ASYNCRT_SUCCESS) s = asyncrt_kernel_launch(k, &cfg, args, sizes, 3);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_to_host(ctx, out, d_out, CHECK_N * sizeof(float));

@@ -218,7 +218,8 @@ static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_op_path path, bool tw
 {
     static const asyncrt_map_arg in[] = {{"x", ASYNCRT_F32}, {"z", ASYNCRT_F32}}, out = {"y", ASYNCRT_F32};
     static const asyncrt_map_arg sc[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
-    asyncrt_map_desc d = {.inputs = in, .input_count = two_inputs ? 2 : 1, .outputs = &out, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = in, .input_count = two_inputs ? 2 : 1, .outputs = &out, .output_count = 1,
                           .scalars = sc, .scalar_count = two_inputs ? 1 : 2,
                           .expression = two_inputs ? "y = a * x + z;" : "y = a * x + b;", .path = path};
     asyncrt_map *m = NULL;

@@ -95,7 +95,8 @@ static const asyncrt_map_arg k_ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
 
 static asyncrt_status timed_create(asyncrt_context *ctx, double *ms, asyncrt_map **out)
 {
-    asyncrt_map_desc d = {.inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
                           .scalars = k_ab, .scalar_count = 2, .expression = "y = a * x + b;"};
     double start = now_ms();
     asyncrt_status s = asyncrt_map_create(ctx, &d, out);
@@ -182,7 +183,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     int value = 0;
     void *args[] = {&value};
     size_t sizes[] = {sizeof value};
-    asyncrt_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1, 1, 1}, .block = {32, 1, 1}};
     CUlaunchConfig bare = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
                            .blockDimZ = 1};
     asyncrt_deviceptr buf = 0;

@@ -58,7 +58,7 @@ int remote_bench_child(int argc, char **argv)
         fprintf(stderr, "asyncrt-bench --remote: %s\n", asyncrt_context_last_error(ctx));
         return 1;
     }
-    asyncrt_compile_options opts = {.arch = argv[5]};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = argv[5]};
     for (int i = 0; i < KERNELS; i++) {
         char *src = jit_bench_kernel_source(i, atoi(argv[3]));
         asyncrt_program *p = NULL;
@@ -76,7 +76,7 @@ int remote_bench_child(int argc, char **argv)
         r.disk += o == ASYNCRT_ORIGIN_DISK_CACHE;
         asyncrt_program_destroy(p);
     }
-    asyncrt_remote_cache_stats st;
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     asyncrt_context_remote_cache_stats(ctx, &st);
     asyncrt_context_destroy(ctx);
     struct rusage ru;

@@ -49,7 +49,8 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
     for (int kind = ASYNCRT_TILE_TRANSPOSE; !st && kind <= ASYNCRT_TILE_STENCIL; kind++)
         for (int p = ASYNCRT_PATH_TMA; !st && p <= ASYNCRT_PATH_PLAIN; p++) {
             if (!paths[p]) continue;
-            asyncrt_tile_desc d = {.kind = (asyncrt_tile_kind)kind, .dtype = ASYNCRT_F32, .path = (asyncrt_op_path)p};
+            asyncrt_tile_desc d = {.size = sizeof d,
+                                   .kind = (asyncrt_tile_kind)kind, .dtype = ASYNCRT_F32, .path = (asyncrt_op_path)p};
             if (kind == ASYNCRT_TILE_STENCIL) {
                 d.radius = 1;
                 d.weights = five_point;

@@ -169,7 +169,8 @@ static int run_config(sweep_data *d, const sweep_config *c)
     const char *op_name = c->kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
     const char *build = c->arch ? "sm80-ptx" : "native";
     if (asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
-    asyncrt_tile_desc desc = {.kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
+    asyncrt_tile_desc desc = {.size = sizeof desc,
+                              .kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
     if (c->kind == ASYNCRT_TILE_STENCIL) desc.radius = 1, desc.weights = k_five_point;
     asyncrt_tile_op *op = NULL;
     asyncrt_status st = asyncrt_tile_create(d->ctx, &desc, &op);
@@ -234,14 +235,15 @@ static asyncrt_status run_peer(void *arg)
 
 static int run_peer_config(sweep_data *d, const char *arch, double *ms)
 {
-    asyncrt_compile_options opts = {.arch = arch};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = arch};
     asyncrt_module *module = NULL;
     peer_arg a = {0};
     int rows = (int)d->rows, cols = (int)d->cols;
     asyncrt_deviceptr out = d->out, in = d->in;
     a.args[0] = &out, a.args[1] = &in, a.args[2] = &rows, a.args[3] = &cols;
     a.sizes[0] = a.sizes[1] = sizeof(asyncrt_deviceptr), a.sizes[2] = a.sizes[3] = sizeof(int);
-    a.cfg = (asyncrt_launch_config){.grid = {(unsigned)((d->cols + 31) / 32), (unsigned)((d->rows + 31) / 32), 1},
+    a.cfg = (asyncrt_launch_config){.size = sizeof(asyncrt_launch_config),
+                                    .grid = {(unsigned)((d->cols + 31) / 32), (unsigned)((d->rows + 31) / 32), 1},
                                     .block = {32, 8, 1}};
     const char *check = "launch failed";
     char detail[96] = "";
@@ -322,7 +324,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
     }
     /* The default transpose against the peer, same run. */
     asyncrt__context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
-    asyncrt_tile_desc auto_t = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
+    asyncrt_tile_desc auto_t = {.size = sizeof auto_t, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     if (peer_ms[0] > 0 && !asyncrt_tile_create(ctx, &auto_t, &op) &&
         !bench_tile(ctx, s, op, rows, cols, d.in, d.out, &best_ms) && best_ms > 0 && !csv)

@@ -137,7 +137,8 @@ typedef struct run {
 
 static asyncrt_compile_options options_for(const run *r, const char *arch, const asyncrt_bundle *bundle)
 {
-    return (asyncrt_compile_options){.arch = arch, .include_dirs = r->a.dirs, .include_dir_count = r->a.dir_count,
+    return (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options),
+                                     .arch = arch, .include_dirs = r->a.dirs, .include_dir_count = r->a.dir_count,
                                      .defines = r->a.defines, .define_count = r->a.define_count, .bundle = bundle};
 }
 

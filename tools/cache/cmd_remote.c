@@ -16,7 +16,7 @@
 static asyncrt_context *remote_context(cache_tool *tool, const char *cmd)
 {
     asyncrt_context *ctx = cache_tool_context(tool, cmd);
-    asyncrt_remote_cache_stats st;
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     if (!ctx) return NULL;
     if (asyncrt_context_remote_cache_stats(ctx, &st), !st.enabled) {
         cache_fail(tool, cmd, TOOL_EXIT_IO, "no remote cache: %s", st.state);
@@ -128,7 +128,7 @@ void cache_remote_stats(const cache_tool *tool)
         asyncrt_context_destroy(ctx);
         return;
     }
-    asyncrt_remote_cache_stats now, tally;
+    asyncrt_remote_cache_stats now = ASYNCRT_REMOTE_CACHE_STATS_INIT, tally;
     uint64_t kept = 0;
     asyncrt_context_remote_cache_stats(ctx, &now);
     asyncrt__cache_remote_tally(asyncrt__context_cache(ctx), &tally, &kept);

@@ -341,6 +341,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         for (size_t t = 0; t < a.arch_count; t++) {
             size_t r = f * a.arch_count + t;
             opts[r] = (asyncrt_compile_options){
+                .size = sizeof(asyncrt_compile_options),
                 .arch = a.archs[t], .std = a.std,
                 .include_dirs = inc, .include_dir_count = a.include_count + (dirs[f] ? 1 : 0),
                 .defines = a.defines, .define_count = a.define_count,

@@ -28,7 +28,9 @@ void tool_version_line(const char *tool, char *buf, size_t size)
 {
     char nvrtc[16];
     tool_format_cuda_version(asyncrt_nvrtc_version(), nvrtc, sizeof nvrtc);
-    snprintf(buf, size, "%s %s (libasyncrt %s, NVRTC %s)", tool, ASYNCRT_VERSION_STRING, ASYNCRT_VERSION_STRING,
+    /* The tool's own version, then the library's it runs with (asyncrt_version_string: a shared
+     * libasyncrt may be newer than the headers the tool was built with). */
+    snprintf(buf, size, "%s %s (libasyncrt %s, NVRTC %s)", tool, ASYNCRT_VERSION_STRING, asyncrt_version_string(),
              nvrtc);
 }
 

@@ -115,7 +115,8 @@ bool chk_output(probe_check *c, size_t words, asyncrt_deviceptr *device)
 bool chk_launch(probe_check *c, asyncrt_kernel *k, unsigned grid_x, unsigned grid_y, unsigned block,
                 unsigned cluster, void **args, const size_t *sizes, size_t count)
 {
-    asyncrt_launch_config cfg = {.grid = {grid_x, grid_y, 1}, .block = {block, 1, 1}, .cluster = {cluster, 0, 0}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {grid_x, grid_y, 1}, .block = {block, 1, 1}, .cluster = {cluster, 0, 0}};
     if (cluster) cfg.cluster[1] = cfg.cluster[2] = 1;
     if (asyncrt_kernel_launch(k, &cfg, args, sizes, count) != ASYNCRT_SUCCESS) return fail_ctx(c, "launch");
     if (asyncrt_synchronize(c->ctx) != ASYNCRT_SUCCESS) return fail_ctx(c, "kernel");

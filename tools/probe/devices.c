@@ -90,6 +90,7 @@ int probe_collect_devices(asyncrt_context *ctx, int only, bool check, bool bench
     }
     for (int i = 0; i < n; i++) {
         probe_device_report *d = &r->devices[r->device_count];
+        d->info = (asyncrt_device_info)ASYNCRT_DEVICE_INFO_INIT;
         if ((s = asyncrt_device_probe(ctx, first + i, &d->info)) != ASYNCRT_SUCCESS)
             return fail(ctx, exit_code_for(s), "device probe failed");
         auto_rule(d);

@@ -16,7 +16,8 @@ static asyncrt_status options_for(asyncrt_context *ctx, const char **define, con
 {
     if (!probe_kernel_source())
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NOT_FOUND, "%s is not embedded in this libasyncrt", PROBE_SOURCE_NAME);
-    *opts = (asyncrt_compile_options){.arch = arch, .defines = define, .define_count = 1};
+    *opts = (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options),
+                                      .arch = arch, .defines = define, .define_count = 1};
     return ASYNCRT_SUCCESS;
 }
 

@@ -160,7 +160,7 @@ static void explain_disk_cache(const asyncrt_context *ctx)
  * last value it refused (another key file, damage) and why. */
 static void explain_remote_cache(const asyncrt_context *ctx)
 {
-    asyncrt_remote_cache_stats st;
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     if (asyncrt_context_remote_cache_stats(ctx, &st) != ASYNCRT_SUCCESS ||
         strncmp(st.state, "off: no remote cache configured", 31) == 0)
         return;
@@ -206,6 +206,7 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
         if (!seen) names[name_count++] = r->launches[i].kernel;
     }
     asyncrt_compile_options opts = {
+        .size = sizeof opts,
         .arch = cli->arch, .std = cli->std,
         .include_dirs = includes, .include_dir_count = include_count,
         .defines = cli->defines, .define_count = cli->define_count,

@@ -79,12 +79,12 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
 static void print_tmap_warnings(asyncrt_context *ctx, const run_tmap_spec *t, const asyncrt_tensormap_desc *desc)
 {
     const asyncrt_device_info *info = asyncrt_context_device(ctx);
-    asyncrt_tensormap_check_options opts = {0, 0, false};
+    asyncrt_tensormap_check_options opts = ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT;
     if (info) {
         opts.sm = info->cc_major * 10 + info->cc_minor;
         opts.smem_per_block = info->shared_memory_per_block_optin > 0 ? (uint64_t)info->shared_memory_per_block_optin : 0;
     }
-    asyncrt_tensormap_report report;
+    asyncrt_tensormap_report report = ASYNCRT_TENSORMAP_REPORT_INIT;
     if (asyncrt_tensormap_analyze(desc, &opts, &report) != ASYNCRT_SUCCESS) return;
     for (unsigned i = 0; i < report.warning_count && i < ASYNCRT_TENSORMAP_MAX_WARNINGS; i++)
         fprintf(stderr, "asyncrt-run: warning: --tmap %s [%s]: %s\n", t->name, report.warnings[i].rule,

@@ -3,6 +3,7 @@
 #define ASYNCRT_ASYNCRT_H
 
 #include "asyncrt/status.h"
+#include "asyncrt/version.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/bundle.h"
 #include "asyncrt/link.h"

@@ -52,12 +52,16 @@ ASYNCRT_EXTERN const char *asyncrt_op_path_name(asyncrt_op_path path);
 /* The same, under its earlier name. */
 ASYNCRT_EXTERN const char *asyncrt_map_path_name(asyncrt_map_path path);
 
+/* An element of an array (asyncrt_map_desc): its layout is frozen. */
 typedef struct asyncrt_map_arg {
     const char *name;    /* a C identifier, unique in the map, not starting with "asyncrt" or "_" */
     asyncrt_dtype dtype;
 } asyncrt_map_arg;
 
 typedef struct asyncrt_map_desc {
+    /* Set it with ASYNCRT_MAP_DESC_INIT (or .size = sizeof(asyncrt_map_desc)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     const asyncrt_map_arg *inputs;   /* at least 1 */
     size_t input_count;
     const asyncrt_map_arg *outputs;  /* at least 1 */
@@ -77,6 +81,7 @@ typedef struct asyncrt_map_desc {
      * selection). */
     const char *arch;
 } asyncrt_map_desc;
+#define ASYNCRT_MAP_DESC_INIT ASYNCRT_SIZED_INIT(asyncrt_map_desc)
 
 typedef struct asyncrt_map asyncrt_map;
 

@@ -30,15 +30,11 @@
 #include <stdint.h>
 
 #include "asyncrt/status.h"
+#include "asyncrt/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define ASYNCRT_VERSION_MAJOR 0
-#define ASYNCRT_VERSION_MINOR 1
-#define ASYNCRT_VERSION_PATCH 0
-#define ASYNCRT_VERSION_STRING "0.1.0"
 
 typedef struct asyncrt_context asyncrt_context;
 typedef struct asyncrt_program asyncrt_program; /* a compiled image; needs no device */
@@ -81,15 +77,24 @@ ASYNCRT_EXTERN const char *asyncrt_context_cache_dir(const asyncrt_context *ctx)
 
 /* What this context's program cache did (see README, "The cache"). */
 typedef struct asyncrt_cache_stats {
+    /* Set it with ASYNCRT_CACHE_STATS_INIT (or .size = sizeof(asyncrt_cache_stats)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     uint64_t memory_hits;   /* found in this context's memory */
     uint64_t disk_hits;     /* read from the cache directory */
     uint64_t misses;        /* NVRTC had to run */
     uint64_t stores;        /* programs stored (memory, and disk when on) */
+    /* ---- The first layout ends here. Fields added later: written only when
+     * the caller's size covers them. */
     uint64_t evictions;     /* files this context deleted to keep under ASYNCRT_CACHE_MAX_BYTES */
     uint64_t rejected;      /* disk files refused: damaged, foreign, not a regular file, too big */
 } asyncrt_cache_stats;
+#define ASYNCRT_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_stats)
 
-/* Copies the counters; safe while other threads use the context. */
+/* Copies the counters; safe while other threads use the context. A size
+ * below the first layout is ASYNCRT_ERROR_INVALID_ARGUMENT. Like the other
+ * calls that only report (remote_cache_stats, kernel_resources_of), it
+ * leaves the last error alone unless it fails. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
 
 /* ---- remote cache (README: "The remote cache") ---------------------------- */
@@ -108,6 +113,9 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *
                                                                 const char *key_file);
 
 typedef struct asyncrt_remote_cache_stats {
+    /* Set it with ASYNCRT_REMOTE_CACHE_STATS_INIT (or .size = sizeof(asyncrt_remote_cache_stats)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     bool enabled;          /* configured, accepted and not switched off by failures */
     char state[512];       /* the servers (passwords as ****), then the last value refused and why;
                               or why the remote is off */
@@ -120,6 +128,7 @@ typedef struct asyncrt_remote_cache_stats {
     uint64_t bytes_read, bytes_written;
     double time_ms;        /* spent in remote operations, waits for leases included */
 } asyncrt_remote_cache_stats;
+#define ASYNCRT_REMOTE_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_remote_cache_stats)
 
 /* This context's remote counters; safe while other threads use the context. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx,
@@ -133,7 +142,9 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, 
 /* ---- device probe ------------------------------------------------------- */
 
 /* What a device can do with asynchronous data movement, derived from its
- * compute capability (and, for clusters, the driver's attribute). */
+ * compute capability (and, for clusters, the driver's attribute). Its layout
+ * is frozen (it is returned by value and sits inside asyncrt_device_info):
+ * new capabilities are appended to asyncrt_device_info. */
 typedef struct asyncrt_features {
     bool ldgsts;         /* cp.async, sm_80+ */
     bool mbarrier;       /* hardware mbarrier, sm_80+ */
@@ -146,6 +157,9 @@ typedef struct asyncrt_features {
 } asyncrt_features;
 
 typedef struct asyncrt_device_info {
+    /* Set it with ASYNCRT_DEVICE_INFO_INIT (or .size = sizeof(asyncrt_device_info)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     int ordinal;
     char name[256];
     char uuid[48];                      /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
@@ -164,6 +178,7 @@ typedef struct asyncrt_device_info {
     int nvrtc_version;                  /* e.g. 13000 for NVRTC 13.0 */
     asyncrt_features features;
 } asyncrt_device_info;
+#define ASYNCRT_DEVICE_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_device_info)
 
 /* Pure: derives the feature flags. cluster_launch is the driver attribute. */
 ASYNCRT_EXTERN asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch);
@@ -175,7 +190,9 @@ ASYNCRT_EXTERN double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_inf
 ASYNCRT_EXTERN asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count);
 ASYNCRT_EXTERN asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out);
 
-/* The info of the device opened with asyncrt_context_open_device, or NULL. */
+/* The info of the device opened with asyncrt_context_open_device, or NULL:
+ * the library's own copy, whose size is the library's (at least the
+ * caller's, for a library at least as new as the caller's header). */
 ASYNCRT_EXTERN const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
 
 /* The NVRTC version as major*1000 + minor*10 (13000 for 13.0); 0 when no NVRTC
@@ -184,12 +201,16 @@ ASYNCRT_EXTERN int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
 
+/* An element of an array (asyncrt_compile_options.headers): its layout is frozen. */
 typedef struct asyncrt_header {
     const char *name;    /* as written in #include, e.g. "tile.cuh" */
     const char *content;
 } asyncrt_header;
 
 typedef struct asyncrt_compile_options {
+    /* Set it with ASYNCRT_COMPILE_OPTIONS_INIT (or .size = sizeof(asyncrt_compile_options)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     /* NULL or "auto": the opened device's target (see README: arch
      * selection). Otherwise "sm_XY", "sm_XYa" (CUBIN) or "compute_XY",
      * "compute_XYa" (PTX), checked against nvrtcGetSupportedArchs; and, for
@@ -209,7 +230,8 @@ typedef struct asyncrt_compile_options {
     size_t option_count;
     const char *const *name_expressions;    /* C++ names to look up, e.g. "scale<float>" */
     size_t name_expression_count;
-    /* Fields added later; zero keeps the defaults. */
+    /* ---- The first layout ends here. Fields added later: a caller whose
+     * size stops short of one gets zero, its default. */
     /* Do not offer the built-in device-side standard headers (<cmath>,
      * <cstdint>, <type_traits>, ...: README, "Headers kernels see"). Even
      * when offered, a header the caller provides (in `headers` or as a file
@@ -224,6 +246,7 @@ typedef struct asyncrt_compile_options {
     const asyncrt_bundle *bundle;
     bool toolkit_with_bundle;
 } asyncrt_compile_options;
+#define ASYNCRT_COMPILE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_compile_options)
 
 typedef enum asyncrt_program_origin {
     ASYNCRT_ORIGIN_COMPILED = 0,  /* NVRTC ran */
@@ -232,7 +255,9 @@ typedef enum asyncrt_program_origin {
     ASYNCRT_ORIGIN_REMOTE_CACHE   /* fetched from the remote cache, verified, stored locally */
 } asyncrt_program_origin;
 
-/* Compiles `source` (named `source_name` in messages). opts may be NULL.
+/* Compiles `source` (named `source_name` in messages). opts may be NULL
+ * (the defaults); a size below its first layout is
+ * ASYNCRT_ERROR_INVALID_ARGUMENT naming the rule.
  * A compile error gives ASYNCRT_ERROR_COMPILE with NVRTC's full log in the
  * context's message. <asyncrt/device.cuh> and the toolkit's headers
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
@@ -293,17 +318,24 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel,
 /* What the driver says a loaded kernel uses (cuFuncGetAttribute); a field
  * the driver cannot give is -1. */
 typedef struct asyncrt_kernel_resources {
+    /* Set it with ASYNCRT_KERNEL_RESOURCES_INIT (or .size = sizeof(asyncrt_kernel_resources)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     int registers;            /* per thread */
     int static_shared_bytes;  /* __shared__ arrays; dynamic shared memory is the launch's */
     int local_bytes;          /* per thread: spills and stack */
     int max_threads;          /* the most threads a block of this kernel may have */
 } asyncrt_kernel_resources;
+#define ASYNCRT_KERNEL_RESOURCES_INIT ASYNCRT_SIZED_INIT(asyncrt_kernel_resources)
 ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *kernel, asyncrt_kernel_resources *out);
 
 /* The CUfunction behind a kernel, for callers who use the driver directly. */
 ASYNCRT_EXTERN void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
 
 typedef struct asyncrt_launch_config {
+    /* Set it with ASYNCRT_LAUNCH_CONFIG_INIT (or .size = sizeof(asyncrt_launch_config)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     unsigned grid[3];      /* a 0 in y or z is taken as 1 */
     unsigned block[3];
     /* Thread block cluster (sm_90+; all 0: no cluster). Each grid dimension
@@ -316,7 +348,8 @@ typedef struct asyncrt_launch_config {
     unsigned cluster[3];
     size_t shared_bytes;   /* dynamic shared memory; above 48 KiB the limit is raised for you */
     asyncrt_stream stream;
-    /* Fields added later; zero keeps the earlier meaning. */
+    /* ---- The first layout ends here. Fields added later: a caller whose
+     * size stops short of one gets zero, its default. */
     /* Cooperative launch (CU_LAUNCH_ATTRIBUTE_COOPERATIVE), for kernels that
      * sync the whole grid (cooperative_groups::this_grid().sync()). Needs
      * CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH (sm_60+), else
@@ -335,6 +368,7 @@ typedef struct asyncrt_launch_config {
      * ASYNCRT_ERROR_UNSUPPORTED. */
     bool programmatic_serialization;
 } asyncrt_launch_config;
+#define ASYNCRT_LAUNCH_CONFIG_INIT ASYNCRT_SIZED_INIT(asyncrt_launch_config)
 
 /* Launches with cuLaunchKernelEx. args[i] points at the value of parameter i.
  * When arg_sizes is not NULL and the driver has cuFuncGetParamInfo, the count
@@ -356,7 +390,8 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device_async(asyncrt_context 
 /* The result of open_device_async (ASYNCRT_SUCCESS if it was not used). */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx);
 
-/* One program of a batch: the inputs, then what asyncrt_build_batch fills. */
+/* One program of a batch: the inputs, then what asyncrt_build_batch fills.
+ * An element of an array: its layout is frozen. */
 typedef struct asyncrt_build_request {
     const char *source_name;               /* as for asyncrt_program_compile */
     const char *source;

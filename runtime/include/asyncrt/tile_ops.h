@@ -43,6 +43,9 @@ typedef enum asyncrt_tile_kind {
 } asyncrt_tile_kind;
 
 typedef struct asyncrt_tile_desc {
+    /* Set it with ASYNCRT_TILE_DESC_INIT (or .size = sizeof(asyncrt_tile_desc)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     asyncrt_tile_kind kind;
     asyncrt_dtype dtype; /* of both matrices: F32, I32, U32, F16 or BF16 */
     /* C++ statements that set `out`. MAP and TRANSPOSE see `v` (the value of
@@ -60,6 +63,7 @@ typedef struct asyncrt_tile_desc {
     asyncrt_op_path path; /* as in asyncrt_map_desc */
     const char *arch;      /* as in asyncrt_map_desc */
 } asyncrt_tile_desc;
+#define ASYNCRT_TILE_DESC_INIT ASYNCRT_SIZED_INIT(asyncrt_tile_desc)
 
 typedef struct asyncrt_tile_op asyncrt_tile_op;
 
