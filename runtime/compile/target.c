@@ -27,12 +27,15 @@ static void older_nvrtc(int driver_version, const char **path, int *version)
 
 /* The load rule's verdict and sentence for this context's open device
  * (SUCCESS with "" when none is open or NVRTC's facts are unknown: the
- * driver then speaks for itself). */
+ * driver then speaks for itself). A device still opening on its own thread
+ * is not read (its fields are being written): the load-time check and the
+ * flow after asyncrt__wait_device judge it then. */
 static asyncrt_status load_verdict(asyncrt_context *ctx, const asyncrt_arch *arch, char *why, size_t why_size)
 {
     asyncrt_nvrtc_facts facts;
     why[0] = '\0';
-    if (!ctx->device_open || asyncrt__nvrtc_facts_get(ctx, &facts, NULL, 0) != ASYNCRT_SUCCESS)
+    if (asyncrt__device_pending(ctx) || !ctx->device_open ||
+        asyncrt__nvrtc_facts_get(ctx, &facts, NULL, 0) != ASYNCRT_SUCCESS)
         return ASYNCRT_SUCCESS;
     asyncrt_load_facts f = {.cc_major = ctx->info.cc_major, .cc_minor = ctx->info.cc_minor,
                             .driver_version = ctx->info.driver_version, .nvrtc_version = facts.version,
