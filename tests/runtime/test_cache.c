@@ -239,7 +239,7 @@ static void an_entry_sealed_around_no_program_is_refused(void **state)
     log = test_capture_end();
     assert_non_null(strstr(log, "discarding cache file"));
     assert_non_null(strstr(log, "cache entry payload is malformed"));
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     assert_ok(fresh, asyncrt_context_cache_stats(fresh, &s));
     assert_int_equal(s.disk_hits, 0);
     assert_int_equal(s.rejected, 1);
