@@ -156,9 +156,11 @@ static bool run_one(const char *cache, int salt, const char *spec, const char *a
 
 static bool socket_answers(const char *path)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    size_t n = strlen(path);
+    if (n >= sizeof a.sun_path) return false; /* no such socket can be reached */
+    memcpy(a.sun_path, path, n + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
     if (fd >= 0) close(fd);
     return ok;
