@@ -1,16 +1,24 @@
 /* clear: delete every entry, manifest and temporary. */
+#include <stdlib.h>
+
 #include "tool.h"
 
 static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_clear;
     if (argc > 1) return cache_usage_error(&cmd_clear, "unexpected argument \"%s\"", argv[1]);
-    size_t removed = asyncrt__cache_remove_all_at(tool->dir_fd);
-    asyncrt_cache_listing l;
-    size_t left = 0;
-    if (asyncrt__cache_scan_at(tool->dir_fd, &l)) {
+    size_t removed = 0;
+    if (asyncrt_cache_dir_clear(tool->cache, &removed) != ASYNCRT_SUCCESS)
+        return cache_fail(tool, "clear", TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
+    asyncrt_cache_dir_listing *listing;
+    asyncrt_cache_dir_file *files;
+    asyncrt_cache_dir_totals l;
+    size_t count, left = 0;
+    char why[256];
+    if (cache_list(tool->cache, &listing, &files, &count, &l, why, sizeof why)) {
         left = l.entries + l.manifests + l.temps;
-        asyncrt__cache_listing_free(&l);
+        free(files);
+        asyncrt_cache_dir_listing_free(listing);
     }
     if (tool->json) {
         printf("{");
