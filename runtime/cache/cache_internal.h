@@ -1,4 +1,5 @@
-/* What tests may use of the cache layer, beside the public API: what they
+/* What tests (and, until issue 35 moves them, asyncrt-run and asyncrt-bundle)
+ * may use of the cache layer, beside the public API: what they
  * need to read, check, write and trim a cache directory exactly as the
  * library does (asyncrt-cache does it through asyncrt/cache.h). Internal, not libasyncrt's ABI: it
  * is linked from asyncrt_private and may change with the library (the file
