@@ -1,9 +1,9 @@
 /* What tests (and, until issue 35 moves them, asyncrt-run and asyncrt-bundle)
- * may use of the cache layer, beside the public API: what they
- * need to read, check, write and trim a cache directory exactly as the
- * library does (asyncrt-cache does it through asyncrt/cache.h). Internal, not libasyncrt's ABI: it
- * is linked from asyncrt_private and may change with the library (the file
- * formats carry their own versions).
+ * may use of the cache layer, beside the public API: what they need to read,
+ * check, write and trim a cache directory exactly as the library does
+ * (asyncrt-cache does it through asyncrt/cache.h). Internal, not
+ * libasyncrt's ABI: it is linked from asyncrt_private and may change with
+ * the library (the file formats carry their own versions).
  *   cache_config.h: the directory, cap and shared mode the library would use
  *     for a settings snapshot (asyncrt__cache_config_read), and the cap's
  *     size syntax (asyncrt__cache_parse_size).
