@@ -55,6 +55,16 @@ static char *first_of(asyncrt_cache_dir *d, asyncrt_cache_dir_file_kind kind)
     return name;
 }
 
+static asyncrt_cache_dir_totals totals_of(asyncrt_cache_dir *d)
+{
+    asyncrt_cache_dir_listing *l = NULL;
+    asyncrt_cache_dir_totals t = ASYNCRT_CACHE_DIR_TOTALS_INIT;
+    assert_int_equal(asyncrt_cache_dir_scan(d, &l), ASYNCRT_SUCCESS);
+    assert_int_equal(asyncrt_cache_dir_listing_totals(l, &t), ASYNCRT_SUCCESS);
+    asyncrt_cache_dir_listing_free(l);
+    return t;
+}
+
 static void assert_error_says(asyncrt_context *ctx, const char *what)
 {
     const char *e = asyncrt_context_last_error(ctx);
@@ -152,12 +162,8 @@ static void an_untrusted_folder_is_shown_not_used(void **state)
     assert_int_equal(tally.stores, 0);
     assert_int_equal(kept, 0);
     assert_int_equal(chmod(f->dir, 0700), 0);
-    asyncrt_cache_dir_listing *l = NULL;
-    assert_int_equal(asyncrt_cache_dir_scan(d, &l), ASYNCRT_SUCCESS);
-    asyncrt_cache_dir_totals t = ASYNCRT_CACHE_DIR_TOTALS_INIT;
-    assert_int_equal(asyncrt_cache_dir_listing_totals(l, &t), ASYNCRT_SUCCESS);
+    asyncrt_cache_dir_totals t = totals_of(d);
     assert_int_equal(t.entries + t.manifests, 2); /* still there: nothing was removed */
-    asyncrt_cache_dir_listing_free(l);
     free(entry);
     asyncrt_cache_dir_close(d);
 }
@@ -172,13 +178,9 @@ static void the_handle_never_goes_by_the_name_again(void **state)
     snprintf(moved, sizeof moved, "%s.moved", f->dir);
     assert_int_equal(rename(f->dir, moved), 0);
     assert_int_equal(mkdir(f->dir, 0700), 0); /* an empty folder at the name */
-    asyncrt_cache_dir_listing *l = NULL;
-    assert_int_equal(asyncrt_cache_dir_scan(d, &l), ASYNCRT_SUCCESS);
-    asyncrt_cache_dir_totals t = ASYNCRT_CACHE_DIR_TOTALS_INIT;
-    assert_int_equal(asyncrt_cache_dir_listing_totals(l, &t), ASYNCRT_SUCCESS);
+    asyncrt_cache_dir_totals t = totals_of(d);
     assert_int_equal(t.entries, 1);
     assert_int_equal(t.manifests, 1);
-    asyncrt_cache_dir_listing_free(l);
     assert_int_equal(asyncrt_cache_dir_clear(d, NULL), ASYNCRT_SUCCESS);
     asyncrt_cache_dir_close(d);
     test_remove_tree(moved);

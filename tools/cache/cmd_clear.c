@@ -10,15 +10,11 @@ static int run(cache_tool *tool, int argc, char **argv)
     size_t removed = 0;
     if (asyncrt_cache_dir_clear(tool->cache, &removed) != ASYNCRT_SUCCESS)
         return cache_fail(tool, "clear", TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals l;
-    size_t count, left = 0;
-    char why[256];
-    if (cache_list(tool->cache, &listing, &files, &count, &l, why, sizeof why)) {
-        left = l.entries + l.manifests + l.temps;
-        free(files);
-        asyncrt_cache_dir_listing_free(listing);
+    cache_files cf;
+    size_t left = 0;
+    if (cache_list(tool->cache, &cf)) {
+        left = cf.totals.entries + cf.totals.manifests + cf.totals.temps;
+        cache_files_free(&cf);
     }
     if (tool->json) {
         printf("{");

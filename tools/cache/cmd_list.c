@@ -74,14 +74,11 @@ static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_list;
     if (argc > 1) return cache_usage_error(&cmd_list, "unexpected argument \"%s\"", argv[1]);
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals l;
-    size_t count;
+    cache_files cf;
     char why[256] = "";
-    if (!cache_list(tool->cache, &listing, &files, &count, &l, why, sizeof why))
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "list", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    if (count) qsort(files, count, sizeof *files, newest_first);
+    if (cf.count) qsort(cf.files, cf.count, sizeof *cf.files, newest_first);
     if (tool->json) {
         printf("{");
         cache_json_key("directory", true);
@@ -91,8 +88,8 @@ static int run(cache_tool *tool, int argc, char **argv)
     } else {
         printf("%-8s %12s %10s  %s\n", "kind", "size", "used", "name, then what it is for");
     }
-    for (size_t i = 0; i < count; i++) {
-        const asyncrt_cache_dir_file *f = &files[i];
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
         bool described =
             f->regular && (f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST);
         asyncrt_cache_dir_item x;
@@ -113,20 +110,19 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
     }
     if (tool->json) {
-        printf("%s]", count ? "\n  " : "");
+        printf("%s]", cf.count ? "\n  " : "");
         cache_json_key("entries", false);
-        printf("%zu", l.entries);
+        printf("%zu", cf.totals.entries);
         cache_json_key("manifests", false);
-        printf("%zu", l.manifests);
+        printf("%zu", cf.totals.manifests);
         cache_json_key("bytes", false);
-        printf("%llu\n}\n", (unsigned long long)(l.entry_bytes + l.manifest_bytes));
+        printf("%llu\n}\n", (unsigned long long)(cf.totals.entry_bytes + cf.totals.manifest_bytes));
     } else {
         char total[32];
-        tool_format_bytes(l.entry_bytes + l.manifest_bytes, total, sizeof total);
-        printf("%zu entries, %zu manifests, %s\n", l.entries, l.manifests, total);
+        tool_format_bytes(cf.totals.entry_bytes + cf.totals.manifest_bytes, total, sizeof total);
+        printf("%zu entries, %zu manifests, %s\n", cf.totals.entries, cf.totals.manifests, total);
     }
-    free(files);
-    asyncrt_cache_dir_listing_free(listing);
+    cache_files_free(&cf);
     return TOOL_EXIT_OK;
 }
 

@@ -33,16 +33,11 @@ static int run(cache_tool *tool, int argc, char **argv)
     }
     if (status != ASYNCRT_SUCCESS)
         return cache_fail(tool, "prune", TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals l;
-    size_t count;
-    char why[256];
+    cache_files cf;
     uint64_t left = 0;
-    if (cache_list(tool->cache, &listing, &files, &count, &l, why, sizeof why)) {
-        left = l.entry_bytes + l.manifest_bytes;
-        free(files);
-        asyncrt_cache_dir_listing_free(listing);
+    if (cache_list(tool->cache, &cf)) {
+        left = cf.totals.entry_bytes + cf.totals.manifest_bytes;
+        cache_files_free(&cf);
     }
     char size[32];
     tool_format_bytes(left, size, sizeof size);

@@ -50,31 +50,27 @@ static int run_push(cache_tool *tool, int argc, char **argv)
     extern const cache_command cmd_push;
     if (argc > 1) return cache_usage_error(&cmd_push, "unexpected argument \"%s\"", argv[1]);
     if (!remote_context(tool, "push")) return TOOL_EXIT_IO;
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals totals;
-    size_t count;
-    char why[512];
-    if (!cache_list(tool->cache, &listing, &files, &count, &totals, why, sizeof why))
+    cache_files cf;
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "push", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     size_t counts[4] = {0}; /* pushed, already there (kept as it is), refused (checks), failed (server) */
-    for (size_t i = 0; i < count; i++) {
-        if (files[i].kind != ASYNCRT_CACHE_FILE_MANIFEST) continue;
+    for (size_t i = 0; i < cf.count; i++) {
+        const char *name = cf.files[i].name;
+        if (cf.files[i].kind != ASYNCRT_CACHE_FILE_MANIFEST) continue;
         bool kept = false;
-        asyncrt_status s = asyncrt_cache_dir_push(tool->cache, files[i].name, &kept);
+        asyncrt_status s = asyncrt_cache_dir_push(tool->cache, name, &kept);
         const char *message = asyncrt_context_last_error(tool->ctx);
         if (s == ASYNCRT_ERROR_CORRUPT) { /* the manifest, or its entry ("its entry NAME: ...") */
-            fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", files[i].name, message);
+            fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", name, message);
             counts[2]++;
         } else if (s != ASYNCRT_SUCCESS) {
-            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", files[i].name, message);
+            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", name, message);
             counts[3]++;
         } else {
             counts[kept ? 1 : 0]++; /* SET NX found a value there: kept as it is, not ours */
         }
     }
-    free(files);
-    asyncrt_cache_dir_listing_free(listing);
+    cache_files_free(&cf);
     static const char *const names[4] = {"pushed", "already there", "refused", "failed"};
     return finish(tool, "push", counts, names, 4,
                   counts[3] ? TOOL_EXIT_IO : counts[2] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);

@@ -44,18 +44,15 @@ static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_stats;
     if (argc > 1) return cache_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals l;
-    size_t count;
-    char why[256];
-    if (!cache_list(tool->cache, &listing, &files, &count, &l, why, sizeof why))
+    cache_files cf;
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "stats", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     uint64_t cap = tool->cap;
     bool cap_ok = !tool->cap_malformed;
     const int64_t *oldest = NULL, *newest = NULL;
-    for (size_t i = 0; i < count; i++) {
-        const asyncrt_cache_dir_file *f = &files[i];
+    const asyncrt_cache_dir_totals l = cf.totals;
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
         if (f->kind != ASYNCRT_CACHE_FILE_ENTRY || !f->regular) continue;
         if (!oldest || tool_age_seconds(f->used_ns) > tool_age_seconds(*oldest)) oldest = &f->used_ns;
         if (!newest || tool_age_seconds(f->used_ns) < tool_age_seconds(*newest)) newest = &f->used_ns;
@@ -64,8 +61,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     uint64_t total = l.entry_bytes + l.manifest_bytes;
     if (tool->json) {
         write_json(tool, &l, cap, cap_ok, oldest, newest, odd);
-        free(files);
-        asyncrt_cache_dir_listing_free(listing);
+        cache_files_free(&cf);
         return TOOL_EXIT_OK;
     }
     char a[32], b[32], c[32], d[32];
@@ -87,8 +83,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     if (l.temps) printf("temporary  %zu (writes in flight, or left by a process that died)\n", l.temps);
     if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
     cache_remote_stats(tool);
-    free(files);
-    asyncrt_cache_dir_listing_free(listing);
+    cache_files_free(&cf);
     return TOOL_EXIT_OK;
 }
 

@@ -13,12 +13,9 @@ static int run(cache_tool *tool, int argc, char **argv)
         else if (!strcmp(argv[i], "--verbose")) verbose = true;
         else return cache_usage_error(&cmd_verify, "unknown option \"%s\"", argv[i]);
     }
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals totals;
-    size_t count;
+    cache_files cf;
     char why[256] = "";
-    if (!cache_list(tool->cache, &listing, &files, &count, &totals, why, sizeof why))
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "verify", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     size_t checked = 0, bad = 0, stale = 0, undeleted = 0;
     if (tool->json) {
@@ -26,8 +23,8 @@ static int run(cache_tool *tool, int argc, char **argv)
         cache_json_key("bad", true);
         printf("[");
     }
-    for (size_t i = 0; i < count; i++) {
-        const asyncrt_cache_dir_file *f = &files[i];
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
         if (f->kind != ASYNCRT_CACHE_FILE_ENTRY && f->kind != ASYNCRT_CACHE_FILE_MANIFEST) continue;
         asyncrt_cache_dir_item x;
         checked++;
@@ -53,8 +50,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
         bad++;
     }
-    free(files);
-    asyncrt_cache_dir_listing_free(listing);
+    cache_files_free(&cf);
     int rc = undeleted ? TOOL_EXIT_IO : bad && !delete_bad ? TOOL_EXIT_CHECK : TOOL_EXIT_OK;
     if (tool->json) {
         printf("%s]", bad ? "\n  " : "");

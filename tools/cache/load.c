@@ -15,34 +15,27 @@ bool cache_check(cache_tool *tool, asyncrt_cache_dir *folder, const char *name, 
     return false;
 }
 
-bool cache_list(asyncrt_cache_dir *folder, asyncrt_cache_dir_listing **listing, asyncrt_cache_dir_file **files,
-                size_t *count, asyncrt_cache_dir_totals *totals, char *why, size_t size)
+bool cache_list(asyncrt_cache_dir *folder, cache_files *out)
 {
-    *files = NULL;
-    *count = 0;
-    *totals = (asyncrt_cache_dir_totals)ASYNCRT_CACHE_DIR_TOTALS_INIT;
-    if (asyncrt_cache_dir_scan(folder, listing) != ASYNCRT_SUCCESS) {
-        /* The folder's handle was opened on the tool's context: its message. */
-        (void)why, (void)size;
-        return false;
-    }
-    size_t n = asyncrt_cache_dir_listing_count(*listing);
-    asyncrt_cache_dir_file *f = calloc(n ? n : 1, sizeof *f);
-    bool ok = f && asyncrt_cache_dir_listing_totals(*listing, totals) == ASYNCRT_SUCCESS;
+    *out = (cache_files){.totals = ASYNCRT_CACHE_DIR_TOTALS_INIT};
+    if (asyncrt_cache_dir_scan(folder, &out->listing) != ASYNCRT_SUCCESS) return false;
+    size_t n = asyncrt_cache_dir_listing_count(out->listing);
+    bool ok = (out->files = calloc(n ? n : 1, sizeof *out->files)) != NULL &&
+              asyncrt_cache_dir_listing_totals(out->listing, &out->totals) == ASYNCRT_SUCCESS;
     for (size_t i = 0; ok && i < n; i++) {
-        f[i] = (asyncrt_cache_dir_file)ASYNCRT_CACHE_DIR_FILE_INIT;
-        ok = asyncrt_cache_dir_listing_file(*listing, i, &f[i]) == ASYNCRT_SUCCESS;
+        out->files[i] = (asyncrt_cache_dir_file)ASYNCRT_CACHE_DIR_FILE_INIT;
+        ok = asyncrt_cache_dir_listing_file(out->listing, i, &out->files[i]) == ASYNCRT_SUCCESS;
     }
-    if (!ok) {
-        snprintf(why, size, "out of memory");
-        free(f);
-        asyncrt_cache_dir_listing_free(*listing);
-        *listing = NULL;
-        return false;
-    }
-    *files = f;
-    *count = n;
-    return true;
+    out->count = ok ? n : 0;
+    if (!ok) cache_files_free(out);
+    return ok;
+}
+
+void cache_files_free(cache_files *f)
+{
+    free(f->files);
+    asyncrt_cache_dir_listing_free(f->listing);
+    f->files = NULL, f->listing = NULL, f->count = 0;
 }
 
 bool cache_use_door(cache_tool *tool, const char *cmd)

@@ -47,10 +47,16 @@ bool tool_command_fills_cache(const cache_command *cmd);
 bool cache_check(cache_tool *tool, asyncrt_cache_dir *folder, const char *name, asyncrt_cache_dir_item *item,
                  char *why, size_t size);
 
-/* The listing of folder as an array of files (malloc'd; names live as long
- * as *listing), with its totals; false with the library's message in why. */
-bool cache_list(asyncrt_cache_dir *folder, asyncrt_cache_dir_listing **listing, asyncrt_cache_dir_file **files,
-                size_t *count, asyncrt_cache_dir_totals *totals, char *why, size_t size);
+/* A folder's listing as an array of files, with its totals. */
+typedef struct cache_files {
+    asyncrt_cache_dir_listing *listing; /* the names live as long as it */
+    asyncrt_cache_dir_file *files;      /* malloc'd */
+    size_t count;
+    asyncrt_cache_dir_totals totals;
+} cache_files;
+/* False when it cannot be read (the library's message on the tool's context). */
+bool cache_list(asyncrt_cache_dir *folder, cache_files *out);
+void cache_files_free(cache_files *f);
 
 /* The tool's context with the door as its disk cache (push, pull); false
  * (said, as cmd's failure) when it cannot be. */

@@ -78,61 +78,47 @@ static void move(transfer *t, asyncrt_cache_dir *from, asyncrt_cache_dir *to, co
     else problem(t, s != ASYNCRT_ERROR_CORRUPT, name, asyncrt_context_last_error(t->tool->ctx));
 }
 
+/* export (the cache to OUT) or import (IN to the cache): FOLDER opened once,
+ * then every file of `from` that may be one moved by the library. */
+static int run(cache_tool *tool, const cache_command *cmd, int argc, char **argv)
+{
+    bool out = cmd->name[0] == 'e';
+    if (argc != 2 || argv[1][0] == '-')
+        return cache_usage_error(cmd, "one %s directory is needed", out ? "output" : "input");
+    char failed[512];
+    asyncrt_cache_dir *folder = tool_open_folder(tool, argv[1], out, failed, sizeof failed);
+    if (!folder) return cache_fail(tool, cmd->name, TOOL_EXIT_IO, "%s", failed);
+    asyncrt_cache_dir *from = out ? tool->cache : folder, *to = out ? folder : tool->cache;
+    cache_files cf;
+    if (!cache_list(from, &cf)) {
+        int rc = out ? cache_fail(tool, cmd->name, TOOL_EXIT_IO, "cannot read %s", tool->dir)
+                     : cache_fail(tool, cmd->name, TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
+        asyncrt_cache_dir_close(folder);
+        return rc;
+    }
+    transfer t = {tool, cmd->name, 0, 0, 0};
+    transfer_begin(&t);
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
+        if (out ? f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST
+                : f->name[0] != '.' || f->kind == ASYNCRT_CACHE_FILE_TEMP) /* not ".", "..", hidden files */
+            move(&t, from, to, f->name);
+    }
+    cache_files_free(&cf);
+    asyncrt_cache_dir_close(folder);
+    return out ? transfer_end(&t, tool->dir, argv[1]) : transfer_end(&t, argv[1], tool->dir);
+}
+
 static int run_export(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_export;
-    if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_export, "one output directory is needed");
-    const char *out = argv[1];
-    char failed[512];
-    asyncrt_cache_dir *out_dir = tool_open_folder(tool, out, true, failed, sizeof failed);
-    if (!out_dir) return cache_fail(tool, "export", TOOL_EXIT_IO, "%s", failed);
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals totals;
-    size_t count;
-    if (!cache_list(tool->cache, &listing, &files, &count, &totals, failed, sizeof failed)) {
-        asyncrt_cache_dir_close(out_dir);
-        return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    }
-    transfer t = {tool, "export", 0, 0, 0};
-    transfer_begin(&t);
-    for (size_t i = 0; i < count; i++)
-        if (files[i].kind == ASYNCRT_CACHE_FILE_ENTRY || files[i].kind == ASYNCRT_CACHE_FILE_MANIFEST)
-            move(&t, tool->cache, out_dir, files[i].name);
-    free(files);
-    asyncrt_cache_dir_listing_free(listing);
-    asyncrt_cache_dir_close(out_dir);
-    return transfer_end(&t, tool->dir, out);
+    return run(tool, &cmd_export, argc, argv);
 }
 
 static int run_import(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_import;
-    if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_import, "one input directory is needed");
-    const char *in = argv[1];
-    char failed[512];
-    asyncrt_cache_dir *in_dir = tool_open_folder(tool, in, false, failed, sizeof failed);
-    if (!in_dir) return cache_fail(tool, "import", TOOL_EXIT_IO, "%s", failed);
-    asyncrt_cache_dir_listing *listing;
-    asyncrt_cache_dir_file *files;
-    asyncrt_cache_dir_totals totals;
-    size_t count;
-    if (!cache_list(in_dir, &listing, &files, &count, &totals, failed, sizeof failed)) {
-        int rc = cache_fail(tool, "import", TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
-        asyncrt_cache_dir_close(in_dir);
-        return rc;
-    }
-    transfer t = {tool, "import", 0, 0, 0};
-    transfer_begin(&t);
-    for (size_t i = 0; i < count; i++) {
-        const asyncrt_cache_dir_file *f = &files[i];
-        if (f->name[0] == '.' && f->kind != ASYNCRT_CACHE_FILE_TEMP) continue; /* ".", "..", hidden files */
-        move(&t, in_dir, tool->cache, f->name);
-    }
-    free(files);
-    asyncrt_cache_dir_listing_free(listing);
-    asyncrt_cache_dir_close(in_dir);
-    return transfer_end(&t, in, tool->dir);
+    return run(tool, &cmd_import, argc, argv);
 }
 
 const cache_command cmd_export = {
