@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "asyncrt/cache.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/tensormap.h"
@@ -38,6 +39,19 @@ static const struct {
                                         sizeof(asyncrt_kernel_resources)},
     [ASYNCRT_SIZED_TENSORMAP_REPORT] = {"asyncrt_tensormap_report", sizeof(asyncrt_tensormap_report),
                                         sizeof(asyncrt_tensormap_report)},
+    [ASYNCRT_SIZED_CACHE_INFO] = {"asyncrt_cache_info", sizeof(asyncrt_cache_info), sizeof(asyncrt_cache_info)},
+    [ASYNCRT_SIZED_CACHE_DIR_OPTIONS] = {"asyncrt_cache_dir_options", sizeof(asyncrt_cache_dir_options),
+                                         sizeof(asyncrt_cache_dir_options)},
+    [ASYNCRT_SIZED_CACHE_DIR_FILE] = {"asyncrt_cache_dir_file", sizeof(asyncrt_cache_dir_file),
+                                      sizeof(asyncrt_cache_dir_file)},
+    [ASYNCRT_SIZED_CACHE_DIR_TOTALS] = {"asyncrt_cache_dir_totals", sizeof(asyncrt_cache_dir_totals),
+                                        sizeof(asyncrt_cache_dir_totals)},
+    [ASYNCRT_SIZED_CACHE_DIR_ITEM] = {"asyncrt_cache_dir_item", sizeof(asyncrt_cache_dir_item),
+                                      sizeof(asyncrt_cache_dir_item)},
+    [ASYNCRT_SIZED_CACHE_DIR_PRUNE_RESULT] = {"asyncrt_cache_dir_prune_result", sizeof(asyncrt_cache_dir_prune_result),
+                                              sizeof(asyncrt_cache_dir_prune_result)},
+    [ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT] = {"asyncrt_cache_dir_pull_result", sizeof(asyncrt_cache_dir_pull_result),
+                                             sizeof(asyncrt_cache_dir_pull_result)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

@@ -30,6 +30,13 @@ typedef enum asyncrt_sized {
     ASYNCRT_SIZED_DEVICE_INFO,             /* out: asyncrt_device_info */
     ASYNCRT_SIZED_KERNEL_RESOURCES,        /* out: asyncrt_kernel_resources */
     ASYNCRT_SIZED_TENSORMAP_REPORT,        /* out: asyncrt_tensormap_report */
+    ASYNCRT_SIZED_CACHE_INFO,              /* out: asyncrt_cache_info */
+    ASYNCRT_SIZED_CACHE_DIR_OPTIONS,       /* in: asyncrt_cache_dir_options */
+    ASYNCRT_SIZED_CACHE_DIR_FILE,          /* out: asyncrt_cache_dir_file */
+    ASYNCRT_SIZED_CACHE_DIR_TOTALS,        /* out: asyncrt_cache_dir_totals */
+    ASYNCRT_SIZED_CACHE_DIR_ITEM,          /* out: asyncrt_cache_dir_item */
+    ASYNCRT_SIZED_CACHE_DIR_PRUNE_RESULT,  /* out: asyncrt_cache_dir_prune_result */
+    ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT,   /* out: asyncrt_cache_dir_pull_result */
     ASYNCRT_SIZED_COUNT
 } asyncrt_sized;
 

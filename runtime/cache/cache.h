@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "asyncrt/cache.h"
 #include "asyncrt/runtime.h"
 #include "cache_config.h"
 #include "cache_manifest.h"
@@ -121,6 +122,15 @@ const char *asyncrt__cache_dir(const asyncrt_cache *c);
 bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bool shared, const uint8_t mac_key[32]);
 bool asyncrt__cache_enabled(const asyncrt_cache *c);
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
+/* The disk tier as asyncrt_context_cache_info reports it (cache_info.c):
+ * the directory checked as a lookup checks it; out->size is left alone. */
+void asyncrt__cache_info(asyncrt_cache *c, asyncrt_cache_info *out);
+/* What the settings made of it: shared mode, the cap, and whether
+ * ASYNCRT_CACHE_MAX_BYTES was malformed (the default applies). */
+void asyncrt__cache_settings(const asyncrt_cache *c, bool *shared, uint64_t *max_bytes, bool *max_malformed);
+/* True when c's disk cache is the directory open as dir_fd (the same
+ * inode), as asyncrt__cache_adopt_dir leaves it. */
+bool asyncrt__cache_holds_dir(asyncrt_cache *c, int dir_fd);
 /* Where it logs (its owner's). */
 const asyncrt_diag *asyncrt__cache_diag(const asyncrt_cache *c);
 
@@ -149,6 +159,10 @@ bool asyncrt__cache_set_remote(asyncrt_cache *c, const char *spec, const char *k
  * (kept, when not NULL: the stores that found a value there already). */
 void asyncrt__cache_remote_stats(asyncrt_cache *c, asyncrt_remote_cache_stats *out);
 void asyncrt__cache_remote_tally(asyncrt_cache *c, asyncrt_remote_cache_stats *out, uint64_t *kept);
+/* The tally of the directory dir_fd (trusted: asyncrt__dir_open_door),
+ * named `name`, as asyncrt__cache_remote_tally reads its own. */
+void asyncrt__cache_remote_tally_at(const char *name, int dir_fd, bool shared, const uint8_t mac_key[32],
+                                    const asyncrt_diag *diag, asyncrt_remote_cache_stats *out, uint64_t *kept);
 /* asyncrt-cache push and pull. push: one set and its entry's payload under
  * key1 (false with why); *kept (when not NULL) says a value was there
  * already, which was left as it is (SET NX), so nothing was stored. pull:

@@ -8,11 +8,12 @@
  *   asyncrt__context_driver: the driver table the context calls through, for
  *     a tool that calls the driver directly beside the library (asyncrt-bench's
  *     bare cuLaunchKernelEx, asyncrt-probe's tensor-map checks).
- *   asyncrt__context_cache: the context's cache, for asyncrt-cache push, pull
- *     and stats (cache_internal.h's cache.h: asyncrt__cache_remote_push,
- *     _pull, _tally).
- *   asyncrt__context_adopt_cache_dir: the disk cache in a directory the tool
- *     opened and checked once (asyncrt-cache's door), never reopened by name.
+ *   asyncrt__context_cache: the context's cache, for the remote tier's tests
+ *     (cache_internal.h's cache.h: asyncrt__cache_remote_push, _pull,
+ *     _tally); asyncrt-cache has asyncrt/cache.h's calls instead.
+ *   asyncrt__context_adopt_cache_dir: the disk cache in a directory opened
+ *     and checked once, never reopened by name: the compile worker's, handed
+ *     its parent's descriptor (asyncrt-cache: asyncrt_context_use_cache_dir).
  *   asyncrt__context_set_setting: one variable of the context's settings
  *     snapshot, for tests and asyncrt-bench's sweeps that vary a tuning
  *     (ASYNCRT_TILE_TUNE, ...) between the ops of one context. */
