@@ -38,6 +38,10 @@ static const struct {
                                         sizeof(asyncrt_kernel_resources)},
     [ASYNCRT_SIZED_TENSORMAP_REPORT] = {"asyncrt_tensormap_report", sizeof(asyncrt_tensormap_report),
                                         sizeof(asyncrt_tensormap_report)},
+    [ASYNCRT_SIZED_ARCH] = {"asyncrt_arch", sizeof(asyncrt_arch), sizeof(asyncrt_arch)},
+    [ASYNCRT_SIZED_NVRTC_INFO] = {"asyncrt_nvrtc_info", sizeof(asyncrt_nvrtc_info), sizeof(asyncrt_nvrtc_info)},
+    [ASYNCRT_SIZED_NVRTC_CANDIDATE] = {"asyncrt_nvrtc_candidate", sizeof(asyncrt_nvrtc_candidate),
+                                       sizeof(asyncrt_nvrtc_candidate)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 
