@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "asyncrt/cache.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/tensormap.h"
@@ -38,6 +39,7 @@ static const struct {
                                         sizeof(asyncrt_kernel_resources)},
     [ASYNCRT_SIZED_TENSORMAP_REPORT] = {"asyncrt_tensormap_report", sizeof(asyncrt_tensormap_report),
                                         sizeof(asyncrt_tensormap_report)},
+    [ASYNCRT_SIZED_CACHE_INFO] = {"asyncrt_cache_info", sizeof(asyncrt_cache_info), sizeof(asyncrt_cache_info)},
     [ASYNCRT_SIZED_ARCH] = {"asyncrt_arch", sizeof(asyncrt_arch), sizeof(asyncrt_arch)},
     [ASYNCRT_SIZED_NVRTC_INFO] = {"asyncrt_nvrtc_info", sizeof(asyncrt_nvrtc_info), sizeof(asyncrt_nvrtc_info)},
     [ASYNCRT_SIZED_NVRTC_CANDIDATE] = {"asyncrt_nvrtc_candidate", sizeof(asyncrt_nvrtc_candidate),

@@ -30,6 +30,7 @@ typedef enum asyncrt_sized {
     ASYNCRT_SIZED_DEVICE_INFO,             /* out: asyncrt_device_info */
     ASYNCRT_SIZED_KERNEL_RESOURCES,        /* out: asyncrt_kernel_resources */
     ASYNCRT_SIZED_TENSORMAP_REPORT,        /* out: asyncrt_tensormap_report */
+    ASYNCRT_SIZED_CACHE_INFO,              /* out: asyncrt_cache_info */
     ASYNCRT_SIZED_ARCH,                    /* in and out: asyncrt_arch */
     ASYNCRT_SIZED_NVRTC_INFO,              /* out: asyncrt_nvrtc_info */
     ASYNCRT_SIZED_NVRTC_CANDIDATE,         /* out: asyncrt_nvrtc_candidate */

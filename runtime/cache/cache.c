@@ -29,6 +29,7 @@ asyncrt_cache *asyncrt__cache_create(const asyncrt_settings *env, const asyncrt_
     c->enabled = cfg.enabled;
     c->dir = cfg.dir; /* the cache owns it now */
     atomic_init(&c->max_bytes, cfg.max_bytes);
+    c->max_malformed = cfg.malformed_max != NULL;
     if (cfg.malformed_max)
         asyncrt__diag_log(diag, 1, "warning: ASYNCRT_CACHE_MAX_BYTES=\"%s\" is not a size (e.g. 1073741824, 512M, "
                                   "2G); using 1G", cfg.malformed_max);

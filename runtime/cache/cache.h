@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "asyncrt/cache.h"
 #include "asyncrt/runtime.h"
 #include "cache_config.h"
 #include "cache_manifest.h"
@@ -121,6 +122,9 @@ const char *asyncrt__cache_dir(const asyncrt_cache *c);
 bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bool shared, const uint8_t mac_key[32]);
 bool asyncrt__cache_enabled(const asyncrt_cache *c);
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
+/* The disk tier as asyncrt_context_cache_info reports it (cache_info.c):
+ * the directory checked as a lookup checks it; out->size is left alone. */
+void asyncrt__cache_info(asyncrt_cache *c, asyncrt_cache_info *out);
 /* Where it logs (its owner's). */
 const asyncrt_diag *asyncrt__cache_diag(const asyncrt_cache *c);
 

@@ -30,10 +30,12 @@ struct asyncrt_cache {
     char *dir;                     /* the disk tier's directory; NULL: none */
     char *checked_dir;             /* the directory last checked, and the verdict: */
     int dir_fd;                    /* it, opened and checked once (-1: not usable) */
+    char dir_why[512];             /* why not, when dir_fd is -1 after a check */
     bool pinned;                   /* dir_fd was handed in (adopt_dir): never reopened by name */
     bool shared;
     uint8_t mac_key[32];
     _Atomic uint64_t max_bytes;
+    bool max_malformed;            /* ASYNCRT_CACHE_MAX_BYTES was not a size: the default applies */
     _Atomic uint64_t counters[C_COUNT]; /* relaxed: counts, no order between them */
     asyncrt_claims *claims;        /* keys being compiled right now, in this process */
     asyncrt_remote *remote;        /* the remote tier's client, NULL when none (remote_tier.h) */

@@ -36,6 +36,7 @@ bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bo
     if (c->dir_fd >= 0) close(c->dir_fd);
     c->dir = dir, c->checked_dir = checked, c->dir_fd = fd;
     c->pinned = true;
+    c->dir_why[0] = '\0';
     c->shared = shared;
     memcpy(c->mac_key, mac_key, 32);
     pthread_mutex_unlock(&c->lock);
@@ -60,10 +61,13 @@ int asyncrt__disk_open(asyncrt_cache *c, char **name, uint8_t mac_key[32], bool 
         if (c->dir_fd >= 0) close(c->dir_fd);
         c->dir_fd = -1;
         c->checked_dir = strdup(c->dir);
-        char why[512];
-        if (c->checked_dir &&
-            (c->dir_fd = asyncrt__dir_open_trusted(c->checked_dir, c->shared, c->mac_key, why, sizeof why)) < 0)
-            asyncrt__diag_log(c->diag, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir, why);
+        c->dir_why[0] = '\0';
+        if (!c->checked_dir)
+            snprintf(c->dir_why, sizeof c->dir_why, "out of memory");
+        else if ((c->dir_fd = asyncrt__dir_open_trusted(c->checked_dir, c->shared, c->mac_key, c->dir_why,
+                                                        sizeof c->dir_why)) < 0)
+            asyncrt__diag_log(c->diag, 1, "warning: not caching in %s (no disk cache): %s", c->checked_dir,
+                              c->dir_why);
     }
     int fd = c->dir_fd >= 0 ? fcntl(c->dir_fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (fd >= 0 && !(*name = strdup(c->checked_dir))) {

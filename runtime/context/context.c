@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asyncrt/cache.h"
 #include "cache.h"
 #include "context_internal.h"
 #include "try.h"
@@ -96,6 +97,15 @@ asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_c
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     asyncrt__cache_stats(ctx->cache, &full);
     return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_CACHE_STATS, out, &full, "cache stats");
+}
+
+/* An observer too; the directory is checked as a lookup would check it. */
+asyncrt_status asyncrt_context_cache_info(const asyncrt_context *ctx, asyncrt_cache_info *out)
+{
+    asyncrt_cache_info full = ASYNCRT_CACHE_INFO_INIT;
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_info(ctx->cache, &full);
+    return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_CACHE_INFO, out, &full, "cache info");
 }
 
 const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return asyncrt__cache_dir(ctx->cache); }

@@ -54,7 +54,7 @@ static void auto_rule(probe_device_report *d)
 {
     int archs[64];
     size_t n = asyncrt__nvrtc_supported_archs(archs, 64);
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     d->auto_target[0] = '\0';
     if (!n) {
         snprintf(d->auto_rule, sizeof d->auto_rule, "no NVRTC to build with");

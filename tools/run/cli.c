@@ -90,7 +90,7 @@ static bool check_combination(run_cli_parser *p)
     if (c->help || c->version) return true;
     if (!c->source) return run_cli_fail(p, "no source file given (use - for stdin)");
     if (strcmp(c->arch, "auto")) {
-        asyncrt_arch arch;
+        asyncrt__arch arch;
         if (!asyncrt__arch_parse(c->arch, &arch))
             return run_cli_fail(p, "--arch '%s': expected auto, sm_XY, sm_XYa, compute_XY or compute_XYa (e.g. sm_90)", c->arch);
     }

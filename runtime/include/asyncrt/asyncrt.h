@@ -6,6 +6,7 @@
 #include "asyncrt/version.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/bundle.h"
+#include "asyncrt/cache.h"
 #include "asyncrt/link.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/tile_ops.h"
