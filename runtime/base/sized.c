@@ -44,6 +44,8 @@ static const struct {
     [ASYNCRT_SIZED_NVRTC_INFO] = {"asyncrt_nvrtc_info", sizeof(asyncrt_nvrtc_info), sizeof(asyncrt_nvrtc_info)},
     [ASYNCRT_SIZED_NVRTC_CANDIDATE] = {"asyncrt_nvrtc_candidate", sizeof(asyncrt_nvrtc_candidate),
                                        sizeof(asyncrt_nvrtc_candidate)},
+    [ASYNCRT_SIZED_CALIBRATE_OPTIONS] = {"asyncrt_calibrate_options", sizeof(asyncrt_calibrate_options),
+                                         sizeof(asyncrt_calibrate_options)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asyncrt/ops.h"
 #include "test_support.h"
 
 #define assert_says(ctx, words)                                                  \
@@ -191,6 +192,29 @@ static void driver_entry_points(void **state)
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_context_driver_proc(ctx, "cuInit", 2000, NULL));
 }
 
+static void op_paths_and_calibration(void **state)
+{
+    asyncrt_context *ctx = *state;
+    const char *names[] = {"auto", "tma", "ldgsts", "plain"};
+    for (size_t i = 0; i < 4; i++) {
+        asyncrt_op_path p = ASYNCRT_PATH_PLAIN;
+        assert_true(asyncrt_op_path_parse(names[i], &p));
+        assert_string_equal(asyncrt_op_path_name(p), names[i]);
+    }
+    asyncrt_op_path p;
+    assert_false(asyncrt_op_path_parse("TMA", &p));
+    assert_false(asyncrt_op_path_parse("", &p));
+    assert_false(asyncrt_op_path_parse(NULL, &p));
+    char *path = (char *)1, *text = (char *)1;
+    assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_calibrate(ctx, NULL, &path, &text));
+    assert_null(path);
+    assert_null(text);
+    assert_says(ctx, "calibration: no device is open");
+    asyncrt_calibrate_options unsized = {0};
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_calibrate(ctx, &unsized, NULL, NULL));
+    assert_says(ctx, "asyncrt_calibrate_options.size is 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +225,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(program_from_image, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(check_target_without_a_device, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(driver_entry_points, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(op_paths_and_calibration, test_setup_context, test_teardown_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
