@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "asyncrt/cache.h"
+#include "asyncrt/bundle.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/tensormap.h"
@@ -46,6 +47,8 @@ static const struct {
                                        sizeof(asyncrt_nvrtc_candidate)},
     [ASYNCRT_SIZED_CALIBRATE_OPTIONS] = {"asyncrt_calibrate_options", sizeof(asyncrt_calibrate_options),
                                          sizeof(asyncrt_calibrate_options)},
+    [ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS] = {"asyncrt_bundle_make_options", sizeof(asyncrt_bundle_make_options),
+                                           sizeof(asyncrt_bundle_make_options)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

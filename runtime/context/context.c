@@ -13,12 +13,18 @@
 #include "try.h"
 
 
-asyncrt_status asyncrt_context_create(asyncrt_context **out)
+asyncrt_status asyncrt_context_create(asyncrt_context **out) { return asyncrt__context_create_with(NULL, NULL, 0, out); }
+
+asyncrt_status asyncrt__context_create_with(const char *const *names, const char *const *values, size_t count,
+                                            asyncrt_context **out)
 {
     *out = NULL;
     asyncrt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    if (!asyncrt__settings_read(&ctx->settings)) {
+    bool read = asyncrt__settings_read(&ctx->settings);
+    for (size_t i = 0; read && i < count; i++) read = asyncrt__settings_set(&ctx->settings, names[i], values[i]);
+    if (!read) {
+        asyncrt__settings_free(&ctx->settings);
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
