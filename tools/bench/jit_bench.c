@@ -7,26 +7,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <stdarg.h>
-
+#include "bench_why.h"
 #include "tool_format.h"
 
 #define KERNELS 12
 #define CHECK_N (1 << 16)
 
-/* The section's own failure, said by jit_bench_run (the library's context
- * keeps only the library's messages). */
-static char g_why[2048];
-
-static asyncrt_status jit_fail(asyncrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static asyncrt_status jit_fail(asyncrt_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_why, sizeof g_why, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 static double now_ms(void)
 {
@@ -164,10 +150,10 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     if (mode == BATCH_THREADS && worker) setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
     else if (mode == BATCH_THREADS) unsetenv("ASYNCRT_COMPILE_WORKER");
     if (s != ASYNCRT_SUCCESS)
-        jit_fail(s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
+        bench_fail(s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
     for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
         if ((s = check_kernel(c, mods[i], i, ok)))
-            jit_fail(s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
+            bench_fail(s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
     for (int i = 0; i < KERNELS; i++) {
         asyncrt_module_destroy(mods[i]);
         free(src[i]);
@@ -253,7 +239,7 @@ typedef struct process_result {
 static asyncrt_status measure_processes(int ordinal, int runs, process_result *r)
 {
     char *dir = make_dir();
-    if (!dir) return jit_fail(ASYNCRT_ERROR_IO, "cannot make a temporary directory");
+    if (!dir) return bench_fail(ASYNCRT_ERROR_IO, "cannot make a temporary directory");
     double *cached = calloc((size_t)runs, sizeof(double)), *memory = calloc((size_t)runs, sizeof(double));
     double *hit = calloc((size_t)runs, sizeof(double)), *seq = calloc((size_t)runs, sizeof(double));
     double *ovl = calloc((size_t)runs, sizeof(double));
@@ -268,14 +254,14 @@ static asyncrt_status measure_processes(int ordinal, int runs, process_result *r
     asyncrt_build_request req = {.source_name = "cold.cu", .source = src};
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&filler, ordinal, cache);
     if (s == ASYNCRT_SUCCESS && (s = asyncrt_build_batch(filler, &req, 1, 0, false)))
-        jit_fail(s, "filling the cache: %s", asyncrt_context_last_error(filler));
+        bench_fail(s, "filling the cache: %s", asyncrt_context_last_error(filler));
     char arch[32] = "";
     if (s == ASYNCRT_SUCCESS) {
         size_t size;
         const void *image = asyncrt_program_image(req.program, &size);
         snprintf(arch, sizeof arch, "%s", asyncrt_program_arch(req.program));
         FILE *f = fopen(image_path, "wb");
-        if (!f || fwrite(image, 1, size, f) != size) s = jit_fail(ASYNCRT_ERROR_IO, "cannot write %s", image_path);
+        if (!f || fwrite(image, 1, size, f) != size) s = bench_fail(ASYNCRT_ERROR_IO, "cannot write %s", image_path);
         if (f) fclose(f);
     }
     asyncrt_build_batch_release(&req, 1);
@@ -290,7 +276,7 @@ static asyncrt_status measure_processes(int ordinal, int runs, process_result *r
         char *empty1 = tool_format("%s/empty-%d-a", dir, i), *empty2 = tool_format("%s/empty-%d-b", dir, i);
         asyncrt_context *hint = NULL;
         for (int e = 0; e < 2 && s == ASYNCRT_SUCCESS; e++) {
-            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = jit_fail(ASYNCRT_ERROR_IO, "cannot create a cache directory");
+            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = bench_fail(ASYNCRT_ERROR_IO, "cannot create a cache directory");
             if (s == ASYNCRT_SUCCESS) s = fresh_context(&hint, ordinal, e ? empty2 : empty1); /* opening records the target */
             asyncrt_context_destroy(hint);
         }
@@ -306,9 +292,9 @@ static asyncrt_status measure_processes(int ordinal, int runs, process_result *r
         }
         if (ok && a.origin != ASYNCRT_ORIGIN_DISK_CACHE) {
             ok = false;
-            jit_fail(ASYNCRT_ERROR_IO, "the warmed child did not hit the disk cache (origin %d)", a.origin);
+            bench_fail(ASYNCRT_ERROR_IO, "the warmed child did not hit the disk cache (origin %d)", a.origin);
         } else if (!ok && s == ASYNCRT_SUCCESS) {
-            s = jit_fail(ASYNCRT_ERROR_IO, "a child run of the JIT section failed (see its stderr)");
+            s = bench_fail(ASYNCRT_ERROR_IO, "a child run of the JIT section failed (see its stderr)");
         }
         if (ok) {
             cached[i] = a.total_ms;
@@ -344,10 +330,11 @@ int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json)
     batch_result b = {0};
     process_result p = {0};
     srand((unsigned)time(NULL));
+    bench_why_clear();
     asyncrt_status s = measure_batch(ctx, ordinal, repeats, &b);
     if (s == ASYNCRT_SUCCESS) s = measure_processes(ordinal, 2 * repeats + 1, &p);
     if (s != ASYNCRT_SUCCESS) {
-        fprintf(stderr, "asyncrt-bench: --jit: %s\n", g_why[0] ? g_why : asyncrt_context_last_error(ctx));
+        fprintf(stderr, "asyncrt-bench: --jit: %s\n", bench_why(ctx));
         return 1;
     }
     double pct = 100.0 * b.batch_ms / b.sequential_ms;

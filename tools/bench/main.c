@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_why.h"
 #include "jit_bench.h"
 #include "asyncrt/ops.h"
 #include "remote_bench.h"
@@ -318,7 +319,7 @@ int main(int argc, char **argv)
     bool have_jit = false;
     if (!rc && o.jit) {
         if ((s = bench_jit_costs(ctx, o.device, &jit))) {
-            fprintf(stderr, "asyncrt-bench: %s\n", bench_jit_why(ctx));
+            fprintf(stderr, "asyncrt-bench: %s\n", bench_why(ctx));
             rc = EXIT_FAILED;
         } else {
             have_jit = true;

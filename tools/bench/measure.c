@@ -2,31 +2,15 @@
  * overhead, the host's monotonic clock. */
 #include "measure.h"
 
+#include <cuda.h> /* the types only: the bare launch goes through the context's libcuda */
+#include <cudaTypedefs.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <cuda.h> /* the types only: the bare launch goes through the context's libcuda */
-#include <cudaTypedefs.h>
-#include <stdarg.h>
-#include <stdio.h>
-
+#include "bench_why.h"
 #include "tool_format.h"
-
-/* bench_jit_costs' own failure (bench_jit_why); the library's context keeps its own messages. */
-static char g_why[2048];
-
-static asyncrt_status jit_fail(asyncrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static asyncrt_status jit_fail(asyncrt_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_why, sizeof g_why, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-const char *bench_jit_why(const asyncrt_context *ctx) { return g_why[0] ? g_why : asyncrt_context_last_error(ctx); }
 
 /* The baseline the library's launch is compared with: cuLaunchKernelEx called
  * directly, from the libcuda the context opened, at the ABI written here. */
@@ -51,8 +35,10 @@ static asyncrt_status bare_fail(const bare_driver *d, CUresult r, const char *ca
     const char *name = NULL, *text = NULL;
     d->cuGetErrorName(r, &name);
     d->cuGetErrorString(r, &text);
-    if (name) return jit_fail(ASYNCRT_ERROR_LAUNCH, "%s failed: %s (%s): %s", call, name, text ? text : "no description", what);
-    return jit_fail(ASYNCRT_ERROR_LAUNCH, "%s failed: CUresult %d: %s", call, (int)r, what);
+    if (name)
+        return bench_fail(ASYNCRT_ERROR_LAUNCH, "%s failed: %s (%s): %s", call, name, text ? text : "no description",
+                          what);
+    return bench_fail(ASYNCRT_ERROR_LAUNCH, "%s failed: CUresult %d: %s", call, (int)r, what);
 }
 
 static int compare_double(const void *a, const void *b)
@@ -204,8 +190,9 @@ static asyncrt_status bench_barrier_hit(int ordinal, const char *dir, bench_jit 
 asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out)
 {
     memset(out, 0, sizeof *out);
+    bench_why_clear();
     char dir[] = "/tmp/asyncrt-bench-XXXXXX";
-    if (!mkdtemp(dir)) return jit_fail(ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
+    if (!mkdtemp(dir)) return bench_fail(ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
     asyncrt_context *cold = NULL, *warm = NULL;
     asyncrt_map *m1 = NULL, *m2 = NULL, *m3 = NULL;
     asyncrt_module *module = NULL;
@@ -216,9 +203,9 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->disk_ms, &m2);
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->memory_ms, &m3);
     if (s != ASYNCRT_SUCCESS)
-        jit_fail(s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
+        bench_fail(s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
     else if ((s = bench_barrier_hit(ordinal, dir, out)) != ASYNCRT_SUCCESS)
-        jit_fail(s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
+        bench_fail(s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
 
     /* Launch overhead: host time to enqueue an empty kernel. */
     if (s == ASYNCRT_SUCCESS)
@@ -252,7 +239,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
         double t4 = now_ms();
         for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++)
             if ((s = asyncrt_map_launch(m1, 1, &buf, &buf, scalars, NULL)))
-                jit_fail(s, "map launch: %s", asyncrt_context_last_error(cold));
+                bench_fail(s, "map launch: %s", asyncrt_context_last_error(cold));
         double t5 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
         if (batch < 0) continue;

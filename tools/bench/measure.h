@@ -38,7 +38,5 @@ typedef struct bench_jit {
 #define BENCH_BARRIER_HITS 9 /* fresh contexts timed for barrier_disk_ms */
 
 asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out);
-/* Why bench_jit_costs failed: its own reason, else the library's. */
-const char *bench_jit_why(const asyncrt_context *ctx);
 
 #endif
