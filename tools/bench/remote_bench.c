@@ -334,7 +334,8 @@ int remote_bench_main(int argc, char **argv)
     char dir[256] = "/tmp/asyncrt-bench-remote-XXXXXX"; /* mode 0700 */
     /* The two variables as the library reads them: a set-uid or set-gid process ignores both
      * (README, "Settings": each names a server or a file), as secure_getenv does. */
-    const char *key_file = secure_getenv("ASYNCRT_REMOTE_CACHE_KEY_FILE"), *given = secure_getenv("ASYNCRT_REMOTE_CACHE");
+    const char *key_file = secure_getenv("ASYNCRT_REMOTE_CACHE_KEY_FILE");
+    const char *given = secure_getenv("ASYNCRT_REMOTE_CACHE");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "asyncrt-bench --remote: cannot create %s\n", dir);
         return 1;
