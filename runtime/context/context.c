@@ -13,7 +13,10 @@
 #include "try.h"
 
 
-asyncrt_status asyncrt_context_create(asyncrt_context **out) { return asyncrt__context_create_with(NULL, NULL, 0, out); }
+asyncrt_status asyncrt_context_create(asyncrt_context **out)
+{
+    return asyncrt__context_create_with(NULL, NULL, 0, out);
+}
 
 asyncrt_status asyncrt__context_create_with(const char *const *names, const char *const *values, size_t count,
                                             asyncrt_context **out)
