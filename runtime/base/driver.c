@@ -75,6 +75,7 @@ static void load_once(void)
         return;
     }
 
+    g_driver.cuGetProcAddress = get_proc;
     CUdriverProcAddressQueryResult found;
 #define ASYNCRT_DRIVER_RESOLVE(name, ver)                                                     \
     if (get_proc(#name, (void **)&g_driver.name, ver, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=  \

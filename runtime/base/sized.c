@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "asyncrt/cache.h"
+#include "asyncrt/bundle.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/tensormap.h"
@@ -52,6 +53,14 @@ static const struct {
                                               sizeof(asyncrt_cache_dir_prune_result)},
     [ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT] = {"asyncrt_cache_dir_pull_result", sizeof(asyncrt_cache_dir_pull_result),
                                              sizeof(asyncrt_cache_dir_pull_result)},
+    [ASYNCRT_SIZED_ARCH] = {"asyncrt_arch", sizeof(asyncrt_arch), sizeof(asyncrt_arch)},
+    [ASYNCRT_SIZED_NVRTC_INFO] = {"asyncrt_nvrtc_info", sizeof(asyncrt_nvrtc_info), sizeof(asyncrt_nvrtc_info)},
+    [ASYNCRT_SIZED_NVRTC_CANDIDATE] = {"asyncrt_nvrtc_candidate", sizeof(asyncrt_nvrtc_candidate),
+                                       sizeof(asyncrt_nvrtc_candidate)},
+    [ASYNCRT_SIZED_CALIBRATE_OPTIONS] = {"asyncrt_calibrate_options", sizeof(asyncrt_calibrate_options),
+                                         sizeof(asyncrt_calibrate_options)},
+    [ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS] = {"asyncrt_bundle_make_options", sizeof(asyncrt_bundle_make_options),
+                                           sizeof(asyncrt_bundle_make_options)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

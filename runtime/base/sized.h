@@ -37,6 +37,11 @@ typedef enum asyncrt_sized {
     ASYNCRT_SIZED_CACHE_DIR_ITEM,          /* out: asyncrt_cache_dir_item */
     ASYNCRT_SIZED_CACHE_DIR_PRUNE_RESULT,  /* out: asyncrt_cache_dir_prune_result */
     ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT,   /* out: asyncrt_cache_dir_pull_result */
+    ASYNCRT_SIZED_ARCH,                    /* in and out: asyncrt_arch */
+    ASYNCRT_SIZED_NVRTC_INFO,              /* out: asyncrt_nvrtc_info */
+    ASYNCRT_SIZED_NVRTC_CANDIDATE,         /* out: asyncrt_nvrtc_candidate */
+    ASYNCRT_SIZED_CALIBRATE_OPTIONS,       /* in: asyncrt_calibrate_options */
+    ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS,     /* in: asyncrt_bundle_make_options */
     ASYNCRT_SIZED_COUNT
 } asyncrt_sized;
 

@@ -33,7 +33,7 @@
 typedef struct lead_state {
     asyncrt_status lookup;   /* SUCCESS hit, NOT_FOUND miss, UNSUPPORTED not cacheable, else failed */
     uint8_t key[32];
-    asyncrt_arch arch;       /* the target the lookup resolved */
+    asyncrt__arch arch;       /* the target the lookup resolved */
     bool worker_owner;       /* its key was compiled by a worker for it */
     asyncrt_status worker;   /* that worker's status (IO: it could not run) */
 } lead_state;

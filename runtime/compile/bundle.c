@@ -256,6 +256,7 @@ bool asyncrt__bundle_ready(const asyncrt_bundle *cb, char *why, size_t why_size)
 
 const char *asyncrt_bundle_digest(const asyncrt_bundle *b) { return b ? b->hex : ""; }
 size_t asyncrt_bundle_header_count(const asyncrt_bundle *b) { return b ? b->count : 0; }
+size_t asyncrt_bundle_text_count(const asyncrt_bundle *b) { return b ? b->text_count : 0; }
 size_t asyncrt__bundle_count(const asyncrt_bundle *b) { return b ? b->count : 0; }
 const char *asyncrt__bundle_name(const asyncrt_bundle *b, size_t i) { return b->names[i]; }
 

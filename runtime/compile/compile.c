@@ -10,7 +10,7 @@
 #include "target.h"
 
 void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
-                       const char *source, const asyncrt_compile_options *opts, const asyncrt_arch *arch)
+                       const char *source, const asyncrt_compile_options *opts, const asyncrt__arch *arch)
 {
     *job = (asyncrt_compile_job){.ctx = ctx, .source_name = source_name, .source = source, .opts = opts,
                                  .arch = *arch, .state = ASYNCRT_COMPILE_NEW};
@@ -59,7 +59,7 @@ static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_progra
 }
 
 /* A miss for sm_XY may be an earlier run's sm_XYa retry, cached. */
-static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyncrt_arch *retry,
+static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyncrt__arch *retry,
                                             asyncrt_program **out)
 {
     asyncrt_compile_job alt;
@@ -77,7 +77,7 @@ static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyn
  * allows the sm_XYa retry (retry.c). */
 static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyncrt_program **out)
 {
-    asyncrt_arch earlier;
+    asyncrt__arch earlier;
     asyncrt_status s = key_and_look_up(job, true, out);
     if (s == ASYNCRT_SUCCESS && !*out && asyncrt__retry_earlier(job, from_auto, &earlier))
         s = look_up_earlier_retry(job, &earlier, out);
@@ -94,7 +94,7 @@ static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyn
 
 /* One compile for a resolved target, from its job's start to its end. */
 static asyncrt_status compile_target(asyncrt_context *ctx, const char *source_name, const char *source,
-                                     const asyncrt_compile_options *opts, const asyncrt_arch *arch, bool from_auto,
+                                     const asyncrt_compile_options *opts, const asyncrt__arch *arch, bool from_auto,
                                      asyncrt_program **out)
 {
     asyncrt_compile_job job;
@@ -113,8 +113,8 @@ typedef enum flow_mode { FLOW_COMPILE, FLOW_LOOKUP, FLOW_TO_LOAD } flow_mode;
 /* The whole flow. A given arch is used as is; otherwise opts->arch is
  * resolved here, once. */
 static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source_name, const char *source,
-                                        const asyncrt_compile_options *opts, const asyncrt_arch *given,
-                                        flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
+                                        const asyncrt_compile_options *opts, const asyncrt__arch *given,
+                                        flow_mode mode, uint8_t *key_out, asyncrt__arch *arch_out,
                                         asyncrt_program **out)
 {
     bool lookup_only = mode == FLOW_LOOKUP;
@@ -123,8 +123,9 @@ static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source
     if (!source) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
     if (opts) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, "compile options"));
     opts = &o; /* the caller's, read by its size, from here on */
+    if (mode == FLOW_COMPILE && o.for_load) mode = FLOW_TO_LOAD;
     if (!source_name || !*source_name) source_name = "kernel.cu";
-    asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
+    asyncrt__arch arch = given ? *given : (asyncrt__arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
     asyncrt_status s = ASYNCRT_SUCCESS;
     char why[2048] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
@@ -141,7 +142,7 @@ static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source
         }
     }
     if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
-    asyncrt_arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
+    asyncrt__arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
     if (mode == FLOW_TO_LOAD && !is_auto && asyncrt__arch_parse(opts->arch, &named) && named.ptx)
         ASYNCRT_TRY(asyncrt__wait_device(ctx));
     if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, opts->arch, &arch, why, sizeof why));
@@ -162,8 +163,8 @@ static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source
 }
 
 static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
-                                   const asyncrt_compile_options *opts, const asyncrt_arch *given,
-                                   flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
+                                   const asyncrt_compile_options *opts, const asyncrt__arch *given,
+                                   flow_mode mode, uint8_t *key_out, asyncrt__arch *arch_out,
                                    asyncrt_program **out)
 {
     asyncrt__enter(ctx);
@@ -186,7 +187,7 @@ asyncrt_status asyncrt__program_compile_to_load(asyncrt_context *ctx, const char
 
 static asyncrt_status target_loadable(asyncrt_context *ctx, const char *arch_text)
 {
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     if (!arch_text || strcmp(arch_text, "auto") == 0) return ASYNCRT_SUCCESS;
     if (!asyncrt__arch_parse(arch_text, &arch))
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "arch '%s' is malformed", arch_text);
@@ -200,8 +201,14 @@ asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_t
     return asyncrt__leave(ctx, target_loadable(ctx, arch_text));
 }
 
+asyncrt_status asyncrt_context_check_target(asyncrt_context *ctx, const char *arch)
+{
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    return asyncrt__target_loadable(ctx, arch);
+}
+
 asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
-                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                            const asyncrt_compile_options *opts, const asyncrt__arch *arch,
                                             asyncrt_program **out)
 {
     return compile_flow(ctx, source_name, source, opts, arch, FLOW_COMPILE, NULL, NULL, out);
@@ -209,7 +216,7 @@ asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *s
 
 asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
-                                      uint8_t key[32], asyncrt_arch *arch)
+                                      uint8_t key[32], asyncrt__arch *arch)
 {
     return compile_flow(ctx, source_name, source, opts, NULL, FLOW_LOOKUP, key, arch, out);
 }

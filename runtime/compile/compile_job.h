@@ -1,6 +1,6 @@
 /* One compile for one target, as compile.c's flow passes it through its
  * steps, each in its own file and entered once per target, in this order:
- *   target.c     the target (asyncrt_arch), resolved once;
+ *   target.c     the target (asyncrt__arch), resolved once;
  *   toolkit.c    what device code sees: the toolkit's include directory,
  *                the built-in headers offered, the stand-in <cuda.h>;
  *   key.c        NVRTC's options for the target and the cache key over them;
@@ -48,7 +48,7 @@ typedef struct asyncrt_compile_job {
     asyncrt_context *ctx;
     const char *source_name, *source;
     const asyncrt_compile_options *opts;
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char arch_name[32];              /* arch, for NVRTC's -arch= and messages */
     asyncrt_compile_state state;
     asyncrt_cache_claim claim;       /* what it holds on key while CLAIMED: the claim, then the lease (cache.h) */
@@ -68,7 +68,7 @@ typedef struct asyncrt_compile_job {
 
 /* compile.c: a job for a target; free releases its claim and its memory. */
 void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
-                       const char *source, const asyncrt_compile_options *opts, const asyncrt_arch *arch);
+                       const char *source, const asyncrt_compile_options *opts, const asyncrt__arch *arch);
 void asyncrt__job_free(asyncrt_compile_job *job);
 
 /* toolkit.c: the toolkit's include directory and the built-in headers
@@ -114,13 +114,13 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
  * false with *s the answer (a hint added). finish: the retry's answer, its
  * failure saying both attempts; frees r. */
 typedef struct asyncrt_retry {
-    asyncrt_arch first, retry;
+    asyncrt__arch first, retry;
     int supported[64]; /* NVRTC's archs */
     size_t count;
     char *first_error; /* the first attempt's message */
     char hint[512];
 } asyncrt_retry;
-bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt_arch *retry);
+bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt__arch *retry);
 bool asyncrt__retry_plan(const asyncrt_compile_job *job, bool from_auto, asyncrt_retry *r, asyncrt_status *s);
 asyncrt_status asyncrt__retry_finish(const asyncrt_compile_job *job, asyncrt_retry *r, asyncrt_status s);
 
@@ -136,13 +136,13 @@ asyncrt_status asyncrt__retry_finish(const asyncrt_compile_job *job, asyncrt_ret
  * destroyed). A wrong guess is never returned. */
 typedef struct asyncrt_speculation {
     char text[32];        /* the hint's target, as written */
-    asyncrt_arch guess;
+    asyncrt__arch guess;
     bool known;
     double start;
 } asyncrt_speculation;
 bool asyncrt__speculation_begin(asyncrt_context *ctx, asyncrt_speculation *sp, asyncrt_status *status);
 bool asyncrt__speculation_end(asyncrt_context *ctx, asyncrt_speculation *sp, const char *source_name,
                               asyncrt_status compiled, asyncrt_program **p, asyncrt_status *status,
-                              asyncrt_arch *real, char *why, size_t why_size);
+                              asyncrt__arch *real, char *why, size_t why_size);
 
 #endif

@@ -203,6 +203,7 @@ const char *asyncrt_program_origin_string(asyncrt_program_origin origin)
     case ASYNCRT_ORIGIN_MEMORY_CACHE: return "memory cache";
     case ASYNCRT_ORIGIN_DISK_CACHE: return "disk cache";
     case ASYNCRT_ORIGIN_REMOTE_CACHE: return "remote cache";
+    case ASYNCRT_ORIGIN_IMAGE: return "image";
     }
     return "unknown";
 }

@@ -8,7 +8,7 @@
 #include "speculate.h"
 #include "target.h"
 
-static bool same_arch(const asyncrt_arch *a, const asyncrt_arch *b)
+static bool same_arch(const asyncrt__arch *a, const asyncrt__arch *b)
 {
     return a->number == b->number && a->suffix == b->suffix && a->ptx == b->ptx;
 }
@@ -28,7 +28,7 @@ bool asyncrt__speculation_begin(asyncrt_context *ctx, asyncrt_speculation *sp, a
 
 bool asyncrt__speculation_end(asyncrt_context *ctx, asyncrt_speculation *sp, const char *source_name,
                               asyncrt_status compiled, asyncrt_program **p, asyncrt_status *status,
-                              asyncrt_arch *real, char *why, size_t why_size)
+                              asyncrt__arch *real, char *why, size_t why_size)
 {
     double done = asyncrt__now_ms();
     asyncrt_status w = asyncrt__wait_device(ctx);

@@ -10,14 +10,24 @@
 #include "asyncrt/cache.h"
 #include "cache.h"
 #include "context_internal.h"
+#include "try.h"
 
 
 asyncrt_status asyncrt_context_create(asyncrt_context **out)
 {
+    return asyncrt__context_create_with(NULL, NULL, 0, out);
+}
+
+asyncrt_status asyncrt__context_create_with(const char *const *names, const char *const *values, size_t count,
+                                            asyncrt_context **out)
+{
     *out = NULL;
     asyncrt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    if (!asyncrt__settings_read(&ctx->settings)) {
+    bool read = asyncrt__settings_read(&ctx->settings);
+    for (size_t i = 0; read && i < count; i++) read = asyncrt__settings_set(&ctx->settings, names[i], values[i]);
+    if (!read) {
+        asyncrt__settings_free(&ctx->settings);
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -133,4 +143,40 @@ asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *na
     if (asyncrt__settings_set(&ctx->settings, name, value)) return ASYNCRT_SUCCESS;
     return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "%s is not a variable the library reads (base/settings.h), or out of memory", name);
+}
+
+asyncrt_status asyncrt_context_setting(const asyncrt_context *ctx, const char *name, const char **value)
+{
+    asyncrt_context *c = (asyncrt_context *)ctx; /* the message is the thread's, not the state const protects */
+    if (value) *value = NULL;
+    if (!ctx || !value) return ctx ? asyncrt__fail(c, ASYNCRT_ERROR_INVALID_ARGUMENT, "value is NULL")
+                                   : ASYNCRT_ERROR_INVALID_ARGUMENT;
+    if (!name || !asyncrt__settings_get(&ctx->settings, name, value))
+        return asyncrt__fail(c, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                             "setting '%s' is not a variable the library reads (README, \"Settings\")",
+                             name ? name : "(null)");
+    return ASYNCRT_SUCCESS;
+}
+
+/* The variables that have a call of their own, which also opens or checks what they name. */
+static const char *own_call(const char *name)
+{
+    if (strcmp(name, "ASYNCRT_CACHE_DIR") == 0) return "asyncrt_context_set_cache_dir";
+    if (strcmp(name, "ASYNCRT_REMOTE_CACHE") == 0 || strcmp(name, "ASYNCRT_REMOTE_CACHE_KEY_FILE") == 0)
+        return "asyncrt_context_set_remote_cache";
+    return NULL;
+}
+
+asyncrt_status asyncrt_context_set_setting(asyncrt_context *ctx, const char *name, const char *value)
+{
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    const char *old;
+    if (!name || !asyncrt__settings_get(&ctx->settings, name, &old))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                             "setting '%s' is not a variable the library reads (README, \"Settings\")",
+                             name ? name : "(null)");
+    if (own_call(name))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "setting %s has its own call: use %s", name,
+                             own_call(name));
+    return asyncrt__context_set_setting(ctx, name, value);
 }

@@ -86,4 +86,11 @@ asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
 /* True while asyncrt_context_open_device_async has not been waited for. */
 bool asyncrt__device_pending(const asyncrt_context *ctx);
 
+/* asyncrt_context_create, as if each variable names[i] (base/settings.h's)
+ * had been values[i] (NULL: unset) in the environment: for a context the
+ * library makes for itself (the bundle maker's, with no precompiled header
+ * and a private cache). OUT_OF_MEMORY, also for a name not in the list. */
+asyncrt_status asyncrt__context_create_with(const char *const *names, const char *const *values, size_t count,
+                                            asyncrt_context **out);
+
 #endif

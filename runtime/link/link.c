@@ -34,7 +34,7 @@ typedef struct link_input {
 
 struct asyncrt_link {
     asyncrt_context *ctx;
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char arch_name[32];      /* "sm_90": nvJitLink's -arch */
     link_input *inputs;
     size_t count, cap;
@@ -61,7 +61,7 @@ static asyncrt_status link_create(asyncrt_context *ctx, const char *arch, asyncr
     *out = NULL;
     bool is_auto = !arch || strcmp(arch, "auto") == 0;
     if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx));
-    asyncrt_arch target;
+    asyncrt__arch target;
     ASYNCRT_TRY(asyncrt__arch_resolve(ctx, arch, &target));
     if (target.ptx && !is_auto)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -199,7 +199,7 @@ static asyncrt_status link_add_program(asyncrt_link *l, const asyncrt_program *p
 {
     if (!p) return asyncrt__fail(l->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "program is NULL");
     const char *name = p->source_name && *p->source_name ? p->source_name : "a program";
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     if (asyncrt__arch_parse(p->arch, &arch) && arch.number != l->arch.number)
         return asyncrt__fail(l->ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH,
                              "link input %s is compiled for %s, this link for %s: every input must be built for the "

@@ -36,7 +36,7 @@ static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *p
     /* PTX: the load rule (target.h), before the driver's own "unsupported
      * PTX version"; this NVRTC made it (the cache keys on NVRTC). A CUBIN
      * is not held here, so loading one needs no NVRTC facts. */
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     if (program->ptx && asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
     asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);

@@ -37,7 +37,7 @@ static asyncrt_status op_create(asyncrt_context *ctx, const asyncrt_op_module *m
     asyncrt_op_path wanted, path;
     const char *arch_text;
     m->wants(desc, &ranking, &wanted, &arch_text);
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char why[2048];
     ASYNCRT_TRY(asyncrt__op_select(ctx, m->name, ranking, wanted, arch_text, &arch, why, sizeof why, &path));
 

@@ -26,7 +26,7 @@ static bool load_calibration(asyncrt_context *ctx, const asyncrt_device_info *de
 }
 
 asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_dispatch_op ranking,
-                                 asyncrt_op_path wanted, const char *arch_text, asyncrt_arch *arch, char *arch_why,
+                                 asyncrt_op_path wanted, const char *arch_text, asyncrt__arch *arch, char *arch_why,
                                  size_t arch_why_size, asyncrt_op_path *out)
 {
     if ((unsigned)wanted > ASYNCRT_PATH_PLAIN)

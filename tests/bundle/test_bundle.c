@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "codec.h"      /* the seal header's size */
 #include "cache_internal.h"   /* manifests */
@@ -324,12 +326,85 @@ static void test_the_worker_gets_the_bundle(void **state)
     unsetenv("ASYNCRT_TOOLKIT");
 }
 
+/* asyncrt_bundle_make: a source with a header of its own folder, for PTX,
+ * checked; and the input it refuses, each named. */
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    /* A header changed in the coarse clock tick of its compile is not recorded (it may still change). */
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
+static void test_make(void **state)
+{
+    asyncrt_context *ctx = *state;
+    char *dir = test_make_temp_dir("asyncrt-test-bundle-make");
+    char src[512], inc[512];
+    snprintf(inc, sizeof inc, "%s/inc", dir);
+    assert_int_equal(mkdir(inc, 0700), 0);
+    write_text(inc, "val.h", "#define VAL 37\n");
+    write_text(dir, "k.cu", "#include \"val.h\"\nextern \"C\" __global__ void k(int *p) { *p = VAL; }\n");
+    snprintf(src, sizeof src, "%s/k.cu", dir);
+    const char *sources[] = {src}, *dirs[] = {inc}, *archs[] = {"compute_90"};
+    asyncrt_bundle_make_options o = ASYNCRT_BUNDLE_MAKE_OPTIONS_INIT;
+    o.sources = sources, o.source_count = 1, o.include_dirs = dirs, o.include_dir_count = 1;
+    o.archs = archs, o.arch_count = 1, o.note = "test_make";
+    void *data = NULL;
+    size_t size = 0;
+    asyncrt_status s = asyncrt_bundle_make(ctx, &o, &data, &size);
+    if (s == ASYNCRT_ERROR_IO && strstr(asyncrt_context_last_error(ctx), "the toolkit whose headers")) {
+        test_remove_tree(dir), free(dir); /* no toolkit here: what it makes cannot be checked */
+        skip();
+    }
+    assert_ok(ctx, s);
+    asyncrt_bundle *b = NULL;
+    assert_ok(ctx, asyncrt_bundle_load(ctx, data, size, &b));
+    assert_int_equal(asyncrt_bundle_text_count(b), 1);
+    assert_int_equal(asyncrt_bundle_header_count(b), 1);
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, compile(ctx, "#include \"val.h\"\nextern \"C\" __global__ void k(int *p) { *p = VAL; }\n", b,
+                           NULL, 0, false, &p));
+    assert_true(ptx_has(p, "37"));
+    asyncrt_program_destroy(p);
+    asyncrt_bundle_destroy(b);
+    free(data);
+
+    /* What it refuses. */
+    o.source_count = 0;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_make(ctx, &o, &data, &size));
+    assert_null(data);
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "no sources given (source_count is 0)"));
+    o.source_count = 1;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_make(ctx, &o, NULL, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "bundle make: data is NULL"));
+    asyncrt_bundle_make_options unsized = o;
+    unsized.size = 0;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_make(ctx, &unsized, &data, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "asyncrt_bundle_make_options.size is 0"));
+    snprintf(src, sizeof src, "%s/missing.cu", dir);
+    assert_status(ctx, ASYNCRT_ERROR_IO, asyncrt_bundle_make(ctx, &o, &data, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "cannot read "));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "missing.cu"));
+    write_text(dir, "broken.cu", "extern \"C\" __global__ void k( {\n");
+    snprintf(src, sizeof src, "%s/broken.cu", dir);
+    assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_bundle_make(ctx, &o, &data, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "broken.cu for compute_90: "));
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     unsetenv("ASYNCRT_TOOLKIT");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_checks_the_format, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_load_file, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_make, test_setup_context, test_teardown_context),
         cmocka_unit_test(test_compiles_from_the_bundle_alone),
         cmocka_unit_test_setup_teardown(test_a_builtin_header_wins_over_the_bundles, test_setup_context,
                                         test_teardown_context),

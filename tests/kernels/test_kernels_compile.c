@@ -120,7 +120,7 @@ static void a_wrapper_below_its_arch_names_the_arch_it_needs(void **state)
                  "    %s\n}\n",
                  cases[i].call);
         bool known = false;
-        asyncrt_arch parsed;
+        asyncrt__arch parsed;
         assert_true(asyncrt__arch_parse(cases[i].arch, &parsed));
         for (size_t a = 0; a < g_arch_count; a++) known |= g_archs[a] == parsed.number;
         if (!known) continue; /* this NVRTC dropped the arch */

@@ -69,7 +69,7 @@ static int run_cell(const void *arg, const char *cache_dir)
         fprintf(stderr, "%s: cannot open the fake device\n", c->what);
         return 1;
     }
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char why[1024] = "", name[32] = "";
     asyncrt_status s = asyncrt__arch_resolve_why(ctx, "auto", &arch, why, sizeof why);
     const char *said = s == ASYNCRT_SUCCESS ? why : asyncrt_context_last_error(ctx);

@@ -55,7 +55,7 @@ static void decision_table(void **state)
         {"sm_90", true, NULL, false, NULL, ""},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        asyncrt_arch tried, retry = {0};
+        asyncrt__arch tried, retry = {0};
         assert_true(asyncrt__arch_parse(rows[i].tried, &tried));
         char hint[512], name[32];
         bool r = asyncrt__arch_after_failure(&tried, rows[i].from_auto, supported, 12, rows[i].log,

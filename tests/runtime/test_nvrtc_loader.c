@@ -276,7 +276,7 @@ static void memo_case(const char *which)
         assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
         asyncrt_program_destroy(p);
         assert_true(facts.from_memo);
-        asyncrt_arch a;
+        asyncrt__arch a;
         assert_ok(ctx, asyncrt__arch_resolve(ctx, "sm_90", &a));
         assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt__arch_resolve(ctx, "sm_12", &a));
 #ifndef ASYNCRT_SANITIZE_LINKS_NVRTC /* sanitizer builds link NVRTC, see CMakeLists.txt */

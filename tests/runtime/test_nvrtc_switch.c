@@ -35,7 +35,7 @@ static int child(void)
 {
     asyncrt_context *ctx;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return 1;
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     asyncrt__arch_parse("sm_90", &arch);
     const asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_compile_job job;

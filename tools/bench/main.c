@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_why.h"
 #include "jit_bench.h"
-#include "ops_internal.h"
+#include "asyncrt/ops.h"
 #include "remote_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
@@ -136,8 +137,8 @@ static int parse_args(int argc, char **argv, options *o)
             char *copy = strdup(v), *save = NULL;
             o->paths_given = true;
             for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-                int p = asyncrt__path_parse(t);
-                if (p < 0 || p == ASYNCRT_PATH_AUTO) {
+                asyncrt_op_path p;
+                if (!asyncrt_op_path_parse(t, &p) || p == ASYNCRT_PATH_AUTO) {
                     rc = tool_usage_error("asyncrt-bench", "unknown path '%s' in --paths; use tma, ldgsts, plain", t);
                     free(copy);
                     return rc;
@@ -318,7 +319,7 @@ int main(int argc, char **argv)
     bool have_jit = false;
     if (!rc && o.jit) {
         if ((s = bench_jit_costs(ctx, o.device, &jit))) {
-            fprintf(stderr, "asyncrt-bench: %s\n", asyncrt_context_last_error(ctx));
+            fprintf(stderr, "asyncrt-bench: %s\n", bench_why(ctx));
             rc = EXIT_FAILED;
         } else {
             have_jit = true;

@@ -21,7 +21,6 @@
 
 #include "../common/tool.h"
 #include "asyncrt/asyncrt.h"
-#include "base_internal.h" /* the library's reading of its variables */
 #include "jit_bench.h"
 
 #define KERNELS 12
@@ -335,14 +334,17 @@ int remote_bench_main(int argc, char **argv)
                                     "\"%s\"", MAX_PROCESSES, argv[i]);
     }
     char dir[256] = "/tmp/asyncrt-bench-remote-XXXXXX"; /* mode 0700 */
-    asyncrt_settings env;
-    if (!mkdtemp(dir) || !asyncrt__settings_read(&env)) {
+    /* The two variables as the library reads them: a set-uid or set-gid process ignores both
+     * (README, "Settings": each names a server or a file), as secure_getenv does. */
+    const char *key_file = secure_getenv("ASYNCRT_REMOTE_CACHE_KEY_FILE");
+    const char *given = secure_getenv("ASYNCRT_REMOTE_CACHE");
+    if (!mkdtemp(dir)) {
         fprintf(stderr, "asyncrt-bench --remote: cannot create %s\n", dir);
         return 1;
     }
     char key[300], spec[700];
     pid_t redis = -1;
-    if (!env.remote_cache_key_file) { /* a key of this run's own */
+    if (!key_file) { /* a key of this run's own */
         unsigned char secret[32];
         snprintf(key, sizeof key, "%s/key", dir);
         int fd = open(key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -351,12 +353,10 @@ int remote_bench_main(int argc, char **argv)
         if (fd >= 0) close(fd);
         if (written) setenv("ASYNCRT_REMOTE_CACHE_KEY_FILE", key, 1);
     }
-    const char *given = env.remote_cache;
     if (given && *given) snprintf(spec, sizeof spec, "%s", given);
     else if ((redis = start_redis(dir, spec, sizeof spec)) < 0) {
         fprintf(stderr, "asyncrt-bench --remote: no ASYNCRT_REMOTE_CACHE and no redis-server to start "
                         "(Debian: redis-server)\n");
-        asyncrt__settings_free(&env);
         remove_tree(dir);
         return 1;
     }
@@ -371,7 +371,6 @@ int remote_bench_main(int argc, char **argv)
         kill(redis, SIGTERM);
         waitpid(redis, NULL, 0);
     }
-    asyncrt__settings_free(&env);
     remove_tree(dir);
     return rc;
 }

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile_internal.h" /* whether this driver loads the compute_80 build */
-#include "context_internal.h" /* each config's ASYNCRT_TILE_TUNE, in the context's settings */
 #include "tile_bench.h"
 
 typedef struct sweep_config {
@@ -168,13 +166,13 @@ static int run_config(sweep_data *d, const sweep_config *c)
 {
     const char *op_name = c->kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
     const char *build = c->arch ? "sm80-ptx" : "native";
-    if (asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
+    if (asyncrt_context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
     asyncrt_tile_desc desc = {.size = sizeof desc,
                               .kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
     if (c->kind == ASYNCRT_TILE_STENCIL) desc.radius = 1, desc.weights = k_five_point;
     asyncrt_tile_op *op = NULL;
     asyncrt_status st = asyncrt_tile_create(d->ctx, &desc, &op);
-    asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", NULL);
+    asyncrt_context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", NULL);
     const char *path = c->path == ASYNCRT_PATH_AUTO ? "auto" : asyncrt_op_path_name(c->path);
     char detail[96] = "";
     if (st) {
@@ -304,7 +302,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
 
     /* The sm80-ptx build is PTX, which a driver older than NVRTC refuses (README, "Arch selection"):
      * those rows are skipped, with the rule's sentence, rather than failed. */
-    bool ptx_loads = asyncrt__target_loadable(ctx, "compute_80") == ASYNCRT_SUCCESS;
+    bool ptx_loads = asyncrt_context_check_target(ctx, "compute_80") == ASYNCRT_SUCCESS;
     if (!ptx_loads)
         fprintf(csv ? stderr : stdout, "sweep: the sm80-ptx rows are skipped: %s\n", asyncrt_context_last_error(ctx));
     sweep_config configs[SWEEP_MAX];
@@ -323,7 +321,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
         failures += run_peer_config(&d, b ? "compute_80" : NULL, &peer_ms[b]);
     }
     /* The default transpose against the peer, same run. */
-    asyncrt__context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
+    asyncrt_context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
     asyncrt_tile_desc auto_t = {.size = sizeof auto_t, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     if (peer_ms[0] > 0 && !asyncrt_tile_create(ctx, &auto_t, &op) &&

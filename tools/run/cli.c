@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base_internal.h" /* asyncrt__arch_parse: --arch is checked before anything runs */
 #include "link_run.h"
 
 static bool parse_dim3(run_cli_parser *p, const char *opt, const char *text, unsigned out[3])
@@ -90,8 +89,8 @@ static bool check_combination(run_cli_parser *p)
     if (c->help || c->version) return true;
     if (!c->source) return run_cli_fail(p, "no source file given (use - for stdin)");
     if (strcmp(c->arch, "auto")) {
-        asyncrt_arch arch;
-        if (!asyncrt__arch_parse(c->arch, &arch))
+        asyncrt_arch arch = ASYNCRT_ARCH_INIT; /* --arch is checked before anything runs */
+        if (!asyncrt_arch_parse(c->arch, &arch))
             return run_cli_fail(p, "--arch '%s': expected auto, sm_XY, sm_XYa, compute_XY or compute_XYa (e.g. sm_90)", c->arch);
     }
     /* --compile-only keeps --out, --expect and --repeat: the whole command

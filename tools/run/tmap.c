@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base_internal.h" /* asyncrt__refuse */
+#include "tool_format.h"
 
 /* The tensor-map type for a buffer's elements: integers by width (a TMA copy
  * only moves bytes), floats as themselves. */
@@ -32,7 +32,7 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
     asyncrt_tensormap_dtype dtype;
     if (t->has_dtype) dtype = t->dtype;
     else if (!default_dtype(b->dtype, &dtype))
-        return asyncrt__refuse(err, err_size, "--tmap %s: buffer %s's dtype has no tensor-map type; give dtype=", t->name,
+        return tool_refuse(err, err_size, "--tmap %s: buffer %s's dtype has no tensor-map type; give dtype=", t->name,
                         b->name);
     int rank = t->rank;
     /* describe_dense wants numpy order (outermost first); the command line
@@ -40,14 +40,14 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
     uint64_t shape[ASYNCRT_TENSORMAP_MAX_RANK];
     uint32_t box[ASYNCRT_TENSORMAP_MAX_RANK];
     if (!t->dims_rank && b->rank != rank)
-        return asyncrt__refuse(err, err_size, "--tmap %s: box has %d entries but buffer %s has rank %d: give dims= "
+        return tool_refuse(err, err_size, "--tmap %s: box has %d entries but buffer %s has rank %d: give dims= "
                         "(innermost first) to view it with another rank", t->name, rank, b->name, b->rank);
     for (int i = 0; i < rank; i++) {
         shape[rank - 1 - i] = t->dims_rank ? t->dims[i] : b->shape[b->rank - 1 - i];
         box[rank - 1 - i] = (uint32_t)t->box[i];
     }
     if (asyncrt_tensormap_describe_dense(out, dtype, b->dev, (uint32_t)rank, shape, box) != ASYNCRT_SUCCESS)
-        return asyncrt__refuse(err, err_size, "--tmap %s: rank %d is outside 1..%d", t->name, rank,
+        return tool_refuse(err, err_size, "--tmap %s: rank %d is outside 1..%d", t->name, rank,
                         ASYNCRT_TENSORMAP_MAX_RANK);
     for (int i = 0; i < t->strides_rank; i++) out->global_stride[i] = t->strides[i];
     for (int i = 0; i < t->estrides_rank; i++) out->element_stride[i] = (uint32_t)t->estrides[i];
@@ -57,7 +57,7 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
     out->oob_fill = t->oob;
     char why[1024];
     if (asyncrt_tensormap_validate(out, why, sizeof why) != ASYNCRT_SUCCESS)
-        return asyncrt__refuse(err, err_size, "--tmap %s: %s", t->name, why);
+        return tool_refuse(err, err_size, "--tmap %s: %s", t->name, why);
     /* A map reaching past its buffer would let TMA read or write other memory.
      * Interleaved layouts too: their innermost dimension is stored in whole
      * 16- or 32-byte units, so the row is rounded up to one. */
@@ -69,7 +69,7 @@ bool run_tmap_describe(const run_tmap_spec *t, const run_buffer *b, asyncrt_tens
     for (int i = 1; i < rank; i++)
         extent += (long double)(out->global_dim[i] ? out->global_dim[i] - 1 : 0) * out->global_stride[i - 1];
     if (extent > (long double)b->bytes)
-        return asyncrt__refuse(err, err_size, "--tmap %s: dims and strides reach %.0Lf bytes but buffer %s holds %zu",
+        return tool_refuse(err, err_size, "--tmap %s: dims and strides reach %.0Lf bytes but buffer %s holds %zu",
                         t->name, extent, b->name, b->bytes);
     return true;
 }

@@ -51,6 +51,30 @@ typedef asyncrt_op_path asyncrt_map_path;
 ASYNCRT_EXTERN const char *asyncrt_op_path_name(asyncrt_op_path path);
 /* The same, under its earlier name. */
 ASYNCRT_EXTERN const char *asyncrt_map_path_name(asyncrt_map_path path);
+/* The path named "auto", "tma", "ldgsts" or "plain" into *out; false for
+ * another name (or NULL). */
+ASYNCRT_EXTERN bool asyncrt_op_path_parse(const char *name, asyncrt_op_path *out);
+
+/* What asyncrt_calibrate measures. Set .size with ASYNCRT_CALIBRATE_OPTIONS_INIT. */
+typedef struct asyncrt_calibrate_options {
+    size_t size;
+    size_t map_elements;         /* f32 elements of the map's y = a*x + b; 0: 1 << 28 (1 GiB) */
+    size_t tile_rows, tile_cols; /* the f32 matrix of transpose, tile map, stencil; 0: 16384 */
+    int warmup;                  /* untimed runs first (0: none) */
+    int repeats;                 /* timed runs, the median counted; 0: 20 */
+} asyncrt_calibrate_options;
+#define ASYNCRT_CALIBRATE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_calibrate_options)
+
+/* Times every path the open device has for each built-in op (random data,
+ * the same run's cuMemcpyDtoD of the same bytes as 100%), ranks them and
+ * saves the ranking where the path dispatcher reads it (a side file of the
+ * disk cache, written atomically). *path and *text (malloc'd, the caller
+ * frees; either may be NULL) say where and what. opts NULL: the defaults.
+ * ASYNCRT_ERROR_NO_DEVICE without an open device, INVALID_ARGUMENT without a
+ * disk cache or for a negative warmup or repeats, IO when it cannot be
+ * written. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_options *opts,
+                                                char **path, char **text);
 
 /* An element of an array (asyncrt_map_desc): its layout is frozen. */
 typedef struct asyncrt_map_arg {

@@ -245,6 +245,10 @@ typedef struct asyncrt_compile_options {
      * copy be found. The `headers` above win over the bundle's. */
     const asyncrt_bundle *bundle;
     bool toolkit_with_bundle;
+    /* The program will be loaded on ctx's device: a target its driver cannot
+     * load is ASYNCRT_ERROR_VERSION_MISMATCH before anything is compiled, as
+     * asyncrt_module_build does (asyncrt-run). */
+    bool for_load;
 } asyncrt_compile_options;
 #define ASYNCRT_COMPILE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_compile_options)
 
@@ -252,7 +256,8 @@ typedef enum asyncrt_program_origin {
     ASYNCRT_ORIGIN_COMPILED = 0,  /* NVRTC ran */
     ASYNCRT_ORIGIN_MEMORY_CACHE,  /* found in this context's cache */
     ASYNCRT_ORIGIN_DISK_CACHE,    /* read from the cache directory */
-    ASYNCRT_ORIGIN_REMOTE_CACHE   /* fetched from the remote cache, verified, stored locally */
+    ASYNCRT_ORIGIN_REMOTE_CACHE,  /* fetched from the remote cache, verified, stored locally */
+    ASYNCRT_ORIGIN_IMAGE          /* bytes the caller gave (asyncrt_program_from_image) */
 } asyncrt_program_origin;
 
 /* Compiles `source` (named `source_name` in messages). opts may be NULL
@@ -285,6 +290,105 @@ ASYNCRT_EXTERN asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_pr
 ASYNCRT_EXTERN const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
+
+/* A program around bytes the caller has, as if compiled for `arch`: sm_XY[a|f]
+ * takes an ELF CUBIN (nvcc -cubin), compute_XY[a|f] PTX text (a NUL is added
+ * if missing). The bytes are copied; no NVRTC, no cache: origin
+ * ASYNCRT_ORIGIN_IMAGE, log "", no name expressions. 
+ * ASYNCRT_ERROR_INVALID_ARGUMENT naming the rule for a malformed arch or
+ * bytes not of that kind. *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_program_from_image(asyncrt_context *ctx, const void *data, size_t size,
+                                                         const char *arch, asyncrt_program **out);
+
+/* ---- targets ------------------------------------------------------------ */
+
+/* A target: sm_90 is {number 90, suffix 0, ptx false}; compute_100f is
+ * {100, 'f', true}. Set .size with ASYNCRT_ARCH_INIT. */
+typedef struct asyncrt_arch {
+    size_t size;
+    int number;   /* 90 for sm_90 */
+    char suffix;  /* 0, 'a' (arch-specific) or 'f' (family-specific) */
+    bool ptx;     /* compute_XY (PTX) rather than sm_XY (CUBIN) */
+} asyncrt_arch;
+#define ASYNCRT_ARCH_INIT ASYNCRT_SIZED_INIT(asyncrt_arch)
+
+/* "sm_90", "sm_90a", "compute_80", "compute_100f"; false if malformed
+ * ("auto" is not a target) or out's size is refused (README, "ABI and
+ * versioning"). */
+ASYNCRT_EXTERN bool asyncrt_arch_parse(const char *text, asyncrt_arch *out);
+/* "sm_90a", "compute_80" into buf; returns what snprintf would, -1 for a
+ * refused size. */
+ASYNCRT_EXTERN int asyncrt_arch_format(const asyncrt_arch *arch, char *buf, size_t size);
+/* This process's NVRTC's targets (nvrtcGetSupportedArchs), ascending: at most
+ * `capacity` into out, *count the number NVRTC has. ASYNCRT_ERROR_NO_NVRTC
+ * when none opens. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_supported_archs(int *out, size_t capacity, size_t *count);
+/* The "auto" rule for a device of cc_major.cc_minor under driver_version
+ * (13000) with this process's NVRTC, for a machine other than this one
+ * (asyncrt-probe's table). `why` gets the rule's sentence, also on
+ * ASYNCRT_ERROR_VERSION_MISMATCH and ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+ * ASYNCRT_ERROR_NO_NVRTC when none opens. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_arch_auto(int cc_major, int cc_minor, int driver_version, asyncrt_arch *out,
+                                                char *why, size_t why_size);
+/* Could ctx's device load a program for `arch`? ASYNCRT_SUCCESS (also with
+ * no device open, or for NULL or "auto"), ASYNCRT_ERROR_VERSION_MISMATCH
+ * with the rule's sentence, ASYNCRT_ERROR_INVALID_ARGUMENT if malformed.
+ * Waits for a device being opened. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_check_target(asyncrt_context *ctx, const char *arch);
+
+/* ---- the NVRTC search (README, "Finding NVRTC") ------------------------- */
+
+typedef struct asyncrt_nvrtc_info {
+    size_t size;             /* ASYNCRT_NVRTC_INFO_INIT */
+    size_t candidate_count;  /* every NVRTC the search found (stat and readdir only) */
+    int chosen;              /* index of the one used, -1: none */
+    const char *why;         /* why that one; or why none, naming every place looked at */
+    const char *searched;    /* the places, in order */
+    int version;             /* once opened: 13000; 0 otherwise */
+    const char *path;        /* once opened: the file; NULL otherwise */
+} asyncrt_nvrtc_info;
+#define ASYNCRT_NVRTC_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_nvrtc_info)
+
+typedef struct asyncrt_nvrtc_candidate {
+    size_t size;               /* ASYNCRT_NVRTC_CANDIDATE_INIT */
+    const char *path;          /* a file, or a bare soname for the dynamic loader */
+    const char *version;       /* "13.0.88", "13.0", or "unknown" */
+    const char *found_by;      /* the search step that found it, e.g. "$CUDA_PATH" */
+    const char *version_from;  /* what told the version; "" for the file's own name */
+} asyncrt_nvrtc_candidate;
+#define ASYNCRT_NVRTC_CANDIDATE_INIT ASYNCRT_SIZED_INIT(asyncrt_nvrtc_candidate)
+
+/* The process's NVRTC search (made once per process). open: open it now, and
+ * ASYNCRT_ERROR_NO_NVRTC with why (in out->why) when it cannot; otherwise stat
+ * only, as a cache hit does. Strings live as long as the process.
+ * ASYNCRT_ERROR_INVALID_ARGUMENT for a refused size. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_info_get(bool open, asyncrt_nvrtc_info *out);
+/* Candidate `index` of the search; ASYNCRT_ERROR_INVALID_ARGUMENT past
+ * candidate_count or for a refused size. Strings live as long as the process. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_candidate_get(size_t index, asyncrt_nvrtc_candidate *out);
+
+/* ---- settings and the driver, as the context has them ------------------ */
+
+/* One of the library's variables (README, "Settings") as ctx read it at its
+ * creation or as set below; *value NULL when unset. INVALID_ARGUMENT for a
+ * name the library does not read. The string lives until ctx is destroyed
+ * or that setting is set again. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_setting(const asyncrt_context *ctx, const char *name,
+                                                      const char **value);
+/* As if `name` had been `value` (NULL: unset) when ctx was created, for ctx
+ * alone: no setenv, no other context sees it. Must not overlap other calls on
+ * ctx (like set_cache_dir); read where the library reads it next (a compile,
+ * an op's creation). Variables with their own call (ASYNCRT_CACHE_DIR,
+ * ASYNCRT_REMOTE_CACHE, ASYNCRT_REMOTE_CACHE_KEY_FILE) are INVALID_ARGUMENT,
+ * naming that call. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
+
+/* The driver's entry point `name` at ABI `cuda_version` (cuGetProcAddress),
+ * from the libcuda the context opened ($ASYNCRT_LIBCUDA included), for a
+ * caller who calls the driver beside the library. ASYNCRT_ERROR_NO_DRIVER,
+ * or ASYNCRT_ERROR_NOT_FOUND naming the symbol. *fn is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_driver_proc(asyncrt_context *ctx, const char *name, int cuda_version,
+                                                          void **fn);
 
 /* ---- modules and kernels ------------------------------------------------ */
 

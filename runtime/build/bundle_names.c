@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* realpath */
-#include "names.h"
+/* Which include names a bundle must hold (bundle_names.h), for the bundle maker. */
+#include "bundle_names.h"
 
 #include <fcntl.h>
 #include <libgen.h>
@@ -8,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base_internal.h"  /* SHA-256, checked reads */
+#include "safe_io.h"
+#include "sha256.h"
 
 static char *read_text(const char *path, char *why, size_t why_size)
 {
@@ -32,14 +34,15 @@ static char *read_text(const char *path, char *why, size_t why_size)
     return text;
 }
 
-static long find_file(const bundle_names *b, const char *real)
+static long find_file(const asyncrt_bundle_names *b, const char *real)
 {
     for (size_t i = 0; i < b->file_count; i++)
         if (strcmp(b->files[i].real, real) == 0) return (long)i;
     return -1;
 }
 
-bool bundle_names_add_file(bundle_names *b, const char *path, const uint8_t sha[32], char *why, size_t why_size)
+bool asyncrt__bundle_names_add_file(asyncrt_bundle_names *b, const char *path, const uint8_t sha[32], char *why,
+                                    size_t why_size)
 {
     char real[PATH_MAX];
     why[0] = '\0';
@@ -55,7 +58,7 @@ bool bundle_names_add_file(bundle_names *b, const char *path, const uint8_t sha[
     asyncrt__sha256_init(&h);
     asyncrt__sha256_update(&h, text, strlen(text));
     asyncrt__sha256_final(&h, now);
-    bundle_file *grown = realloc(b->files, (b->file_count + 1) * sizeof *grown);
+    asyncrt_bundle_file *grown = realloc(b->files, (b->file_count + 1) * sizeof *grown);
     char *copy = strdup(real);
     if (memcmp(now, sha, 32) != 0 || !grown || !copy) {
         if (grown) b->files = grown;
@@ -66,7 +69,7 @@ bool bundle_names_add_file(bundle_names *b, const char *path, const uint8_t sha[
         return false;
     }
     b->files = grown;
-    b->files[b->file_count++] = (bundle_file){copy, text};
+    b->files[b->file_count++] = (asyncrt_bundle_file){copy, text};
     return true;
 }
 
@@ -80,7 +83,7 @@ static bool try_at(const char *dir, const char *name, char out[PATH_MAX])
 
 /* Where NVRTC finds `name` written with `quote` in a file in includer_dir:
  * the realpath of the first match, or false. */
-static bool resolve(const bundle_names *b, const char *includer_dir, char quote, const char *name, char out[PATH_MAX])
+static bool resolve(const asyncrt_bundle_names *b, const char *includer_dir, char quote, const char *name, char out[PATH_MAX])
 {
     if (name[0] == '/') return realpath(name, out) != NULL;
     if (quote == '"' && try_at(includer_dir, name, out)) return true;
@@ -89,7 +92,7 @@ static bool resolve(const bundle_names *b, const char *includer_dir, char quote,
     return false;
 }
 
-static bool in_memory(const bundle_names *b, const char *name)
+static bool in_memory(const asyncrt_bundle_names *b, const char *name)
 {
     for (size_t i = 0; i < b->memory_count; i++)
         if (strcmp(b->memory[i], name) == 0) return true;
@@ -97,7 +100,7 @@ static bool in_memory(const bundle_names *b, const char *name)
 }
 
 /* Records name -> file; false with why on a clash with another file. */
-static bool add_name(bundle_names *b, const char *name, size_t file, const char *from, char *why, size_t why_size)
+static bool add_name(asyncrt_bundle_names *b, const char *name, size_t file, const char *from, char *why, size_t why_size)
 {
     for (size_t i = 0; i < b->name_count; i++) {
         if (strcmp(b->names[i].name, name) != 0) continue;
@@ -108,7 +111,7 @@ static bool add_name(bundle_names *b, const char *name, size_t file, const char 
                  b->files[file].real, from ? from : "-I");
         return false;
     }
-    bundle_name *grown = realloc(b->names, (b->name_count + 1) * sizeof *grown);
+    asyncrt_bundle_name *grown = realloc(b->names, (b->name_count + 1) * sizeof *grown);
     char *copy = strdup(name);
     if (!grown || !copy) {
         if (grown) b->names = grown;
@@ -117,14 +120,14 @@ static bool add_name(bundle_names *b, const char *name, size_t file, const char 
         return false;
     }
     b->names = grown;
-    b->names[b->name_count++] = (bundle_name){copy, file, from};
+    b->names[b->name_count++] = (asyncrt_bundle_name){copy, file, from};
     return true;
 }
 
 /* Each #include "x" or <x> of text (directives only; conditions are not
  * evaluated, so a name in a branch NVRTC skipped may be added too, which
  * costs a name, never a wrong header). */
-static bool scan(bundle_names *b, const char *text, const char *path, const char *from, char *why, size_t why_size)
+static bool scan(asyncrt_bundle_names *b, const char *text, const char *path, const char *from, char *why, size_t why_size)
 {
     char dir_buf[PATH_MAX];
     snprintf(dir_buf, sizeof dir_buf, "%s", path);
@@ -152,11 +155,11 @@ static bool scan(bundle_names *b, const char *text, const char *path, const char
 
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const bundle_name *)a)->name, ((const bundle_name *)b)->name);
+    return strcmp(((const asyncrt_bundle_name *)a)->name, ((const asyncrt_bundle_name *)b)->name);
 }
 
-bool bundle_names_resolve(bundle_names *b, const char *const *sources, size_t source_count, char *why,
-                          size_t why_size)
+bool asyncrt__bundle_names_resolve(asyncrt_bundle_names *b, const char *const *sources, size_t source_count,
+                                   char *why, size_t why_size)
 {
     for (size_t i = 0; i < source_count; i++) {
         char *text = read_text(sources[i], why, why_size);
@@ -192,7 +195,7 @@ bool bundle_names_resolve(bundle_names *b, const char *const *sources, size_t so
     return true;
 }
 
-void bundle_names_free(bundle_names *b)
+void asyncrt__bundle_names_free(asyncrt_bundle_names *b)
 {
     for (size_t i = 0; i < b->file_count; i++) {
         free(b->files[i].real);
