@@ -104,7 +104,6 @@ static int parse(int argc, char **argv, args *a)
 }
 
 /* The exit code for the maker's status: a check that found another image is 6. */
-static int exit_for(asyncrt_status s) { return s == ASYNCRT_ERROR_CORRUPT ? TOOL_EXIT_CHECK : tool_exit_for_status(s); }
 
 static int make(const args *a, int argc, char **argv)
 {
@@ -132,7 +131,7 @@ static int make(const args *a, int argc, char **argv)
     asyncrt_status s = code ? ASYNCRT_SUCCESS : asyncrt_bundle_make(ctx, &o, &bytes, &size);
     if (s != ASYNCRT_SUCCESS) {
         fprintf(stderr, TOOL ": %s\n", asyncrt_context_last_error(ctx));
-        code = exit_for(s);
+        code = tool_exit_for_status(s);
     }
     if (!code) code = emit_write(a->out, bytes, size, a->c_format, a->symbol);
     if (!code) {

@@ -67,6 +67,7 @@ int tool_exit_for_status(asyncrt_status s)
     case ASYNCRT_ERROR_NO_DRIVER:
     case ASYNCRT_ERROR_NO_DEVICE: return TOOL_EXIT_NO_DEVICE;
     case ASYNCRT_ERROR_IO: return TOOL_EXIT_IO;
+    case ASYNCRT_ERROR_CORRUPT: return TOOL_EXIT_CHECK; /* a file failed its checks */
     case ASYNCRT_ERROR_OUT_OF_MEMORY: return TOOL_EXIT_INTERNAL;
     default: return TOOL_EXIT_CUDA;
     }
