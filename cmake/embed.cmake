@@ -1,14 +1,21 @@
 # Writes OUT, a C file holding each of FILES (a ;-list) as a string named
 # "<PREFIX><file name>" (PREFIX defaults to "asyncrt/"), for the runtime to
 # hand to NVRTC, in a table named <SYMBOL>_files (SYMBOL defaults to
-# asyncrt__embedded). Run with cmake -P.
+# asyncrt__embedded) of type TYPE (asyncrt_embedded_file), declared in
+# HEADER (embedded.h). Run with cmake -P.
 if(NOT DEFINED PREFIX)
   set(PREFIX "asyncrt/")
 endif()
 if(NOT DEFINED SYMBOL)
   set(SYMBOL asyncrt__embedded)
 endif()
-set(body "#include \"embedded.h\"\n#include <string.h>\n\n")
+if(NOT DEFINED TYPE)
+  set(TYPE asyncrt_embedded_file)
+endif()
+if(NOT DEFINED HEADER)
+  set(HEADER embedded.h)
+endif()
+set(body "#include \"${HEADER}\"\n#include <string.h>\n\n")
 set(table "")
 set(index 0)
 foreach(path IN LISTS FILES)
@@ -19,7 +26,7 @@ foreach(path IN LISTS FILES)
   string(APPEND table "    {\"${PREFIX}${name}\", file_${index}},\n")
   math(EXPR index "${index} + 1")
 endforeach()
-string(APPEND body "\nconst asyncrt_embedded_file ${SYMBOL}_files[] = {\n${table}    {0, 0}\n};\n")
+string(APPEND body "\nconst ${TYPE} ${SYMBOL}_files[] = {\n${table}    {0, 0}\n};\n")
 string(APPEND body "const size_t ${SYMBOL}_file_count = ${index};\n\n")
 string(APPEND body "const char *${SYMBOL}_find(const char *name)\n{\n"
   "    for (size_t i = 0; i < ${SYMBOL}_file_count; i++)\n"

@@ -28,7 +28,7 @@ int main(void)
     asyncrt_context *ctx;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return 1;
     const char *names[] = {"scale<float>"};
-    asyncrt_compile_options opts = {.name_expressions = names, .name_expression_count = 1};
+    asyncrt_compile_options opts = {.size = sizeof opts, .name_expressions = names, .name_expression_count = 1};
 
     asyncrt_status s = asyncrt_context_open_device(ctx, 0);
     if (s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE) {
@@ -67,7 +67,7 @@ int main(void)
         return fail(ctx, "device memory", s);
     void *args[] = {&dx, &dy, &a, &b, &n};
     size_t sizes[] = {sizeof dx, sizeof dy, sizeof a, sizeof b, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {(n + 255) / 256}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(n + 255) / 256}, .block = {256}};
     if ((s = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 5)) || (s = asyncrt_synchronize(ctx)) ||
         (s = asyncrt_memory_to_host(ctx, y, dy, n * sizeof(float))))
         return fail(ctx, "launch", s);

@@ -10,7 +10,7 @@
 #include "nvrtc_loader.h"
 
 
-bool asyncrt__arch_parse(const char *text, asyncrt_arch *out)
+bool asyncrt__arch_parse(const char *text, asyncrt__arch *out)
 {
     const char *p;
     memset(out, 0, sizeof *out);
@@ -31,7 +31,7 @@ bool asyncrt__arch_parse(const char *text, asyncrt_arch *out)
     return *p == '\0';
 }
 
-void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size)
+void asyncrt__arch_format(const asyncrt__arch *arch, char *buf, size_t size)
 {
     if (arch->suffix)
         snprintf(buf, size, "%s_%d%c", arch->ptx ? "compute" : "sm", arch->number, arch->suffix);
@@ -84,7 +84,7 @@ static void nvrtc_for_driver(int driver_version, bool any_minor, char *buf, size
  * arch reason and asyncrt-probe say the same. */
 asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
                                         int nvrtc_version, const int *supported, size_t count,
-                                        asyncrt_arch *out, char *why, size_t why_size)
+                                        asyncrt__arch *out, char *why, size_t why_size)
 {
     int want = cc_major * 10 + cc_minor;
     memset(out, 0, sizeof *out);
@@ -141,7 +141,7 @@ asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+asyncrt_status asyncrt__arch_check(const asyncrt__arch *arch, const int *supported, size_t count,
                                   char *why, size_t why_size)
 {
     char name[32], list[256];
@@ -197,14 +197,14 @@ static void isa_text(int nvrtc_version, int driver_version, char *buf, size_t si
 /* "build sm_90 instead (...); or ": the CUBIN that runs on the device, when
  * this NVRTC can build one: the target's own when the device runs it (same
  * major compute capability, not newer), else the device's. "" when none. */
-static void cubin_advice(const asyncrt_arch *arch, const asyncrt_load_facts *f, char *buf, size_t size)
+static void cubin_advice(const asyncrt__arch *arch, const asyncrt_load_facts *f, char *buf, size_t size)
 {
     int device = f->cc_major * 10 + f->cc_minor;
-    asyncrt_arch cubin = *arch;
+    asyncrt__arch cubin = *arch;
     cubin.ptx = false;
     bool own_runs = arch->number / 10 == f->cc_major && arch->number <= device &&
                     (!arch->suffix || arch->number == device);
-    if (!own_runs) cubin = (asyncrt_arch){.number = device};
+    if (!own_runs) cubin = (asyncrt__arch){.number = device};
     char name[32];
     asyncrt__arch_format(&cubin, name, sizeof name);
     buf[0] = '\0';
@@ -229,7 +229,7 @@ static void older_nvrtc_advice(const asyncrt_load_facts *f, bool any_minor, char
              install, f->driver_version / 1000);
 }
 
-asyncrt_status asyncrt__arch_check_load(const asyncrt_arch *arch, const asyncrt_load_facts *f, char *why,
+asyncrt_status asyncrt__arch_check_load(const asyncrt__arch *arch, const asyncrt_load_facts *f, char *why,
                                        size_t why_size)
 {
     char name[32], nvrtc[16], driver[16], isa[96], cubin[256], older[4200];
@@ -273,8 +273,8 @@ static bool lacks_instruction(const char *log, const char *arch_name)
     return log && strstr(log, needle) != NULL;
 }
 
-bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
-                                size_t count, const char *log, asyncrt_arch *retry, char *hint,
+bool asyncrt__arch_after_failure(const asyncrt__arch *tried, bool from_auto, const int *supported,
+                                size_t count, const char *log, asyncrt__arch *retry, char *hint,
                                 size_t hint_size)
 {
     char name[32];
@@ -306,14 +306,4 @@ bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, cons
              "for %sa (its CUBIN runs only on compute capability %d.%d), or with arch auto on "
              "that device, which retries with it", name, name, tried->number / 10, tried->number % 10);
     return false;
-}
-
-size_t asyncrt__nvrtc_supported_archs(int *out, size_t capacity)
-{
-    const asyncrt_nvrtc *nv;
-    int n = 0;
-    if (asyncrt__nvrtc_load(&nv, NULL, 0) != ASYNCRT_SUCCESS) return 0;
-    if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || (size_t)n > capacity) return 0;
-    if (nv->nvrtcGetSupportedArchs(out) != NVRTC_SUCCESS) return 0;
-    return (size_t)n;
 }

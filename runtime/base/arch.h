@@ -9,15 +9,15 @@
 
 #include "asyncrt/status.h"
 
-typedef struct asyncrt_arch {
+typedef struct asyncrt__arch {
     int number;   /* 90 for sm_90 */
     char suffix;  /* 0, 'a' (arch-specific) or 'f' (family-specific) */
     bool ptx;     /* compute_XY (PTX, JIT-compiled by the driver) rather than sm_XY (CUBIN) */
-} asyncrt_arch;
+} asyncrt__arch;
 
 /* Parses "sm_90", "sm_90a", "compute_80", "compute_100f"; false if malformed. */
-bool asyncrt__arch_parse(const char *text, asyncrt_arch *out);
-void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size);
+bool asyncrt__arch_parse(const char *text, asyncrt__arch *out);
+void asyncrt__arch_format(const asyncrt__arch *arch, char *buf, size_t size);
 
 /* `auto`, by CUDA's compatibility rules (versions are major*1000+minor*10):
  *   - NVRTC of the driver's major version (any minor) or an older one that
@@ -34,10 +34,10 @@ void asyncrt__arch_format(const asyncrt_arch *arch, char *buf, size_t size);
  * asyncrt-probe --arch-matrix) prints this sentence. */
 asyncrt_status asyncrt__arch_select_auto(int cc_major, int cc_minor, int driver_version,
                                         int nvrtc_version, const int *supported, size_t count,
-                                        asyncrt_arch *out, char *why, size_t why_size);
+                                        asyncrt__arch *out, char *why, size_t why_size);
 
 /* An explicit target must be one NVRTC supports; the message lists those. */
-asyncrt_status asyncrt__arch_check(const asyncrt_arch *arch, const int *supported, size_t count,
+asyncrt_status asyncrt__arch_check(const asyncrt__arch *arch, const int *supported, size_t count,
                                   char *why, size_t why_size);
 
 /* What decides whether a program NVRTC builds can be loaded on a device. */
@@ -63,7 +63,7 @@ typedef struct asyncrt_load_facts {
  * SUCCESS with `why` saying why the driver takes the PTX, or "" for a CUBIN
  * or when no driver is known. Pure; the caller decides that the program is
  * to be loaded (target.h). */
-asyncrt_status asyncrt__arch_check_load(const asyncrt_arch *arch, const asyncrt_load_facts *f, char *why,
+asyncrt_status asyncrt__arch_check_load(const asyncrt__arch *arch, const asyncrt_load_facts *f, char *why,
                                        size_t why_size);
 
 /* After a compile for `tried` failed with NVRTC log `log`: when ptxas said
@@ -73,11 +73,11 @@ asyncrt_status asyncrt__arch_check_load(const asyncrt_arch *arch, const asyncrt_
  * device is exactly XY, and NVRTC supports XY >= 90), or returns false with a
  * hint in `hint` saying what to do. Returns false with hint "" for any other
  * failure. Pure, so it is tested on tables. */
-bool asyncrt__arch_after_failure(const asyncrt_arch *tried, bool from_auto, const int *supported,
-                                size_t count, const char *log, asyncrt_arch *retry, char *hint,
+bool asyncrt__arch_after_failure(const asyncrt__arch *tried, bool from_auto, const int *supported,
+                                size_t count, const char *log, asyncrt__arch *retry, char *hint,
                                 size_t hint_size);
 
-/* NVRTC's supported arch numbers, ascending; returns the count (0 on error). */
+/* NVRTC's supported arch numbers, ascending; returns the count (0 on error): target_api.c. */
 size_t asyncrt__nvrtc_supported_archs(int *out, size_t capacity);
 
 

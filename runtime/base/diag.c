@@ -38,7 +38,7 @@ static asyncrt_error_slot **find_slot(asyncrt_diag *d, uint64_t thread)
     return at;
 }
 
-/* Public calls in progress on this thread (ASYNCRT_ENTER), and whether it
+/* Public calls in progress on this thread (asyncrt__diag_enter), and whether it
  * has set a message on any context: a thread that never failed takes no lock
  * on entry, so launches stay cheap. */
 static _Thread_local int t_call_depth;
@@ -61,7 +61,7 @@ void asyncrt__diag_destroy(asyncrt_diag *d)
     pthread_mutex_destroy(&d->lock);
 }
 
-asyncrt_diag *asyncrt__diag_enter(asyncrt_diag *d)
+void asyncrt__diag_enter(asyncrt_diag *d)
 {
     if (d && t_call_depth++ == 0 && t_error_set) {
         pthread_mutex_lock(&d->lock);
@@ -69,12 +69,11 @@ asyncrt_diag *asyncrt__diag_enter(asyncrt_diag *d)
         if (slot && slot->message) slot->message[0] = '\0';
         pthread_mutex_unlock(&d->lock);
     }
-    return d;
 }
 
-void asyncrt__diag_leave(asyncrt_diag **d)
+void asyncrt__diag_leave(asyncrt_diag *d)
 {
-    if (*d) t_call_depth--;
+    if (d) t_call_depth--;
 }
 
 static void set_error(asyncrt_diag *d, char *message)

@@ -23,17 +23,17 @@ bool asyncrt__diag_init(asyncrt_diag *d, int log_level);
 void asyncrt__diag_destroy(asyncrt_diag *d); /* frees every thread's message */
 
 /* The last-error rule: every public call that can fail starts with
- * ASYNCRT_ENTER(ctx) (context.h). The outermost one clears the message, so
+ * asyncrt__enter(ctx) (context_report.h). The outermost one clears the message, so
  * after a success it is ""; a public call made inside another (a cleanup on an
  * error path, module_build's compile) leaves the outer call's message alone.
- * The depth is the calling thread's and is undone when the function returns,
- * by the cleanup attribute. */
-asyncrt_diag *asyncrt__diag_enter(asyncrt_diag *d);
-void asyncrt__diag_leave(asyncrt_diag **d);
+ * The depth is the calling thread's; the public function's wrapper undoes it
+ * when the call returns (context_report.h). */
+void asyncrt__diag_enter(asyncrt_diag *d);
+void asyncrt__diag_leave(asyncrt_diag *d);
 
 /* Sets the calling thread's last-error message and returns `status`. */
 asyncrt_status asyncrt__diag_fail(asyncrt_diag *d, asyncrt_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 asyncrt_status asyncrt__diag_vfail(asyncrt_diag *d, asyncrt_status status, const char *fmt, va_list ap);
 /* A failed driver call: "cuModuleLoadDataEx failed: CUDA_ERROR_X (text)" plus what fmt says. */
 asyncrt_status asyncrt__diag_vfail_cu(asyncrt_diag *d, const asyncrt_driver *drv, asyncrt_status status,
@@ -41,7 +41,7 @@ asyncrt_status asyncrt__diag_vfail_cu(asyncrt_diag *d, const asyncrt_driver *drv
 
 /* Logs when level <= d's level (d may be NULL: nothing), to stderr, prefixed "asyncrt: ". */
 void asyncrt__diag_log(const asyncrt_diag *d, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 void asyncrt__diag_vlog(const asyncrt_diag *d, int level, const char *fmt, va_list ap);
 
 /* The calling thread's message: borrowed (valid until its next failure), a

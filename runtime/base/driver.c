@@ -1,4 +1,5 @@
 #include "driver.h"
+#include "format.h" /* ASYNCRT_PRINTF */
 #include "settings.h"
 
 #include <dlfcn.h>
@@ -15,7 +16,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 /* Records why the driver cannot be used (every later asyncrt__driver_load
  * reports it) and drops what was loaded. */
-static void fail(asyncrt_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(asyncrt_status status, const char *fmt, ...) ASYNCRT_PRINTF(2, 3);
 static void fail(asyncrt_status status, const char *fmt, ...)
 {
     g_status = status;
@@ -74,6 +75,7 @@ static void load_once(void)
         return;
     }
 
+    g_driver.cuGetProcAddress = get_proc;
     CUdriverProcAddressQueryResult found;
 #define ASYNCRT_DRIVER_RESOLVE(name, ver)                                                     \
     if (get_proc(#name, (void **)&g_driver.name, ver, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=  \

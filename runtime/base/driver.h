@@ -61,6 +61,7 @@
 typedef struct asyncrt_driver {
     void *handle;          /* from dlopen */
     int version;           /* cuDriverGetVersion, e.g. 13000 */
+    PFN_cuGetProcAddress_v12000 cuGetProcAddress; /* for asyncrt_context_driver_proc */
 #define ASYNCRT_DRIVER_FIELD(name, ver) PFN_##name##_v##ver name;
     ASYNCRT_DRIVER_FUNCTIONS(ASYNCRT_DRIVER_FIELD)
     ASYNCRT_DRIVER_OPTIONAL_FUNCTIONS(ASYNCRT_DRIVER_FIELD)

@@ -32,3 +32,12 @@ void asyncrt__say(char *buf, size_t size, const char *fmt, ...)
     vsnprintf(buf, size, fmt, ap);
     va_end(ap);
 }
+
+bool asyncrt__refuse(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return false;
+}

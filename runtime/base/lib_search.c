@@ -146,7 +146,7 @@ typedef struct collector {
     size_t searched_size, searched_used;
 } collector;
 
-static void note_place(collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_place(collector *c, const char *fmt, ...) ASYNCRT_PRINTF(2, 3);
 static void note_place(collector *c, const char *fmt, ...)
 {
     if (!c->searched || c->searched_used + 1 >= c->searched_size) return;

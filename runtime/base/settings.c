@@ -81,6 +81,18 @@ bool asyncrt__settings_set(asyncrt_settings *s, const char *name, const char *va
     return false;
 }
 
+bool asyncrt__settings_get(const asyncrt_settings *s, const char *name, const char **value)
+{
+#define ASYNCRT_SETTINGS_GET(field, var, rule) \
+    if (strcmp(name, var) == 0) {              \
+        *value = s->field;                     \
+        return true;                           \
+    }
+    ASYNCRT_SETTINGS(ASYNCRT_SETTINGS_GET)
+#undef ASYNCRT_SETTINGS_GET
+    return false;
+}
+
 static asyncrt_settings g_process;
 static bool g_process_ok;
 static pthread_once_t g_process_once = PTHREAD_ONCE_INIT;

@@ -77,6 +77,9 @@ void asyncrt__settings_free(asyncrt_settings *s);
  * no other call runs on that context. False for a name not in the list, or
  * when out of memory (*s then unchanged). */
 bool asyncrt__settings_set(asyncrt_settings *s, const char *name, const char *value);
+/* Variable `name`'s value in s (NULL: unset) into *value; false for a name
+ * not in the list. */
+bool asyncrt__settings_get(const asyncrt_settings *s, const char *name, const char **value);
 
 /* The process's own snapshot, read on first use, for code that runs before or
  * without a context (the driver and NVRTC loaders are process-wide). NULL

@@ -5,6 +5,7 @@
  * SHA-Intrinsics), written as a loop over the 16 groups of 4 rounds. */
 #include "sha256.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -21,11 +22,11 @@ static bool cpu_has_sha_ni(void)
 
 bool asyncrt__sha256_ni_usable(void)
 {
-    static int usable = -1; /* every thread computes the same answer */
-    int u = __atomic_load_n(&usable, __ATOMIC_RELAXED);
+    static atomic_int usable = -1; /* every thread computes the same answer */
+    int u = atomic_load_explicit(&usable, memory_order_relaxed);
     if (u < 0) {
         u = cpu_has_sha_ni();
-        __atomic_store_n(&usable, u, __ATOMIC_RELAXED);
+        atomic_store_explicit(&usable, u, memory_order_relaxed);
     }
     return u;
 }

@@ -1,5 +1,5 @@
 /* Pieces of key1, the part of the cache key known before compiling
- * (compile.c's compute_key puts them together). */
+ * (compile/key.c's compute_key puts them together; link/link.c keys a link with them). */
 #ifndef ASYNCRT_CACHE_KEY_H
 #define ASYNCRT_CACHE_KEY_H
 

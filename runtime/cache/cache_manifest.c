@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "codec.h"
 #include "sha256.h"
 
 #define MANIFEST_MAGIC ASYNCRT_MANIFEST_MAGIC
@@ -132,19 +132,19 @@ static bool inside(const char *path, const char *dir)
     return n && strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
+bool asyncrt__dep_set_record(const char *const *paths, size_t path_count, const char *const *memory_names,
                             size_t memory_count, const char *toolkit_dir, const struct timespec *start,
                             const uint8_t key1[32], asyncrt_dep_set *out, char *why, size_t why_size)
 {
     *out = (asyncrt_dep_set){0};
-    out->deps = calloc(headers->count + 1, sizeof *out->deps);
+    out->deps = calloc(path_count + 1, sizeof *out->deps);
     out->cwd = strdup("");
     bool ok = out->deps && out->cwd;
     if (!ok) snprintf(why, why_size, "out of memory");
     bool relative = false;
     const char *checked = NULL; /* the last path whose way was checked */
-    for (size_t i = 0; ok && i < headers->count; i++) {
-        const char *path = headers->paths[i];
+    for (size_t i = 0; ok && i < path_count; i++) {
+        const char *path = paths[i];
         asyncrt_dep *d = &out->deps[out->count];
         struct stat st;
         bool probe = false;

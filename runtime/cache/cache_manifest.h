@@ -20,7 +20,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "cache_trace.h"
 
 #define ASYNCRT_MANIFEST_MAX_SETS 8
 
@@ -43,14 +42,15 @@ typedef struct asyncrt_manifest {
     size_t count;
 } asyncrt_manifest;
 
-/* Records the files of a trace: each header that is a file on disk is
- * stat'ed and hashed; a name that is not on disk must be one of the
+/* Records the files a compile read (paths, in the order it read them: the
+ * compile layer's trace.h reads them from NVRTC): each that is a file on
+ * disk is stat'ed and hashed; a name that is not on disk must be one of the
  * in-memory headers (they win over disk files of the same name). Refused
  * (false, why) when a file changed at or after `start` (the compile may have
  * seen another version), vanished, is not a regular file, or, outside
  * toolkit_dir, uses __has_include (a probe that failed leaves no trace, so a
  * file created later would go unnoticed). */
-bool asyncrt__dep_set_record(const asyncrt_trace_headers *headers, const char *const *memory_names,
+bool asyncrt__dep_set_record(const char *const *paths, size_t path_count, const char *const *memory_names,
                             size_t memory_count, const char *toolkit_dir, const struct timespec *start,
                             const uint8_t key1[32], asyncrt_dep_set *out, char *why, size_t why_size);
 

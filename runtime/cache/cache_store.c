@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cache_manifest.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "sha256.h"
 
 static bool ends_with(const char *s, const char *suffix)
@@ -154,7 +154,7 @@ static bool make_groups(int dir_fd, const asyncrt_cache_listing *l, group **grou
         owner[i] = n++;
         size_t size = 0;
         char why[256];
-        unsigned char *data = asyncrt__cache_read_file(dir_fd, f->name, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+        unsigned char *data = asyncrt__file_read(dir_fd, f->name, ASYNCRT_FILE_MAX, false, &size, why,
                                                       sizeof why);
         uint8_t keys[ASYNCRT_MANIFEST_MAX_SETS][32];
         size_t k = data ? asyncrt__manifest_result_keys(data, size, keys) : 0;

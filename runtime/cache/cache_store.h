@@ -2,7 +2,7 @@
  * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY, and
  * side files (cache.h; "other" here: never evicted or cleared). Eviction is
  * least-recently-used by mtime, an entry with the manifest that names it (a
- * hit refreshes both, see asyncrt__cache_read_file), and needs no lock: every process trims the
+ * hit refreshes both, see asyncrt__file_read), and needs no lock: every process trims the
  * directory to the cap after its own store, deletions race harmlessly (a
  * file deleted twice is gone once), and deleting a file another process has
  * open is fine on POSIX (it keeps reading its descriptor; on NFS the client
@@ -41,7 +41,7 @@ asyncrt_cache_file_kind asyncrt__cache_kind_of(const char *name);
 
 /* Lists the directory (lstat of each name, relative to dir_fd). False when
  * it cannot be read. Every call here takes the directory as a descriptor
- * (cache_trust.h's, opened and checked once), never as a path. */
+ * (safe_io.h's, opened and checked once), never as a path. */
 bool asyncrt__cache_scan_at(int dir_fd, asyncrt_cache_listing *out);
 void asyncrt__cache_listing_free(asyncrt_cache_listing *l);
 

@@ -1,10 +1,9 @@
+/* The remote counters' tally in a cache directory (remote_tally.h). */
 #include "remote_tally.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "remote_cache.h"
 
 #define SIDE_FILE "remote-stats"
 
@@ -23,11 +22,12 @@ static void read_tally(asyncrt_cache *cache, uint64_t v[ASYNCRT_RC_COUNT])
     free(text);
 }
 
-void asyncrt__remote_stats_tally(asyncrt_cache *cache, asyncrt_remote_cache_stats *out, uint64_t *kept)
+void asyncrt__remote_tally_read(asyncrt_cache *cache, asyncrt_remote_cache_stats *out, uint64_t *kept)
 {
     uint64_t v[ASYNCRT_RC_COUNT] = {0};
     read_tally(cache, v);
-    *out = (asyncrt_remote_cache_stats){.hits = v[ASYNCRT_RC_HITS], .misses = v[ASYNCRT_RC_MISSES],
+    *out = (asyncrt_remote_cache_stats){.size = sizeof(asyncrt_remote_cache_stats),
+                                        .hits = v[ASYNCRT_RC_HITS], .misses = v[ASYNCRT_RC_MISSES],
                                         .errors = v[ASYNCRT_RC_ERRORS], .rejected = v[ASYNCRT_RC_REJECTED],
                                         .stores = v[ASYNCRT_RC_STORES], .lease_waits = v[ASYNCRT_RC_LEASE_WAITS],
                                         .bytes_read = v[ASYNCRT_RC_BYTES_READ],

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_codec.h"
-#include "cache_trust.h"
-#include "context.h" /* asyncrt__fail, ASYNCRT_ENTER */
+#include "codec.h"
+#include "safe_io.h"
+#include "context.h" /* asyncrt__fail, asyncrt__enter */
 
 struct asyncrt_bundle {
     unsigned char *raw;    /* the sealed bytes, owned */
@@ -179,10 +179,9 @@ static asyncrt_status load_owned(asyncrt_context *ctx, unsigned char *raw, size_
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_bundle_load(asyncrt_context *ctx, const void *data, size_t size, asyncrt_bundle **out)
+static asyncrt_status bundle_load(asyncrt_context *ctx, const void *data, size_t size, asyncrt_bundle **out)
 {
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT; /* no message without a context */
-    ASYNCRT_ENTER(ctx);
     if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "asyncrt_bundle_load: out is NULL");
     *out = NULL;
     if (!data) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "asyncrt_bundle_load: data is NULL");
@@ -192,16 +191,21 @@ asyncrt_status asyncrt_bundle_load(asyncrt_context *ctx, const void *data, size_
     return load_owned(ctx, copy, size, out);
 }
 
-asyncrt_status asyncrt_bundle_load_file(asyncrt_context *ctx, const char *path, asyncrt_bundle **out)
+asyncrt_status asyncrt_bundle_load(asyncrt_context *ctx, const void *data, size_t size, asyncrt_bundle **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, bundle_load(ctx, data, size, out));
+}
+
+static asyncrt_status bundle_load_file(asyncrt_context *ctx, const char *path, asyncrt_bundle **out)
 {
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
-    ASYNCRT_ENTER(ctx);
     if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "asyncrt_bundle_load_file: out is NULL");
     *out = NULL;
     if (!path) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "asyncrt_bundle_load_file: path is NULL");
     char why[512] = "";
     size_t size = 0;
-    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, path, ASYNCRT_CACHE_FILE_MAX, false, &size, why,
+    unsigned char *data = asyncrt__file_read(AT_FDCWD, path, ASYNCRT_FILE_MAX, false, &size, why,
                                                   sizeof why);
     if (!data)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot read the header bundle %s: %s", path,
@@ -213,6 +217,12 @@ asyncrt_status asyncrt_bundle_load_file(asyncrt_context *ctx, const char *path, 
         free(inner);
     }
     return s;
+}
+
+asyncrt_status asyncrt_bundle_load_file(asyncrt_context *ctx, const char *path, asyncrt_bundle **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, bundle_load_file(ctx, path, out));
 }
 
 bool asyncrt__bundle_ready(const asyncrt_bundle *cb, char *why, size_t why_size)
@@ -246,6 +256,7 @@ bool asyncrt__bundle_ready(const asyncrt_bundle *cb, char *why, size_t why_size)
 
 const char *asyncrt_bundle_digest(const asyncrt_bundle *b) { return b ? b->hex : ""; }
 size_t asyncrt_bundle_header_count(const asyncrt_bundle *b) { return b ? b->count : 0; }
+size_t asyncrt_bundle_text_count(const asyncrt_bundle *b) { return b ? b->text_count : 0; }
 size_t asyncrt__bundle_count(const asyncrt_bundle *b) { return b ? b->count : 0; }
 const char *asyncrt__bundle_name(const asyncrt_bundle *b, size_t i) { return b->names[i]; }
 

@@ -2,7 +2,7 @@
  * the file format, and what a compile takes from a bundle. asyncrt-bundle
  * (tools/bundle) makes them.
  *
- * Format: a sealed buffer (cache_codec.h) of magic "ASYNCRTB", whose
+ * Format: a sealed buffer (codec.h) of magic "ASYNCRTB", whose
  * payload digest is the bundle's digest (the key's: checked before NVRTC
  * first reads a text, asyncrt__bundle_ready):
  *   note:str  (how it was made: the asyncrt-bundle command line)

@@ -6,11 +6,11 @@
 
 #include "compile.h"
 #include "compile_job.h"
-#include "remote_cache.h"
+#include "cache.h"
 #include "target.h"
 
 void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
-                       const char *source, const asyncrt_compile_options *opts, const asyncrt_arch *arch)
+                       const char *source, const asyncrt_compile_options *opts, const asyncrt__arch *arch)
 {
     *job = (asyncrt_compile_job){.ctx = ctx, .source_name = source_name, .source = source, .opts = opts,
                                  .arch = *arch, .state = ASYNCRT_COMPILE_NEW};
@@ -19,8 +19,7 @@ void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const cha
 
 void asyncrt__job_free(asyncrt_compile_job *job)
 {
-    asyncrt__remote_release(job->ctx->remote, job->key, &job->leased); /* as the claim: */
-    asyncrt__job_release(job); /* an error before the store may leave the claim */
+    asyncrt__job_release(job); /* an error before the store may leave the claim (and the lease) */
     asyncrt__list_free(&job->options);
     free(job->std_offered);
     job->std_offered = NULL;
@@ -38,11 +37,12 @@ static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyn
 /* nvrtc_run.c, deps.c, store.c: a miss compiled, and cached if it can be. */
 static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_program **out)
 {
-    /* The fleet's single flight: another process may be compiling it (remote_cache.h). */
-    asyncrt_program *p = job->state == ASYNCRT_COMPILE_CLAIMED
-                             ? asyncrt__remote_claim(job->ctx->remote, job->key, &job->leased)
-                             : NULL;
-    if (p) {
+    /* The fleet's single flight: another process may be compiling it (cache.h's lease). */
+    asyncrt_program *p = NULL;
+    asyncrt_cache_entry e;
+    bool again;
+    if (job->state == ASYNCRT_COMPILE_CLAIMED && asyncrt__cache_lease(job->ctx->cache, &job->claim, &e) &&
+        (p = asyncrt__program_from_entry(job->ctx->cache, job->key, &e, &again))) {
         asyncrt__job_release(job);
         job->state = ASYNCRT_COMPILE_HIT;
         *out = p;
@@ -59,7 +59,7 @@ static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_progra
 }
 
 /* A miss for sm_XY may be an earlier run's sm_XYa retry, cached. */
-static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyncrt_arch *retry,
+static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyncrt__arch *retry,
                                             asyncrt_program **out)
 {
     asyncrt_compile_job alt;
@@ -77,7 +77,7 @@ static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyn
  * allows the sm_XYa retry (retry.c). */
 static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyncrt_program **out)
 {
-    asyncrt_arch earlier;
+    asyncrt__arch earlier;
     asyncrt_status s = key_and_look_up(job, true, out);
     if (s == ASYNCRT_SUCCESS && !*out && asyncrt__retry_earlier(job, from_auto, &earlier))
         s = look_up_earlier_retry(job, &earlier, out);
@@ -92,7 +92,19 @@ static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyn
     return asyncrt__retry_finish(job, &retry, s);
 }
 
-/* What the flow is for: a program, a cache lookup only (batch.c asks which
+/* One compile for a resolved target, from its job's start to its end. */
+static asyncrt_status compile_target(asyncrt_context *ctx, const char *source_name, const char *source,
+                                     const asyncrt_compile_options *opts, const asyncrt__arch *arch, bool from_auto,
+                                     asyncrt_program **out)
+{
+    asyncrt_compile_job job;
+    asyncrt__job_init(&job, ctx, source_name, source, opts, arch);
+    asyncrt_status s = compile_job(&job, from_auto, out);
+    asyncrt__job_free(&job);
+    return s;
+}
+
+/* What the flow is for: a program, a cache lookup only (build/batch.c asks which
  * requests miss before farming them out to worker processes), or a program
  * to be loaded on the open device (refused before compiling when its driver
  * cannot load it: target.h's asyncrt__arch_loadable). */
@@ -100,28 +112,37 @@ typedef enum flow_mode { FLOW_COMPILE, FLOW_LOOKUP, FLOW_TO_LOAD } flow_mode;
 
 /* The whole flow. A given arch is used as is; otherwise opts->arch is
  * resolved here, once. */
-static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
-                                   const asyncrt_compile_options *opts, const asyncrt_arch *given,
-                                   flow_mode mode, uint8_t *key_out, asyncrt_arch *arch_out,
-                                   asyncrt_program **out)
+static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source_name, const char *source,
+                                        const asyncrt_compile_options *opts, const asyncrt__arch *given,
+                                        flow_mode mode, uint8_t *key_out, asyncrt__arch *arch_out,
+                                        asyncrt_program **out)
 {
     bool lookup_only = mode == FLOW_LOOKUP;
-    ASYNCRT_ENTER(ctx);
-    static const asyncrt_compile_options no_options = {0};
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT; /* NULL opts: the defaults */
     *out = NULL;
     if (!source) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
-    if (!opts) opts = &no_options;
+    if (opts) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, "compile options"));
+    opts = &o; /* the caller's, read by its size, from here on */
+    if (mode == FLOW_COMPILE && o.for_load) mode = FLOW_TO_LOAD;
     if (!source_name || !*source_name) source_name = "kernel.cu";
-    asyncrt_arch arch = given ? *given : (asyncrt_arch){0};
+    asyncrt__arch arch = given ? *given : (asyncrt__arch){0};
     bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
-    asyncrt_status s;
+    asyncrt_status s = ASYNCRT_SUCCESS;
     char why[2048] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
-    /* "auto" while the device opens on another thread: try the remembered target. */
-    if (!lookup_only && is_auto && asyncrt__device_pending(ctx) &&
-        asyncrt__speculative_compile(ctx, source_name, source, opts, out, &s, &arch, &resolved, why, sizeof why))
-        return s;
+    /* "auto" while the device opens on another thread: compile for the
+     * remembered target meanwhile (speculative.c guesses and judges). */
+    asyncrt_speculation sp;
+    if (!lookup_only && is_auto && asyncrt__device_pending(ctx)) {
+        if (!asyncrt__speculation_begin(ctx, &sp, &s)) {
+            ASYNCRT_TRY(s);
+        } else {
+            s = sp.known ? compile_target(ctx, source_name, source, opts, &sp.guess, false, out) : s;
+            if (asyncrt__speculation_end(ctx, &sp, source_name, s, out, &s, &arch, why, sizeof why)) return s;
+            resolved = true;
+        }
+    }
     if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
-    asyncrt_arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
+    asyncrt__arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
     if (mode == FLOW_TO_LOAD && !is_auto && asyncrt__arch_parse(opts->arch, &named) && named.ptx)
         ASYNCRT_TRY(asyncrt__wait_device(ctx));
     if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, opts->arch, &arch, why, sizeof why));
@@ -141,6 +162,16 @@ static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name
     return s;
 }
 
+static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
+                                   const asyncrt_compile_options *opts, const asyncrt__arch *given,
+                                   flow_mode mode, uint8_t *key_out, asyncrt__arch *arch_out,
+                                   asyncrt_program **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx,
+                          compile_flow_body(ctx, source_name, source, opts, given, mode, key_out, arch_out, out));
+}
+
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
                                        const char *source, const asyncrt_compile_options *opts,
                                        asyncrt_program **out)
@@ -154,10 +185,9 @@ asyncrt_status asyncrt__program_compile_to_load(asyncrt_context *ctx, const char
     return compile_flow(ctx, source_name, source, opts, NULL, FLOW_TO_LOAD, NULL, NULL, out);
 }
 
-asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_text)
+static asyncrt_status target_loadable(asyncrt_context *ctx, const char *arch_text)
 {
-    ASYNCRT_ENTER(ctx);
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     if (!arch_text || strcmp(arch_text, "auto") == 0) return ASYNCRT_SUCCESS;
     if (!asyncrt__arch_parse(arch_text, &arch))
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "arch '%s' is malformed", arch_text);
@@ -165,8 +195,20 @@ asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_t
     return asyncrt__arch_loadable(ctx, &arch);
 }
 
+asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_text)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, target_loadable(ctx, arch_text));
+}
+
+asyncrt_status asyncrt_context_check_target(asyncrt_context *ctx, const char *arch)
+{
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    return asyncrt__target_loadable(ctx, arch);
+}
+
 asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
-                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                            const asyncrt_compile_options *opts, const asyncrt__arch *arch,
                                             asyncrt_program **out)
 {
     return compile_flow(ctx, source_name, source, opts, arch, FLOW_COMPILE, NULL, NULL, out);
@@ -174,7 +216,7 @@ asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *s
 
 asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
-                                      uint8_t key[32], asyncrt_arch *arch)
+                                      uint8_t key[32], asyncrt__arch *arch)
 {
     return compile_flow(ctx, source_name, source, opts, NULL, FLOW_LOOKUP, key, arch, out);
 }

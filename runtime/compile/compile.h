@@ -1,6 +1,6 @@
-/* The compile layer's entry points besides asyncrt_program_compile, for the
- * layers above it, batch.c, the compile worker and first-party tools
- * (compile.c). */
+/* The compile layer's entry points besides asyncrt_program_compile
+ * (compile.c), for the layers above it (build/: asyncrt_module_build, the
+ * batch; ops/), the compile worker and first-party tools. */
 #ifndef ASYNCRT_COMPILE_H
 #define ASYNCRT_COMPILE_H
 
@@ -13,7 +13,7 @@
  * an op that chose its path for it: opts->arch is not read, and the target
  * counts as explicit (a ptxas failure gets a hint, not the sm_XYa retry). */
 asyncrt_status asyncrt__program_compile_arch(asyncrt_context *ctx, const char *source_name, const char *source,
-                                            const asyncrt_compile_options *opts, const asyncrt_arch *arch,
+                                            const asyncrt_compile_options *opts, const asyncrt__arch *arch,
                                             asyncrt_program **out);
 
 /* asyncrt_program_compile for a program about to be loaded on the open
@@ -39,6 +39,6 @@ asyncrt_status asyncrt__target_loadable(asyncrt_context *ctx, const char *arch_t
  * arch (may be NULL): the target it resolved. */
 asyncrt_status asyncrt__program_lookup(asyncrt_context *ctx, const char *source_name, const char *source,
                                       const asyncrt_compile_options *opts, asyncrt_program **out,
-                                      uint8_t key[32], asyncrt_arch *arch);
+                                      uint8_t key[32], asyncrt__arch *arch);
 
 #endif

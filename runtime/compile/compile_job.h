@@ -1,6 +1,6 @@
 /* One compile for one target, as compile.c's flow passes it through its
  * steps, each in its own file and entered once per target, in this order:
- *   target.c     the target (asyncrt_arch), resolved once;
+ *   target.c     the target (asyncrt__arch), resolved once;
  *   toolkit.c    what device code sees: the toolkit's include directory,
  *                the built-in headers offered, the stand-in <cuda.h>;
  *   key.c        NVRTC's options for the target and the cache key over them;
@@ -17,6 +17,7 @@
 
 #include "arch.h"
 #include "bundle.h"
+#include "cache.h"
 #include "cache_manifest.h"
 #include "context.h"
 #include "embedded.h"
@@ -47,10 +48,10 @@ typedef struct asyncrt_compile_job {
     asyncrt_context *ctx;
     const char *source_name, *source;
     const asyncrt_compile_options *opts;
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char arch_name[32];              /* arch, for NVRTC's -arch= and messages */
     asyncrt_compile_state state;
-    bool leased;                     /* the remote cache's lease on key (remote_cache.h): while compiling */
+    asyncrt_cache_claim claim;       /* what it holds on key while CLAIMED: the claim, then the lease (cache.h) */
     bool *std_offered;               /* [asyncrt__std_header_file_count]: toolkit.c */
     char toolkit[4096];              /* the toolkit's include directory, "" if none */
     bool toolkit_cccl;               /* it holds cccl/ (CUDA 13's CCCL headers) */
@@ -67,7 +68,7 @@ typedef struct asyncrt_compile_job {
 
 /* compile.c: a job for a target; free releases its claim and its memory. */
 void asyncrt__job_init(asyncrt_compile_job *job, asyncrt_context *ctx, const char *source_name,
-                       const char *source, const asyncrt_compile_options *opts, const asyncrt_arch *arch);
+                       const char *source, const asyncrt_compile_options *opts, const asyncrt__arch *arch);
 void asyncrt__job_free(asyncrt_compile_job *job);
 
 /* toolkit.c: the toolkit's include directory and the built-in headers
@@ -80,8 +81,9 @@ bool asyncrt__job_offers_cuda_h(const asyncrt_compile_job *job);
 /* key.c: NEW -> KEYED | UNCACHEABLE (FAILED when out of memory). */
 asyncrt_status asyncrt__job_key(asyncrt_compile_job *job);
 
-/* lookup.c: KEYED -> HIT (*out set) | CLAIMED (claim) | MISSED; other
- * states are left alone. release: CLAIMED -> MISSED. */
+/* lookup.c: KEYED -> HIT (*out set) | CLAIMED (claim) | MISSED, asking
+ * the cache once; other states are left alone. release: CLAIMED -> MISSED,
+ * the claim and lease let go. */
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out);
 void asyncrt__job_release(asyncrt_compile_job *job);
 
@@ -112,26 +114,35 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
  * false with *s the answer (a hint added). finish: the retry's answer, its
  * failure saying both attempts; frees r. */
 typedef struct asyncrt_retry {
-    asyncrt_arch first, retry;
+    asyncrt__arch first, retry;
     int supported[64]; /* NVRTC's archs */
     size_t count;
     char *first_error; /* the first attempt's message */
     char hint[512];
 } asyncrt_retry;
-bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt_arch *retry);
+bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt__arch *retry);
 bool asyncrt__retry_plan(const asyncrt_compile_job *job, bool from_auto, asyncrt_retry *r, asyncrt_status *s);
 asyncrt_status asyncrt__retry_finish(const asyncrt_compile_job *job, asyncrt_retry *r, asyncrt_status s);
 
 /* speculative.c: "auto" while asyncrt_context_open_device_async still opens
- * the device: compiles for the target remembered for it (speculate.h)
- * meanwhile. True when *status (and *out) is the answer (the device's
- * failure to open included); false when the caller must compile as usual,
- * the device then open, and with *resolved true when *real is already the
- * device's target (and `why` the reason it was chosen, target.h). A wrong
- * guess is never returned. */
-bool asyncrt__speculative_compile(asyncrt_context *ctx, const char *source_name, const char *source,
-                                  const asyncrt_compile_options *opts, asyncrt_program **out,
-                                  asyncrt_status *status, asyncrt_arch *real, bool *resolved, char *why,
-                                  size_t why_size);
+ * the device, the target remembered for it (speculate.h) is compiled for
+ * meanwhile. begin: true when there is a guess (sp->guess, when sp->known:
+ * this NVRTC knows it), which the flow compiles as an explicit target;
+ * false, with *status the device's open (its failure is the answer, "auto"
+ * has none), when the flow must compile as usual. end, once the guess was
+ * compiled (compiled, *p): waits for the device and resolves its target into
+ * *real (`why`: the reason it was chosen, target.h); true when *status (and
+ * *p) is the answer; false when the flow must compile for *real (*p
+ * destroyed). A wrong guess is never returned. */
+typedef struct asyncrt_speculation {
+    char text[32];        /* the hint's target, as written */
+    asyncrt__arch guess;
+    bool known;
+    double start;
+} asyncrt_speculation;
+bool asyncrt__speculation_begin(asyncrt_context *ctx, asyncrt_speculation *sp, asyncrt_status *status);
+bool asyncrt__speculation_end(asyncrt_context *ctx, asyncrt_speculation *sp, const char *source_name,
+                              asyncrt_status compiled, asyncrt_program **p, asyncrt_status *status,
+                              asyncrt__arch *real, char *why, size_t why_size);
 
 #endif

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache_trace.h"
-#include "cache_trust.h"
 #include "compile_job.h"
+#include "safe_io.h"
+#include "trace.h"
 
 /* The file names of `#line N "name"` (and `# N "name"`) directives: NVRTC's
  * trace lists them like headers. */
@@ -42,7 +42,7 @@ static bool read_dependencies(asyncrt_compile_job *job, asyncrt_dep_set *deps, c
     size_t size = 0;
     snprintf(why, why_size, "out of memory");
     unsigned char *json =
-        trace ? asyncrt__cache_read_file(AT_FDCWD, trace, ASYNCRT_CACHE_FILE_MAX, false, &size, why, why_size) : NULL;
+        trace ? asyncrt__file_read(AT_FDCWD, trace, ASYNCRT_FILE_MAX, false, &size, why, why_size) : NULL;
     if (!json && trace && !why[0]) snprintf(why, why_size, "NVRTC wrote no time trace");
     /* Names the trace may give that are not disk files: in-memory headers,
      * the source itself and #line names (the map op's "map expression"). */
@@ -70,7 +70,8 @@ static bool read_dependencies(asyncrt_compile_job *job, asyncrt_dep_set *deps, c
     for (size_t i = 0; ok && from_pch && i < record->count; i++) /* what the PCH holds */
         if (!(ok = asyncrt__trace_headers_add(&headers, strdup(record->deps[i].path))))
             snprintf(why, why_size, "out of memory");
-    ok = ok && asyncrt__dep_set_record(&headers, (const char *const *)memory.items, memory.count, job->toolkit,
+    ok = ok && asyncrt__dep_set_record((const char *const *)headers.paths, headers.count,
+                                      (const char *const *)memory.items, memory.count, job->toolkit,
                                       &job->began, job->key, deps, why, why_size);
     asyncrt__trace_headers_free(&headers);
     asyncrt__list_free(&memory);

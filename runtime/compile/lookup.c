@@ -1,28 +1,20 @@
-/* The lookup step (compile_job.h): the cache, one compile per key at a time.
- * A claiming lookup that misses keeps the key claimed until the compile that
- * follows has stored its result (store.c), so a duplicate request waits in
- * its own lookup, then hits: one lookup, one count, per request. A job holds
- * at most one claim. */
-#include "cache.h"
+/* The lookup step (compile_job.h): the cache, asked once (cache.h: memory,
+ * disk, remote), one compile per key at a time. A claiming lookup that
+ * misses keeps the key claimed until the compile that follows has stored
+ * its result (store.c), so a duplicate request waits in its own lookup, then
+ * hits: one lookup, one count, per request. A job holds at most one claim. */
 #include "compile_job.h"
-#include "remote_cache.h"
 
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     if (job->state != ASYNCRT_COMPILE_KEYED) return;
-    if (claim) {
-        asyncrt__claims_enter(asyncrt__cache_claims(ctx->cache), job->key);
-        job->state = ASYNCRT_COMPILE_CLAIMED;
-    }
-    asyncrt_program *p = asyncrt__cache_find(ctx->cache, job->key);
-    if (!p) p = asyncrt__remote_find(ctx->remote, job->key); /* verified, installed locally */
-    if (!p) {
-        if (!claim) job->state = ASYNCRT_COMPILE_MISSED;
+    asyncrt_program *p = asyncrt__program_look_up(ctx->cache, job->key, ASYNCRT_TIERS_ALL, claim ? &job->claim : NULL);
+    if (!p) { /* a remote value refused after its hit went unclaimed: compiled unclaimed, as without a claim */
+        job->state = job->claim.held ? ASYNCRT_COMPILE_CLAIMED : ASYNCRT_COMPILE_MISSED;
         return;
     }
-    asyncrt__job_release(job);
-    job->state = ASYNCRT_COMPILE_HIT;
+    job->state = ASYNCRT_COMPILE_HIT; /* a hit lets the claim go */
     asyncrt__log(ctx, 2, "%s: %s hit for %s, no NVRTC call (%.2f ms)", job->source_name,
                  asyncrt_program_origin_string(p->origin), p->arch, asyncrt__now_ms() - job->start_ms);
     *out = p;
@@ -31,7 +23,7 @@ void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program *
 void asyncrt__job_release(asyncrt_compile_job *job)
 {
     if (job->state != ASYNCRT_COMPILE_CLAIMED) return;
-    asyncrt__claims_leave(asyncrt__cache_claims(job->ctx->cache), job->key);
+    asyncrt__cache_release(job->ctx->cache, &job->claim);
     job->state = ASYNCRT_COMPILE_MISSED;
 }
 

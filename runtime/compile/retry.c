@@ -8,9 +8,9 @@
 
 #include "compile_job.h"
 
-bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt_arch *retry)
+bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt__arch *retry)
 {
-    const asyncrt_arch *first = &job->arch;
+    const asyncrt__arch *first = &job->arch;
     *retry = *first;
     retry->suffix = 'a';
     return from_auto && !first->ptx && !first->suffix && first->number >= 90;

@@ -1,13 +1,12 @@
 /* The store step (compile_job.h): a fresh program into the cache under what
- * it read, the precompiled header's record settled, the trace removed and
- * the key's claim let go (lookup.c took it). */
+ * it read (one store: memory, disk, remote, the key's claim and lease then
+ * let go; lookup.c took them), the precompiled header's record settled and
+ * the trace removed. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
 #include "compile_job.h"
-#include "remote_cache.h"
 
 /* Removes the trace's directory. */
 static void remove_trace(asyncrt_compile_job *job)
@@ -29,9 +28,17 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
     if (asyncrt__job_traced(job, compiled)) {
         if (compiled == ASYNCRT_SUCCESS && deps) {
             memcpy(p->key, deps->result_key, sizeof p->key);
-            asyncrt__cache_store(ctx->cache, job->key, deps, p);
-            asyncrt__remote_store(ctx->remote, job->key, deps, p);
-            stored = true;
+            size_t size = 0;
+            unsigned char *payload = asyncrt__program_payload(p, &size);
+            if (payload) {
+                asyncrt__cache_store(ctx->cache, job->key, ASYNCRT_TIERS_ALL, deps, payload, size,
+                                     job->state == ASYNCRT_COMPILE_CLAIMED ? &job->claim : NULL);
+                if (job->state == ASYNCRT_COMPILE_CLAIMED) job->state = ASYNCRT_COMPILE_MISSED;
+                stored = true;
+            } else {
+                asyncrt__log(ctx, 1, "not caching %s: out of memory", job->source_name);
+            }
+            free(payload);
         } else if (compiled == ASYNCRT_SUCCESS) {
             asyncrt__log(ctx, 1, "not caching %s: %s", job->source_name, why);
         }
@@ -43,8 +50,7 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
         asyncrt__log(ctx, 1, "%s: %s", job->source_name, note);
     }
     remove_trace(job);
-    asyncrt__remote_release(ctx->remote, job->key, &job->leased);
-    asyncrt__job_release(job);
+    asyncrt__job_release(job); /* what the store did not let go */
     job->state = compiled != ASYNCRT_SUCCESS ? ASYNCRT_COMPILE_FAILED
                  : stored                   ? ASYNCRT_COMPILE_STORED
                                             : ASYNCRT_COMPILE_COMPILED;

@@ -30,7 +30,7 @@ static void older_nvrtc(int driver_version, const char **path, int *version)
  * driver then speaks for itself). A device still opening on its own thread
  * is not read (its fields are being written): the load-time check and the
  * flow after asyncrt__wait_device judge it then. */
-static asyncrt_status load_verdict(asyncrt_context *ctx, const asyncrt_arch *arch, char *why, size_t why_size)
+static asyncrt_status load_verdict(asyncrt_context *ctx, const asyncrt__arch *arch, char *why, size_t why_size)
 {
     asyncrt_nvrtc_facts facts;
     why[0] = '\0';
@@ -45,14 +45,14 @@ static asyncrt_status load_verdict(asyncrt_context *ctx, const asyncrt_arch *arc
     return asyncrt__arch_check_load(arch, &f, why, why_size);
 }
 
-asyncrt_status asyncrt__arch_loadable(asyncrt_context *ctx, const asyncrt_arch *arch)
+asyncrt_status asyncrt__arch_loadable(asyncrt_context *ctx, const asyncrt__arch *arch)
 {
     char why[4800];
     asyncrt_status s = load_verdict(ctx, arch, why, sizeof why);
     return s == ASYNCRT_SUCCESS ? s : asyncrt__fail(ctx, s, "%s", why);
 }
 
-asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text, asyncrt_arch *out, char *why_out,
+asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text, asyncrt__arch *out, char *why_out,
                                         size_t why_size)
 {
     /* From the memo beside the cache when there is one: a cache hit then needs no NVRTC. */
@@ -89,12 +89,12 @@ asyncrt_status asyncrt__arch_resolve_why(asyncrt_context *ctx, const char *text,
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asyncrt_arch *out)
+asyncrt_status asyncrt__arch_resolve(asyncrt_context *ctx, const char *text, asyncrt__arch *out)
 {
     return asyncrt__arch_resolve_why(ctx, text, out, NULL, 0);
 }
 
-void asyncrt__target_note(asyncrt_program *p, const asyncrt_arch *resolved, const char *why)
+void asyncrt__target_note(asyncrt_program *p, const asyncrt__arch *resolved, const char *why)
 {
     if (!p) return;
     char name[32];

@@ -1,23 +1,33 @@
 /* The context: its lifecycle and the objects it holds, one per layer below
- * (settings, diag, cache, PCH), each of which owns its state. Opening the
+ * (settings, diag, cache), each of which owns its state, and the slot of
+ * the compile layer's PCH. Opening the
  * device is device_open.c's, the lazily loaded libraries loaders.c's. */
 #include "context.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "asyncrt/cache.h"
 #include "cache.h"
 #include "context_internal.h"
-#include "pch.h"
-#include "remote_cache.h"
+#include "try.h"
 
 
 asyncrt_status asyncrt_context_create(asyncrt_context **out)
 {
+    return asyncrt__context_create_with(NULL, NULL, 0, out);
+}
+
+asyncrt_status asyncrt__context_create_with(const char *const *names, const char *const *values, size_t count,
+                                            asyncrt_context **out)
+{
     *out = NULL;
     asyncrt_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    if (!asyncrt__settings_read(&ctx->settings)) {
+    bool read = asyncrt__settings_read(&ctx->settings);
+    for (size_t i = 0; read && i < count; i++) read = asyncrt__settings_set(&ctx->settings, names[i], values[i]);
+    if (!read) {
+        asyncrt__settings_free(&ctx->settings);
         free(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -39,9 +49,7 @@ asyncrt_status asyncrt_context_create(asyncrt_context **out)
                           "not its owner's)", ignored);
     bool locks = asyncrt__opening_init(ctx);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
-    ctx->pch = asyncrt__pch_create(asyncrt__pch_mode_parse(env->pch), env->tmpdir);
-    if (ctx->cache) ctx->remote = asyncrt__context_remote_open(ctx);
-    if (!locks || !ctx->cache || !ctx->pch) {
+    if (!locks || !ctx->cache) {
         asyncrt_context_destroy(ctx);
         return ASYNCRT_ERROR_OUT_OF_MEMORY;
     }
@@ -53,9 +61,8 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 {
     if (!ctx) return;
     asyncrt__opening_done(ctx); /* never free what the opener thread writes */
-    asyncrt__remote_destroy(ctx->remote); /* before the cache: its tally is a side file */
     asyncrt__cache_destroy(ctx->cache);
-    asyncrt__pch_destroy(ctx->pch);
+    if (ctx->pch.state) ctx->pch.free(ctx->pch.state); /* deletes its directories */
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     pthread_mutex_destroy(&ctx->lock);
     asyncrt__diag_destroy(&ctx->diag);
@@ -65,25 +72,49 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
 
 void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->diag.log_level = level; }
 
+static asyncrt_status context_set_cache_dir(asyncrt_context *ctx, const char *dir)
+{
+    return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+}
+
 asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir)
 {
-    ASYNCRT_ENTER(ctx);
-    return asyncrt__cache_set_dir(ctx->cache, dir) ? ASYNCRT_SUCCESS : ASYNCRT_ERROR_OUT_OF_MEMORY;
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, context_set_cache_dir(ctx, dir));
+}
+
+static asyncrt_status context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
+                                            const uint8_t mac_key[32])
+{
+    if (asyncrt__cache_adopt_dir(ctx->cache, name, dir_fd, shared, mac_key)) return ASYNCRT_SUCCESS;
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "cannot keep a descriptor of the cache directory %s", name);
 }
 
 asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
                                               const uint8_t mac_key[32])
 {
-    ASYNCRT_ENTER(ctx);
-    if (asyncrt__cache_adopt_dir(ctx->cache, name, dir_fd, shared, mac_key)) return ASYNCRT_SUCCESS;
-    return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "cannot keep a descriptor of the cache directory %s", name);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, context_adopt_cache_dir(ctx, name, dir_fd, shared, mac_key));
 }
 
+/* An observer: it leaves the last error alone (it may be called while one
+ * is being reported) unless it fails itself. The message is the calling
+ * thread's, not the state const protects (as asyncrt_context_last_error). */
 asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out)
 {
-    if (!ctx || !out) return ASYNCRT_ERROR_INVALID_ARGUMENT;
-    asyncrt__cache_stats(ctx->cache, out);
-    return ASYNCRT_SUCCESS;
+    asyncrt_cache_stats full;
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_stats(ctx->cache, &full);
+    return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_CACHE_STATS, out, &full, "cache stats");
+}
+
+/* An observer too; the directory is checked as a lookup would check it. */
+asyncrt_status asyncrt_context_cache_info(const asyncrt_context *ctx, asyncrt_cache_info *out)
+{
+    asyncrt_cache_info full = ASYNCRT_CACHE_INFO_INIT;
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__cache_info(ctx->cache, &full);
+    return asyncrt__sized_give((asyncrt_context *)ctx, ASYNCRT_SIZED_CACHE_INFO, out, &full, "cache info");
 }
 
 const char *asyncrt_context_cache_dir(const asyncrt_context *ctx) { return asyncrt__cache_dir(ctx->cache); }
@@ -112,4 +143,40 @@ asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *na
     if (asyncrt__settings_set(&ctx->settings, name, value)) return ASYNCRT_SUCCESS;
     return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                         "%s is not a variable the library reads (base/settings.h), or out of memory", name);
+}
+
+asyncrt_status asyncrt_context_setting(const asyncrt_context *ctx, const char *name, const char **value)
+{
+    asyncrt_context *c = (asyncrt_context *)ctx; /* the message is the thread's, not the state const protects */
+    if (value) *value = NULL;
+    if (!ctx || !value) return ctx ? asyncrt__fail(c, ASYNCRT_ERROR_INVALID_ARGUMENT, "value is NULL")
+                                   : ASYNCRT_ERROR_INVALID_ARGUMENT;
+    if (!name || !asyncrt__settings_get(&ctx->settings, name, value))
+        return asyncrt__fail(c, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                             "setting '%s' is not a variable the library reads (README, \"Settings\")",
+                             name ? name : "(null)");
+    return ASYNCRT_SUCCESS;
+}
+
+/* The variables that have a call of their own, which also opens or checks what they name. */
+static const char *own_call(const char *name)
+{
+    if (strcmp(name, "ASYNCRT_CACHE_DIR") == 0) return "asyncrt_context_set_cache_dir";
+    if (strcmp(name, "ASYNCRT_REMOTE_CACHE") == 0 || strcmp(name, "ASYNCRT_REMOTE_CACHE_KEY_FILE") == 0)
+        return "asyncrt_context_set_remote_cache";
+    return NULL;
+}
+
+asyncrt_status asyncrt_context_set_setting(asyncrt_context *ctx, const char *name, const char *value)
+{
+    if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    const char *old;
+    if (!name || !asyncrt__settings_get(&ctx->settings, name, &old))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                             "setting '%s' is not a variable the library reads (README, \"Settings\")",
+                             name ? name : "(null)");
+    if (own_call(name))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "setting %s has its own call: use %s", name,
+                             own_call(name));
+    return asyncrt__context_set_setting(ctx, name, value);
 }

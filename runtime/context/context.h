@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "asyncrt/runtime.h"
 #include "context_report.h"
@@ -15,8 +16,15 @@
 #include "try.h"
 
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
-typedef struct asyncrt_pch asyncrt_pch;                       /* pch.c */
-typedef struct asyncrt_remote asyncrt_remote;                 /* remote_cache.c */
+
+/* State a layer above the context keeps per context (the compile layer's
+ * precompiled headers): made by that layer on its first use, under the
+ * context's lock, and freed at destroy through `free`. The context cannot
+ * name a layer above it, so it holds the pointer and how to free it. */
+typedef struct asyncrt_context_slot {
+    void *state;
+    void (*free)(void *state);
+} asyncrt_context_slot;
 
 /* Where asyncrt_context_open_device_async stands (opening.state). */
 enum { ASYNCRT_DEVICE_CLOSED = 0, ASYNCRT_DEVICE_OPENING, ASYNCRT_DEVICE_SETTLED };
@@ -36,18 +44,17 @@ struct asyncrt_context {
     asyncrt_settings settings;       /* the environment, read once at create */
     asyncrt_diag diag;               /* last errors (per thread) and the log level */
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
-    asyncrt_cache *cache;            /* memory and disk cache: its directory, list, counters */
-    asyncrt_pch *pch;                /* NVRTC's precompiled headers, checked (ASYNCRT_PCH) */
-    asyncrt_remote *remote;          /* the shared remote cache, NULL when none (remote_cache.h) */
+    asyncrt_cache *cache;            /* the cache and its tiers (memory, disk, remote), counters, claims */
+    asyncrt_context_slot pch;        /* NVRTC's precompiled headers (compile/pch.h's asyncrt__pch_of) */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */
     asyncrt_device_info info;
     const char *fault;               /* test seam: a call to fail, see asyncrt__fault_hit */
-    atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (batch.c) */
+    atomic_bool worker_reported;     /* a compile worker's problem was logged at level 1 (build/batch.c) */
 
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
-    pthread_mutex_t lock;            /* guards drv's first load */
+    pthread_mutex_t lock;            /* guards drv's first load and the slots' first make */
     asyncrt_opening opening;         /* open_device_async's thread and result */
 };
 
@@ -56,7 +63,7 @@ struct asyncrt_context {
  * swapping an entry of a copy of ctx->drv instead. */
 static inline bool asyncrt__fault_hit(const asyncrt_context *ctx, const char *call)
 {
-    return ctx->fault && __builtin_strcmp(ctx->fault, call) == 0;
+    return ctx->fault && strcmp(ctx->fault, call) == 0;
 }
 
 /* Loads the driver into ctx->drv if needed (loaders.c). */
@@ -64,9 +71,6 @@ asyncrt_status asyncrt__require_driver(asyncrt_context *ctx);
 
 /* The process's NVRTC, opened on first need; NO_NVRTC (with where it looked) if none. */
 asyncrt_status asyncrt__require_nvrtc(asyncrt_context *ctx, const asyncrt_nvrtc **out);
-
-/* The remote cache the settings ask for, if any (remote.c; at create). */
-asyncrt_remote *asyncrt__context_remote_open(asyncrt_context *ctx);
 
 /* The opening's lifecycle (device_open.c): init at create, done before destroy. */
 bool asyncrt__opening_init(asyncrt_context *ctx);
@@ -81,5 +85,12 @@ asyncrt_status asyncrt__wait_device(asyncrt_context *ctx);
 
 /* True while asyncrt_context_open_device_async has not been waited for. */
 bool asyncrt__device_pending(const asyncrt_context *ctx);
+
+/* asyncrt_context_create, as if each variable names[i] (base/settings.h's)
+ * had been values[i] (NULL: unset) in the environment: for a context the
+ * library makes for itself (the bundle maker's, with no precompiled header
+ * and a private cache). OUT_OF_MEMORY, also for a name not in the list. */
+asyncrt_status asyncrt__context_create_with(const char *const *names, const char *const *values, size_t count,
+                                            asyncrt_context **out);
 
 #endif

@@ -8,10 +8,12 @@
  *   asyncrt__context_driver: the driver table the context calls through, for
  *     a tool that calls the driver directly beside the library (asyncrt-bench's
  *     bare cuLaunchKernelEx, asyncrt-probe's tensor-map checks).
- *   asyncrt__context_remote, asyncrt__context_remote_tally: the remote cache,
- *     for asyncrt-cache push, pull and stats.
- *   asyncrt__context_adopt_cache_dir: the disk cache in a directory the tool
- *     opened and checked once (asyncrt-cache's door), never reopened by name.
+ *   asyncrt__context_cache: the context's cache, for the remote tier's tests
+ *     (cache_internal.h's cache.h: asyncrt__cache_remote_push, _pull,
+ *     _tally); asyncrt-cache has asyncrt/cache.h's calls instead.
+ *   asyncrt__context_adopt_cache_dir: the disk cache in a directory opened
+ *     and checked once, never reopened by name: the compile worker's, handed
+ *     its parent's descriptor (asyncrt-cache: asyncrt_context_use_cache_dir).
  *   asyncrt__context_set_setting: one variable of the context's settings
  *     snapshot, for tests and asyncrt-bench's sweeps that vary a tuning
  *     (ASYNCRT_TILE_TUNE, ...) between the ops of one context. */
@@ -31,7 +33,7 @@ asyncrt_status asyncrt__context_driver(asyncrt_context *ctx, const asyncrt_drive
 asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
 
 /* The context's disk cache in dir_fd, a directory opened and found trusted
- * through cache_internal.h's asyncrt__cache_open_door (shared mode and key as
+ * through cache_internal.h's asyncrt__dir_open_door (shared mode and key as
  * it found them; `name` for messages): the context's own descriptor of it,
  * never reopened by name, so what the tool checked is what the context
  * reads and writes. OUT_OF_MEMORY when it cannot keep one. */
@@ -40,12 +42,8 @@ asyncrt_status asyncrt__context_set_setting(asyncrt_context *ctx, const char *na
 asyncrt_status asyncrt__context_adopt_cache_dir(asyncrt_context *ctx, const char *name, int dir_fd, bool shared,
                                               const uint8_t mac_key[32]);
 
-/* The context's remote cache (NULL: none; cache_internal.h's remote_cache.h
- * pushes and pulls through it), and the tally of remote counters its cache
- * directory keeps (asyncrt-cache push, pull, stats). */
-typedef struct asyncrt_remote asyncrt_remote;
-asyncrt_remote *asyncrt__context_remote(asyncrt_context *ctx);
-/* kept (NULL: not wanted): the stores that found a value there already. */
-void asyncrt__context_remote_tally(asyncrt_context *ctx, asyncrt_remote_cache_stats *out, uint64_t *kept);
+/* The context's cache, with its remote tier (cache_internal.h's cache.h). */
+typedef struct asyncrt_cache asyncrt_cache;
+asyncrt_cache *asyncrt__context_cache(asyncrt_context *ctx);
 
 #endif

@@ -33,14 +33,19 @@ int asyncrt_nvrtc_version(void)
     return asyncrt__nvrtc_load(&nv, NULL, 0) == ASYNCRT_SUCCESS ? nv->version : 0;
 }
 
-asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)
+static asyncrt_status device_count(asyncrt_context *ctx, int *count)
 {
-    ASYNCRT_ENTER(ctx);
     *count = 0;
     ASYNCRT_TRY(asyncrt__require_driver(ctx));
     CUresult r = ctx->drv->cuDeviceGetCount(count);
     if (r != CUDA_SUCCESS) return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuDeviceGetCount", "%s", "");
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, device_count(ctx, count));
 }
 
 static void format_uuid(const CUuuid *u, char *out, size_t size)
@@ -52,10 +57,8 @@ static void format_uuid(const CUuuid *u, char *out, size_t size)
              b[14], b[15]);
 }
 
-asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
+static asyncrt_status fill_info(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
 {
-    ASYNCRT_ENTER(ctx);
-    memset(out, 0, sizeof *out);
     int count = 0;
     ASYNCRT_TRY(asyncrt_device_count(ctx, &count));
     if (ordinal < 0 || ordinal >= count)
@@ -112,4 +115,19 @@ asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_d
         asyncrt__nvrtc_facts_get(ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     out->features = asyncrt_features_from_cc(out->cc_major, out->cc_minor, out->cluster_launch);
     return ASYNCRT_SUCCESS;
+}
+
+/* The caller's struct is zeroed first (which checks its size), then filled. */
+static asyncrt_status device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
+{
+    asyncrt_device_info full = ASYNCRT_DEVICE_INFO_INIT;
+    ASYNCRT_TRY(asyncrt__sized_give(ctx, ASYNCRT_SIZED_DEVICE_INFO, out, &full, "device info"));
+    ASYNCRT_TRY(fill_info(ctx, ordinal, &full));
+    return asyncrt__sized_give(ctx, ASYNCRT_SIZED_DEVICE_INFO, out, &full, "device info");
+}
+
+asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, device_probe(ctx, ordinal, out));
 }

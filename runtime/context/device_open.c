@@ -24,14 +24,13 @@ void asyncrt__opening_done(asyncrt_context *ctx)
     pthread_mutex_destroy(&ctx->opening.lock);
 }
 
-static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
+static asyncrt_status open_device_body(asyncrt_context *ctx, int ordinal)
 {
-    ASYNCRT_ENTER(ctx);
     if (ctx->device_open)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "device %d is already open on this context; create another context "
                             "for device %d", ctx->info.ordinal, ordinal);
-    asyncrt_device_info info;
+    asyncrt_device_info info = ASYNCRT_DEVICE_INFO_INIT;
     ASYNCRT_TRY(asyncrt_device_probe(ctx, ordinal, &info));
     CUresult r = ctx->drv->cuDeviceGet(&ctx->device, ordinal);
     if (r != CUDA_SUCCESS)
@@ -50,6 +49,12 @@ static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
                                ordinal);
     asyncrt__speculation_record(ctx);
     return ASYNCRT_SUCCESS;
+}
+
+static asyncrt_status open_device(asyncrt_context *ctx, int ordinal)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, open_device_body(ctx, ordinal));
 }
 
 asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal)

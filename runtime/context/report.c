@@ -4,16 +4,12 @@
 
 static asyncrt_diag *diag_of(asyncrt_context *ctx) { return ctx ? &ctx->diag : NULL; }
 
-asyncrt_context *asyncrt__enter(asyncrt_context *ctx)
-{
-    asyncrt__diag_enter(diag_of(ctx));
-    return ctx;
-}
+void asyncrt__enter(asyncrt_context *ctx) { asyncrt__diag_enter(diag_of(ctx)); }
 
-void asyncrt__leave(asyncrt_context **ctx)
+asyncrt_status asyncrt__leave(asyncrt_context *ctx, asyncrt_status status)
 {
-    asyncrt_diag *d = diag_of(*ctx);
-    asyncrt__diag_leave(&d);
+    asyncrt__diag_leave(diag_of(ctx));
+    return status;
 }
 
 asyncrt_status asyncrt__fail(asyncrt_context *ctx, asyncrt_status status, const char *fmt, ...)
@@ -33,6 +29,26 @@ asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUr
     asyncrt__diag_vfail_cu(&ctx->diag, ctx->drv, status, result, call, fmt, ap);
     va_end(ap);
     return status;
+}
+
+asyncrt_status asyncrt__sized_take(asyncrt_context *ctx, asyncrt_sized type, const void *caller, void *full,
+                                   const char *what)
+{
+    char why[ASYNCRT_SIZED_WHY];
+    if (!caller) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the struct is NULL", what);
+    if (!asyncrt__sized_in(type, caller, full, why))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: %s", what, why);
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt__sized_give(asyncrt_context *ctx, asyncrt_sized type, void *caller, const void *full,
+                                   const char *what)
+{
+    char why[ASYNCRT_SIZED_WHY];
+    if (!caller) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the struct is NULL", what);
+    if (!asyncrt__sized_out(type, caller, full, why))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: %s", what, why);
+    return ASYNCRT_SUCCESS;
 }
 
 void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)

@@ -28,7 +28,7 @@ bool asyncrt__speculation_parse(const char *text, char *arch, size_t size)
     char name[32];
     memcpy(name, text, n);
     name[n] = '\0';
-    asyncrt_arch parsed;
+    asyncrt__arch parsed;
     if (!asyncrt__arch_parse(name, &parsed)) return false;
     memcpy(arch, name, n + 1);
     return true;
@@ -49,7 +49,7 @@ void asyncrt__speculation_record(asyncrt_context *ctx)
     if (!asyncrt__cache_dir(ctx->cache) || !asyncrt__cache_enabled(ctx->cache)) return;
     int supported[64];
     size_t count = asyncrt__nvrtc_supported_archs(supported, 64);
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char why[768], text[34], old[32], name[128];
     if (!count || asyncrt__arch_select_auto(ctx->info.cc_major, ctx->info.cc_minor, ctx->info.driver_version,
                                            asyncrt_nvrtc_version(), supported, count, &arch, why,

@@ -5,7 +5,8 @@
  * ordinal on this host. Once the device is known the guess is checked: a
  * right guess saved the overlap, a wrong one costs a recompile and is never
  * returned, since only the target resolved from the real device is accepted.
- * This file keeps the remembered targets; compile.c makes the guess. */
+ * This file keeps the remembered targets; compile/speculative.c guesses from
+ * them and judges the guess, and the compile flow compiles it. */
 #ifndef ASYNCRT_SPECULATE_H
 #define ASYNCRT_SPECULATE_H
 

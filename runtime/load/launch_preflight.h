@@ -3,6 +3,8 @@
 #ifndef ASYNCRT_LAUNCH_PREFLIGHT_H
 #define ASYNCRT_LAUNCH_PREFLIGHT_H
 
+#include <limits.h>
+
 #include "context.h"
 
 #define ASYNCRT_LAUNCH_MAX_ATTRS 3
@@ -10,11 +12,9 @@
 /* x*y*z, saturated at ULLONG_MAX on overflow (3 x 32 bits can exceed 64). */
 static inline unsigned long long asyncrt__product3(unsigned x, unsigned y, unsigned z)
 {
-    unsigned long long p;
-    if (__builtin_mul_overflow((unsigned long long)x, (unsigned long long)y, &p) ||
-        __builtin_mul_overflow(p, (unsigned long long)z, &p))
-        return ~0ull;
-    return p;
+    unsigned long long p = (unsigned long long)x * y; /* two 32-bit factors fit */
+    if (z && p > ULLONG_MAX / z) return ~0ull;
+    return p * z;
 }
 
 /* The launch of `function` (named `name` in messages) as a CUlaunchConfig,

@@ -18,9 +18,8 @@ struct asyncrt_timer {
         return ASYNCRT_SUCCESS;                                                    \
     } while (0)
 
-asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_deviceptr *out)
+static asyncrt_status memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_deviceptr *out)
 {
-    ASYNCRT_ENTER(ctx);
     *out = 0;
     CUdeviceptr p = 0;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
@@ -31,77 +30,129 @@ asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_memory_free(asyncrt_context *ctx, asyncrt_deviceptr ptr)
+asyncrt_status asyncrt_memory_alloc(asyncrt_context *ctx, size_t bytes, asyncrt_deviceptr *out)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, memory_alloc(ctx, bytes, out));
+}
+
+static asyncrt_status memory_free(asyncrt_context *ctx, asyncrt_deviceptr ptr)
+{
     if (!ptr) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemFree((CUdeviceptr)ptr), "0x%llx", (unsigned long long)ptr);
 }
 
-asyncrt_status asyncrt_memory_to_device(asyncrt_context *ctx, asyncrt_deviceptr dst, const void *src, size_t bytes)
+asyncrt_status asyncrt_memory_free(asyncrt_context *ctx, asyncrt_deviceptr ptr)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, memory_free(ctx, ptr));
+}
+
+static asyncrt_status memory_to_device(asyncrt_context *ctx, asyncrt_deviceptr dst, const void *src, size_t bytes)
+{
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemcpyHtoD((CUdeviceptr)dst, src, bytes), "%zu bytes", bytes);
 }
 
-asyncrt_status asyncrt_memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_deviceptr src, size_t bytes)
+asyncrt_status asyncrt_memory_to_device(asyncrt_context *ctx, asyncrt_deviceptr dst, const void *src, size_t bytes)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, memory_to_device(ctx, dst, src, bytes));
+}
+
+static asyncrt_status memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_deviceptr src, size_t bytes)
+{
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemcpyDtoH(dst, (CUdeviceptr)src, bytes), "%zu bytes", bytes);
 }
 
-asyncrt_status asyncrt_memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst, asyncrt_deviceptr src,
-                                   size_t bytes, asyncrt_stream stream)
+asyncrt_status asyncrt_memory_to_host(asyncrt_context *ctx, void *dst, asyncrt_deviceptr src, size_t bytes)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, memory_to_host(ctx, dst, src, bytes));
+}
+
+static asyncrt_status memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst, asyncrt_deviceptr src,
+                                  size_t bytes, asyncrt_stream stream)
+{
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER,
                 cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream),
                 "%zu bytes", bytes);
 }
 
-asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, uint8_t byte,
+asyncrt_status asyncrt_memory_copy(asyncrt_context *ctx, asyncrt_deviceptr dst, asyncrt_deviceptr src,
                                    size_t bytes, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, memory_copy(ctx, dst, src, bytes, stream));
+}
+
+static asyncrt_status memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, uint8_t byte,
+                                  size_t bytes, asyncrt_stream stream)
+{
     if (!bytes) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuMemsetD8Async((CUdeviceptr)dst, byte, bytes, (CUstream)stream),
                 "%zu bytes", bytes);
 }
 
-asyncrt_status asyncrt_synchronize(asyncrt_context *ctx)
+asyncrt_status asyncrt_memory_fill(asyncrt_context *ctx, asyncrt_deviceptr dst, uint8_t byte,
+                                   size_t bytes, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, memory_fill(ctx, dst, byte, bytes, stream));
+}
+
+static asyncrt_status synchronize(asyncrt_context *ctx)
+{
     DEVICE_CALL(ctx, ASYNCRT_ERROR_LAUNCH, cuCtxSynchronize(), "a kernel or copy on device %d failed",
                 ctx->info.ordinal);
 }
 
-asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out)
+asyncrt_status asyncrt_synchronize(asyncrt_context *ctx)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, synchronize(ctx));
+}
+
+static asyncrt_status stream_create(asyncrt_context *ctx, asyncrt_stream *out)
+{
     *out = NULL;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuStreamCreate((CUstream *)out, CU_STREAM_NON_BLOCKING), "%s", "");
 }
 
-asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream)
+asyncrt_status asyncrt_stream_create(asyncrt_context *ctx, asyncrt_stream *out)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, stream_create(ctx, out));
+}
+
+static asyncrt_status stream_destroy(asyncrt_context *ctx, asyncrt_stream stream)
+{
     if (!stream) return ASYNCRT_SUCCESS;
     DEVICE_CALL(ctx, ASYNCRT_ERROR_DRIVER, cuStreamDestroy((CUstream)stream), "%s", "");
 }
 
-asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream)
+asyncrt_status asyncrt_stream_destroy(asyncrt_context *ctx, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, stream_destroy(ctx, stream));
+}
+
+static asyncrt_status stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream)
+{
     DEVICE_CALL(ctx, ASYNCRT_ERROR_LAUNCH, cuStreamSynchronize((CUstream)stream),
                 "a kernel or copy on device %d failed", ctx->info.ordinal);
 }
 
-asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
+asyncrt_status asyncrt_stream_synchronize(asyncrt_context *ctx, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, stream_synchronize(ctx, stream));
+}
+
+static asyncrt_status new_timer(asyncrt_context *ctx, asyncrt_timer **out)
+{
     *out = NULL;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     asyncrt_timer *t = calloc(1, sizeof *t);
@@ -117,6 +168,12 @@ asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
     return ASYNCRT_SUCCESS;
 }
 
+asyncrt_status asyncrt_timer_create(asyncrt_context *ctx, asyncrt_timer **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, new_timer(ctx, out));
+}
+
 void asyncrt_timer_destroy(asyncrt_timer *t)
 {
     if (!t) return;
@@ -127,21 +184,30 @@ void asyncrt_timer_destroy(asyncrt_timer *t)
     free(t);
 }
 
+static asyncrt_status timer_start(asyncrt_timer *t, asyncrt_stream stream)
+{
+    DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventRecord(t->start, (CUstream)stream), "%s", "start");
+}
+
 asyncrt_status asyncrt_timer_start(asyncrt_timer *t, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(t->ctx);
-    DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventRecord(t->start, (CUstream)stream), "%s", "start");
+    asyncrt__enter(t->ctx);
+    return asyncrt__leave(t->ctx, timer_start(t, stream));
+}
+
+static asyncrt_status timer_stop(asyncrt_timer *t, asyncrt_stream stream)
+{
+    DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventRecord(t->stop, (CUstream)stream), "%s", "stop");
 }
 
 asyncrt_status asyncrt_timer_stop(asyncrt_timer *t, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(t->ctx);
-    DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventRecord(t->stop, (CUstream)stream), "%s", "stop");
+    asyncrt__enter(t->ctx);
+    return asyncrt__leave(t->ctx, timer_stop(t, stream));
 }
 
-asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *t, float *ms)
+static asyncrt_status timer_elapsed_ms(asyncrt_timer *t, float *ms)
 {
-    ASYNCRT_ENTER(t->ctx);
     *ms = 0;
     ASYNCRT_TRY(asyncrt__require_device(t->ctx));
     CUresult r = t->ctx->drv->cuEventSynchronize(t->stop);
@@ -149,4 +215,10 @@ asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *t, float *ms)
         return asyncrt__fail_cu(t->ctx, ASYNCRT_ERROR_LAUNCH, r, "cuEventSynchronize", "%s",
                                "the timed work failed");
     DEVICE_CALL(t->ctx, ASYNCRT_ERROR_DRIVER, cuEventElapsedTime(ms, t->start, t->stop), "%s", "");
+}
+
+asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *t, float *ms)
+{
+    asyncrt__enter(t->ctx);
+    return asyncrt__leave(t->ctx, timer_elapsed_ms(t, ms));
 }

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
 #include "context.h"
 #include "launch_preflight.h"
 #include "program.h"
@@ -29,16 +28,15 @@ struct asyncrt_module {
     asyncrt_kernel *kernels;
 };
 
-asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
-                                   asyncrt_module **out)
+static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *program,
+                                  asyncrt_module **out)
 {
-    ASYNCRT_ENTER(ctx);
     *out = NULL;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     /* PTX: the load rule (target.h), before the driver's own "unsupported
      * PTX version"; this NVRTC made it (the cache keys on NVRTC). A CUBIN
      * is not held here, so loading one needs no NVRTC facts. */
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     if (program->ptx && asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
     asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
@@ -79,22 +77,11 @@ done:
     return s;
 }
 
-asyncrt_status asyncrt_module_build(asyncrt_context *ctx, const char *source_name,
-                                    const char *source, const asyncrt_compile_options *opts,
-                                    asyncrt_module **out)
+asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
+                                   asyncrt_module **out)
 {
-    ASYNCRT_ENTER(ctx);
-    *out = NULL;
-    double start = asyncrt__now_ms();
-    asyncrt_program *program = NULL;
-    asyncrt_status s = asyncrt__program_compile_to_load(ctx, source_name, source, opts, &program);
-    if (s == ASYNCRT_SUCCESS) s = asyncrt_module_load(ctx, program, out);
-    if (s == ASYNCRT_SUCCESS)
-        asyncrt__log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",
-                    source_name ? source_name : "kernel.cu", asyncrt__now_ms() - start,
-                    program->origin == ASYNCRT_ORIGIN_COMPILED ? "compiled" : "from cache");
-    asyncrt_program_destroy(program);
-    return s;
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, module_load(ctx, program, out));
 }
 
 void asyncrt_module_destroy(asyncrt_module *m)
@@ -113,9 +100,8 @@ void asyncrt_module_destroy(asyncrt_module *m)
     free(m);
 }
 
-asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
+static asyncrt_status module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
 {
-    ASYNCRT_ENTER(m->ctx);
     asyncrt_context *ctx = m->ctx;
     *out = NULL;
     for (asyncrt_kernel *k = m->kernels; k; k = k->next)
@@ -146,6 +132,12 @@ asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, as
     m->kernels = k;
     *out = k;
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_module_get_kernel(asyncrt_module *m, const char *name, asyncrt_kernel **out)
+{
+    asyncrt__enter(m->ctx);
+    return asyncrt__leave(m->ctx, module_get_kernel(m, name, out));
 }
 
 void *asyncrt_kernel_function(const asyncrt_kernel *k) { return k->function; }
@@ -187,10 +179,9 @@ static asyncrt_status read_params(asyncrt_kernel *k)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
-                                          size_t *count)
+static asyncrt_status kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
+                                         size_t *count)
 {
-    ASYNCRT_ENTER(k->module->ctx);
     *count = 0;
     ASYNCRT_TRY(read_params(k));
     for (size_t i = 0; i < k->param_count && i < capacity; i++) sizes[i] = k->param_sizes[i];
@@ -198,16 +189,25 @@ asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size
     return ASYNCRT_SUCCESS;
 }
 
+asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *k, size_t *sizes, size_t capacity,
+                                          size_t *count)
+{
+    asyncrt__enter(k->module->ctx);
+    return asyncrt__leave(k->module->ctx, kernel_param_sizes(k, sizes, capacity, count));
+}
+
+/* An observer, as asyncrt_context_cache_stats: the last error is left alone unless it fails. */
 asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *k, asyncrt_kernel_resources *out)
 {
     static const CUfunction_attribute which[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                                  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
                                                  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK};
-    int *to[] = {&out->registers, &out->static_shared_bytes, &out->local_bytes, &out->max_threads};
+    asyncrt_kernel_resources full = ASYNCRT_KERNEL_RESOURCES_INIT;
+    int *to[] = {&full.registers, &full.static_shared_bytes, &full.local_bytes, &full.max_threads};
     const asyncrt_driver *drv = k->module->ctx->drv; /* loaded: the kernel's module is */
     for (size_t i = 0; i < 4; i++)
         if (drv->cuFuncGetAttribute(to[i], which[i], k->function) != CUDA_SUCCESS) *to[i] = -1;
-    return ASYNCRT_SUCCESS;
+    return asyncrt__sized_give(k->module->ctx, ASYNCRT_SIZED_KERNEL_RESOURCES, out, &full, "kernel resources");
 }
 
 static void format_sizes(char *buf, size_t size, const size_t *sizes, size_t count)
@@ -259,11 +259,13 @@ static asyncrt_status prepare_shared(asyncrt_kernel *k, size_t dynamic)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
-                                     const size_t *arg_sizes, size_t arg_count)
+static asyncrt_status kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *config, void **args,
+                                    const size_t *arg_sizes, size_t arg_count)
 {
-    ASYNCRT_ENTER(k->module->ctx);
     asyncrt_context *ctx = k->module->ctx;
+    asyncrt_launch_config full; /* the caller's, read by its size */
+    ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_LAUNCH_CONFIG, config, &full, "launch config"));
+    const asyncrt_launch_config *c = &full;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {
@@ -295,4 +297,11 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
                                k->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                c->shared_bytes);
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_config *c, void **args,
+                                     const size_t *arg_sizes, size_t arg_count)
+{
+    asyncrt__enter(k->module->ctx);
+    return asyncrt__leave(k->module->ctx, kernel_launch(k, c, args, arg_sizes, arg_count));
 }

@@ -58,17 +58,18 @@ static asyncrt_status time_run(const cal_run *r, const asyncrt_calibrate_sizes *
     return s;
 }
 
-static asyncrt_status make_op(cal_run *r, asyncrt_map_path path)
+static asyncrt_status make_op(cal_run *r, asyncrt_op_path path)
 {
     static const asyncrt_map_arg x = {"x", ASYNCRT_F32}, y = {"y", ASYNCRT_F32};
     static const asyncrt_map_arg ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
     static const float five_point[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
     if (r->op == ASYNCRT_DISPATCH_MAP) {
-        asyncrt_map_desc d = {.inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1, .scalars = ab,
+        asyncrt_map_desc d = {.size = sizeof d,
+                              .inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1, .scalars = ab,
                               .scalar_count = 2, .expression = "y = a * x + b;", .path = path};
         return asyncrt_map_create(r->ctx, &d, &r->map);
     }
-    asyncrt_tile_desc d = {.dtype = ASYNCRT_F32, .path = path};
+    asyncrt_tile_desc d = {.size = sizeof d, .dtype = ASYNCRT_F32, .path = path};
     d.kind = r->op == ASYNCRT_DISPATCH_TRANSPOSE ? ASYNCRT_TILE_TRANSPOSE
              : r->op == ASYNCRT_DISPATCH_TILE_MAP ? ASYNCRT_TILE_MAP
                                                   : ASYNCRT_TILE_STENCIL;
@@ -99,7 +100,7 @@ static void rank_sort(asyncrt_dispatch_rank *r)
     for (int i = 1; i < r->count; i++)
         for (int j = i; j > 0 && r->pct[j] > r->pct[j - 1]; j--) {
             double p = r->pct[j];
-            asyncrt_map_path q = r->path[j];
+            asyncrt_op_path q = r->path[j];
             r->pct[j] = r->pct[j - 1], r->path[j] = r->path[j - 1];
             r->pct[j - 1] = p, r->path[j - 1] = q;
         }
@@ -130,7 +131,7 @@ asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_
         double copy_ms = 0, ms = 0;
         if ((s = time_run(&r, z, &copy_ms)) != ASYNCRT_SUCCESS) break; /* no op yet: the copy */
         asyncrt_dispatch_rank *rank = &out->rank[op];
-        for (asyncrt_map_path p = ASYNCRT_PATH_TMA; s == ASYNCRT_SUCCESS && p <= ASYNCRT_PATH_PLAIN; p++) {
+        for (asyncrt_op_path p = ASYNCRT_PATH_TMA; s == ASYNCRT_SUCCESS && p <= ASYNCRT_PATH_PLAIN; p++) {
             if ((p == ASYNCRT_PATH_TMA && !dev->features.tma) || (p == ASYNCRT_PATH_LDGSTS && !dev->features.ldgsts))
                 continue;
             r.map = NULL, r.tile = NULL;
@@ -138,7 +139,7 @@ asyncrt_status asyncrt__calibrate(asyncrt_context *ctx, const asyncrt_calibrate_
                 rank->path[rank->count] = p;
                 rank->pct[rank->count++] = ms > 0 ? 100.0 * copy_ms / ms : 0;
                 asyncrt__log(ctx, 1, "calibration: %s %s %.4f ms, D2D %.4f ms", asyncrt__dispatch_op_name(r.op),
-                            asyncrt_map_path_name(p), ms, copy_ms);
+                            asyncrt_op_path_name(p), ms, copy_ms);
             }
             asyncrt_map_destroy(r.map);
             asyncrt_tile_destroy(r.tile);

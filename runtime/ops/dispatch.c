@@ -27,14 +27,16 @@ static const struct {
     ASYNCRT_OP_PATHS(PATH_ENTRY)
 #undef PATH_ENTRY
 };
-_Static_assert(sizeof k_paths / sizeof k_paths[0] == ASYNCRT_PATH_PLAIN + 1, "one entry per asyncrt_map_path");
+_Static_assert(sizeof k_paths / sizeof k_paths[0] == ASYNCRT_PATH_PLAIN + 1, "one entry per asyncrt_op_path");
 
-const char *asyncrt_map_path_name(asyncrt_map_path path)
+const char *asyncrt_op_path_name(asyncrt_op_path path)
 {
     return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_paths[path].name : NULL;
 }
 
-int asyncrt__dispatch_path_needs(asyncrt_map_path path)
+const char *asyncrt_map_path_name(asyncrt_map_path path) { return asyncrt_op_path_name(path); }
+
+int asyncrt__dispatch_path_needs(asyncrt_op_path path)
 {
     return (unsigned)path <= ASYNCRT_PATH_PLAIN ? k_paths[path].needs : 0;
 }
@@ -104,15 +106,15 @@ static void describe_rank(const asyncrt_dispatch_rank *r, char *buf, size_t size
     buf[0] = 0;
     for (int i = 0; i < r->count && used < size; i++) {
         int n = r->pct[i] > 0 ? snprintf(buf + used, size - used, "%s%s %.1f%%", i ? ", " : "",
-                                         asyncrt_map_path_name(r->path[i]), r->pct[i])
+                                         asyncrt_op_path_name(r->path[i]), r->pct[i])
                               : snprintf(buf + used, size - used, "%s%s", i ? " > " : "",
-                                         asyncrt_map_path_name(r->path[i]));
+                                         asyncrt_op_path_name(r->path[i]));
         if (n < 0) break;
         used += (size_t)n;
     }
 }
 
-asyncrt_map_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
+asyncrt_op_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
                                          const asyncrt_calibration *cal, char *why, size_t why_size)
 {
     char ranking[96];
@@ -135,7 +137,7 @@ asyncrt_map_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc,
                  k_table[e].rank[op].pct[0] > 0 ? " of D2D" : "");
         return k_table[e].rank[op].path[i];
     }
-    asyncrt_map_path p = ASYNCRT_PATH_TMA; /* the newest first */
+    asyncrt_op_path p = ASYNCRT_PATH_TMA; /* the newest first */
     while (p < ASYNCRT_PATH_PLAIN && asyncrt__dispatch_path_needs(p) > target) p++;
     snprintf(why, why_size, "%s: nothing measured for sm_%d: the newest path the target (sm_%d) has", name,
              device_cc, target);
@@ -158,7 +160,7 @@ char *asyncrt__calibration_format(const asyncrt_calibration *cal)
         char line[160];
         size_t used = (size_t)snprintf(line, sizeof line, "%s", k_op_names[op]);
         for (int i = 0; i < r->count && i < 3; i++)
-            used += (size_t)snprintf(line + used, sizeof line - used, " %s %.2f", asyncrt_map_path_name(r->path[i]),
+            used += (size_t)snprintf(line + used, sizeof line - used, " %s %.2f", asyncrt_op_path_name(r->path[i]),
                                      r->pct[i]);
         char *grown = asyncrt__format("%s%s\n", text, line);
         free(text);
@@ -199,13 +201,13 @@ static bool parse_rank(char *rest, asyncrt_dispatch_rank *r, char *why, size_t s
         int p = asyncrt__path_parse(tok);
         if (p <= ASYNCRT_PATH_AUTO) return fail_why(why, size, "'%s' is not a path", tok, line);
         for (int i = 0; i < r->count; i++)
-            if (r->path[i] == (asyncrt_map_path)p) return fail_why(why, size, "path %s twice", tok, line);
+            if (r->path[i] == (asyncrt_op_path)p) return fail_why(why, size, "path %s twice", tok, line);
         char *pct = strtok_r(NULL, " ", &save);
         if (!pct || !parse_pct(pct, &r->pct[r->count]))
             return fail_why(why, size, "path %s lacks a percentage like 94.80", tok, line);
         if (r->count && r->pct[r->count] > r->pct[r->count - 1])
             return fail_why(why, size, "%s is not ranked fastest first", tok, line);
-        r->path[r->count++] = (asyncrt_map_path)p;
+        r->path[r->count++] = (asyncrt_op_path)p;
     }
     if (!r->count) return fail_why(why, size, "no paths%s", "", line);
     return true;

@@ -20,7 +20,7 @@
 
 /* The paths, one list for every op, the dispatcher and the calibration
  * files: (the public enum value, its name, the oldest arch it runs on). The
- * names are the public asyncrt_map_path_name strings, and name the
+ * names are the public asyncrt_op_path_name strings, and name the
  * kernels_src/ templates (map_<name>.cuh). */
 #define ASYNCRT_OP_PATHS(X)              \
     X(ASYNCRT_PATH_AUTO, "auto", 0)      \
@@ -44,7 +44,7 @@ const char *asyncrt__dispatch_op_name(asyncrt_dispatch_op op); /* "map", "transp
 /* One op's paths, fastest first, with their share of cuMemcpyDtoD in percent. */
 typedef struct asyncrt_dispatch_rank {
     int count; /* 0: nothing measured */
-    asyncrt_map_path path[3];
+    asyncrt_op_path path[3];
     double pct[3];
 } asyncrt_dispatch_rank;
 
@@ -59,11 +59,11 @@ typedef struct asyncrt_calibration {
  * arch's number when no device is open) compiled for `target` (a path
  * needing more than the target is skipped). `cal`: this device's
  * calibration or NULL. `why` gets the rule that decided and its evidence. */
-asyncrt_map_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
+asyncrt_op_path asyncrt__dispatch_choose(asyncrt_dispatch_op op, int device_cc, int target,
                                          const asyncrt_calibration *cal, char *why, size_t why_size);
 
 /* The oldest arch a path runs on: 90, 80 or 0. */
-int asyncrt__dispatch_path_needs(asyncrt_map_path path);
+int asyncrt__dispatch_path_needs(asyncrt_op_path path);
 
 /* Parses a calibration file's text. False (with `why`) unless it is
  * complete and well formed and its UUID and driver are `uuid` and

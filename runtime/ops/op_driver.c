@@ -26,19 +26,18 @@ static asyncrt_status load(asyncrt_op *op)
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
-                                 asyncrt_op **out)
+static asyncrt_status op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
+                               asyncrt_op **out)
 {
-    ASYNCRT_ENTER(ctx);
     if (!out) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: out is NULL", m->name);
     *out = NULL;
     if (!desc) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the description is NULL", m->name);
     ASYNCRT_TRY(m->check(ctx, desc));
     asyncrt_dispatch_op ranking;
-    asyncrt_map_path wanted, path;
+    asyncrt_op_path wanted, path;
     const char *arch_text;
     m->wants(desc, &ranking, &wanted, &arch_text);
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char why[2048];
     ASYNCRT_TRY(asyncrt__op_select(ctx, m->name, ranking, wanted, arch_text, &arch, why, sizeof why, &path));
 
@@ -65,4 +64,11 @@ asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module 
 fail:
     asyncrt__op_destroy(op);
     return s;
+}
+
+asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
+                                 asyncrt_op **out)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, op_create(ctx, m, desc, out));
 }

@@ -21,8 +21,8 @@ typedef struct asyncrt_op_module asyncrt_op_module;
 typedef struct asyncrt_op {
     asyncrt_context *ctx;
     const asyncrt_op_module *module;
-    asyncrt_map_path path;     /* never AUTO */
-    asyncrt_arch arch;         /* resolved once, compiled for as it is */
+    asyncrt_op_path path;     /* never AUTO */
+    asyncrt__arch arch;         /* resolved once, compiled for as it is */
     char *source;
     asyncrt_program *program;
     asyncrt_module *loaded;    /* NULL when compiled without a device */
@@ -37,7 +37,7 @@ struct asyncrt_op_module {
     /* The description's own rules (it is not NULL). */
     asyncrt_status (*check)(asyncrt_context *ctx, const void *desc);
     /* What the description asks for: its dispatcher ranking, path and arch text. */
-    void (*wants)(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_map_path *path, const char **arch);
+    void (*wants)(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_op_path *path, const char **arch);
     /* The tuning for op->path and op->arch, from op->ctx->settings. */
     asyncrt_status (*tune)(asyncrt_op *op, const void *desc);
     /* Tiles, stages and shared memory for `dev` (NULL: compiled without a device). */
@@ -64,7 +64,7 @@ void asyncrt__op_destroy(asyncrt_op *op); /* NULL is fine */
  * ASYNCRT_ERROR_UNSUPPORTED. `why` gets the target's reason. The choice and
  * its reason are logged at ASYNCRT_LOG=1. */
 asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_dispatch_op ranking,
-                                 asyncrt_map_path wanted, const char *arch_text, asyncrt_arch *arch, char *why,
-                                 size_t why_size, asyncrt_map_path *out);
+                                 asyncrt_op_path wanted, const char *arch_text, asyncrt__arch *arch, char *why,
+                                 size_t why_size, asyncrt_op_path *out);
 
 #endif

@@ -76,7 +76,7 @@ size_t asyncrt_dtype_size(asyncrt_dtype dtype)
     return (unsigned)dtype < ASYNCRT_DTYPE_COUNT ? dtypes[dtype].size : 0;
 }
 
-asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map) { return map->base.path; }
+asyncrt_op_path asyncrt_map_path_of(const asyncrt_map *map) { return map->base.path; }
 const asyncrt_program *asyncrt_map_program(const asyncrt_map *map) { return map->base.program; }
 const char *asyncrt_map_source(const asyncrt_map *map) { return map->base.source; }
 size_t asyncrt_map_tile_elements(const asyncrt_map *map) { return (size_t)map->tile * map->pack; }
@@ -254,7 +254,7 @@ static char *generate(const asyncrt_op *op, const void *desc)
     const asyncrt_map *m = (const asyncrt_map *)op;
     size_t pack = m->pack, in_vec_total = m->in_vec_total, out_vec_total = m->out_vec_total;
     const size_t *in_vecs = m->in_vecs, *out_vecs = m->out_vecs;
-    const char *template = asyncrt_map_path_name(op->path); /* map_<path>.cuh */
+    const char *template = asyncrt_op_path_name(op->path); /* map_<path>.cuh */
     strbuf b = {0};
     size_t pointers = d->input_count + d->output_count;
     size_t scalar_slots = d->scalar_count ? d->scalar_count : 1;
@@ -363,7 +363,7 @@ static asyncrt_status check(asyncrt_context *ctx, const void *desc)
     return ASYNCRT_SUCCESS;
 }
 
-static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_map_path *path, const char **arch)
+static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_op_path *path, const char **arch)
 {
     const asyncrt_map_desc *d = desc;
     *ranking = ASYNCRT_DISPATCH_MAP;
@@ -383,7 +383,7 @@ static void report(const asyncrt_op *op, const char *arch_name)
 {
     const asyncrt_map *m = (const asyncrt_map *)op;
     asyncrt__log(op->ctx, 1, "map: %s path for %s, pack %u, tile %u packs, %u stages, %zu bytes of shared memory, "
-                "grid <= %u, store %u, %s", asyncrt_map_path_name(op->path), arch_name, m->pack, m->tile, m->stages,
+                "grid <= %u, store %u, %s", asyncrt_op_path_name(op->path), arch_name, m->pack, m->tile, m->stages,
                 m->shared_bytes, m->max_grid, m->tune.store, m->tune.chunked ? "chunks" : "tiles");
 }
 
@@ -397,8 +397,11 @@ void asyncrt_map_destroy(asyncrt_map *map) { asyncrt__op_destroy(map ? &map->bas
 
 asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asyncrt_map_desc *d, asyncrt_map **out)
 {
+    asyncrt_map_desc full; /* the caller's, read by its size */
+    if (out) *out = NULL;
+    if (d) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_MAP_DESC, d, &full, "map"));
     asyncrt_op *op = NULL;
-    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d, out ? &op : NULL);
+    asyncrt_status s = asyncrt__op_create(ctx, &k_map_module, d ? &full : NULL, out ? &op : NULL);
     if (out) *out = (asyncrt_map *)op;
     return s;
 }
@@ -416,11 +419,10 @@ static size_t common_head(const asyncrt_map *m, const asyncrt_deviceptr *ptrs, s
     return n;
 }
 
-asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
-                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
-                                  asyncrt_stream stream)
+static asyncrt_status map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                 const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                 asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(m->base.ctx);
     asyncrt_context *ctx = m->base.ctx;
     if (!m->kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
@@ -456,10 +458,19 @@ asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_device
     size_t tiles = (packs + m->tile - 1) / m->tile;
     size_t edges = n - packs * m->pack;
     size_t want = tiles ? tiles : (edges + MAP_THREADS - 1) / MAP_THREADS;
-    asyncrt_launch_config cfg = {.grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)(want < m->max_grid ? want : m->max_grid), 1, 1},
                                  .block = {MAP_THREADS, 1, 1},
                                  .shared_bytes = m->shared_bytes,
                                  .stream = stream};
     void *args[] = {params};
     return asyncrt_kernel_launch(m->kernel, &cfg, args, NULL, 1);
+}
+
+asyncrt_status asyncrt_map_launch(asyncrt_map *m, size_t n, const asyncrt_deviceptr *inputs,
+                                  const asyncrt_deviceptr *outputs, const void *const *scalars,
+                                  asyncrt_stream stream)
+{
+    asyncrt__enter(m->base.ctx);
+    return asyncrt__leave(m->base.ctx, map_launch(m, n, inputs, outputs, scalars, stream));
 }

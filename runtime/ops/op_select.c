@@ -26,11 +26,11 @@ static bool load_calibration(asyncrt_context *ctx, const asyncrt_device_info *de
 }
 
 asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_dispatch_op ranking,
-                                 asyncrt_map_path wanted, const char *arch_text, asyncrt_arch *arch, char *arch_why,
-                                 size_t arch_why_size, asyncrt_map_path *out)
+                                 asyncrt_op_path wanted, const char *arch_text, asyncrt__arch *arch, char *arch_why,
+                                 size_t arch_why_size, asyncrt_op_path *out)
 {
     if ((unsigned)wanted > ASYNCRT_PATH_PLAIN)
-        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: path %d is not an asyncrt_map_path", op,
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: path %d is not an asyncrt_op_path", op,
                             (int)wanted);
     const char *env = ctx->settings.path;
     const char *forced = wanted != ASYNCRT_PATH_AUTO ? "the description" : NULL;
@@ -39,7 +39,7 @@ asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_
         if (p < 0)
             return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                                 "ASYNCRT_PATH='%s' is not a %s path; use tma, ldgsts, plain or auto", env, op);
-        wanted = (asyncrt_map_path)p;
+        wanted = (asyncrt_op_path)p;
         if (wanted != ASYNCRT_PATH_AUTO) forced = "ASYNCRT_PATH";
     }
     ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, arch_text, arch, arch_why, arch_why_size));
@@ -55,11 +55,11 @@ asyncrt_status asyncrt__op_select(asyncrt_context *ctx, const char *op, asyncrt_
         bool calibrated = dev && load_calibration(ctx, dev, &cal);
         char why[256];
         wanted = asyncrt__dispatch_choose(ranking, cc, target, calibrated ? &cal : NULL, why, sizeof why);
-        asyncrt__log(ctx, 1, "%s path for %s: %s", asyncrt_map_path_name(wanted), arch_name, why);
+        asyncrt__log(ctx, 1, "%s path for %s: %s", asyncrt_op_path_name(wanted), arch_name, why);
     } else {
-        asyncrt__log(ctx, 1, "%s: %s path for %s: forced by %s", op, asyncrt_map_path_name(wanted), arch_name, forced);
+        asyncrt__log(ctx, 1, "%s: %s path for %s: forced by %s", op, asyncrt_op_path_name(wanted), arch_name, forced);
     }
-    const char *name = asyncrt_map_path_name(wanted);
+    const char *name = asyncrt_op_path_name(wanted);
     int need = asyncrt__dispatch_path_needs(wanted);
     if (arch->number < need)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_UNSUPPORTED, "%s: the %s path needs sm_%d or newer, but the target is %s",

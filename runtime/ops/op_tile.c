@@ -75,7 +75,7 @@ struct asyncrt_tile_op {
     asyncrt_tensor_map in_map, out_map;
 };
 
-asyncrt_map_path asyncrt_tile_path_of(const asyncrt_tile_op *op) { return op->base.path; }
+asyncrt_op_path asyncrt_tile_path_of(const asyncrt_tile_op *op) { return op->base.path; }
 const asyncrt_program *asyncrt_tile_program(const asyncrt_tile_op *op) { return op->base.program; }
 const char *asyncrt_tile_source(const asyncrt_tile_op *op) { return op->base.source; }
 
@@ -90,7 +90,7 @@ static void tile_shape(const asyncrt_tile_op *op, size_t *tw, size_t *th)
     *th = op->th;
 }
 
-static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_map_path path, int target, tile_tune *t)
+static asyncrt_status parse_tune(asyncrt_context *ctx, bool stencil, asyncrt_op_path path, int target, tile_tune *t)
 {
     const char *env = ctx->settings.tile_tune;
     /* The defaults: one CTA per tile (measured fastest on the H100 on every
@@ -171,7 +171,7 @@ static void stage_sizes(const asyncrt_tile_op *op, bool tma, size_t *stage, size
     *fixed += TILE_ALIGN_SLACK;
 }
 
-static void plan_kernel(const asyncrt_tile_op *op, asyncrt_map_path path, tile_kernel *k)
+static void plan_kernel(const asyncrt_tile_op *op, asyncrt_op_path path, tile_kernel *k)
 {
     size_t stage, fixed;
     stage_sizes(op, path == ASYNCRT_PATH_TMA, &stage, &fixed);
@@ -228,7 +228,7 @@ static char *generate(const asyncrt_op *base, const void *desc)
     asyncrt_strbuf b = {0};
     asyncrt__sb_printf(&b, "// asyncrt tile op, %s, %s path (generated)\n",
                       stencil ? "stencil" : d->kind == ASYNCRT_TILE_MAP ? "map" : "transpose",
-                      asyncrt_map_path_name(base->path));
+                      asyncrt_op_path_name(base->path));
     asyncrt__sb_printf(&b, "#include <asyncrt/tile_%s%s.cuh>\n\n", stencil ? "stencil" : "transpose", tma ? "_tma" : "");
 
     const char *expression = d->expression ? d->expression : "out = v;";
@@ -298,7 +298,7 @@ static char *generate(const asyncrt_op *base, const void *desc)
 
 /* ---- the table of steps, create ---------------------------------------- */
 
-static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_map_path *path, const char **arch)
+static void wants(const void *desc, asyncrt_dispatch_op *ranking, asyncrt_op_path *path, const char **arch)
 {
     const asyncrt_tile_desc *d = desc;
     *ranking = d->kind == ASYNCRT_TILE_STENCIL ? ASYNCRT_DISPATCH_STENCIL
@@ -364,7 +364,7 @@ static void report(const asyncrt_op *base, const char *arch_name)
 {
     const asyncrt_tile_op *op = (const asyncrt_tile_op *)base;
     asyncrt__log(base->ctx, 1, "tile: %s path for %s, variant %s, %u threads, %u-row tiles, %s, %d stage(s), %zu bytes of "
-                "shared memory", asyncrt_map_path_name(base->path), arch_name, k_variants[op->tune.variant], op->threads,
+                "shared memory", asyncrt_op_path_name(base->path), arch_name, k_variants[op->tune.variant], op->threads,
                 op->th, op->tune.ctas ? "persistent grid" : "one CTA per tile", op->stages, op->main.shared_bytes);
 }
 
@@ -378,8 +378,11 @@ void asyncrt_tile_destroy(asyncrt_tile_op *op) { asyncrt__op_destroy(op ? &op->b
 
 asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const asyncrt_tile_desc *d, asyncrt_tile_op **out)
 {
+    asyncrt_tile_desc full; /* the caller's, read by its size */
+    if (out) *out = NULL;
+    if (d) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_TILE_DESC, d, &full, "tile"));
     asyncrt_op *op = NULL;
-    asyncrt_status s = asyncrt__op_create(ctx, &k_tile_module, d, out ? &op : NULL);
+    asyncrt_status s = asyncrt__op_create(ctx, &k_tile_module, d ? &full : NULL, out ? &op : NULL);
     if (out) *out = (asyncrt_tile_op *)op;
     return s;
 }
@@ -397,7 +400,7 @@ static size_t out_cols_of(const asyncrt_tile_op *op, size_t rows, size_t cols)
     return op->kind == ASYNCRT_TILE_TRANSPOSE ? rows : cols;
 }
 
-asyncrt_map_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+asyncrt_op_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
                                           asyncrt_deviceptr out)
 {
     if (op->base.path != ASYNCRT_PATH_TMA) return op->base.path;
@@ -447,10 +450,9 @@ static asyncrt_status encode_maps(asyncrt_tile_op *op, size_t rows, size_t cols,
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
-                                   asyncrt_deviceptr out, asyncrt_stream stream)
+static asyncrt_status tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+                                  asyncrt_deviceptr out, asyncrt_stream stream)
 {
-    ASYNCRT_ENTER(op->base.ctx);
     asyncrt_context *ctx = op->base.ctx;
     if (!op->main.kernel)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NO_DEVICE,
@@ -495,11 +497,19 @@ asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols
     size_t grid = tiles;
     const asyncrt_device_info *dev = asyncrt_context_device(ctx);
     if (op->tune.ctas && dev && (size_t)dev->sm_count * op->tune.ctas < grid) grid = (size_t)dev->sm_count * op->tune.ctas;
-    asyncrt_launch_config cfg = {.grid = {(unsigned)grid, 1, 1},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)grid, 1, 1},
                                  .block = {op->threads, 1, 1},
                                  .shared_bytes = k->shared_bytes,
                                  .stream = stream};
     void *args[] = {&p};
     size_t sizes[] = {sizeof p};
     return asyncrt_kernel_launch(k->kernel, &cfg, args, sizes, 1);
+}
+
+asyncrt_status asyncrt_tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols, asyncrt_deviceptr in,
+                                   asyncrt_deviceptr out, asyncrt_stream stream)
+{
+    asyncrt__enter(op->base.ctx);
+    return asyncrt__leave(op->base.ctx, tile_launch(op, rows, cols, in, out, stream));
 }

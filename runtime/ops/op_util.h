@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "format.h" /* ASYNCRT_PRINTF */
+
 /* The next key=value of a tuning knob's "k1=v1,k2=v2" text at *cursor
  * (keys and values [a-z0-9], up to 15 characters each; no trailing
  * comma): 1 and the pair (and the value as a number, if it is one), 0 at
@@ -18,7 +20,7 @@ typedef struct asyncrt_strbuf {
     bool failed; /* an allocation failed: data is incomplete */
 } asyncrt_strbuf;
 
-void asyncrt__sb_printf(asyncrt_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void asyncrt__sb_printf(asyncrt_strbuf *b, const char *fmt, ...) ASYNCRT_PRINTF(2, 3);
 /* The number of the line the next character goes on. */
 unsigned asyncrt__sb_lines(const asyncrt_strbuf *b);
 

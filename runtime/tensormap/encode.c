@@ -79,7 +79,7 @@ static asyncrt_status rules(asyncrt_context *ctx, const asyncrt_tensormap_desc *
                             const asyncrt_tensormap_im2col_desc *im2col, const char *what)
 {
     const asyncrt_device_info *info = asyncrt_context_device(ctx);
-    asyncrt_tensormap_check_options opts = {0, 0, false};
+    asyncrt_tensormap_check_options opts = ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT;
     if (info) {
         opts.sm = info->cc_major * 10 + info->cc_minor;
         opts.smem_per_block = info->shared_memory_per_block_optin > 0
@@ -126,10 +126,9 @@ static char *dump_im2col(const asyncrt_tensormap_im2col_desc *d)
     return buf;
 }
 
-asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
-                                        asyncrt_tensor_map *out)
+static asyncrt_status tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
+                                       asyncrt_tensor_map *out)
 {
-    ASYNCRT_ENTER(ctx);
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!desc || !out)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -154,11 +153,17 @@ asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tens
     return s;
 }
 
-asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
-                                               const asyncrt_tensormap_im2col_desc *desc,
-                                               asyncrt_tensor_map *out)
+asyncrt_status asyncrt_tensormap_encode(asyncrt_context *ctx, const asyncrt_tensormap_desc *desc,
+                                        asyncrt_tensor_map *out)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, tensormap_encode(ctx, desc, out));
+}
+
+static asyncrt_status tensormap_encode_im2col(asyncrt_context *ctx,
+                                              const asyncrt_tensormap_im2col_desc *desc,
+                                              asyncrt_tensor_map *out)
+{
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!desc || !out)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -184,10 +189,17 @@ asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
     return s;
 }
 
-asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_tensor_map *map,
-                                                 asyncrt_deviceptr address)
+asyncrt_status asyncrt_tensormap_encode_im2col(asyncrt_context *ctx,
+                                               const asyncrt_tensormap_im2col_desc *desc,
+                                               asyncrt_tensor_map *out)
 {
-    ASYNCRT_ENTER(ctx);
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, tensormap_encode_im2col(ctx, desc, out));
+}
+
+static asyncrt_status tensormap_replace_address(asyncrt_context *ctx, asyncrt_tensor_map *map,
+                                                asyncrt_deviceptr address)
+{
     if (!ctx) return ASYNCRT_ERROR_INVALID_ARGUMENT;
     if (!map)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
@@ -210,4 +222,11 @@ asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_t
                                "address 0x%llx (it must be 32-byte aligned for maps made with "
                                "interleave 32B or an ALIGN16B dtype)", (unsigned long long)address);
     return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_tensormap_replace_address(asyncrt_context *ctx, asyncrt_tensor_map *map,
+                                                 asyncrt_deviceptr address)
+{
+    asyncrt__enter(ctx);
+    return asyncrt__leave(ctx, tensormap_replace_address(ctx, map, address));
 }

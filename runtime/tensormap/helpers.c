@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format.h" /* ASYNCRT_PRINTF */
 #include "tensormap_rules.h"
 
 asyncrt_status asyncrt_tensormap_describe_dense(asyncrt_tensormap_desc *out,
@@ -70,7 +71,7 @@ typedef struct text {
     size_t size, len;
 } text;
 
-static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text *t, const char *fmt, ...) ASYNCRT_PRINTF(2, 3);
 static void add(text *t, const char *fmt, ...)
 {
     va_list ap;

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format.h" /* ASYNCRT_PRINTF */
+#include "sized.h"
 #include "tensormap_rules.h"
 #include "try.h"
 
@@ -65,7 +67,7 @@ static unsigned swizzle_span(asyncrt_tensormap_swizzle s)
 }
 
 static asyncrt_status fail(const char **rule_out, const char *rule, char *msg, size_t size,
-                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+                           const char *fmt, ...) ASYNCRT_PRINTF(5, 6);
 static asyncrt_status fail(const char **rule_out, const char *rule, char *msg, size_t size,
                            const char *fmt, ...)
 {
@@ -386,7 +388,7 @@ asyncrt_status asyncrt__tensormap_predict_driver(const asyncrt_tensormap_desc *d
 /* ---- warnings: only for descriptors without errors ---------------------- */
 
 static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    ASYNCRT_PRINTF(3, 4);
 static void warn(asyncrt_tensormap_report *r, const char *rule, const char *fmt, ...)
 {
     if (r->warning_count < ASYNCRT_TENSORMAP_MAX_WARNINGS) {
@@ -452,9 +454,9 @@ asyncrt_status asyncrt__tensormap_analyze_im2col_or_tiled(const asyncrt_tensorma
                                                         const asyncrt_tensormap_check_options *opts,
                                                         asyncrt_tensormap_report *r)
 {
-    static const asyncrt_tensormap_check_options defaults = {0, 0, false};
+    static const asyncrt_tensormap_check_options defaults = ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT;
     if (!r) return ASYNCRT_ERROR_INVALID_ARGUMENT;
-    memset(r, 0, sizeof *r);
+    *r = (asyncrt_tensormap_report)ASYNCRT_TENSORMAP_REPORT_INIT;
     if (!opts) opts = &defaults;
     ASYNCRT_TRY(asyncrt__tensormap_check(d, im2col, opts->sm, &r->error.rule, r->error.message,
                                          sizeof r->error.message));
@@ -466,16 +468,38 @@ asyncrt_status asyncrt__tensormap_analyze_im2col_or_tiled(const asyncrt_tensorma
     return ASYNCRT_SUCCESS;
 }
 
+/* The public face: the caller's options and report, read and written by
+ * their sizes (sized.h). Options of a size refused are reported as the
+ * error of rule "struct_size"; a report of a size refused cannot say why. */
+static asyncrt_status analyze_sized(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
+                                    const asyncrt_tensormap_check_options *opts, asyncrt_tensormap_report *report)
+{
+    asyncrt_tensormap_report full = ASYNCRT_TENSORMAP_REPORT_INIT;
+    asyncrt_tensormap_check_options o = ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT;
+    char why[ASYNCRT_SIZED_WHY];
+    if (!report || !asyncrt__sized_out(ASYNCRT_SIZED_TENSORMAP_REPORT, report, &full, why))
+        return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt_status s = ASYNCRT_ERROR_INVALID_ARGUMENT;
+    if (!opts || asyncrt__sized_in(ASYNCRT_SIZED_TENSORMAP_CHECK_OPTIONS, opts, &o, why)) {
+        s = asyncrt__tensormap_analyze_im2col_or_tiled(d, im2col, &o, &full);
+    } else {
+        full.error.rule = "struct_size";
+        snprintf(full.error.message, sizeof full.error.message, "%s", why);
+    }
+    asyncrt__sized_out(ASYNCRT_SIZED_TENSORMAP_REPORT, report, &full, why);
+    return s;
+}
+
 asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
                                          const asyncrt_tensormap_check_options *opts,
                                          asyncrt_tensormap_report *report)
 {
-    return asyncrt__tensormap_analyze_im2col_or_tiled(desc, NULL, opts, report);
+    return analyze_sized(desc, NULL, opts, report);
 }
 
 asyncrt_status asyncrt_tensormap_analyze_im2col(const asyncrt_tensormap_im2col_desc *desc,
                                                 const asyncrt_tensormap_check_options *opts,
                                                 asyncrt_tensormap_report *report)
 {
-    return asyncrt__tensormap_analyze_im2col_or_tiled(desc ? &desc->tiled : NULL, desc, opts, report);
+    return analyze_sized(desc ? &desc->tiled : NULL, desc, opts, report);
 }

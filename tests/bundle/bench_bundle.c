@@ -38,7 +38,7 @@ static double once(const char *name, const char *source, const char *bundle_path
     double ms = -1;
     if (asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS && asyncrt_context_set_cache_dir(ctx, cache_dir) == 0 &&
         (!bundle_path || asyncrt_bundle_load_file(ctx, bundle_path, &b) == ASYNCRT_SUCCESS)) {
-        asyncrt_compile_options o = {.arch = arch, .bundle = b};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .bundle = b};
         double start = now_ms();
         if (asyncrt_program_compile(ctx, name, source, &o, &p) == ASYNCRT_SUCCESS &&
             asyncrt_program_origin_of(p) == expect)

@@ -41,7 +41,7 @@ static int fail(asyncrt_context *ctx, const char *what)
 static int compile_only(asyncrt_context *ctx, const char *name, const char *source, const asyncrt_bundle *b,
                         const char *arch, const char *out)
 {
-    asyncrt_compile_options o = {.arch = arch, .bundle = b};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .bundle = b};
     asyncrt_program *p = NULL;
     if (asyncrt_program_compile(ctx, name, source, &o, &p) != ASYNCRT_SUCCESS) return fail(ctx, "compile");
     size_t size;
@@ -71,7 +71,7 @@ static int run(asyncrt_context *ctx, const char *name, const char *source, const
     float *in = malloc(sizeof(float) * (size_t)n), *out = malloc(sizeof(float) * (size_t)n);
     if (!in || !out) return fail(NULL, "out of memory");
     for (int i = 0; i < n; i++) in[i] = (float)rand() / (float)RAND_MAX * 200.0f - 100.0f;
-    asyncrt_compile_options o = {.bundle = b}; /* arch auto: the device's own */
+    asyncrt_compile_options o = {.size = sizeof o, .bundle = b}; /* arch auto: the device's own */
     asyncrt_module *module = NULL;
     asyncrt_kernel *kernel = NULL;
     asyncrt_deviceptr d_in = 0, d_out = 0;
@@ -91,7 +91,7 @@ static int run(asyncrt_context *ctx, const char *name, const char *source, const
     }
     void *args[] = {&d_out, &d_in, &factor, &n};
     size_t sizes[] = {sizeof d_out, sizeof d_in, sizeof factor, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
     if (asyncrt_kernel_launch(kernel, &cfg, args, sizes, 4) != ASYNCRT_SUCCESS ||
         asyncrt_synchronize(ctx) != ASYNCRT_SUCCESS ||
         asyncrt_memory_to_host(ctx, out, d_out, bytes) != ASYNCRT_SUCCESS) {

@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
-#include "cache_codec.h"      /* the seal header's size */
+#include "codec.h"      /* the seal header's size */
 #include "cache_internal.h"   /* manifests */
 #include "compile_internal.h" /* the bundle format */
 #include "test_support.h"
@@ -47,7 +49,8 @@ static asyncrt_status compile(asyncrt_context *ctx, const char *source, const as
                               const asyncrt_header *headers, size_t header_count, bool with_toolkit,
                               asyncrt_program **out)
 {
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b, .headers = headers,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "compute_90", .bundle = b, .headers = headers,
                                  .header_count = header_count, .toolkit_with_bundle = with_toolkit};
     return asyncrt_program_compile(ctx, "k.cu", source, &o, out);
 }
@@ -83,7 +86,7 @@ static void test_load_checks_the_format(void **state)
     asyncrt_context_set_cache_dir(ctx, NULL); /* NVRTC must be asked */
     assert_ok(ctx, asyncrt_bundle_load(ctx, data, size, &b));
     asyncrt_program *p = NULL;
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90", .bundle = b};
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "header bundle: checksum mismatch (damaged)"));
     asyncrt_bundle_destroy(b);
@@ -183,7 +186,7 @@ static void test_a_builtin_header_wins_over_the_bundles(void **state)
     assert_ok(ctx, compile(ctx, source, b, NULL, 0, true, &p)); /* the built-in reads <cuda/std/cstdint> */
     assert_true(ptx_has(p, "5;"));
     asyncrt_program_destroy(p);
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b, .no_std_headers = true};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90", .bundle = b, .no_std_headers = true};
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", source, &o, &p));
     assert_true(ptx_has(p, "7;"));
     asyncrt_program_destroy(p);
@@ -256,7 +259,7 @@ static size_t manifest_deps(const char *dir)
         size_t size = fread(data, 1, sizeof data, f);
         fclose(f);
         uint8_t key1[32];
-        memcpy(key1, data + 16, 32); /* the seal's key field (cache_codec.h) */
+        memcpy(key1, data + 16, 32); /* the seal's key field (codec.h) */
         asyncrt_manifest m;
         char why[256];
         assert_true(asyncrt__manifest_decode(data, size, key1, NULL, &m, why, sizeof why));
@@ -304,7 +307,7 @@ static void test_the_worker_gets_the_bundle(void **state)
     test_cache_fixture *f = *state;
     setenv("ASYNCRT_TOOLKIT", "none", 1);
     asyncrt_bundle *b = load(f->ctx, "41");
-    asyncrt_compile_options o = {.arch = "compute_90", .bundle = b};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90", .bundle = b};
     asyncrt_build_request reqs[2] = {
         {.source_name = "k1.cu", .source = k_source, .opts = &o},
         {.source_name = "k2.cu", .source = "#include <lib/a.h>\nextern \"C\" __global__ void k2(int *p) { *p = A_VAL; }\n",
@@ -323,12 +326,85 @@ static void test_the_worker_gets_the_bundle(void **state)
     unsetenv("ASYNCRT_TOOLKIT");
 }
 
+/* asyncrt_bundle_make: a source with a header of its own folder, for PTX,
+ * checked; and the input it refuses, each named. */
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    /* A header changed in the coarse clock tick of its compile is not recorded (it may still change). */
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
+static void test_make(void **state)
+{
+    asyncrt_context *ctx = *state;
+    char *dir = test_make_temp_dir("asyncrt-test-bundle-make");
+    char src[512], inc[512];
+    snprintf(inc, sizeof inc, "%s/inc", dir);
+    assert_int_equal(mkdir(inc, 0700), 0);
+    write_text(inc, "val.h", "#define VAL 37\n");
+    write_text(dir, "k.cu", "#include \"val.h\"\nextern \"C\" __global__ void k(int *p) { *p = VAL; }\n");
+    snprintf(src, sizeof src, "%s/k.cu", dir);
+    const char *sources[] = {src}, *dirs[] = {inc}, *archs[] = {"compute_90"};
+    asyncrt_bundle_make_options o = ASYNCRT_BUNDLE_MAKE_OPTIONS_INIT;
+    o.sources = sources, o.source_count = 1, o.include_dirs = dirs, o.include_dir_count = 1;
+    o.archs = archs, o.arch_count = 1, o.note = "test_make";
+    void *data = NULL;
+    size_t size = 0;
+    asyncrt_status s = asyncrt_bundle_make(ctx, &o, &data, &size);
+    if (s == ASYNCRT_ERROR_IO && strstr(asyncrt_context_last_error(ctx), "the toolkit whose headers")) {
+        test_remove_tree(dir), free(dir); /* no toolkit here: what it makes cannot be checked */
+        skip();
+    }
+    assert_ok(ctx, s);
+    asyncrt_bundle *b = NULL;
+    assert_ok(ctx, asyncrt_bundle_load(ctx, data, size, &b));
+    assert_int_equal(asyncrt_bundle_text_count(b), 1);
+    assert_int_equal(asyncrt_bundle_header_count(b), 1);
+    asyncrt_program *p = NULL;
+    assert_ok(ctx, compile(ctx, "#include \"val.h\"\nextern \"C\" __global__ void k(int *p) { *p = VAL; }\n", b,
+                           NULL, 0, false, &p));
+    assert_true(ptx_has(p, "37"));
+    asyncrt_program_destroy(p);
+    asyncrt_bundle_destroy(b);
+    free(data);
+
+    /* What it refuses. */
+    o.source_count = 0;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_make(ctx, &o, &data, &size));
+    assert_null(data);
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "no sources given (source_count is 0)"));
+    o.source_count = 1;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_make(ctx, &o, NULL, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "bundle make: data is NULL"));
+    asyncrt_bundle_make_options unsized = o;
+    unsized.size = 0;
+    assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_bundle_make(ctx, &unsized, &data, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "asyncrt_bundle_make_options.size is 0"));
+    snprintf(src, sizeof src, "%s/missing.cu", dir);
+    assert_status(ctx, ASYNCRT_ERROR_IO, asyncrt_bundle_make(ctx, &o, &data, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "cannot read "));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "missing.cu"));
+    write_text(dir, "broken.cu", "extern \"C\" __global__ void k( {\n");
+    snprintf(src, sizeof src, "%s/broken.cu", dir);
+    assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_bundle_make(ctx, &o, &data, &size));
+    assert_non_null(strstr(asyncrt_context_last_error(ctx), "broken.cu for compute_90: "));
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     unsetenv("ASYNCRT_TOOLKIT");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_checks_the_format, test_setup_context, test_teardown_context),
         cmocka_unit_test_setup_teardown(test_load_file, test_setup_context, test_teardown_context),
+        cmocka_unit_test_setup_teardown(test_make, test_setup_context, test_teardown_context),
         cmocka_unit_test(test_compiles_from_the_bundle_alone),
         cmocka_unit_test_setup_teardown(test_a_builtin_header_wins_over_the_bundles, test_setup_context,
                                         test_teardown_context),

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "program.h"
-#include "cache_codec.h"
+#include "codec.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -1,8 +1,9 @@
 /* libFuzzer target: the whole file-level cache read path. Each input becomes
  * a manifest and an entry file in a private cache directory, then
- * asyncrt__cache_find runs on a fresh context as a compile would: safe open,
- * fstat checks, manifest decode, dependency validation (stat, re-hash),
- * entry decode, discarding what is refused. The trace parser gets the same
+ * the cache's lookup runs on a fresh context as a compile would (the
+ * program's asyncrt__program_look_up): safe open, fstat checks, manifest
+ * decode, dependency validation (stat, re-hash), the entry's seal and its
+ * payload, discarding what is refused. The trace parser gets the same
  * bytes as JSON.
  *
  * Input: a mode byte, a 16-bit little-endian manifest length, the manifest
@@ -20,10 +21,11 @@
 
 #include "cache.h"
 #include "context.h"
-#include "cache_codec.h"
+#include "codec.h"
+#include "program.h"
 #include "cache_manifest.h"
 #include "cache_store.h"
-#include "cache_trace.h"
+#include "trace.h"
 #include "sha256.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
@@ -123,8 +125,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) abort();
     if (asyncrt_context_set_cache_dir(ctx, g_dir) != ASYNCRT_SUCCESS) abort();
-    asyncrt_program *p = asyncrt__cache_find(ctx->cache, k_key1);
-    asyncrt_cache_stats stats;
+    asyncrt_program *p = asyncrt__program_look_up(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL);
+    asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
     asyncrt_context_cache_stats(ctx, &stats);
     if (p) {
         size_t n = 0;
@@ -135,7 +137,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         *(volatile unsigned char *)&sum = sum;
         /* A second lookup in the same context is served from memory (unless a
          * dependency, e.g. a /proc file, changed meanwhile), the same image. */
-        asyncrt_program *again = asyncrt__cache_find(ctx->cache, k_key1);
+        asyncrt_program *again = asyncrt__program_look_up(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL);
         size_t n2 = 0;
         if (again && (asyncrt_program_origin_of(again) != ASYNCRT_ORIGIN_MEMORY_CACHE ||
                       !asyncrt_program_image(again, &n2) || n2 != n ||

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (data[0] & 1) {
         char arch[16];
         if (asyncrt__speculation_parse(text, arch, sizeof arch)) {
-            asyncrt_arch parsed;
+            asyncrt__arch parsed;
             if (strlen(arch) >= sizeof arch || !asyncrt__arch_parse(arch, &parsed)) abort();
         }
     } else {

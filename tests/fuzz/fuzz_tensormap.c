@@ -24,8 +24,8 @@ static void check_finding(const asyncrt_tensormap_finding *f)
  * named; warnings_as_errors fails exactly when there is a warning. */
 static void check_analyze(const asyncrt_tensormap_im2col_desc *im, int sm, const unsigned char *data, size_t size)
 {
-    static asyncrt_tensormap_report r, strict;
-    asyncrt_tensormap_check_options opts = {sm, 0, false};
+    static asyncrt_tensormap_report r = ASYNCRT_TENSORMAP_REPORT_INIT, strict = ASYNCRT_TENSORMAP_REPORT_INIT;
+    asyncrt_tensormap_check_options opts = {.size = sizeof opts, .sm = sm};
     if (size > sizeof *im) opts.smem_per_block = (uint64_t)data[sizeof *im] << 10; /* 0..255 KiB */
     for (int kind = 0; kind < 2; kind++) {
         char msg[1024];

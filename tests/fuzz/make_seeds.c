@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "asyncrt/tensormap.h"
-#include "cache_codec.h"
+#include "codec.h"
 #include "cache_manifest.h"
 #include "program.h"
 
@@ -126,7 +126,8 @@ int main(int argc, char **argv)
                          "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= s; }\n";
     const char *names[] = {"scale<float>", "scale<int>"};
     for (int i = 0; i < 2; i++) {
-        asyncrt_compile_options o = {.arch = arches[i], .name_expressions = names, .name_expression_count = 2};
+        asyncrt_compile_options o = {.size = sizeof o,
+                                     .arch = arches[i], .name_expressions = names, .name_expression_count = 2};
         asyncrt_program *p = NULL;
         if (asyncrt_program_compile(ctx, "scale.cu", source, &o, &p) != ASYNCRT_SUCCESS) {
             fprintf(stderr, "compile: %s\n", asyncrt_context_last_error(ctx));

@@ -11,7 +11,7 @@ int main(int argc, char **argv)
 {
     int seed = argc > 1 ? atoi(argv[1]) : 0;
     char src[2][160];
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_build_request reqs[2];
     for (int i = 0; i < 2; i++) {
         snprintf(src[i], sizeof src[i], "extern \"C\" __global__ void k%d(int *x) { x[0] = %d; }\n", i, seed + i);

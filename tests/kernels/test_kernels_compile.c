@@ -22,7 +22,7 @@ static int setup(void **state)
  * `expect` is not NULL (PTX targets only). */
 static asyncrt_status compile(asyncrt_context *ctx, const char *source, const char *arch, const char *expect)
 {
-    asyncrt_compile_options o = {.arch = arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch};
     asyncrt_program *p = NULL;
     asyncrt_status s = asyncrt_program_compile(ctx, "kernels_test.cu", source, &o, &p);
     if (s == ASYNCRT_SUCCESS && expect) {
@@ -120,7 +120,7 @@ static void a_wrapper_below_its_arch_names_the_arch_it_needs(void **state)
                  "    %s\n}\n",
                  cases[i].call);
         bool known = false;
-        asyncrt_arch parsed;
+        asyncrt__arch parsed;
         assert_true(asyncrt__arch_parse(cases[i].arch, &parsed));
         for (size_t a = 0; a < g_arch_count; a++) known |= g_archs[a] == parsed.number;
         if (!known) continue; /* this NVRTC dropped the arch */
@@ -132,23 +132,24 @@ static void a_wrapper_below_its_arch_names_the_arch_it_needs(void **state)
 }
 
 /* Builds a map for one path and target; NULL where the path does not apply. */
-static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_map_path path, const char *arch,
+static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_op_path path, const char *arch,
                              const asyncrt_map_arg *in, size_t nin, const asyncrt_map_arg *out, size_t nout,
                              const char *expression)
 {
     static const asyncrt_map_arg scalars[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
-    asyncrt_map_desc d = {.inputs = in, .input_count = nin, .outputs = out, .output_count = nout,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = in, .input_count = nin, .outputs = out, .output_count = nout,
                           .scalars = scalars, .scalar_count = 2, .expression = expression,
                           .path = path, .arch = arch};
     asyncrt_map *m = NULL;
     asyncrt_status s = asyncrt_map_create(ctx, &d, &m);
-    if (s != ASYNCRT_SUCCESS) fail_msg("map (%s, %s): %s", asyncrt_map_path_name(path), arch,
+    if (s != ASYNCRT_SUCCESS) fail_msg("map (%s, %s): %s", asyncrt_op_path_name(path), arch,
                                        asyncrt_context_last_error(ctx));
     assert_int_equal(asyncrt_map_path_of(m), path);
     return m;
 }
 
-static const char *path_marker(asyncrt_map_path path)
+static const char *path_marker(asyncrt_op_path path)
 {
     return path == ASYNCRT_PATH_TMA ? "cp.async.bulk.shared::cluster.global" : "cp.async.cg.shared.global";
 }
@@ -162,10 +163,11 @@ static void map_paths_compile_for_every_arch(void **state)
         int number = a == g_arch_count ? 90 : g_archs[a];
         snprintf(sm, sizeof sm, a == g_arch_count ? "sm_90a" : "sm_%d", number);
         snprintf(compute, sizeof compute, a == g_arch_count ? "compute_90a" : "compute_%d", number);
-        for (asyncrt_map_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+        for (asyncrt_op_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
             int need = path == ASYNCRT_PATH_TMA ? 90 : path == ASYNCRT_PATH_LDGSTS ? 80 : 0;
             if (number < need) {
-                asyncrt_map_desc d = {.inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
+                asyncrt_map_desc d = {.size = sizeof d,
+                                      .inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
                                       .expression = "y = x;", .path = path, .arch = sm};
                 asyncrt_map *m = NULL;
                 assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, asyncrt_map_create(ctx, &d, &m));
@@ -179,7 +181,7 @@ static void map_paths_compile_for_every_arch(void **state)
             bool has_bulk = strstr(ptx, "cp.async.bulk.shared::cluster.global") != NULL;
             bool has_cg = strstr(ptx, "cp.async.cg.shared.global") != NULL;
             if (has_bulk != (path == ASYNCRT_PATH_TMA) || has_cg != (path == ASYNCRT_PATH_LDGSTS))
-                fail_msg("%s path for %s: cp.async.bulk %s, cp.async.cg %s", asyncrt_map_path_name(path),
+                fail_msg("%s path for %s: cp.async.bulk %s, cp.async.cg %s", asyncrt_op_path_name(path),
                          compute, has_bulk ? "present" : "absent", has_cg ? "present" : "absent");
             if (path != ASYNCRT_PATH_PLAIN) assert_non_null(strstr(ptx, path_marker(path)));
             assert_non_null(strstr(ptx, "st.global.cs.v4"));
@@ -192,7 +194,7 @@ static void map_paths_compile_for_every_arch(void **state)
 static void map_dtypes_compile_on_every_path(void **state)
 {
     asyncrt_context *ctx = *state;
-    for (asyncrt_map_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+    for (asyncrt_op_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
         for (asyncrt_dtype t = 0; t < ASYNCRT_DTYPE_COUNT; t++) {
             asyncrt_map_arg in[2] = {{"x", t}, {"z", t}}, out = {"y", t};
             asyncrt_map_destroy(make_map(ctx, path, "sm_90", in, 2, &out, 1, "y = a * x + z * b;"));

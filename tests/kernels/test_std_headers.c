@@ -38,7 +38,7 @@ static void each_header_compiles_alone(void **state)
             char source[256];
             snprintf(source, sizeof source, "#include <%s>\n#include <%s>\n__global__ void k() {}\n",
                      asyncrt__std_header_files[i].name, asyncrt__std_header_files[i].name); /* twice: guards */
-            asyncrt_compile_options o = {.arch = archs[a]};
+            asyncrt_compile_options o = {.size = sizeof o, .arch = archs[a]};
             asyncrt_program *p;
             if (compile(ctx, source, &o, &p) != ASYNCRT_SUCCESS)
                 fail_msg("<%s> for %s: %s", asyncrt__std_header_files[i].name, archs[a], asyncrt_context_last_error(ctx));
@@ -67,7 +67,7 @@ static void nvcc_style_kernel_compiles(void **state)
     assert_non_null(src);
     const char *archs[] = {"sm_80", "sm_90", "compute_80"};
     for (int a = 0; a < 3; a++) {
-        asyncrt_compile_options o = {.arch = archs[a]};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = archs[a]};
         asyncrt_program *p;
         if (compile(ctx, src, &o, &p) != ASYNCRT_SUCCESS)
             fail_msg("std_headers.cu for %s: %s", archs[a], asyncrt_context_last_error(ctx));
@@ -86,7 +86,8 @@ static void coexists_with_libcudacxx(void **state)
     assert_non_null(src);
     const char *first[] = {"STD_FIRST"};
     for (int order = 0; order < 2; order++) {
-        asyncrt_compile_options o = {.arch = "sm_90", .defines = first, .define_count = (size_t)order};
+        asyncrt_compile_options o = {.size = sizeof o,
+                                     .arch = "sm_90", .defines = first, .define_count = (size_t)order};
         asyncrt_program *p;
         if (compile(ctx, src, &o, &p) != ASYNCRT_SUCCESS)
             fail_msg("order %d: %s", order, asyncrt_context_last_error(ctx));
@@ -115,7 +116,8 @@ static void the_callers_own_header_wins(void **state)
     fclose(f);
     const char *dirs[] = {dir};
     asyncrt_header own_cmath = {"cmath", "#define MY_OWN_CMATH 1\n"};
-    asyncrt_compile_options o = {.arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_90", .include_dirs = dirs, .include_dir_count = 1,
                                  .headers = &own_cmath, .header_count = 1};
     const char *src = "#include <utility>\n#include <cmath>\n#include <tuple>\n"
                       "#if !MY_OWN_UTILITY || !MY_OWN_CMATH\n#error the built-in header won\n#endif\n"
@@ -137,7 +139,7 @@ static void no_std_headers_turns_them_off(void **state)
 {
     asyncrt_context *ctx = *state;
     const char *src = "#include <cstdint>\n__global__ void k(std::uint32_t *o) { *o = UINT32_MAX; }\n";
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     assert_ok(ctx, compile(ctx, src, &o, NULL));
     o.no_std_headers = true;
     expect_compile_error(ctx, src, &o, "cannot open source file \"cstdint\"");
@@ -149,7 +151,7 @@ static void ndebug_turns_assert_off(void **state)
     asyncrt_context *ctx = *state;
     const char *with = "#include <cassert>\n__global__ void k(int *o) { assert(*o == 3); }\n";
     const char *without = "#define NDEBUG\n#include <cassert>\n__global__ void k(int *o) { assert(*o == 3); }\n";
-    asyncrt_compile_options o = {.arch = "compute_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90"};
     asyncrt_program *p;
     size_t size;
     assert_ok(ctx, compile(ctx, with, &o, &p));
@@ -167,7 +169,7 @@ static void default_device_is_on_unless_turned_off(void **state)
     asyncrt_context *ctx = *state;
     char *src = test_read_source_file("tests/kernels/host_style.cu");
     assert_non_null(src);
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     assert_ok(ctx, compile(ctx, src, &o, NULL));
     o.no_default_device = true;
     expect_compile_error(ctx, src, &o, "not allowed in JIT mode");
@@ -187,7 +189,7 @@ static void cub_block_headers_compile(void **state)
         "    std::int32_t total = reduce(temp).Sum(in[threadIdx.x]);\n"
         "    if (threadIdx.x == 0) *out = total;\n"
         "}\n";
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     assert_ok(ctx, compile(ctx, src, &o, NULL));
     expect_compile_error(ctx, "#include <cub/cub.cuh>\n", &o, "explicitly marked as a __host__ function");
 }

@@ -50,7 +50,7 @@ static void std_math_matches_the_cpu(void **state)
     int count = n;
     void *args[] = {&d_in, &d_out, &d_flags, &count};
     size_t sizes[] = {8, 8, 8, 4};
-    asyncrt_launch_config cfg = {.grid = {(n + 255) / 256}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(n + 255) / 256}, .block = {256}};
     assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, sizes, 4));
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
     assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, out, d_out, n * sizeof(float)));
@@ -84,7 +84,7 @@ static void std_misc_runs(void **state)
     asyncrt_kernel *k;
     assert_ok(g_ctx, asyncrt_module_get_kernel(g_module, "std_misc", &k));
     void *args[] = {&d_out, &d_text};
-    asyncrt_launch_config cfg = {.grid = {1}, .block = {1}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1}, .block = {1}};
     assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, NULL, 2));
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
     int got = 0;

@@ -10,7 +10,7 @@ asyncrt_program *link_test_compile(asyncrt_context *ctx, const char *file, const
     snprintf(path, sizeof path, "tests/link/kernels/%s", file);
     char *source = test_read_source_file(path);
     const char *options[] = {mode};
-    asyncrt_compile_options o = {.arch = arch, .options = options, .option_count = mode ? 1 : 0};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .options = options, .option_count = mode ? 1 : 0};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, file, source, &o, &p));
     free(source);

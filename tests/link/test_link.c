@@ -84,7 +84,7 @@ static void lto_keeps_layout(void **state)
     assert_ok(f->ctx, link_test_programs(f->ctx, ARCH, "-lto", &linked, main_p, util_p, NULL));
     assert_null(strstr(asyncrt_program_log(linked), "extern __shared__"));
     char *both = link_test_single_source();
-    asyncrt_compile_options o = {.arch = ARCH};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = ARCH};
     asyncrt_program *single = NULL;
     assert_ok(f->ctx, asyncrt_program_compile(f->ctx, "single.cu", both, &o, &single));
     asyncrt_cubin_kernel k;
@@ -321,7 +321,8 @@ static void cache_misses_on_change(void **state)
         assert_ok(NULL, asyncrt_context_create(&ctx));
         assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, f->dir));
         if (round == 1) { /* another library of the same name: another bias */
-            asyncrt_compile_options o = {.arch = ARCH, .options = (const char *[]){"-rdc=true"}, .option_count = 1};
+            asyncrt_compile_options o = {.size = sizeof o,
+                                         .arch = ARCH, .options = (const char *[]){"-rdc=true"}, .option_count = 1};
             asyncrt_program *util2 = NULL;
             assert_ok(ctx, asyncrt_program_compile(ctx, "util2.cu", "__device__ float bias = 2.0f;\n"
                                                    "__device__ float twice(float x) { return 2.0f * x; }\n", &o, &util2));

@@ -50,7 +50,7 @@ static asyncrt_program *build(int variant, const char *main_file, const char *ut
 {
     asyncrt_program *out = NULL;
     if (variant == SINGLE) {
-        asyncrt_compile_options o = {0};
+        asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT;
         assert_ok(g_ctx, asyncrt_program_compile(g_ctx, "single.cu", single_src, &o, &out));
         return out;
     }
@@ -87,7 +87,7 @@ static void aligned_shared_across_files(void **state)
         int count = n;
         void *args[] = {&dx, &dy, &count};
         size_t sizes[] = {sizeof dx, sizeof dy, sizeof count};
-        asyncrt_launch_config cfg = {.grid = {n / 256}, .block = {256}, .shared_bytes = 1024};
+        asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {n / 256}, .block = {256}, .shared_bytes = 1024};
         assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, sizes, 3));
         assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
         assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, y, dy, n * sizeof *y));
@@ -146,7 +146,7 @@ static void cross_file_speed(void **state)
     void *args[] = {&a, &dx, &dy, &count};
     size_t sizes[] = {sizeof a, sizeof dx, sizeof dy, sizeof count};
     const asyncrt_device_info *dev = asyncrt_context_device(g_ctx);
-    asyncrt_launch_config cfg = {.grid = {(unsigned)dev->sm_count * 8}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)dev->sm_count * 8}, .block = {256}};
     for (int v = 0; v < VARIANTS; v++) {
         asyncrt_program *p = build(v, "axpy_main.cu", "axpy_util.cu", single);
         assert_ok(g_ctx, asyncrt_module_load(g_ctx, p, &modules[v]));

@@ -67,7 +67,7 @@ static void fft_matches_dft(void **state)
     assert_ok(ctx, asyncrt_memory_fill(ctx, dout, 0xFF, floats * sizeof *out, NULL)); /* NaN */
     void *args[] = {&din, &dout};
     size_t sizes[] = {sizeof din, sizeof dout};
-    asyncrt_launch_config cfg = {.grid = {BATCHES}, .block = {8}, .shared_bytes = 512};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {BATCHES}, .block = {8}, .shared_bytes = 512};
     assert_ok(ctx, asyncrt_kernel_launch(k, &cfg, args, sizes, 2));
     assert_ok(ctx, asyncrt_synchronize(ctx));
     assert_ok(ctx, asyncrt_memory_to_host(ctx, out, dout, floats * sizeof *out));

@@ -63,7 +63,8 @@ static void library_file(void **state)
     asyncrt_context *ctx;
     assert_ok(NULL, asyncrt_context_create(&ctx));
     char *util = test_read_source_file("tests/link/kernels/util.cu");
-    asyncrt_compile_options o = {.arch = "sm_90", .options = (const char *[]){"-rdc=true"}, .option_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_90", .options = (const char *[]){"-rdc=true"}, .option_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "util.cu", util, &o, &p));
     size_t size;

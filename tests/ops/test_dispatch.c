@@ -29,6 +29,18 @@ static asyncrt_calibration calibration(void)
     return c;
 }
 
+/* The path type's earlier name, from when the map was its only op, still
+ * compiles and names the same paths (ops.h keeps it for source compatibility). */
+static void the_earlier_path_names_still_work(void **state)
+{
+    (void)state;
+    for (asyncrt_map_path p = ASYNCRT_PATH_AUTO; p <= ASYNCRT_PATH_PLAIN; p++) {
+        asyncrt_op_path q = p;
+        assert_string_equal(asyncrt_map_path_name(p), asyncrt_op_path_name(q));
+    }
+    assert_null(asyncrt_map_path_name((asyncrt_map_path)(ASYNCRT_PATH_PLAIN + 1)));
+}
+
 static void choice_follows_the_rules(void **state)
 {
     (void)state;
@@ -37,7 +49,7 @@ static void choice_follows_the_rules(void **state)
         asyncrt_dispatch_op op;
         int device_cc, target;
         bool calibrated;
-        asyncrt_map_path expect;
+        asyncrt_op_path expect;
         const char *why;
     } cases[] = {
         /* the built-in table: the H100's winners */
@@ -69,24 +81,24 @@ static void choice_follows_the_rules(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char why[256] = "";
-        asyncrt_map_path got = asyncrt__dispatch_choose(cases[i].op, cases[i].device_cc, cases[i].target,
+        asyncrt_op_path got = asyncrt__dispatch_choose(cases[i].op, cases[i].device_cc, cases[i].target,
                                                        cases[i].calibrated ? &cal : NULL, why, sizeof why);
         if (got != cases[i].expect || !strstr(why, cases[i].why))
             fail_msg("case %zu (%s, sm_%d device, target %d%s): %s, expected %s; why: '%s', expected '%s'", i,
                      asyncrt__dispatch_op_name(cases[i].op), cases[i].device_cc, cases[i].target,
-                     cases[i].calibrated ? ", calibrated" : "", asyncrt_map_path_name(got),
-                     asyncrt_map_path_name(cases[i].expect), why, cases[i].why);
+                     cases[i].calibrated ? ", calibrated" : "", asyncrt_op_path_name(got),
+                     asyncrt_op_path_name(cases[i].expect), why, cases[i].why);
     }
     /* The chosen path never needs more than the target. */
     for (int op = 0; op < ASYNCRT_DISPATCH_OP_COUNT; op++)
         for (int cc = 50; cc <= 120; cc++)
             for (int target = 50; target <= cc; target += 5) {
                 char why[256];
-                asyncrt_map_path p = asyncrt__dispatch_choose((asyncrt_dispatch_op)op, cc, target,
+                asyncrt_op_path p = asyncrt__dispatch_choose((asyncrt_dispatch_op)op, cc, target,
                                                              cc == 90 ? &cal : NULL, why, sizeof why);
                 if (asyncrt__dispatch_path_needs(p) > target)
                     fail_msg("%s on sm_%d for target %d: %s", asyncrt__dispatch_op_name(op), cc, target,
-                             asyncrt_map_path_name(p));
+                             asyncrt_op_path_name(p));
             }
 }
 
@@ -226,7 +238,7 @@ static void ops_take_the_dispatchers_path(void **state)
     static const struct {
         asyncrt_tile_kind kind;
         const char *arch, *env;
-        asyncrt_map_path expect;
+        asyncrt_op_path expect;
     } cases[] = {
         {ASYNCRT_TILE_TRANSPOSE, "sm_90", NULL, L},   {ASYNCRT_TILE_TRANSPOSE, "sm_80", NULL, L},
         {ASYNCRT_TILE_STENCIL, "sm_80", NULL, P},     {ASYNCRT_TILE_MAP, "sm_86", NULL, L},
@@ -236,14 +248,14 @@ static void ops_take_the_dispatchers_path(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].env) test_context_setenv(ctx, "ASYNCRT_PATH", cases[i].env);
         else test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
-        asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = ASYNCRT_F32, .arch = cases[i].arch};
+        asyncrt_tile_desc d = {.size = sizeof d, .kind = cases[i].kind, .dtype = ASYNCRT_F32, .arch = cases[i].arch};
         if (d.kind == ASYNCRT_TILE_STENCIL) d.radius = 1, d.weights = w;
         if (d.kind == ASYNCRT_TILE_MAP) d.expression = "out = v;";
         asyncrt_tile_op *op = NULL;
         assert_ok(ctx, asyncrt_tile_create(ctx, &d, &op));
         if (asyncrt_tile_path_of(op) != cases[i].expect)
-            fail_msg("case %zu: %s, expected %s", i, asyncrt_map_path_name(asyncrt_tile_path_of(op)),
-                     asyncrt_map_path_name(cases[i].expect));
+            fail_msg("case %zu: %s, expected %s", i, asyncrt_op_path_name(asyncrt_tile_path_of(op)),
+                     asyncrt_op_path_name(cases[i].expect));
         asyncrt_tile_destroy(op);
     }
     test_context_setenv(ctx, "ASYNCRT_PATH", NULL);
@@ -252,6 +264,7 @@ static void ops_take_the_dispatchers_path(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_earlier_path_names_still_work),
         cmocka_unit_test(choice_follows_the_rules),
         cmocka_unit_test(calibration_round_trips),
         cmocka_unit_test(damaged_and_foreign_files_are_refused),

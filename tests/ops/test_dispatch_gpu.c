@@ -13,12 +13,12 @@
 
 static asyncrt_context *g_ctx;
 
-static asyncrt_map_path auto_transpose_path(void)
+static asyncrt_op_path auto_transpose_path(void)
 {
-    asyncrt_tile_desc d = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
+    asyncrt_tile_desc d = {.size = sizeof d, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     assert_ok(g_ctx, asyncrt_tile_create(g_ctx, &d, &op));
-    asyncrt_map_path p = asyncrt_tile_path_of(op);
+    asyncrt_op_path p = asyncrt_tile_path_of(op);
     asyncrt_tile_destroy(op);
     return p;
 }
@@ -55,7 +55,7 @@ static void calibration_produces_a_valid_table(void **state)
         for (int i = 0; i < r->count; i++) {
             if (!(r->pct[i] >= 0.01 && r->pct[i] <= 200) || (i && r->pct[i] > r->pct[i - 1]))
                 fail_msg("%s: rank %d (%s) is %.2f%%", asyncrt__dispatch_op_name(op), i,
-                         asyncrt_map_path_name(r->path[i]), r->pct[i]);
+                         asyncrt_op_path_name(r->path[i]), r->pct[i]);
             for (int j = 0; j < i; j++) assert_int_not_equal(r->path[i], r->path[j]);
         }
     }
@@ -73,7 +73,7 @@ static void calibration_produces_a_valid_table(void **state)
     /* Ranked the other way round, it still does (not the table by chance). */
     asyncrt_calibration flipped = cal;
     asyncrt_dispatch_rank *t = &flipped.rank[ASYNCRT_DISPATCH_TRANSPOSE];
-    asyncrt_map_path last = t->path[t->count - 1];
+    asyncrt_op_path last = t->path[t->count - 1];
     t->path[t->count - 1] = t->path[0];
     t->path[0] = last;
     for (int i = 0; i < t->count; i++) t->pct[i] = 90.0 - i;
@@ -83,7 +83,7 @@ static void calibration_produces_a_valid_table(void **state)
 
     /* Foreign or damaged: ignored, the built-in table decides. */
     char table_why[256];
-    asyncrt_map_path table = asyncrt__dispatch_choose(ASYNCRT_DISPATCH_TRANSPOSE, cc, cc, NULL, table_why,
+    asyncrt_op_path table = asyncrt__dispatch_choose(ASYNCRT_DISPATCH_TRANSPOSE, cc, cc, NULL, table_why,
                                                      sizeof table_why);
     asyncrt_calibration foreign = flipped;
     foreign.driver_version += 10;

@@ -22,9 +22,10 @@ static int teardown(void **state)
 static const asyncrt_map_arg k_x = {"x", ASYNCRT_F32}, k_y = {"y", ASYNCRT_F32};
 static const asyncrt_map_arg k_ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
 
-static asyncrt_map_desc axpy(const char *expression, asyncrt_map_path path, const char *arch)
+static asyncrt_map_desc axpy(const char *expression, asyncrt_op_path path, const char *arch)
 {
-    asyncrt_map_desc d = {.inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
                           .scalars = k_ab, .scalar_count = 2, .expression = expression,
                           .path = path, .arch = arch};
     return d;
@@ -53,7 +54,7 @@ static void auto_follows_the_target_without_a_device(void **state)
     asyncrt_context *ctx = *state;
     static const struct {
         const char *arch;
-        asyncrt_map_path path;
+        asyncrt_op_path path;
     } cases[] = {{"sm_90", ASYNCRT_PATH_TMA}, {"compute_90a", ASYNCRT_PATH_TMA},
                  {"sm_80", ASYNCRT_PATH_LDGSTS}, {"compute_89", ASYNCRT_PATH_LDGSTS},
                  {"sm_75", ASYNCRT_PATH_PLAIN}};
@@ -141,7 +142,7 @@ static void bad_descriptions_are_refused_with_the_reason(void **state)
     d = axpy("y = x;", ASYNCRT_PATH_PLAIN, "sm_80");
     d.input_count = 0;
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
-    d = axpy("y = x;", (asyncrt_map_path)7, "sm_80");
+    d = axpy("y = x;", (asyncrt_op_path)7, "sm_80");
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_map_create(ctx, &d, &m));
     d = axpy("y = x;", ASYNCRT_PATH_AUTO, NULL); /* auto needs a device */
     assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_map_create(ctx, &d, &m));
@@ -155,7 +156,7 @@ static void store_modes_reach_the_kernel_by_name(void **state)
     asyncrt_context *ctx = *state;
     static const struct {
         const char *tune, *arch;
-        asyncrt_map_path path;
+        asyncrt_op_path path;
         const char *expect;
     } cases[] = {{"store=bulk", "sm_90", ASYNCRT_PATH_TMA, "store = ASYNCRT_MAP_STORE_BULK;"},
                  {"store=wb", "sm_90", ASYNCRT_PATH_TMA, "store = ASYNCRT_MAP_STORE_WB;"},
@@ -190,8 +191,8 @@ static void names_and_sizes(void **state)
     assert_int_equal(asyncrt_dtype_size(ASYNCRT_F64), 8);
     assert_int_equal(asyncrt_dtype_size(ASYNCRT_F16), 2);
     assert_null(asyncrt_dtype_name(ASYNCRT_DTYPE_COUNT));
-    assert_string_equal(asyncrt_map_path_name(ASYNCRT_PATH_LDGSTS), "ldgsts");
-    assert_null(asyncrt_map_path_name((asyncrt_map_path)9));
+    assert_string_equal(asyncrt_op_path_name(ASYNCRT_PATH_LDGSTS), "ldgsts");
+    assert_null(asyncrt_op_path_name((asyncrt_op_path)9));
 }
 
 int main(void)

@@ -164,11 +164,12 @@ static void run(const run_case *c, const char *what)
     free(back);
 }
 
-static asyncrt_map *make(asyncrt_dtype t, asyncrt_map_path path, const char *arch)
+static asyncrt_map *make(asyncrt_dtype t, asyncrt_op_path path, const char *arch)
 {
     asyncrt_map_arg in[2] = {{"x", t}, {"z", t}}, out = {"y", t};
     asyncrt_map_arg sc[2] = {{"a", scalar_type(t)}, {"b", scalar_type(t)}};
-    asyncrt_map_desc d = {.inputs = in, .input_count = 2, .outputs = &out, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = in, .input_count = 2, .outputs = &out, .output_count = 1,
                           .scalars = sc, .scalar_count = 2, .expression = "y = a * x + z * b;",
                           .path = path, .arch = arch};
     asyncrt_map *m = NULL;
@@ -177,12 +178,12 @@ static asyncrt_map *make(asyncrt_dtype t, asyncrt_map_path path, const char *arc
     return m;
 }
 
-static void every_length_and_offset(asyncrt_map_path path, const char *arch)
+static void every_length_and_offset(asyncrt_op_path path, const char *arch)
 {
     const asyncrt_device_info *dev = asyncrt_context_device(g_ctx);
     int cc = dev->cc_major * 10 + dev->cc_minor;
     if ((path == ASYNCRT_PATH_TMA && cc < 90) || (path == ASYNCRT_PATH_LDGSTS && cc < 80)) {
-        print_message("%s path: the device is sm_%d, skipped\n", asyncrt_map_path_name(path), cc);
+        print_message("%s path: the device is sm_%d, skipped\n", asyncrt_op_path_name(path), cc);
         return;
     }
     for (asyncrt_dtype t = 0; t < ASYNCRT_DTYPE_COUNT; t++) {
@@ -195,7 +196,7 @@ static void every_length_and_offset(asyncrt_map_path path, const char *arch)
                 if (offsets[oi] % asyncrt_dtype_size(t)) continue;
                 run_case c = {m, t, lengths[li], {offsets[oi], offsets[oi], offsets[oi]}, false};
                 char what[160];
-                snprintf(what, sizeof what, "%s path (%s), %s, n %zu, offset %zu", asyncrt_map_path_name(path),
+                snprintf(what, sizeof what, "%s path (%s), %s, n %zu, offset %zu", asyncrt_op_path_name(path),
                          arch ? arch : "auto", asyncrt_dtype_name(t), lengths[li], offsets[oi]);
                 run(&c, what);
             }
@@ -229,8 +230,9 @@ static void mixed_dtypes_two_outputs(void **state)
     asyncrt_map_arg in[2] = {{"h", ASYNCRT_F16}, {"d", ASYNCRT_F64}};
     asyncrt_map_arg out[2] = {{"f", ASYNCRT_F32}, {"i", ASYNCRT_I32}};
     asyncrt_map_arg sc[2] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F64}};
-    for (asyncrt_map_path path = ASYNCRT_PATH_AUTO; path <= ASYNCRT_PATH_PLAIN; path++) {
-        asyncrt_map_desc desc = {.inputs = in, .input_count = 2, .outputs = out, .output_count = 2,
+    for (asyncrt_op_path path = ASYNCRT_PATH_AUTO; path <= ASYNCRT_PATH_PLAIN; path++) {
+        asyncrt_map_desc desc = {.size = sizeof desc,
+                                 .inputs = in, .input_count = 2, .outputs = out, .output_count = 2,
                                  .scalars = sc, .scalar_count = 2,
                                  .expression = "f = h * a + (float)d;\ni = (int)(d * b);", .path = path};
         asyncrt_map *m = NULL;
@@ -274,10 +276,10 @@ static void mixed_dtypes_two_outputs(void **state)
                 float want = hf * a + (float)d[k];
                 if (!(fabsf(f[k] - want) <= 1e-6f * (fabsf(hf * a) + fabsf((float)d[k])) + 1e-30f))
                     fail_msg("%s path, layout %d: f[%zu] = %.9g, expected %.9g",
-                             asyncrt_map_path_name(asyncrt_map_path_of(m)), l, k, f[k], want);
+                             asyncrt_op_path_name(asyncrt_map_path_of(m)), l, k, f[k], want);
                 if (iv[k] != (int32_t)(d[k] * b))
                     fail_msg("%s path, layout %d: i[%zu] = %d, expected %d",
-                             asyncrt_map_path_name(asyncrt_map_path_of(m)), l, k, iv[k], (int32_t)(d[k] * b));
+                             asyncrt_op_path_name(asyncrt_map_path_of(m)), l, k, iv[k], (int32_t)(d[k] * b));
             }
         }
         assert_ok(ctx, asyncrt_memory_free(ctx, bh));

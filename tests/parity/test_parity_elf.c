@@ -67,7 +67,8 @@ static void kernel_files(void **state)
             char *path = parity_read(folders[f], names[i], &pf, &source);
             if (!path) fail_msg("%s/%s: %s", folders[f], names[i], pf.error);
             const char *expr[] = {pf.kernel};
-            asyncrt_compile_options o = {.arch = pf.arch, .name_expressions = expr,
+            asyncrt_compile_options o = {.size = sizeof o,
+                                         .arch = pf.arch, .name_expressions = expr,
                                          .name_expression_count = pf.kernel[0] ? 1 : 0};
             asyncrt_program *image = NULL;
             assert_ok(ctx, asyncrt_program_compile(ctx, names[i], source, &o, &image));

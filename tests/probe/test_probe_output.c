@@ -177,13 +177,11 @@ static void fake_report(probe_report *r, probe_device_report devices[2])
     snprintf(devices[0].auto_target, sizeof devices[0].auto_target, "sm_90");
     snprintf(devices[0].auto_rule, sizeof devices[0].auto_rule, "sm_90: NVRTC 13.1 knows \"9.0\"");
     snprintf(devices[1].auto_rule, sizeof devices[1].auto_rule, "NVRTC 14.0 is newer");
-    static asyncrt_lib_candidate found[2];
-    found[0] = (asyncrt_lib_candidate){.step = "a wheel in $VIRTUAL_ENV", .major = 13, .version = {13, 1, 115},
-                                       .version_from = "its wheel's dist-info", .exists = true};
-    snprintf(found[0].path, sizeof found[0].path, "/venv/nvidia/cu13/lib/libnvrtc.so.13");
-    found[1] = (asyncrt_lib_candidate){.step = "the dynamic loader", .major = 12, .version = {12, -1, -1},
-                                       .version_from = ""};
-    snprintf(found[1].path, sizeof found[1].path, "libnvrtc.so.12");
+    static asyncrt_nvrtc_candidate found[2];
+    found[0] = (asyncrt_nvrtc_candidate){sizeof found[0], "/venv/nvidia/cu13/lib/libnvrtc.so.13", "13.1.115",
+                                         "a wheel in $VIRTUAL_ENV", "its wheel's dist-info"};
+    found[1] = (asyncrt_nvrtc_candidate){sizeof found[1], "libnvrtc.so.12", "12 (minor unknown)",
+                                         "the dynamic loader", ""};
     *r = (probe_report){.nvrtc_version = 13000, .checked = true, .benched = true, .device_count = 2,
                         .devices = devices, .arch_matrix = &matrix, .nvrtc_path = found[0].path,
                         .nvrtc_why = "the version this build prefers", .nvrtc_candidates = found,

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,10 @@ static char *g_dir;
  * CUBIN (probe_device says so), its subject being the cache, not the JIT. */
 static char k_arch[16] = "compute_80";
 
+/* Lock-free atomics are address-free, so they work across the processes that map them. */
 typedef struct counters {
-    volatile long compiled, disk_hits, memory_hits, launches, damaged;
-    volatile long evictions, max_bytes_seen, monitor_samples;
+    atomic_long compiled, disk_hits, memory_hits, launches, damaged;
+    atomic_long evictions, max_bytes_seen, monitor_samples;
 } counters;
 static counters *g_count; /* shared between the processes */
 
@@ -68,7 +70,7 @@ static void make_sources(void)
 
 static asyncrt_program *compile(asyncrt_context *ctx, int s)
 {
-    asyncrt_compile_options o = {.arch = k_arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = k_arch};
     asyncrt_program *p = NULL;
     char name[32];
     snprintf(name, sizeof name, "stress%d.cu", s);
@@ -148,7 +150,7 @@ static int launch_and_verify(asyncrt_context *ctx, const asyncrt_program *p, int
     int n = N;
     void *args[] = {&dx, &dy, &n};
     size_t sizes[] = {sizeof dx, sizeof dy, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(N + 127) / 128, 1, 1}, .block = {128, 1, 1}};
     if (st == ASYNCRT_SUCCESS) st = asyncrt_kernel_launch(kernel, &cfg, args, sizes, 3);
     if (st == ASYNCRT_SUCCESS) st = asyncrt_memory_to_host(ctx, y, dy, sizeof y);
     if (st != ASYNCRT_SUCCESS) {
@@ -165,7 +167,7 @@ static int launch_and_verify(asyncrt_context *ctx, const asyncrt_program *p, int
     asyncrt_memory_free(ctx, dx);
     asyncrt_memory_free(ctx, dy);
     asyncrt_module_destroy(module);
-    if (!bad) __atomic_fetch_add(&g_count->launches, 1, __ATOMIC_RELAXED);
+    if (!bad) atomic_fetch_add_explicit(&g_count->launches, 1, memory_order_relaxed);
     return bad;
 }
 
@@ -196,10 +198,10 @@ static int worker(int w, int rounds)
             } else if (g_gpu) {
                 bad += launch_and_verify(ctx, p, s, &rng);
             }
-            volatile long *c = origin == ASYNCRT_ORIGIN_COMPILED     ? &g_count->compiled
-                               : origin == ASYNCRT_ORIGIN_DISK_CACHE ? &g_count->disk_hits
-                                                                     : &g_count->memory_hits;
-            __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+            atomic_long *c = origin == ASYNCRT_ORIGIN_COMPILED     ? &g_count->compiled
+                             : origin == ASYNCRT_ORIGIN_DISK_CACHE ? &g_count->disk_hits
+                                                                   : &g_count->memory_hits;
+            atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
             asyncrt_program_destroy(p);
         }
         asyncrt_context_destroy(ctx);
@@ -239,7 +241,7 @@ static void damager(void)
         default: done = unlink(path) == 0; break;                                          /* gone */
         }
         close(fd);
-        if (done) __atomic_fetch_add(&g_count->damaged, 1, __ATOMIC_RELAXED);
+        if (done) atomic_fetch_add_explicit(&g_count->damaged, 1, memory_order_relaxed);
     }
 }
 
@@ -371,12 +373,12 @@ static int evict_worker(int w, int rounds)
             bad++;
         } else {
             asyncrt_program_origin origin = asyncrt_program_origin_of(p);
-            __atomic_fetch_add(origin == ASYNCRT_ORIGIN_COMPILED ? &g_count->compiled : &g_count->disk_hits, 1,
-                               __ATOMIC_RELAXED);
+            atomic_fetch_add_explicit(origin == ASYNCRT_ORIGIN_COMPILED ? &g_count->compiled : &g_count->disk_hits,
+                                      1, memory_order_relaxed);
         }
-        asyncrt_cache_stats stats;
+        asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
         asyncrt_context_cache_stats(ctx, &stats);
-        __atomic_fetch_add(&g_count->evictions, (long)stats.evictions, __ATOMIC_RELAXED);
+        atomic_fetch_add_explicit(&g_count->evictions, (long)stats.evictions, memory_order_relaxed);
         asyncrt_program_destroy(p);
         asyncrt_context_destroy(ctx);
     }

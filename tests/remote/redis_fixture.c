@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context_internal.h" /* the tally's kept count */
+#include "cache.h"            /* the tally's kept count */
+#include "context_internal.h" /* the context's cache */
 #include "test_support.h"
 
 const char *redis_server_program(void)
@@ -331,7 +332,8 @@ static void child(const remote_run *run, int go_fd, int out_fd)
         snprintf(r.set_message, sizeof r.set_message, "%s", asyncrt_context_last_error(ctx));
     }
     const char *dirs[] = {run->include_dir};
-    asyncrt_compile_options opts = {.arch = run->arch ? run->arch : "sm_90", .include_dirs = dirs,
+    asyncrt_compile_options opts = {.size = sizeof opts,
+                                    .arch = run->arch ? run->arch : "sm_90", .include_dirs = dirs,
                                     .include_dir_count = run->include_dir ? 1 : 0};
     asyncrt_program *p = NULL;
     double start = now_ms();
@@ -339,12 +341,14 @@ static void child(const remote_run *run, int go_fd, int out_fd)
     r.compile_ms = now_ms() - start;
     if (p) r.origin = asyncrt_program_origin_of(p);
     asyncrt_program_destroy(p);
+    r.stats = (asyncrt_remote_cache_stats)ASYNCRT_REMOTE_CACHE_STATS_INIT;
+    r.local = (asyncrt_cache_stats)ASYNCRT_CACHE_STATS_INIT;
     asyncrt_context_remote_cache_stats(ctx, &r.stats);
     asyncrt_context_cache_stats(ctx, &r.local);
     asyncrt_context_destroy(ctx); /* adds its counters to the tally */
-    asyncrt_remote_cache_stats tally;
+    asyncrt_remote_cache_stats tally = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     if (asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS && asyncrt_context_set_cache_dir(ctx, run->cache_dir) == 0)
-        asyncrt__context_remote_tally(ctx, &tally, &r.kept);
+        asyncrt__cache_remote_tally(asyncrt__context_cache(ctx), &tally, &r.kept);
     asyncrt_context_destroy(ctx);
     struct rusage use;
     if (getrusage(RUSAGE_SELF, &use) == 0) r.max_rss_kb = use.ru_maxrss;

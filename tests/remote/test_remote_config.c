@@ -181,7 +181,7 @@ static void test_api(void **state)
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "port \"x\""));
     assert_null(strstr(asyncrt_context_last_error(ctx), "topsecret"));
     asyncrt_status s = asyncrt_context_set_remote_cache(ctx, "redis://127.0.0.1:1", key);
-    asyncrt_remote_cache_stats st;
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     assert_ok(ctx, asyncrt_context_remote_cache_stats(ctx, &st));
     if (no_hiredis()) {
         assert_int_equal(s, ASYNCRT_ERROR_UNSUPPORTED);

@@ -46,7 +46,7 @@ typedef struct steps {
 static asyncrt_status compile_one(asyncrt_context *ctx, int n, asyncrt_program_origin *origin, double *ms)
 {
     char *src = source(n);
-    asyncrt_compile_options opts = {.arch = "sm_90"};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     double start = now_ms();
     asyncrt_status s = asyncrt_program_compile(ctx, "k.cu", src, &opts, &p);
@@ -78,6 +78,7 @@ static steps compile_around(redis_server *server, bool restart)
         if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(5);
         r.second = compile_one(ctx, 2, &r.origin_second, &r.second_ms);
         r.third = compile_one(ctx, 3, NULL, &r.third_ms);
+        r.stats = (asyncrt_remote_cache_stats)ASYNCRT_REMOTE_CACHE_STATS_INIT;
         asyncrt_context_remote_cache_stats(ctx, &r.stats);
         asyncrt_context_destroy(ctx);
         exit(write(out[1], &r, sizeof r) == sizeof r ? 0 : 6); /* exit: LeakSanitizer checks it */

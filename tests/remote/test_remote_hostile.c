@@ -15,7 +15,7 @@
 
 #include "context_internal.h" /* the context's remote, for pull */
 #include "redis_fixture.h"
-#include "remote_cache.h"
+#include "cache.h"
 #include "test_support.h"
 
 static char *g_dir, *g_key;
@@ -91,7 +91,7 @@ static bool pull(const char *spec, char *why, size_t why_size, size_t counts[3])
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_int_equal(asyncrt_context_set_cache_dir(ctx, cache), ASYNCRT_SUCCESS);
     assert_int_equal(asyncrt_context_set_remote_cache(ctx, spec, g_key), ASYNCRT_SUCCESS);
-    bool ok = asyncrt__remote_pull(asyncrt__context_remote(ctx), &counts[0], &counts[1], &counts[2], why, why_size);
+    bool ok = asyncrt__cache_remote_pull(asyncrt__context_cache(ctx), &counts[0], &counts[1], &counts[2], why, why_size);
     asyncrt_context_destroy(ctx);
     free(cache);
     return ok;

@@ -24,13 +24,13 @@ static void *compile_some(void *arg)
         char src[160];
         snprintf(src, sizeof src, "extern \"C\" __global__ void t%d(int *x) { x[0] = %d; }\n", j->first + i,
                  j->first + i);
-        asyncrt_compile_options opts = {.arch = "sm_90"};
+        asyncrt_compile_options opts = {.size = sizeof opts, .arch = "sm_90"};
         asyncrt_program *p = NULL;
         if (asyncrt_program_compile(j->ctx, "t.cu", src, &opts, &p) != ASYNCRT_SUCCESS) j->failed++;
         else if (asyncrt_program_origin_of(p) == ASYNCRT_ORIGIN_COMPILED) j->compiled++;
         else if (asyncrt_program_origin_of(p) == ASYNCRT_ORIGIN_REMOTE_CACHE) j->remote++;
         asyncrt_program_destroy(p);
-        asyncrt_remote_cache_stats st;
+        asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
         asyncrt_context_remote_cache_stats(j->ctx, &st); /* read while others count */
     }
     return NULL;

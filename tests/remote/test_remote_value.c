@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_codec.h"
+#include "cache_manifest.h"
+#include "codec.h"
+#include "program.h"
 #include "redis_fixture.h"
 #include "remote_value.h"
 #include "test_support.h"
@@ -30,9 +32,32 @@ static unsigned char *value_for(const char *arch, uint8_t fill, uint8_t key1[32]
     memset(key1, fill, 32);
     memset(set.result_key, fill + 1, 32);
     memcpy(p.key, set.result_key, 32);
-    unsigned char *v = asyncrt__remote_value_encode(k_mac, key1, &set, &p, size);
+    asyncrt_manifest m = {&set, 1};
+    size_t mf_size, entry_size;
+    unsigned char *mf = asyncrt__manifest_encode(&m, key1, NULL, &mf_size);
+    unsigned char *entry = asyncrt__program_encode(&p, &entry_size);
+    unsigned char *v = asyncrt__remote_value_wrap(k_mac, key1, mf, mf_size, entry, entry_size, size);
     assert_non_null(v);
+    free(mf), free(entry);
     return v;
+}
+
+/* The value's program, as the cache's remote tier reads it: the MAC, then
+ * the manifest's one set, then the entry under the set's result key. */
+static bool decode(const uint8_t key1[32], const unsigned char *v, size_t size, asyncrt_program **p, char *why,
+                   size_t why_size)
+{
+    const unsigned char *mf, *entry;
+    size_t mf_size, entry_size;
+    asyncrt_manifest m;
+    *p = NULL;
+    if (!asyncrt__remote_value_unwrap(k_mac, key1, v, size, size, &mf, &mf_size, &entry, &entry_size, why, why_size))
+        return false;
+    assert_true(asyncrt__manifest_decode(mf, mf_size, key1, NULL, &m, why, why_size));
+    assert_int_equal(asyncrt__program_decode(entry, entry_size, m.sets[0].result_key, p, why, why_size),
+                     ASYNCRT_SUCCESS);
+    asyncrt__manifest_free(&m);
+    return true;
 }
 
 static void a_value_decodes_under_its_own_key(void **state)
@@ -41,13 +66,11 @@ static void a_value_decodes_under_its_own_key(void **state)
     uint8_t key1[32];
     size_t size;
     unsigned char *v = value_for("sm_90", 0x90, key1, &size);
-    asyncrt_manifest m;
     asyncrt_program *p;
     char why[256];
-    assert_true(asyncrt__remote_value_decode(k_mac, key1, v, size, size, &m, &p, why, sizeof why));
+    assert_true(decode(key1, v, size, &p, why, sizeof why));
     assert_string_equal(asyncrt_program_arch(p), "sm_90");
     asyncrt_program_destroy(p);
-    asyncrt__manifest_free(&m);
     free(v);
 }
 
@@ -59,11 +82,10 @@ static void a_value_relabelled_for_another_key_fails_its_mac(void **state)
     size_t size;
     unsigned char *v = value_for("sm_90", 0x90, key90, &size);
     memset(key80, 0x80, sizeof key80);
-    memcpy(v + 16, key80, 32); /* the header's key (cache_codec.h's layout) */
-    asyncrt_manifest m;
+    memcpy(v + 16, key80, 32); /* the header's key (codec.h's layout) */
     asyncrt_program *p;
     char why[256] = "";
-    assert_false(asyncrt__remote_value_decode(k_mac, key80, v, size, size, &m, &p, why, sizeof why));
+    assert_false(decode(key80, v, size, &p, why, sizeof why));
     assert_null(p);
     /* Refused by the MAC, not by the inner manifest's key (which an older
      * format relied on alone: with that check removed it served sm_90). */
@@ -79,10 +101,9 @@ static void a_value_of_an_older_format_is_refused_by_its_format(void **state)
     unsigned char *v = value_for("sm_90", 0x90, key1, &size);
     uint32_t old = ASYNCRT_VALUE_FORMAT - 1;
     memcpy(v + 8, &old, 4);
-    asyncrt_manifest m;
     asyncrt_program *p;
     char why[256] = "";
-    assert_false(asyncrt__remote_value_decode(k_mac, key1, v, size, size, &m, &p, why, sizeof why));
+    assert_false(decode(key1, v, size, &p, why, sizeof why));
     if (!strstr(why, "older asyncrt")) fail_msg("not refused for its format: %s", why);
     free(v);
 }

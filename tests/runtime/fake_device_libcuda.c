@@ -7,7 +7,9 @@
  * up with dlsym by the tests) to make "the device is still opening"
  * deterministic. $FAKE_FAIL names one entry point (e.g. cuDeviceGetName)
  * that fails with CUDA_ERROR_NOT_SUPPORTED, to reach a tool's "a driver call
- * failed" exit code. Nothing here runs a kernel. */
+ * failed" exit code. Nothing here runs a kernel: cuLaunchKernelEx fails, but
+ * first keeps what it was asked (fake_last_launch), so that a test sees what
+ * the library made of a launch config (tests/abi). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
 void fake_gate_hold(void);
 void fake_gate_release(void);
 int fake_module_loads(void);
+int fake_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared_bytes, unsigned *attrs);
 
 static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gate_open = PTHREAD_COND_INITIALIZER;
@@ -44,6 +47,32 @@ void fake_gate_release(void)
 }
 
 int fake_module_loads(void) { return atomic_load(&g_loads); }
+
+/* CUlaunchConfig's layout (cuda.h, CUDA 12 and 13), without cuda.h. */
+typedef struct launch_config {
+    unsigned grid[3], block[3], shared_bytes;
+    void *stream, *attrs;
+    unsigned attr_count;
+} launch_config;
+static pthread_mutex_t g_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+static launch_config g_last_launch;
+static int g_launches;
+
+/* The last launch's grid, block, dynamic shared memory and attribute count;
+ * returns how many launches were asked for. */
+int fake_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared_bytes, unsigned *attrs)
+{
+    pthread_mutex_lock(&g_launch_lock);
+    for (int i = 0; i < 3; i++) {
+        grid[i] = g_last_launch.grid[i];
+        block[i] = g_last_launch.block[i];
+    }
+    *shared_bytes = g_last_launch.shared_bytes;
+    *attrs = g_last_launch.attr_count;
+    int n = g_launches;
+    pthread_mutex_unlock(&g_launch_lock);
+    return n;
+}
 
 CUresult cuInit(unsigned flags) { return flags ? 1 : OK; }
 
@@ -109,7 +138,29 @@ static CUresult module_function(void **f, void *module, const char *name)
     *f = (void *)0x2;
     return OK;
 }
+/* A kernel with no registers, shared or local memory of its own: enough for a
+ * launch to raise its dynamic shared memory. */
+static CUresult func_get_attribute(int *value, int attr, void *f)
+{
+    (void)attr, (void)f;
+    *value = 0;
+    return OK;
+}
+static CUresult func_set_attribute(void *f, int attr, int value)
+{
+    (void)f, (void)attr, (void)value;
+    return OK;
+}
 static CUresult unsupported(void) { return UNSUPPORTED; }
+static CUresult launch_kernel_ex(const launch_config *config, void *f, void **params, void **extra)
+{
+    (void)f, (void)params, (void)extra;
+    pthread_mutex_lock(&g_launch_lock);
+    g_last_launch = *config;
+    g_launches++;
+    pthread_mutex_unlock(&g_launch_lock);
+    return UNSUPPORTED;
+}
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
                              int *status)
@@ -135,6 +186,9 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuModuleLoadDataEx", (void *)module_load},
         {"cuModuleUnload", (void *)module_unload},
         {"cuModuleGetFunction", (void *)module_function},
+        {"cuFuncGetAttribute", (void *)func_get_attribute},
+        {"cuFuncSetAttribute", (void *)func_set_attribute},
+        {"cuLaunchKernelEx", (void *)launch_kernel_ex},
     };
     const char *fail = getenv("FAKE_FAIL");
     if (fail && strcmp(fail, symbol) == 0) {

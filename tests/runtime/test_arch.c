@@ -19,7 +19,7 @@ static void parse_accepts_the_documented_forms(void **state)
     } ok[] = {{"sm_90", 90, 0, false},      {"sm_90a", 90, 'a', false}, {"compute_80", 80, 0, true},
               {"compute_90a", 90, 'a', true}, {"sm_100f", 100, 'f', false}, {"sm_120", 120, 0, false}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        asyncrt_arch a;
+        asyncrt__arch a;
         assert_true(asyncrt__arch_parse(ok[i].text, &a));
         assert_int_equal(a.number, ok[i].number);
         assert_int_equal(a.suffix, ok[i].suffix);
@@ -31,7 +31,7 @@ static void parse_accepts_the_documented_forms(void **state)
     const char *bad[] = {"", "sm", "sm_", "sm_9", "sm_09", "sm_90b", "sm_90aa", "SM_90", "compute",
                          "compute_", "sm_1000", "sm_90 ", "arch=sm_90", "sm_-90", "auto"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        asyncrt_arch a;
+        asyncrt__arch a;
         if (asyncrt__arch_parse(bad[i], &a)) fail_msg("'%s' parsed as an arch", bad[i]);
     }
 }
@@ -67,7 +67,7 @@ static void auto_selection_table(void **state)
         {"Pascal", 6, 1, 13000, 13000, ASYNCRT_ERROR_UNSUPPORTED_ARCH, NULL, "75 80 86", "6.1"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        asyncrt_arch a;
+        asyncrt__arch a;
         char why[768];
         asyncrt_status s = asyncrt__arch_select_auto(rows[i].cc_major, rows[i].cc_minor, rows[i].driver,
                                                     rows[i].nvrtc, k_nvrtc13, N13, &a, why, sizeof why);
@@ -98,7 +98,7 @@ static void explicit_targets_are_checked_against_nvrtc(void **state)
         {"sm_80a", ASYNCRT_ERROR_UNSUPPORTED_ARCH, "start at sm_90a"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        asyncrt_arch a;
+        asyncrt__arch a;
         char why[512];
         assert_true(asyncrt__arch_parse(rows[i].text, &a));
         asyncrt_status s = asyncrt__arch_check(&a, k_nvrtc13, N13, why, sizeof why);
@@ -147,7 +147,7 @@ static void targets_to_load_follow_the_driver(void **state)
         {"sm_90", 90, 12080, 13000, NULL, ASYNCRT_ERROR_VERSION_MISMATCH, "sm_90 cannot be loaded: NVRTC 13.0"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        asyncrt_arch a;
+        asyncrt__arch a;
         char why[1024];
         assert_true(asyncrt__arch_parse(rows[i].target, &a));
         asyncrt_load_facts f = {.cc_major = rows[i].cc / 10, .cc_minor = rows[i].cc % 10,
@@ -175,7 +175,7 @@ static void resolve_reports_malformed_and_deviceless_auto(void **state)
     (void)state;
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    asyncrt_arch a;
+    asyncrt__arch a;
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt__arch_resolve(ctx, "sm90", &a));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "'sm90' is malformed"));
     assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt__arch_resolve(ctx, "auto", &a));

@@ -15,14 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program.h" /* a PTX program to load, as a cache hit gives one */
 #include "target.h"
 #include "test_support.h"
 
 /* REASON: asyncrt__arch_resolve_why's sentence (asyncrt_program_arch_reason, asyncrt-run -v).
  * BATCH: asyncrt_build_batch with load, compiling in this process (ASYNCRT_COMPILE_WORKER=0);
  * BATCH_WORKERS: two misses, which would go to compile workers: none is started for them. */
-typedef enum call { BUILD, COMPILE, LOAD, MAP, NO_DEVICE, REASON, BATCH, BATCH_WORKERS } call;
+/* FOR_LOAD: asyncrt_program_compile with for_load (asyncrt-run's compile); CHECK:
+ * asyncrt_context_check_target, which compiles nothing. */
+typedef enum call { BUILD, COMPILE, LOAD, MAP, NO_DEVICE, REASON, BATCH, BATCH_WORKERS, FOR_LOAD, CHECK } call;
 
 typedef struct cell {
     const char *what;
@@ -69,6 +70,15 @@ static const cell k_cells[] = {
      "fake NVRTC: asked for compute_80"},
     {"newer minor, PTX, batch to workers", "13.1", "90", "compute_80", BATCH_WORKERS,
      ASYNCRT_ERROR_VERSION_MISMATCH, "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver"},
+    {"newer minor, PTX, compile for_load", "13.1", "90", "compute_80", FOR_LOAD, ASYNCRT_ERROR_VERSION_MISMATCH,
+     "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver (CUDA 13.0)"},
+    {"same version, PTX, compile for_load", "13.0", "90", "compute_80", FOR_LOAD, ASYNCRT_ERROR_COMPILE,
+     "fake NVRTC: asked for compute_80"},
+    {"newer minor, PTX, check_target", "13.1", "90", "compute_80", CHECK, ASYNCRT_ERROR_VERSION_MISMATCH,
+     "compute_80 cannot be loaded: NVRTC 13.1 is newer than the driver (CUDA 13.0)"},
+    {"same version, PTX, check_target", "13.0", "90", "compute_80", CHECK, ASYNCRT_SUCCESS, NULL},
+    {"malformed, check_target", "13.0", "90", "compute_8x", CHECK, ASYNCRT_ERROR_INVALID_ARGUMENT,
+     "arch 'compute_8x' is malformed"},
     {"newer major, CUBIN, module", "14.0", "90", "sm_90", BUILD, ASYNCRT_ERROR_VERSION_MISMATCH,
      "sm_90 cannot be loaded: NVRTC 14.0 is of a newer major version than the driver (CUDA 13.0), which loads "
      "neither its CUBINs nor its PTX: use an NVRTC of the driver's major version, an NVRTC 13.x"},
@@ -84,14 +94,11 @@ static int fake_count(const char *path, const char *symbol)
 static asyncrt_status load_ptx(asyncrt_context *ctx, const char *arch)
 {
     static const char ptx[] = ".version 9.1\n.target sm_80\n.address_size 64\n";
-    asyncrt_program *p = calloc(1, sizeof *p);
-    if (!p || !(p->image = malloc(sizeof ptx)) || !(p->log = strdup(""))) return ASYNCRT_ERROR_OUT_OF_MEMORY;
-    memcpy(p->image, ptx, sizeof ptx);
-    p->image_size = sizeof ptx;
-    p->ptx = true;
-    snprintf(p->arch, sizeof p->arch, "%s", arch);
+    asyncrt_program *p = NULL;
+    asyncrt_status s = asyncrt_program_from_image(ctx, ptx, sizeof ptx - 1, arch, &p); /* the NUL is added */
+    if (s != ASYNCRT_SUCCESS) return s;
     asyncrt_module *m = NULL;
-    asyncrt_status s = asyncrt_module_load(ctx, p, &m);
+    s = asyncrt_module_load(ctx, p, &m);
     asyncrt_module_destroy(m);
     asyncrt_program_destroy(p);
     return s;
@@ -102,7 +109,7 @@ static char g_reason[4096]; /* REASON's sentence */
 static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
 {
     static const char source[] = "extern \"C\" __global__ void k() {}";
-    asyncrt_compile_options o = {.arch = c->arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = c->arch};
     asyncrt_program *p = NULL;
     asyncrt_module *m = NULL;
     asyncrt_status s;
@@ -110,7 +117,8 @@ static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
         s = asyncrt_module_build(ctx, "k.cu", source, &o, &m);
     } else if (c->call == MAP) {
         static const asyncrt_map_arg x = {"x", ASYNCRT_F32}, y = {"y", ASYNCRT_F32};
-        asyncrt_map_desc d = {.inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
+        asyncrt_map_desc d = {.size = sizeof d,
+                              .inputs = &x, .input_count = 1, .outputs = &y, .output_count = 1,
                               .expression = "y = 2 * x;", .path = ASYNCRT_PATH_PLAIN, .arch = c->arch};
         asyncrt_map *map = NULL;
         s = asyncrt_map_create(ctx, &d, &map);
@@ -139,8 +147,13 @@ static asyncrt_status call_library(asyncrt_context *ctx, const cell *c)
                                                   : r[1].status == s && r[1].message ? r[1].message : "");
         free(log);
         asyncrt_build_batch_release(r, 2);
+    } else if (c->call == FOR_LOAD) {
+        o.for_load = true;
+        s = asyncrt_program_compile(ctx, "k.cu", source, &o, &p);
+    } else if (c->call == CHECK) {
+        s = asyncrt_context_check_target(ctx, c->arch);
     } else if (c->call == REASON) {
-        asyncrt_arch arch;
+        asyncrt__arch arch;
         s = asyncrt__arch_resolve_why(ctx, c->arch, &arch, g_reason, sizeof g_reason);
     } else {
         s = asyncrt_program_compile(ctx, "k.cu", source, &o, &p);
@@ -250,7 +263,7 @@ static int older_nvrtc_cell(const void *arg, const char *root)
     asyncrt_context *ctx;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS || asyncrt_context_open_device(ctx, 0) != ASYNCRT_SUCCESS)
         return 1;
-    asyncrt_compile_options o = {.arch = "compute_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80"};
     asyncrt_module *m = NULL;
     asyncrt_status s = asyncrt_module_build(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m);
     snprintf(expect, sizeof expect, "use an NVRTC not newer than the driver, ASYNCRT_NVRTC=%s/libnvrtc.so.13 (NVRTC "

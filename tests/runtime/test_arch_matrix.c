@@ -69,7 +69,7 @@ static int run_cell(const void *arg, const char *cache_dir)
         fprintf(stderr, "%s: cannot open the fake device\n", c->what);
         return 1;
     }
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     char why[1024] = "", name[32] = "";
     asyncrt_status s = asyncrt__arch_resolve_why(ctx, "auto", &arch, why, sizeof why);
     const char *said = s == ASYNCRT_SUCCESS ? why : asyncrt_context_last_error(ctx);
@@ -82,7 +82,7 @@ static int run_cell(const void *arg, const char *cache_dir)
     }
     /* The compile: the fake NVRTC records what it was asked for, and fails. */
     asyncrt_program *p = NULL;
-    asyncrt_compile_options o = {.arch = "auto"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "auto"};
     s = asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &p);
     void *nvrtc = dlopen(FAKE_NVRTC_PATH, RTLD_NOW | RTLD_NOLOAD);
     int (*compiles)(void) = nvrtc ? (int (*)(void))dlsym(nvrtc, "fake_nvrtc_compiles") : NULL;

@@ -55,7 +55,7 @@ static void decision_table(void **state)
         {"sm_90", true, NULL, false, NULL, ""},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        asyncrt_arch tried, retry = {0};
+        asyncrt__arch tried, retry = {0};
         assert_true(asyncrt__arch_parse(rows[i].tried, &tried));
         char hint[512], name[32];
         bool r = asyncrt__arch_after_failure(&tried, rows[i].from_auto, supported, 12, rows[i].log,
@@ -76,7 +76,7 @@ static void decision_table(void **state)
 static void explicit_sm90_gets_a_hint_and_sm90a_compiles(void **state)
 {
     asyncrt_context *ctx = *state;
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_program_compile(ctx, "wgmma.cu", k_wgmma, &o, &p));
     const char *msg = asyncrt_context_last_error(ctx);

@@ -20,8 +20,8 @@ static char *kernel(int seed)
 static void mixed_batch_reports_each_request(void **state)
 {
     fixture *f = *state;
-    asyncrt_compile_options sm90 = {.arch = "sm_90"}, sm80 = {.arch = "sm_80"};
-    asyncrt_compile_options bad_arch = {.arch = "sm_91"};
+    asyncrt_compile_options sm90 = {.size = sizeof sm90, .arch = "sm_90"}, sm80 = {.size = sizeof sm80, .arch = "sm_80"};
+    asyncrt_compile_options bad_arch = {.size = sizeof bad_arch, .arch = "sm_91"};
     char *good[4] = {kernel(1), kernel(2), kernel(3), kernel(4)};
     const char *broken = "extern \"C\" __global__ void b(float *x) {\n  x[0] = not_declared;\n}\n";
     asyncrt_build_request reqs[] = {
@@ -89,7 +89,7 @@ static void mixed_batch_reports_each_request(void **state)
 static void equal_options_compile_once(void **state)
 {
     fixture *f = *state;
-    asyncrt_compile_options a = {.arch = "sm_90"}, b = {.arch = "sm_90"};
+    asyncrt_compile_options a = {.size = sizeof a, .arch = "sm_90"}, b = {.size = sizeof b, .arch = "sm_90"};
     char *src = kernel(42);
     asyncrt_build_request reqs[6];
     for (size_t i = 0; i < 6; i++)
@@ -107,7 +107,7 @@ static void many_distinct_programs_all_succeed(void **state)
 {
     fixture *f = *state;
     enum { N = 12 };
-    asyncrt_compile_options o = {.arch = "compute_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80"};
     char *src[N];
     asyncrt_build_request reqs[N];
     for (int i = 0; i < N; i++) {
@@ -135,7 +135,7 @@ static void many_distinct_programs_all_succeed(void **state)
 static void load_without_a_device_fails_each_request(void **state)
 {
     fixture *f = *state;
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     char *src = kernel(7);
     asyncrt_build_request reqs[2] = {{.source_name = "a.cu", .source = src, .opts = &o},
                                      {.source_name = "a.cu", .source = src, .opts = &o}};
@@ -159,7 +159,7 @@ static void broken_worker_falls_back_to_this_process(void **state)
     asyncrt_context_destroy(f->ctx); /* a context reads the variable when it is created */
     assert_int_equal(asyncrt_context_create(&f->ctx), ASYNCRT_SUCCESS);
     assert_ok(f->ctx, asyncrt_context_set_cache_dir(f->ctx, f->dir));
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     char *src[3] = {kernel(201), kernel(202), kernel(203)};
     asyncrt_build_request reqs[3];
     for (int i = 0; i < 3; i++) reqs[i] = (asyncrt_build_request){.source_name = "w.cu", .source = src[i], .opts = &o};

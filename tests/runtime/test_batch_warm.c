@@ -108,7 +108,7 @@ static asyncrt_program_origin origin_in(const char *cache, const char *path, con
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
     char *copy = strdup(path), *dir = dirname(copy);
     const char *includes[] = {dir};
-    asyncrt_compile_options o = {.arch = arch, .include_dirs = includes, .include_dir_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .include_dirs = includes, .include_dir_count = 1};
     char *source = strstr(path, "w1.cu") ? (char *)k_kernels[0] : (char *)k_kernels[1];
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, path, source, &o, &p));

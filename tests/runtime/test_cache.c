@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "test_support.h"
 
 static const char *k_source =
@@ -40,7 +41,8 @@ static int setup(void **state)
     f->ctx = new_context(f->dir);
     f->header = (asyncrt_header){"scale.cuh", "#define FACTOR 2.0f\n"};
     f->define = "UNUSED=1";
-    f->opts = (asyncrt_compile_options){.arch = "sm_80", .headers = &f->header, .header_count = 1,
+    f->opts = (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options),
+                                        .arch = "sm_80", .headers = &f->header, .header_count = 1,
                                         .defines = &f->define, .define_count = 1};
     *state = f;
     return 0;
@@ -144,7 +146,7 @@ static void include_directory_contents_are_in_the_key(void **state)
     fclose(h);
     settle(); /* a header changed at or after a compile began is not recorded */
     const char *dirs[] = {inc};
-    asyncrt_compile_options o = {.arch = "sm_80", .include_dirs = dirs, .include_dir_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80", .include_dirs = dirs, .include_dir_count = 1};
     assert_int_equal(compile_origin(f->ctx, &o), ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(compile_origin(f->ctx, &o), ASYNCRT_ORIGIN_MEMORY_CACHE);
     h = fopen(path, "w");
@@ -203,6 +205,52 @@ static void damaged_entries_are_recompiled_and_replaced(void **state)
         assert_int_equal(compile_origin(fresh, &f->opts), ASYNCRT_ORIGIN_DISK_CACHE);
         asyncrt_context_destroy(fresh);
     }
+    free(entry);
+}
+
+/* An entry whose seal holds (its digest, which whoever can write the
+ * directory can compute) around a payload that is no program: the cache
+ * hands it over, the compile layer refuses it (cache.h's refuse), and it is
+ * logged, counted and replaced as a damaged file is, never a disk hit. */
+static void an_entry_sealed_around_no_program_is_refused(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(compile_origin(f->ctx, &f->opts), ASYNCRT_ORIGIN_COMPILED);
+    char *entry = only_entry(f->dir);
+    const char *hex = strrchr(entry, '/') + 1;
+    uint8_t key2[32];
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+        key2[i] = (uint8_t)v;
+    }
+    static const unsigned char junk[] = "not a program";
+    size_t size = 0;
+    unsigned char *sealed = asyncrt__cache_entry_seal(junk, sizeof junk, key2, NULL, &size);
+    assert_non_null(sealed);
+    FILE *out = fopen(entry, "wb");
+    assert_int_equal(fwrite(sealed, 1, size, out), size);
+    fclose(out);
+    asyncrt_context *fresh = new_context(f->dir);
+    char *log = NULL;
+    test_capture_begin();
+    asyncrt_context_set_log_level(fresh, 1);
+    assert_int_equal(compile_origin(fresh, &f->opts), ASYNCRT_ORIGIN_COMPILED);
+    log = test_capture_end();
+    assert_non_null(strstr(log, "discarding cache file"));
+    assert_non_null(strstr(log, "cache entry payload is malformed"));
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
+    assert_ok(fresh, asyncrt_context_cache_stats(fresh, &s));
+    assert_int_equal(s.disk_hits, 0);
+    assert_int_equal(s.rejected, 1);
+    assert_int_equal(s.misses, 1);
+    assert_int_equal(s.stores, 1);
+    asyncrt_context_destroy(fresh);
+    fresh = new_context(f->dir); /* the recompiled entry replaced the refused one */
+    assert_int_equal(compile_origin(fresh, &f->opts), ASYNCRT_ORIGIN_DISK_CACHE);
+    asyncrt_context_destroy(fresh);
+    free(log);
+    free(sealed);
     free(entry);
 }
 
@@ -323,6 +371,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(any_change_to_an_input_misses, setup, teardown),
         cmocka_unit_test_setup_teardown(include_directory_contents_are_in_the_key, setup, teardown),
         cmocka_unit_test_setup_teardown(damaged_entries_are_recompiled_and_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_entry_sealed_around_no_program_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(unwritable_directory_degrades_to_no_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(cache_off_always_compiles, setup, teardown),
         cmocka_unit_test(default_directory_follows_the_environment),

@@ -127,7 +127,8 @@ static asyncrt_program_origin compile_case(asyncrt_context *ctx, const include_c
          *option = fill(c->raw_option);
     char *source = asyncrt__format("%s\nextern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n", include);
     const char *dirs[] = {dir}, *options[] = {option};
-    asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = dir ? 1 : 0,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "compute_80", .include_dirs = dirs, .include_dir_count = dir ? 1 : 0,
                                  .options = options, .option_count = option ? 1 : 0};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, name, source, &o, &p));
@@ -243,7 +244,7 @@ static char *compile_here(const char *cache, const char *include_dir, asyncrt_pr
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
     const char *dirs[] = {include_dir};
-    asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "stdin", "#include \"cfg.h\"\n"
                                            "extern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n", &o, &p));
@@ -333,10 +334,10 @@ static void a_folder_or_link_switched_during_the_compile_is_not_recorded(void **
         }
         if (step == 3) assert_int_equal(rename(hnext, hdr), 0); /* the header itself: ln -sfn h2.h hdr.h */
         for (int k = 0; k < 3; k++) {
-            asyncrt_trace_headers headers = {&paths[k], 1};
+            const char *const *headers = (const char *const *)&paths[k];
             asyncrt_dep_set set;
             char why[512] = "";
-            bool recorded = asyncrt__dep_set_record(&headers, NULL, 0, NULL, &start, key1, &set, why, sizeof why);
+            bool recorded = asyncrt__dep_set_record(headers, 1, NULL, 0, NULL, &start, key1, &set, why, sizeof why);
             bool switched = (step == 1 && k == 0) || (step == 2 && k == 1) || (step == 3 && k == 2);
             print_message("step %d, %s: %s\n", step, paths[k], recorded ? "recorded" : why);
             assert_int_equal(recorded, !switched);
@@ -368,7 +369,7 @@ static void has_include_is_never_cached(void **state)
         assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, cache));
         assert_int_equal(compile_case(ctx, cases[i], cache), ASYNCRT_ORIGIN_COMPILED);
         assert_int_equal(compile_case(ctx, cases[i], cache), ASYNCRT_ORIGIN_COMPILED);
-        asyncrt_cache_stats s;
+        asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
         asyncrt_context_cache_stats(ctx, &s);
         assert_int_equal(s.stores, 0);
         asyncrt_context_destroy(ctx);

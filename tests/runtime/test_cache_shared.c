@@ -28,6 +28,7 @@
 
 #include "cache_internal.h"
 #include "format.h"
+#include "safe_io.h"
 #include "sha256.h"
 #include "test_support.h"
 
@@ -43,7 +44,7 @@ static int step_compile(const char *dir, const char *value)
     char define[32];
     snprintf(define, sizeof define, "VALUE=%s", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_context *ctx = NULL;
     asyncrt_program *p = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return 1;
@@ -68,7 +69,7 @@ static int step_reseal(const char *dir, const char *victim_hex)
 {
     uint8_t mac[32], theirs[32], victim[32];
     char why[512], name[80];
-    int fd = asyncrt__cache_open_dir(dir, true, mac, why, sizeof why);
+    int fd = asyncrt__dir_open_trusted(dir, true, mac, why, sizeof why);
     DIR *d = fd >= 0 ? opendir(dir) : NULL;
     name[0] = '\0';
     for (struct dirent *e; d && (e = readdir(d));)
@@ -79,7 +80,7 @@ static int step_reseal(const char *dir, const char *victim_hex)
         sscanf(victim_hex + 2 * i, "%2hhx", &victim[i]);
     }
     size_t size = 0;
-    unsigned char *data = name[0] ? asyncrt__cache_read_file(fd, name, 1 << 26, false, &size, why, sizeof why) : NULL;
+    unsigned char *data = name[0] ? asyncrt__file_read(fd, name, 1 << 26, false, &size, why, sizeof why) : NULL;
     asyncrt_manifest m;
     if (!data || !asyncrt__manifest_decode(data, size, theirs, mac, &m, why, sizeof why)) {
         fprintf(stderr, "reseal: %s\n", why);
@@ -87,7 +88,7 @@ static int step_reseal(const char *dir, const char *victim_hex)
     }
     unsigned char *sealed = asyncrt__manifest_encode(&m, victim, mac, &size);
     char *target = asyncrt__format("%s.mf", victim_hex);
-    bool ok = sealed && asyncrt__cache_write_file(fd, target, sealed, size, 0660);
+    bool ok = sealed && asyncrt__file_write(fd, target, sealed, size, 0660);
     asyncrt__manifest_free(&m);
     free(data), free(sealed), free(target);
     close(fd);
@@ -180,7 +181,7 @@ static char *victim_key1_hex(void)
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
     const char *defines[] = {"VALUE=1"};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
     asyncrt_program_destroy(p);

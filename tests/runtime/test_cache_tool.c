@@ -62,7 +62,7 @@ static void populate(int count)
         char define[32];
         snprintf(define, sizeof define, "VALUE=%d", v);
         const char *defines[] = {define};
-        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
         compile_into_cache("extern \"C\" __global__ void k(int *x) { *x = VALUE; }", &o);
     }
 }
@@ -127,7 +127,7 @@ static void every_command_on_a_real_cache(void **state)
     struct timespec pause = {0, 30 * 1000000L}; /* older than the compile's start, or it is not recorded */
     nanosleep(&pause, NULL);
     const char *dirs[] = {inc};
-    asyncrt_compile_options o = {.arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .include_dirs = dirs, .include_dir_count = 1};
     compile_into_cache("#include <value.h>\nextern \"C\" __global__ void k(int *x) { *x = VALUE; }", &o);
     RUN(0, "7 files verified: 0 bad; 0 dependency sets out of date", "%s verify");
     f = fopen(header, "w");

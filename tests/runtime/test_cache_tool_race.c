@@ -167,7 +167,7 @@ static void compile_into(const char *dir, int value)
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k(int *x) { *x = VALUE; }",
                                            &o, &p));

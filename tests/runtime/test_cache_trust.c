@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "cache_codec.h"
+#include "codec.h"
 #include "context.h"
 #include "cache_store.h"
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "nvrtc_facts.h"
 #include "nvrtc_loader.h"
 #include "speculate.h"
@@ -53,7 +53,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     alarm(0);
-    asyncrt__cache_trust_euid = geteuid;
+    asyncrt__safe_io_euid = geteuid;
     unsetenv("ASYNCRT_CACHE_SHARED");
     unsetenv("ASYNCRT_CACHE_MAX_BYTES");
     test_remove_tree(f->root);
@@ -84,7 +84,7 @@ static asyncrt_program *compile_program(asyncrt_context *ctx, int value)
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", k_source, &o, &p));
     return p;
@@ -143,9 +143,9 @@ static void a_directory_of_another_user_is_not_used(void **state)
 {
     fixture *f = *state;
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_COMPILED); /* created, ours */
-    asyncrt__cache_trust_euid = someone_else; /* now it belongs to "another user" */
+    asyncrt__safe_io_euid = someone_else; /* now it belongs to "another user" */
     assert_no_disk_cache(f->dir, "owned by uid");
-    asyncrt__cache_trust_euid = geteuid;
+    asyncrt__safe_io_euid = geteuid;
     assert_int_equal(fresh_compile(f->dir, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
 }
 
@@ -187,20 +187,22 @@ static void created_directories_are_private(void **state)
 typedef struct planter {
     int inotify;
     const char *name, *moved, *target;
+    bool planted; /* the symlink went in: this try raced the library */
 } planter;
 
 static void *plant_symlink(void *arg)
 {
     planter *p = arg;
     char events[4096];
-    if (read(p->inotify, events, sizeof events) > 0 && rename(p->name, p->moved) == 0) symlink(p->target, p->name);
+    if (read(p->inotify, events, sizeof events) > 0 && rename(p->name, p->moved) == 0)
+        p->planted = symlink(p->target, p->name) == 0;
     return NULL;
 }
 
 static void a_new_directory_s_mode_never_follows_a_symlink(void **state)
 {
     fixture *f = *state;
-    int changed = 0, tries = 200;
+    int changed = 0, planted = 0, tries = 200;
     for (int t = 0; t < tries; t++) {
         char *parent = asyncrt__format("%s/p%d", f->root, t), *name = asyncrt__format("%s/cache", parent);
         char *moved = asyncrt__format("%s/moved", parent), *target = asyncrt__format("%s/target", parent);
@@ -208,7 +210,7 @@ static void a_new_directory_s_mode_never_follows_a_symlink(void **state)
         int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
         assert_true(fd >= 0 && fchmod(fd, 0600) == 0);
         close(fd);
-        planter p = {inotify_init1(IN_CLOEXEC), name, moved, target};
+        planter p = {.inotify = inotify_init1(IN_CLOEXEC), .name = name, .moved = moved, .target = target};
         assert_true(p.inotify >= 0 && inotify_add_watch(p.inotify, parent, IN_CREATE | IN_ONLYDIR) >= 0);
         pthread_t thread;
         assert_int_equal(pthread_create(&thread, NULL, plant_symlink, &p), 0);
@@ -216,16 +218,18 @@ static void a_new_directory_s_mode_never_follows_a_symlink(void **state)
         uint8_t key[32];
         bool trusted;
         char why[512];
-        int door = asyncrt__cache_open_door(name, false, true, key, &trusted, why, sizeof why);
+        int door = asyncrt__dir_open_door(name, false, true, key, &trusted, why, sizeof why);
         if (door >= 0) close(door);
         pthread_join(thread, NULL);
         close(p.inotify);
         struct stat st;
         assert_int_equal(stat(target, &st), 0);
         changed += (st.st_mode & 07777) != 0600;
+        planted += p.planted;
         test_remove_tree(parent);
         free(parent), free(name), free(moved), free(target);
     }
+    assert_true(planted > 0); /* the attack ran at all */
     if (changed) fail_msg("the new directory's mode went to the symlinked file in %d of %d tries", changed, tries);
 }
 
@@ -494,7 +498,7 @@ static void a_shared_cache_needs_the_opt_in_setgid_and_the_key(void **state)
     copy_file(private_entry, entry);
     setenv("ASYNCRT_CACHE_SHARED", "1", 1);
     char *log = NULL;
-    asyncrt_cache_stats stats;
+    asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
     assert_int_equal(fresh_compile(f->dir, 1, &log, &stats), ASYNCRT_ORIGIN_COMPILED);
     assert_logged(log, "not signed with the shared cache's key");
     assert_int_equal(stats.rejected, 1);
@@ -543,8 +547,8 @@ static void relabel(const char *from, const char *to)
 {
     size_t size = 0, to_size = 0;
     char why[256];
-    unsigned char *data = asyncrt__cache_read_file(AT_FDCWD, from, 1 << 26, false, &size, why, sizeof why);
-    unsigned char *old = asyncrt__cache_read_file(AT_FDCWD, to, 1 << 26, false, &to_size, why, sizeof why);
+    unsigned char *data = asyncrt__file_read(AT_FDCWD, from, 1 << 26, false, &size, why, sizeof why);
+    unsigned char *old = asyncrt__file_read(AT_FDCWD, to, 1 << 26, false, &to_size, why, sizeof why);
     assert_non_null(data);
     assert_non_null(old);
     memcpy(data + 16, old + 16, 32);
@@ -562,7 +566,7 @@ static asyncrt_program_origin compile_for(const char *dir, int value, const char
     char define[32];
     snprintf(define, sizeof define, "VALUE=%d", value);
     const char *defines[] = {define};
-    asyncrt_compile_options o = {.arch = arch, .defines = defines, .define_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .defines = defines, .define_count = 1};
     test_capture_begin();
     asyncrt_context *ctx = new_context(dir);
     asyncrt_program *p = NULL;
@@ -677,7 +681,7 @@ static void odd_files_are_refused_without_hanging(void **state)
             copy_file(path, good);
             plant(path, kind, good);
             char *log = NULL;
-            asyncrt_cache_stats stats;
+            asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
             assert_int_equal(fresh_compile(dir, 1, &log, &stats), ASYNCRT_ORIGIN_COMPILED);
             assert_logged(log, "refusing cache file");
             assert_logged(log, expect[kind]);
@@ -717,7 +721,7 @@ static void counters_count_what_happened(void **state)
 {
     fixture *f = *state;
     asyncrt_context *ctx = new_context(f->dir);
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     assert_int_equal(asyncrt_context_cache_stats(ctx, &s), ASYNCRT_SUCCESS);
     assert_int_equal(s.memory_hits + s.disk_hits + s.misses + s.stores + s.evictions + s.rejected, 0);
     assert_int_equal(compile_value(ctx, 1), ASYNCRT_ORIGIN_COMPILED);
@@ -775,7 +779,7 @@ static void the_cap_evicts_the_least_recently_used(void **state)
     /* Value 0 is the oldest; a hit makes it the newest, so 1 goes first. */
     nanosleep(&pause, NULL);
     assert_int_equal(fresh_compile(f->dir, 0, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     uint64_t evicted = 0;
     for (int v = 3; v < 8; v++) {
         nanosleep(&pause, NULL);
@@ -881,7 +885,7 @@ static void *compile_loop(void *p)
         char define[32];
         snprintf(define, sizeof define, "VALUE=%d", value);
         const char *defines[] = {define};
-        asyncrt_compile_options o = {.arch = "compute_80", .defines = defines, .define_count = 1};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80", .defines = defines, .define_count = 1};
         asyncrt_program *prog = NULL;
         size_t size = 0;
         if (asyncrt_program_compile(a->ctx, "k.cu", k_source, &o, &prog) != ASYNCRT_SUCCESS)
@@ -891,7 +895,7 @@ static void *compile_loop(void *p)
             a->bad++;
         asyncrt_program_destroy(prog);
         if (a->id == 0 && i % 6 == 5) asyncrt__cache_clear(a->ctx->cache);
-        asyncrt_cache_stats s;
+        asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
         asyncrt_context_cache_stats(a->ctx, &s);
     }
     return NULL;
@@ -922,7 +926,7 @@ static void one_context_many_threads(void **state)
         pthread_join(threads[t], NULL);
         assert_int_equal(args[t].bad, 0);
     }
-    asyncrt_cache_stats s;
+    asyncrt_cache_stats s = ASYNCRT_CACHE_STATS_INIT;
     asyncrt_context_cache_stats(ctx, &s);
     assert_int_equal(s.memory_hits + s.disk_hits + s.misses, THREADS * 24);
     assert_true(s.memory_hits > 0);

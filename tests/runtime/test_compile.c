@@ -27,7 +27,7 @@ static void guide_style_kernels_compile_for_each_target_kind(void **state)
     asyncrt_context *ctx = *state;
     const char *archs[] = {"sm_80", "sm_90", "sm_90a", "compute_80"};
     for (size_t i = 0; i < 4; i++) {
-        asyncrt_compile_options o = {.arch = archs[i]};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = archs[i]};
         asyncrt_program *p = NULL;
         assert_ok(ctx, asyncrt_program_compile(ctx, "staged.cu", k_guide_style, &o, &p));
         assert_string_equal(asyncrt_program_arch(p), archs[i]);
@@ -49,7 +49,7 @@ static void compile_errors_carry_nvrtcs_log(void **state)
 {
     asyncrt_context *ctx = *state;
     const char *src = "extern \"C\" __global__ void k(float *x) {\n    x[0] = undefined_name;\n}\n";
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = (asyncrt_program *)1;
     assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_program_compile(ctx, "broken.cu", src, &o, &p));
     assert_null(p);
@@ -64,15 +64,15 @@ static void bad_options_and_arches_are_named(void **state)
     asyncrt_context *ctx = *state;
     asyncrt_program *p = NULL;
     const char *bad_option = "--no-such-option";
-    asyncrt_compile_options o = {.arch = "sm_90", .options = &bad_option, .option_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90", .options = &bad_option, .option_count = 1};
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_program_compile(ctx, "k.cu", "", &o, &p));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "no-such-option"));
 
-    o = (asyncrt_compile_options){.arch = "sm_91"};
+    o = (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options), .arch = "sm_91"};
     assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt_program_compile(ctx, "k.cu", "", &o, &p));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "sm_91"));
 
-    o = (asyncrt_compile_options){.arch = "volta"};
+    o = (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options), .arch = "volta"};
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_program_compile(ctx, "k.cu", "", &o, &p));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "'volta'"));
 
@@ -84,7 +84,8 @@ static void name_expressions_find_template_instances(void **state)
     asyncrt_context *ctx = *state;
     const char *src = "template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n";
     const char *names[] = {"scale<float>", "scale<double>"};
-    asyncrt_compile_options o = {.arch = "sm_90", .name_expressions = names, .name_expression_count = 2};
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_90", .name_expressions = names, .name_expression_count = 2};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "scale.cu", src, &o, &p));
     assert_string_equal(asyncrt_program_lowered_name(p, "scale<float>"), "_Z5scaleIfEvPT_S0_");
@@ -105,7 +106,8 @@ static void a_name_nvrtc_leaves_unanswered_is_an_error(void **state)
 {
     asyncrt_context *ctx = *state;
     const char *names[] = {"k"};
-    asyncrt_compile_options o = {.arch = "sm_90", .name_expressions = names, .name_expression_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_90", .name_expressions = names, .name_expression_count = 1};
     asyncrt_program *p = (asyncrt_program *)1;
     assert_status(ctx, ASYNCRT_ERROR_COMPILE,
                   asyncrt_program_compile(ctx, "ff.cu", "\xff" "extern \"C\" __global__ void k() {}\n", &o, &p));
@@ -117,7 +119,7 @@ static void the_device_library_is_always_includable(void **state)
 {
     asyncrt_context *ctx = *state;
     const char *src = "#include <asyncrt/device.cuh>\nextern \"C\" __global__ void k() {}\n";
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", src, &o, &p));
     asyncrt_program_destroy(p);
@@ -129,7 +131,8 @@ static void user_headers_and_defines_reach_nvrtc(void **state)
     const char *src = "#include \"cfg.h\"\n#if !defined(FROM_DEFINE) || FROM_HEADER != 7\n#error missing\n#endif\n";
     asyncrt_header h = {"cfg.h", "#define FROM_HEADER 7\n"};
     const char *defines[] = {"FROM_DEFINE"};
-    asyncrt_compile_options o = {.arch = "sm_80", .headers = &h, .header_count = 1,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_80", .headers = &h, .header_count = 1,
                                  .defines = defines, .define_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", src, &o, &p));
@@ -146,7 +149,7 @@ static void tma_examples_may_include_cuda_h(void **state)
                       "static_assert(sizeof(CUtensorMap) == 128 && alignof(CUtensorMap) == 128, \"layout\");\n"
                       "static_assert(CUDA_VERSION >= 12000, \"version\");\n"
                       "extern \"C\" __global__ void k(const __grid_constant__ CUtensorMap m) {}\n";
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "tma.cu", src, &o, &p));
     asyncrt_program_destroy(p);

@@ -27,9 +27,9 @@ static void lookup_answers_follow_the_state(void **state)
 static void a_job_walks_its_states(void **state)
 {
     fixture *f = *state;
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     assert_true(asyncrt__arch_parse("compute_80", &arch));
-    const asyncrt_compile_options none = {0};
+    const asyncrt_compile_options none = ASYNCRT_COMPILE_OPTIONS_INIT;
     asyncrt_program *p = NULL;
     asyncrt_compile_job job;
     asyncrt__job_init(&job, f->ctx, "k.cu", k_kernel, &none, &arch);
@@ -82,9 +82,9 @@ static void a_job_walks_its_states(void **state)
 static void a_resolved_target_is_not_parsed_again(void **state)
 {
     fixture *f = *state;
-    asyncrt_arch arch, back = {0};
+    asyncrt__arch arch, back = {0};
     assert_true(asyncrt__arch_parse("compute_80", &arch));
-    asyncrt_compile_options o = {.arch = "not an arch"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "not an arch"};
     asyncrt_program *p = NULL;
     assert_ok(f->ctx, asyncrt__program_compile_arch(f->ctx, "k.cu", k_kernel, &o, &arch, &p));
     assert_string_equal(asyncrt_program_arch(p), "compute_80");

@@ -13,8 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_trust.h"
-#include "compile_worker.h"
+#include "safe_io.h"
+#include "worker_client.h"
+#include "worker_process.h"
 #include "context.h"
 #include "test_support.h"
 
@@ -73,7 +74,7 @@ static int open_cache(const char *dir)
 {
     uint8_t mac_key[32];
     char why[512];
-    int fd = asyncrt__cache_open_dir(dir, false, mac_key, why, sizeof why);
+    int fd = asyncrt__dir_open_trusted(dir, false, mac_key, why, sizeof why);
     if (fd < 0) fail_msg("%s", why);
     return fd;
 }
@@ -139,7 +140,8 @@ static void a_worker_gets_every_option_and_the_same_key(void **state)
     free(write_file(inc, "extra.h", "#define EXTRA 5\n", 0600));
     const asyncrt_header headers[] = {{"my.h", "#define MY 3\n"}};
     const char *includes[] = {inc}, *defines[] = {"FROM_D=7"}, *options[] = {"-lineinfo"}, *names[] = {"t<2>"};
-    asyncrt_compile_options o = {.arch = "sm_80", .std = "c++20", .headers = headers, .header_count = 1,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_80", .std = "c++20", .headers = headers, .header_count = 1,
                                  .include_dirs = includes, .include_dir_count = 1,
                                  .defines = defines, .define_count = 1, .options = options, .option_count = 1,
                                  .name_expressions = names, .name_expression_count = 1,
@@ -205,7 +207,7 @@ static void a_worker_uses_the_parents_descriptor_not_the_name(void **state)
 {
     fixture *f = *state;
     const char *src = "extern \"C\" __global__ void d(int *x) { x[0] = 33; }\n";
-    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80"};
     int fd = open_cache(f->cache);
     char *moved = asyncrt__format("%s/moved", f->root);
     assert_int_equal(rename(f->cache, moved), 0);
@@ -245,7 +247,8 @@ static void no_std_headers_and_a_user_cstdint_compile_in_workers(void **state)
     free(write_file(inc, "cstdint", "#pragma once\ntypedef int my_marker_t;\n", 0600));
     char *option = asyncrt__format("-I%s", inc);
     const char *options[] = {option};
-    asyncrt_compile_options o = {.arch = "sm_80", .options = options, .option_count = 1, .no_std_headers = true};
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "sm_80", .options = options, .option_count = 1, .no_std_headers = true};
     asyncrt_context *ctx = new_context(f->cache, 2);
     char *log = run_batch(ctx, &o, 300, 3, "#include <cstdint>", "my_marker_t m = 1; x[0] = m;");
     assert_logged(log, "3 cache misses go to worker processes", 1);
@@ -264,7 +267,7 @@ static void a_failing_worker_is_not_the_answer(void **state)
                                    (int)ASYNCRT_ERROR_COMPILE);
     char *fake = write_file(f->root, "fake-worker", status, 0755);
     setenv("ASYNCRT_COMPILE_WORKER", fake, 1);
-    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80"};
     asyncrt_context *ctx = new_context(f->cache, 2);
     char *log = run_batch(ctx, &o, 400, 3, "", "");
     assert_logged(log, "from the fake worker; compiling it in this process", 3);
@@ -281,7 +284,7 @@ static void a_worker_that_cannot_start_is_reported_once(void **state)
     fixture *f = *state;
     char *broken = write_file(f->root, "broken-worker", "#!/nonexistent/interpreter\n", 0755);
     setenv("ASYNCRT_COMPILE_WORKER", broken, 1);
-    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80"};
     asyncrt_context *ctx = new_context(f->cache, 1);
     char *first = run_batch(ctx, &o, 450, 3, "", ""), *second = run_batch(ctx, &o, 453, 2, "", "");
     assert_logged(first, "warning: compile worker", 1);
@@ -300,7 +303,7 @@ static void a_worker_that_cannot_start_is_reported_once(void **state)
 static void assert_refused(const fixture *f, const char *worker, const char *why)
 {
     setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
-    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80"};
     asyncrt_context *ctx = new_context(f->cache, 1);
     static int seed = 500;
     char *first = run_batch(ctx, &o, seed, 2, "", ""), *second = run_batch(ctx, &o, seed + 2, 2, "", "");
@@ -332,7 +335,7 @@ static void a_worker_others_can_write_is_refused(void **state)
     /* The same file is fine when nothing about it is writable by others (the
      * folders above it include /tmp: world-writable, sticky, accepted). */
     setenv("ASYNCRT_COMPILE_WORKER", good, 1);
-    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80"};
     asyncrt_context *ctx = new_context(f->cache, 2);
     char *log = run_batch(ctx, &o, 600, 2, "", "");
     assert_logged(log, "2 cache misses go to worker processes", 1);
@@ -370,7 +373,7 @@ static void no_workers_without_a_usable_cache(void **state)
     fixture *f = *state;
     assert_int_equal(mkdir(f->cache, 0700), 0);
     assert_int_equal(chmod(f->cache, 0777), 0);
-    asyncrt_compile_options o = {.arch = "sm_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_80"};
     asyncrt_context *ctx = new_context(f->cache, 2);
     char *log = run_batch(ctx, &o, 700, 3, "", "");
     assert_logged(log, "no disk cache", 1);

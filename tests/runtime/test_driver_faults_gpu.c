@@ -43,14 +43,14 @@ static void expect_message(asyncrt_context *ctx, const char *a, const char *b)
 static void context_still_works(asyncrt_context *ctx)
 {
     asyncrt_module *m;
-    assert_ok(ctx, asyncrt_module_build(ctx, "fill.cu", k_source, &(asyncrt_compile_options){0}, &m));
+    assert_ok(ctx, asyncrt_module_build(ctx, "fill.cu", k_source, &(asyncrt_compile_options)ASYNCRT_COMPILE_OPTIONS_INIT, &m));
     asyncrt_kernel *k;
     assert_ok(ctx, asyncrt_module_get_kernel(m, "fill", &k));
     asyncrt_deviceptr x;
     assert_ok(ctx, asyncrt_memory_alloc(ctx, 32 * sizeof(int), &x));
     assert_ok(ctx, asyncrt_memory_fill(ctx, x, 0xFF, 32 * sizeof(int), NULL));
     void *args[] = {&x};
-    asyncrt_launch_config cfg = {.grid = {1}, .block = {32}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1}, .block = {32}};
     assert_ok(ctx, asyncrt_kernel_launch(k, &cfg, args, (size_t[]){sizeof x}, 1));
     int host[32];
     assert_ok(ctx, asyncrt_synchronize(ctx));
@@ -110,7 +110,7 @@ static void launch_failure(void **state)
     ctx->drv = &broken;
     asyncrt_deviceptr x = 0;
     void *args[] = {&x};
-    asyncrt_launch_config cfg = {.grid = {3, 2}, .block = {32}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {3, 2}, .block = {32}};
     assert_status(ctx, ASYNCRT_ERROR_LAUNCH, asyncrt_kernel_launch(k, &cfg, args, NULL, 1));
     expect_message(ctx, "cuLaunchKernelEx", "grid 3x2x1");
     ctx->drv = real;

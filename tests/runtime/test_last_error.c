@@ -11,7 +11,7 @@ static const char *k_good = "extern \"C\" __global__ void k(float *x) { x[0] = 1
 static void message_does_not_outlive_a_success(void **state)
 {
     asyncrt_context *ctx = *state;
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_status(ctx, ASYNCRT_ERROR_COMPILE, asyncrt_program_compile(ctx, "bad.cu", "this is not C++", &o, &p));
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "bad.cu"));
@@ -39,7 +39,7 @@ static void origin_has_a_name(void **state)
     asyncrt_context *ctx = *state;
     char *dir = test_make_temp_dir("origin");
     assert_ok(ctx, asyncrt_context_set_cache_dir(ctx, dir));
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "o.cu", k_good, &o, &p));
     assert_string_equal(asyncrt_program_origin_string(asyncrt_program_origin_of(p)), "compiled");

@@ -118,7 +118,8 @@ static void plain_launch_has_no_attributes(void **state)
     asyncrt_context *ctx = *state;
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
-    asyncrt_launch_config c = {.grid = {7, 3}, .block = {128}, .shared_bytes = 4096, .stream = (void *)0x5};
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .grid = {7, 3}, .block = {128}, .shared_bytes = 4096, .stream = (void *)0x5};
     assert_ok(ctx, prepare(ctx, &c, &cfg, attrs));
     assert_int_equal(cfg.numAttrs, 0);
     assert_null(cfg.attrs);
@@ -136,7 +137,8 @@ static void cooperative_grid_at_the_limit_passes_and_above_is_refused(void **sta
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
     g_blocks_per_sm = 3;
-    asyncrt_launch_config c = {.grid = {132, 3}, .block = {32, 8}, .shared_bytes = 50000, .cooperative = true};
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .grid = {132, 3}, .block = {32, 8}, .shared_bytes = 50000, .cooperative = true};
     assert_ok(ctx, prepare(ctx, &c, &cfg, attrs));
     assert_int_equal(g_occupancy_threads, 256); /* the block's x*y, not x */
     assert_int_equal(g_occupancy_smem, 50000);
@@ -163,7 +165,7 @@ static void cooperative_needs_the_device_attribute(void **state)
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
     g_cooperative_attr = 0;
-    asyncrt_launch_config c = {.grid = {1}, .block = {32}, .cooperative = true};
+    asyncrt_launch_config c = {.size = sizeof c, .grid = {1}, .block = {32}, .cooperative = true};
     assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED, prepare(ctx, &c, &cfg, attrs));
     expect_message(ctx, (const char *[]){"CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH", NULL});
 }
@@ -175,7 +177,8 @@ static void cooperative_grid_product_cannot_overflow(void **state)
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
     g_blocks_per_sm = INT_MAX;
     /* 2^32-1 cubed wraps 64 bits to a small number if multiplied naively */
-    asyncrt_launch_config c = {.grid = {UINT_MAX, UINT_MAX, UINT_MAX}, .block = {32}, .cooperative = true};
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .grid = {UINT_MAX, UINT_MAX, UINT_MAX}, .block = {32}, .cooperative = true};
     assert_status(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, prepare(ctx, &c, &cfg, attrs));
     assert_true(asyncrt__product3(UINT_MAX, UINT_MAX, UINT_MAX) == ~0ull);
     assert_true(asyncrt__product3(1u << 22, 1u << 22, 1u << 22) == ~0ull);
@@ -187,7 +190,7 @@ static void programmatic_serialization_needs_sm90(void **state)
     asyncrt_context *ctx = *state;
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
-    asyncrt_launch_config c = {.grid = {4}, .block = {64}, .programmatic_serialization = true};
+    asyncrt_launch_config c = {.size = sizeof c, .grid = {4}, .block = {64}, .programmatic_serialization = true};
     assert_ok(ctx, prepare(ctx, &c, &cfg, attrs));
     assert_int_equal(cfg.numAttrs, 1);
     assert_int_equal(attrs[0].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
@@ -202,7 +205,8 @@ static void cluster_preflight(void **state)
     asyncrt_context *ctx = *state;
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
-    asyncrt_launch_config c = {.grid = {16, 2}, .block = {1024}, .cluster = {4}, .shared_bytes = 200000};
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .grid = {16, 2}, .block = {1024}, .cluster = {4}, .shared_bytes = 200000};
     assert_ok(ctx, prepare(ctx, &c, &cfg, attrs));
     assert_int_equal(cfg.numAttrs, 1);
     assert_int_equal(attrs[0].value.clusterDim.x, 4);
@@ -231,7 +235,7 @@ static void cluster_rules(void **state)
     asyncrt_context *ctx = *state;
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
-    asyncrt_launch_config c = {.grid = {10}, .block = {128}, .cluster = {4}};
+    asyncrt_launch_config c = {.size = sizeof c, .grid = {10}, .block = {128}, .cluster = {4}};
     assert_status(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, prepare(ctx, &c, &cfg, attrs));
     expect_message(ctx, (const char *[]){"grid 10x1x1 is not a multiple of cluster 4x1x1", NULL});
     ctx->info.cluster_launch = false;
@@ -247,7 +251,8 @@ static void cooperative_with_clusters_uses_the_cluster_limit(void **state)
     CUlaunchConfig cfg;
     CUlaunchAttribute attrs[ASYNCRT_LAUNCH_MAX_ATTRS];
     g_clusters = 5;
-    asyncrt_launch_config c = {.grid = {20}, .block = {256}, .cluster = {4}, .cooperative = true,
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .grid = {20}, .block = {256}, .cluster = {4}, .cooperative = true,
                                .programmatic_serialization = true};
     assert_ok(ctx, prepare(ctx, &c, &cfg, attrs));
     assert_int_equal(cfg.numAttrs, 3);
@@ -323,7 +328,7 @@ static int teardown_device(void **state)
 
 static asyncrt_kernel *fake_kernel(asyncrt_context *ctx, asyncrt_module **m)
 {
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k(int *x) { *x = 1; }\n", &o, &p));
     assert_ok(ctx, asyncrt_module_load(ctx, p, m));
@@ -340,7 +345,7 @@ static void block_product_overflow_is_refused_before_launching(void **state)
     asyncrt_module *m;
     asyncrt_kernel *k = fake_kernel(ctx, &m);
     void *x = NULL, *args[] = {&x};
-    asyncrt_launch_config c = {.grid = {1}, .block = {1u << 22, 1u << 22, 1u << 22}};
+    asyncrt_launch_config c = {.size = sizeof c, .grid = {1}, .block = {1u << 22, 1u << 22, 1u << 22}};
     assert_status(ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &c, args, NULL, 1));
     expect_message(ctx, (const char *[]){"block 4194304x4194304x4194304 = more than 2^64 threads", NULL});
     c.block[0] = 1025, c.block[1] = c.block[2] = 0;
@@ -357,7 +362,8 @@ static void attributes_reach_the_driver(void **state)
     asyncrt_module *m;
     asyncrt_kernel *k = fake_kernel(ctx, &m);
     void *x = NULL, *args[] = {&x};
-    asyncrt_launch_config c = {.grid = {8}, .block = {128}, .cluster = {2}, .cooperative = true,
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .grid = {8}, .block = {128}, .cluster = {2}, .cooperative = true,
                                .programmatic_serialization = true, .stream = (void *)0x77};
     assert_ok(ctx, asyncrt_kernel_launch(k, &c, args, NULL, 1));
     assert_int_equal(g_launch_calls, 1);
@@ -400,7 +406,7 @@ static void gpu_kernels_compile(void **state)
     assert_non_null(src);
     const char *archs[] = {"sm_80", "sm_90"};
     for (int i = 0; i < 2; i++) {
-        asyncrt_compile_options o = {.arch = archs[i]};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = archs[i]};
         asyncrt_program *p = NULL;
         assert_ok(ctx, asyncrt_program_compile(ctx, "launch_kernels.cu", src, &o, &p));
         asyncrt_program_destroy(p);

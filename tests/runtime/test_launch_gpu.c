@@ -62,7 +62,8 @@ static void cooperative_grid_sync_at_the_limit(void **state)
     void *args[] = {&d_in, &d_tmp, &d_out, &n};
     size_t sizes[] = {8, 8, 8, 4};
     /* 64 blocks of 256 threads per SM can never be resident at once */
-    asyncrt_launch_config cfg = {.grid = {(unsigned)d->sm_count * 64}, .block = {256},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)d->sm_count * 64}, .block = {256},
                                  .shared_bytes = 1024, .cooperative = true};
     assert_status(g_ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(k, &cfg, args, sizes, 4));
     printf("refused: %s\n", asyncrt_context_last_error(g_ctx));
@@ -94,7 +95,8 @@ static void programmatic_dependent_launch(void **state)
     asyncrt_stream stream;
     assert_ok(g_ctx, asyncrt_stream_create(g_ctx, &stream));
     void *pargs[] = {&d_in, &d_mid, &n}, *cargs[] = {&d_mid, &d_out, &n};
-    asyncrt_launch_config first = {.grid = {(unsigned)(n + 255) / 256}, .block = {256}, .stream = stream};
+    asyncrt_launch_config first = {.size = sizeof first,
+                                   .grid = {(unsigned)(n + 255) / 256}, .block = {256}, .stream = stream};
     asyncrt_launch_config second = first;
     second.programmatic_serialization = true;
     assert_ok(g_ctx, asyncrt_kernel_launch(kernel("pdl_producer"), &first, pargs, NULL, 3));
@@ -144,7 +146,8 @@ static void cluster_preflight_refuses_what_cannot_be_resident(void **state)
     (void)state;
     const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
     if (!d->features.clusters) skip();
-    asyncrt_launch_config cfg = {.grid = {64}, .block = {128}, .cluster = {4}, .shared_bytes = 1024};
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {64}, .block = {128}, .cluster = {4}, .shared_bytes = 1024};
     assert_ok(g_ctx, run_clusters(&cfg));
     /* 32 blocks per cluster: above every device's maximum (16 on the H100) */
     cfg.cluster[0] = 32;
@@ -183,7 +186,7 @@ static void stream_priorities(void **state)
     float *host = malloc(n * sizeof *host), *back = malloc(n * sizeof *back);
     asyncrt_deviceptr x = upload_random(host, (size_t)n);
     void *args[] = {&x, &n};
-    asyncrt_launch_config cfg = {.grid = {(unsigned)n / 256}, .block = {256}, .stream = urgent};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)n / 256}, .block = {256}, .stream = urgent};
     assert_ok(g_ctx, asyncrt_kernel_launch(kernel("add_one"), &cfg, args, NULL, 2));
     assert_ok(g_ctx, asyncrt_stream_synchronize(g_ctx, urgent));
     assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, back, x, n * sizeof(float)));
@@ -201,7 +204,7 @@ static void block_size_overflow_is_refused(void **state)
     asyncrt_deviceptr x = 0;
     int n = 0;
     void *args[] = {&x, &n};
-    asyncrt_launch_config cfg = {.grid = {1}, .block = {1u << 22, 1u << 22, 1u << 22}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1}, .block = {1u << 22, 1u << 22, 1u << 22}};
     assert_status(g_ctx, ASYNCRT_ERROR_RESOURCE_LIMIT, asyncrt_kernel_launch(kernel("add_one"), &cfg, args, NULL, 2));
     assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "more than 2^64"));
 }
@@ -227,7 +230,7 @@ static void auto_arch_retries_arch_specific_kernels(void **state)
     assert_ok(g_ctx, asyncrt_module_get_kernel(m, "fenced", &k));
     asyncrt_deviceptr d_out = poisoned(128);
     void *args[] = {&d_out};
-    asyncrt_launch_config cfg = {.grid = {1}, .block = {128}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1}, .block = {128}};
     assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, NULL, 1));
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
     float out[128], want[128];

@@ -19,7 +19,7 @@ static void no_driver_is_a_clear_status(void **state)
     assert_int_equal(count, 0);
     if (expect && !strstr(asyncrt_context_last_error(ctx), expect))
         fail_msg("'%s' does not say '%s'", asyncrt_context_last_error(ctx), expect);
-    asyncrt_device_info info;
+    asyncrt_device_info info = ASYNCRT_DEVICE_INFO_INIT;
     assert_status(ctx, want, asyncrt_device_probe(ctx, 0, &info));
     assert_status(ctx, want, asyncrt_context_open_device(ctx, 0));
     assert_null(asyncrt_context_device(ctx));
@@ -35,7 +35,7 @@ static void no_driver_is_a_clear_status(void **state)
     assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_memory_alloc(ctx, 16, &ptr));
     assert_int_equal(ptr, 0);
     asyncrt_program *p = NULL;
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     assert_ok(ctx, asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &p));
     asyncrt_module *m = (asyncrt_module *)1;
     assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_module_load(ctx, p, &m));

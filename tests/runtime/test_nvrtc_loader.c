@@ -265,7 +265,7 @@ static void memo_case(const char *which)
     assert_int_equal(asyncrt__nvrtc_facts_get(ctx, &facts, msg, sizeof msg),
                      ASYNCRT_SUCCESS);
     assert_true(facts.version >= 12000 && facts.arch_count > 0);
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "memo.cu", "extern \"C\" __global__ void memo() {}", &o, &p));
     if (strcmp(which, "memo_write") == 0) {
@@ -276,7 +276,7 @@ static void memo_case(const char *which)
         assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
         asyncrt_program_destroy(p);
         assert_true(facts.from_memo);
-        asyncrt_arch a;
+        asyncrt__arch a;
         assert_ok(ctx, asyncrt__arch_resolve(ctx, "sm_90", &a));
         assert_status(ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH, asyncrt__arch_resolve(ctx, "sm_12", &a));
 #ifndef ASYNCRT_SANITIZE_LINKS_NVRTC /* sanitizer builds link NVRTC, see CMakeLists.txt */
@@ -299,7 +299,7 @@ static void override_case(void **state)
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     asyncrt_context_set_cache_dir(ctx, NULL);
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_program *p = NULL;
     asyncrt_status s = asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &p);
     const char *msg = asyncrt_context_last_error(ctx);

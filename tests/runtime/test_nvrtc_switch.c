@@ -35,9 +35,9 @@ static int child(void)
 {
     asyncrt_context *ctx;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return 1;
-    asyncrt_arch arch;
+    asyncrt__arch arch;
     asyncrt__arch_parse("sm_90", &arch);
-    const asyncrt_compile_options o = {.arch = "sm_90"};
+    const asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     asyncrt_compile_job job;
     asyncrt__job_init(&job, ctx, "k.cu", k_kernel, &o, &arch);
     if (asyncrt__job_headers(&job) != ASYNCRT_SUCCESS || asyncrt__job_key(&job) != ASYNCRT_SUCCESS) return 1;

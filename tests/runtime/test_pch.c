@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_trust.h"
+#include "safe_io.h"
 #include "context.h"
 #include "pch.h"
 #include "test_support.h"
@@ -89,7 +89,8 @@ static asyncrt_program_origin compile_expect(asyncrt_context *ctx, const fixture
              slot, slot, slot);
     const char *dirs[] = {f->inc};
     asyncrt_header header = {"mem.h", mem};
-    asyncrt_compile_options o = {.arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1,
+    asyncrt_compile_options o = {.size = sizeof o,
+                                 .arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1,
                                  .headers = &header, .header_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(ctx, asyncrt_program_compile(ctx, "pch_test.cu", source, &o, &p));
@@ -114,7 +115,7 @@ static void test_changed_disk_header_is_never_served_from_a_pch(void **state)
     write_dep(f, 300000);
     asyncrt_context *ctx = new_context(f, "1");
     assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 301001), ASYNCRT_ORIGIN_COMPILED);
-    assert_true(asyncrt__pch_file_count(ctx->pch) >= 1); /* the first compile made one */
+    assert_true(asyncrt__pch_file_count(asyncrt__pch_of(ctx)) >= 1); /* the first compile made one */
     assert_int_equal(compile_expect(ctx, f, 2, MEM_A, 301002), ASYNCRT_ORIGIN_COMPILED);
     write_dep(f, 700000); /* same size, new content */
     assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 701001), ASYNCRT_ORIGIN_COMPILED);
@@ -163,18 +164,18 @@ static void test_auto_mode_and_cleanup(void **state)
     write_dep(f, 600000);
     asyncrt_context *ctx = new_context(f, NULL);
     compile_expect(ctx, f, 1, MEM_A, 601001);
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 0);
     compile_expect(ctx, f, 2, MEM_A, 601002);
-    assert_true(asyncrt__pch_file_count(ctx->pch) >= 1);
+    assert_true(asyncrt__pch_file_count(asyncrt__pch_of(ctx)) >= 1);
     for (int i = 0; i < 3; i++) { /* light: no includes */
         char source[128];
         snprintf(source, sizeof source, "extern \"C\" __global__ void light(int *p) { p[0] = %d; }\n", i);
-        asyncrt_compile_options o = {.arch = "compute_90"};
+        asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_90"};
         asyncrt_program *p = NULL;
         assert_ok(ctx, asyncrt_program_compile(ctx, "light.cu", source, &o, &p));
         asyncrt_program_destroy(p);
     }
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 1);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 1);
     asyncrt_context_destroy(ctx);
     char listing[600];
     snprintf(listing, sizeof listing, "test -z \"$(ls -A %s)\"", f->tmpdir);
@@ -183,7 +184,7 @@ static void test_auto_mode_and_cleanup(void **state)
     ctx = new_context(f, "0");
     compile_expect(ctx, f, 3, MEM_A, 601003);
     compile_expect(ctx, f, 4, MEM_A, 601004);
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 0);
     asyncrt_context_destroy(ctx);
 }
 
@@ -238,12 +239,13 @@ static int small_tmpdir_child(const char *inc, const char *cache)
         snprintf(source, sizeof source, "#include <cuda/ptx>\n#include <pch_dep.h>\n"
                  "extern \"C\" __global__ void k%d(long *p) { p[0] = DISK_VALUE + %d; }\n", slot, slot);
         const char *dirs[] = {inc};
-        asyncrt_compile_options o = {.arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1};
+        asyncrt_compile_options o = {.size = sizeof o,
+                                     .arch = "compute_90", .include_dirs = dirs, .include_dir_count = 1};
         asyncrt_program *p = NULL;
         failed |= asyncrt_program_compile(ctx, "full_tmp.cu", source, &o, &p) != ASYNCRT_SUCCESS;
         asyncrt_program_destroy(p);
     }
-    failed |= asyncrt__pch_file_count(ctx->pch) != 0;
+    failed |= asyncrt__pch_file_count(asyncrt__pch_of(ctx)) != 0;
     asyncrt_context_destroy(ctx);
     return failed ? 1 : 0;
 }
@@ -297,7 +299,7 @@ static void test_no_room_means_no_pch(void **state)
     asyncrt_context *ctx = new_context(f, "1");
     assert_int_equal(compile_expect(ctx, f, 1, MEM_A, 201001), ASYNCRT_ORIGIN_COMPILED);
     assert_int_equal(compile_expect(ctx, f, 2, MEM_A, 201002), ASYNCRT_ORIGIN_COMPILED);
-    assert_int_equal(asyncrt__pch_file_count(ctx->pch), 0);
+    assert_int_equal(asyncrt__pch_file_count(asyncrt__pch_of(ctx)), 0);
     asyncrt_context_destroy(ctx);
     asyncrt__pch_free_bytes = statvfs_based;
 }
@@ -319,8 +321,8 @@ static void test_folders_of_dead_processes_are_swept(void **state)
     pid_t dead = fork();
     if (dead == 0) { /* leaves a PCH and a trace folder behind, as a kill -9 would */
         char pch[64], trace[64], file[128];
-        bool ok = asyncrt__make_private_dir(f->tmpdir, pch, sizeof pch, "asyncrt-pch-") &&
-                  asyncrt__make_private_dir(f->tmpdir, trace, sizeof trace, "asyncrt-trace-");
+        bool ok = asyncrt__private_dir_make(f->tmpdir, pch, sizeof pch, "asyncrt-pch-") &&
+                  asyncrt__private_dir_make(f->tmpdir, trace, sizeof trace, "asyncrt-trace-");
         snprintf(file, sizeof file, "%s/heavy_0.pch", pch);
         FILE *out = ok ? fopen(file, "w") : NULL;
         if (out) fclose(out);

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base_internal.h"  /* SHA-256 */
-#include "cache_internal.h" /* the entry form */
+#include "base_internal.h"    /* SHA-256 */
+#include "compile_internal.h" /* the program's entry form */
 #include "test_support.h"
 
 static asyncrt_program *make_program(void)

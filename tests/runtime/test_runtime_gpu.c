@@ -23,12 +23,12 @@ static void probe_is_consistent(void **state)
     int count = 0;
     assert_ok(g_ctx, asyncrt_device_count(g_ctx, &count));
     for (int i = 0; i < count; i++) { /* every device, not only 0 */
-        asyncrt_device_info info;
+        asyncrt_device_info info = ASYNCRT_DEVICE_INFO_INIT;
         assert_ok(g_ctx, asyncrt_device_probe(g_ctx, i, &info));
         assert_int_equal(info.ordinal, i);
         assert_true(info.sm_count > 0);
     }
-    asyncrt_device_info info;
+    asyncrt_device_info info = ASYNCRT_DEVICE_INFO_INIT;
     assert_status(g_ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_device_probe(g_ctx, count, &info));
     printf("device 0: %s, cc %d.%d, %d SMs, driver %d, NVRTC %d\n", d->name, d->cc_major, d->cc_minor,
            d->sm_count, d->driver_version, d->nvrtc_version);
@@ -53,7 +53,8 @@ static void run_unary(asyncrt_module *m, const char *name, size_t n, reference_f
     int count = (int)n;
     void *args[] = {&d_in, &d_out, &count};
     size_t sizes[] = {sizeof d_in, sizeof d_out, sizeof count};
-    asyncrt_launch_config cfg = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256},
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {(unsigned)((n + 255) / 256)}, .block = {256},
                                  .shared_bytes = shared_bytes};
     assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, sizes, 3));
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
@@ -111,7 +112,7 @@ static const char *k_barrier_source =
 static asyncrt_module *build(const char *arch)
 {
     const char *names[] = {"scale3<float>"};
-    asyncrt_compile_options o = {.arch = arch, .name_expressions = names, .name_expression_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = arch, .name_expressions = names, .name_expression_count = 1};
     asyncrt_module *m = NULL;
     assert_ok(g_ctx, asyncrt_module_build(g_ctx, "staged.cu", k_barrier_source, &o, &m));
     return m;
@@ -154,7 +155,7 @@ static void ptx_the_driver_cannot_load_is_refused_before_the_driver(void **state
     const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
     snprintf(nvrtc, sizeof nvrtc, "NVRTC %d.%d", d->nvrtc_version / 1000, d->nvrtc_version % 1000 / 10);
     snprintf(driver, sizeof driver, "(CUDA %d.%d)", d->driver_version / 1000, d->driver_version % 1000 / 10);
-    asyncrt_compile_options o = {.arch = "compute_80"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "compute_80"};
     asyncrt_module *m = NULL;
     assert_status(g_ctx, ASYNCRT_ERROR_VERSION_MISMATCH,
                   asyncrt_module_build(g_ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m));
@@ -179,7 +180,7 @@ static void a_cubin_for_another_arch_is_a_load_error(void **state)
     (void)state;
     const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
     const char *other = d->cc_major == 8 ? "sm_90" : "sm_80";
-    asyncrt_compile_options o = {.arch = other};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = other};
     asyncrt_module *m = NULL;
     assert_status(g_ctx, ASYNCRT_ERROR_MODULE_LOAD,
                   asyncrt_module_build(g_ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m));
@@ -211,7 +212,7 @@ static void launch_checks_arguments_names_and_limits(void **state)
     int n = 0;
     void *args[] = {&buf, &buf, &n};
     size_t two[] = {8, 8};
-    asyncrt_launch_config cfg = {.grid = {1}, .block = {32}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1}, .block = {32}};
     assert_status(g_ctx, ASYNCRT_ERROR_ARGUMENT_MISMATCH, asyncrt_kernel_launch(k, &cfg, args, two, 2));
     assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "(8, 8, 4)"));
     size_t wrong[] = {8, 8, 8};
@@ -260,7 +261,7 @@ static void kernel_resources_come_from_the_driver(void **state)
     asyncrt_kernel *k = NULL;
     assert_ok(g_ctx, asyncrt_module_build(g_ctx, "resources.cu", src, NULL, &m));
     assert_ok(g_ctx, asyncrt_module_get_kernel(m, "tile", &k));
-    asyncrt_kernel_resources r = {0};
+    asyncrt_kernel_resources r = ASYNCRT_KERNEL_RESOURCES_INIT;
     assert_ok(g_ctx, asyncrt_kernel_resources_of(k, &r));
     assert_int_equal(r.static_shared_bytes, 512 * 4);
     assert_true(r.registers > 0 && r.registers <= 255);
@@ -276,7 +277,7 @@ static void second_context_loads_from_disk_without_nvrtc(void **state)
     asyncrt_module_destroy(m);
     asyncrt_context *fresh = test_context_with_device();
     const char *names[] = {"scale3<float>"};
-    asyncrt_compile_options o = {.name_expressions = names, .name_expression_count = 1};
+    asyncrt_compile_options o = {.size = sizeof o, .name_expressions = names, .name_expression_count = 1};
     asyncrt_program *p = NULL;
     assert_ok(fresh, asyncrt_program_compile(fresh, "staged.cu", k_barrier_source, &o, &p));
     assert_int_equal(asyncrt_program_origin_of(p), ASYNCRT_ORIGIN_DISK_CACHE);
@@ -308,7 +309,7 @@ static void cluster_launch_runs(void **state)
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, 8 * sizeof(unsigned), &out));
     assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, out, 0xFF, 8 * sizeof(unsigned), NULL));
     void *args[] = {&out};
-    asyncrt_launch_config cfg = {.grid = {8}, .block = {32}, .cluster = {4}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {8}, .block = {32}, .cluster = {4}};
     assert_ok(g_ctx, asyncrt_kernel_launch(k, &cfg, args, NULL, 1));
     unsigned host[8];
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));

@@ -26,6 +26,7 @@ static void status_values_keep_their_positions(void **state)
     assert_int_equal(ASYNCRT_ERROR_TENSORMAP_INVALID, 15);
     assert_int_equal(ASYNCRT_ERROR_NO_NVRTC, 17);
     assert_int_equal(ASYNCRT_ERROR_VERSION_MISMATCH, 18);
+    assert_int_equal(ASYNCRT_ERROR_CORRUPT, 19);
     assert_string_equal(asyncrt_status_string(ASYNCRT_ERROR_NO_NVRTC), "ASYNCRT_ERROR_NO_NVRTC");
     assert_string_equal(asyncrt_status_description(ASYNCRT_ERROR_IO), "a file could not be read or written");
 }
@@ -61,7 +62,7 @@ static void failed_constructors_leave_null_and_destroys_take_null(void **state)
     asyncrt_program *program = stale;
     assert_int_not_equal(asyncrt_program_compile(ctx, "k.cu", NULL, NULL, &program), ASYNCRT_SUCCESS);
     assert_null(program);
-    asyncrt_compile_options opts = {.arch = "sm_90"};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = "sm_90"};
     asyncrt_status s = asyncrt_program_compile(ctx, "k.cu", "extern \"C\" __global__ void k() {}", &opts, &program);
     if (s == ASYNCRT_SUCCESS) { /* NVRTC is here: a real program, then no device to load it on */
         asyncrt_module *module = stale;

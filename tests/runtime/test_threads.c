@@ -26,7 +26,7 @@ typedef struct worker {
 static void *work(void *arg)
 {
     worker *w = arg;
-    asyncrt_compile_options o = {.arch = "sm_90"};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90"};
     for (int round = 0; round < ROUNDS; round++) {
         /* Everyone's: NVRTC should run once in the whole process. */
         asyncrt_program *p = NULL;
@@ -39,7 +39,7 @@ static void *work(void *arg)
         char src[256], name[32];
         snprintf(name, sizeof name, "own_%d", w->id);
         snprintf(src, sizeof src, "extern \"C\" __global__ void %s(int *x) { x[0] = %d; }\n", name, w->id);
-        asyncrt_compile_options ptx = {.arch = "compute_80"};
+        asyncrt_compile_options ptx = {.size = sizeof ptx, .arch = "compute_80"};
         s = asyncrt_program_compile(w->ctx, "own.cu", src, &ptx, &p);
         CHECK(w, s == ASYNCRT_SUCCESS, "own compile: %s", asyncrt_context_last_error(w->ctx));
         size_t size = 0;
@@ -96,7 +96,7 @@ typedef struct turn {
 static void *fail_then_read(void *arg)
 {
     turn *t = arg;
-    asyncrt_compile_options o = {.arch = t->arch};
+    asyncrt_compile_options o = {.size = sizeof o, .arch = t->arch};
     asyncrt_program *p = NULL;
     asyncrt_program_compile(t->ctx, "k.cu", "", &o, &p);
     pthread_barrier_wait(t->both_failed);

@@ -191,7 +191,8 @@ static void failed_async_open_is_reported_then_retried(void **state)
     assert_non_null(strstr(asyncrt_context_last_error(ctx), "device 5 does not exist"));
     assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_context_wait_device(ctx));
     asyncrt_build_request req = {.source_name = "spec.cu", .source = k_source,
-                                 .opts = &(asyncrt_compile_options){.arch = "sm_90"}};
+                                 .opts = &(asyncrt_compile_options){.size = sizeof(asyncrt_compile_options),
+                                                                    .arch = "sm_90"}};
     assert_status(ctx, ASYNCRT_ERROR_NO_DEVICE, asyncrt_build_batch(ctx, &req, 1, 1, true));
     assert_non_null(strstr(req.message, "device 5 does not exist"));
     asyncrt_build_batch_release(&req, 1);

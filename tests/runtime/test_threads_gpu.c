@@ -41,7 +41,7 @@ static void run_and_check(asyncrt_context *ctx, asyncrt_module *m, int index)
     int n = N;
     void *args[] = {&d_in, &d_out, &n};
     size_t sizes[] = {sizeof d_in, sizeof d_out, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {N / 256}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {N / 256}, .block = {256}};
     assert_ok(ctx, asyncrt_kernel_launch(k, &cfg, args, sizes, 3));
     assert_ok(ctx, asyncrt_synchronize(ctx));
     assert_ok(ctx, asyncrt_memory_to_host(ctx, out, d_out, N * sizeof(float)));
@@ -65,7 +65,8 @@ static void async_open_with_a_remembered_target(void **state)
     assert_int_equal(asyncrt_context_create(&first), ASYNCRT_SUCCESS);
     assert_ok(first, asyncrt_context_set_cache_dir(first, dir));
     asyncrt_program *probe = NULL;
-    assert_ok(first, asyncrt_program_compile(first, "p.cu", "", &(asyncrt_compile_options){.arch = "sm_80"}, &probe));
+    assert_ok(first, asyncrt_program_compile(first, "p.cu", "", &(asyncrt_compile_options){.size = sizeof(asyncrt_compile_options),
+                                                                                           .arch = "sm_80"}, &probe));
     asyncrt_program_destroy(probe); /* the cache directory now exists */
     assert_ok(first, asyncrt_context_open_device(first, 0));
     asyncrt_context_destroy(first);

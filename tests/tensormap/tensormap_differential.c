@@ -744,7 +744,7 @@ int main(int argc, char **argv)
     printf("tensormap_differential: %lu cases, seed %llu\n", cases, seed);
 
     static tally by_mutation[64], by_rule[64], by_kind[4], by_warning[16];
-    static asyncrt_tensormap_report report;
+    static asyncrt_tensormap_report report = ASYNCRT_TENSORMAP_REPORT_INIT;
     size_t n_mut = 0, n_rule = 0, n_kind = 0, n_warn = 0;
     unsigned long agree = 0, disagree = 0, other_errors = 0;
     static char dump[4096], msg[512];

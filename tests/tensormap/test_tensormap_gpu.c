@@ -106,8 +106,7 @@ static void run_tiles(const char *kernel_name, const tensor *t, asyncrt_tensorma
 
     asyncrt_kernel *kernel;
     assert_ok(g_ctx, asyncrt_module_get_kernel(g_module, kernel_name, &kernel));
-    asyncrt_launch_config config;
-    memset(&config, 0, sizeof config);
+    asyncrt_launch_config config = ASYNCRT_LAUNCH_CONFIG_INIT;
     memcpy(config.grid, grid, sizeof grid);
     config.block[0] = 128;
     config.block[1] = config.block[2] = 1;

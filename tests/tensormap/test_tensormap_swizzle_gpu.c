@@ -170,7 +170,8 @@ static void run_case(const swizzle_case *c, asyncrt_kernel *kernel, asyncrt_devi
     assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_align, 0xFF, TILES * sizeof(unsigned), NULL));
     asyncrt_tensor_map map;
     encode_raw(c, d_in, &map);
-    asyncrt_launch_config config = {.grid = {1, SWZ_DIM1 / SWZ_BOX_Y, SWZ_DIM2 / SWZ_BOX_Z}, .block = {128, 1, 1}};
+    asyncrt_launch_config config = {.size = sizeof config,
+                                    .grid = {1, SWZ_DIM1 / SWZ_BOX_Y, SWZ_DIM2 / SWZ_BOX_Z}, .block = {128, 1, 1}};
     void *args[] = {&map, &d_out, &d_align};
     size_t sizes[] = {sizeof map, sizeof d_out, sizeof d_align};
     assert_ok(g_ctx, asyncrt_kernel_launch(kernel, &config, args, sizes, 3));

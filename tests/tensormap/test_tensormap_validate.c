@@ -485,8 +485,8 @@ static void test_sm_tma(void **state)
 static void expect_warnings(const asyncrt_tensormap_desc *d, const asyncrt_tensormap_im2col_desc *im2col,
                             uint64_t smem, const char *const *rules, const char *needle, int line)
 {
-    asyncrt_tensormap_check_options opts = {0, smem, false};
-    asyncrt_tensormap_report r;
+    asyncrt_tensormap_check_options opts = {.size = sizeof opts, .smem_per_block = smem};
+    asyncrt_tensormap_report r = ASYNCRT_TENSORMAP_REPORT_INIT;
     asyncrt_status s = im2col ? asyncrt_tensormap_analyze_im2col(im2col, &opts, &r)
                               : asyncrt_tensormap_analyze(d, &opts, &r);
     if (s != ASYNCRT_SUCCESS) fail_msg("line %d: analyze failed: %s: %s", line, r.error.rule, r.error.message);
@@ -588,8 +588,8 @@ static void test_box_smem_device(void **state)
     expect_warnings(&d, NULL, 232448, NONE_W, NULL, __LINE__);
     d.element_stride[2] = 1;
     d.box_dim[2] = 229; /* over the driver's limit: an error whatever the device */
-    asyncrt_tensormap_check_options opts = {90, 1 << 20, false};
-    asyncrt_tensormap_report r;
+    asyncrt_tensormap_check_options opts = {.size = sizeof opts, .sm = 90, .smem_per_block = 1 << 20};
+    asyncrt_tensormap_report r = ASYNCRT_TENSORMAP_REPORT_INIT;
     assert_int_equal(asyncrt_tensormap_analyze(&d, &opts, &r), ASYNCRT_ERROR_TENSORMAP_INVALID);
     assert_string_equal(r.error.rule, "box_smem");
     assert_int_equal(r.warning_count, 0);
@@ -607,7 +607,7 @@ static void test_box_smem_device(void **state)
 static void test_analyze(void **state)
 {
     (void)state;
-    asyncrt_tensormap_report r;
+    asyncrt_tensormap_report r = ASYNCRT_TENSORMAP_REPORT_INIT;
     asyncrt_tensormap_desc d = base(3);
     d.box_dim[0] = 10; /* an error: no warnings looked for */
     d.global_dim[0] = 3;
@@ -620,7 +620,7 @@ static void test_analyze(void **state)
     /* Two warnings at once, in a fixed order. */
     d = base(3);
     d.global_dim[0] = 3; /* 12-byte rows */
-    asyncrt_tensormap_check_options opts = {90, 64, false}; /* less shared memory than the box takes */
+    asyncrt_tensormap_check_options opts = {.size = sizeof opts, .sm = 90, .smem_per_block = 64}; /* less than the box */
     assert_int_equal(asyncrt_tensormap_analyze(&d, &opts, &r), ASYNCRT_SUCCESS);
     assert_int_equal(r.warning_count, 2);
     assert_string_equal(r.warnings[0].rule, "row_bytes16");
@@ -1054,8 +1054,7 @@ static void compile_for_sm90(const char *name, const char *source, const char *c
 {
     asyncrt_context *ctx;
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
-    asyncrt_compile_options opts;
-    memset(&opts, 0, sizeof opts);
+    asyncrt_compile_options opts = ASYNCRT_COMPILE_OPTIONS_INIT;
     opts.arch = "sm_90";
     opts.defines = defines;
     opts.define_count = count;

@@ -23,8 +23,7 @@ static inline int tma_test_open(const char *test, const char *source_name, const
         return ASYNCRT_TEST_SKIP;
     }
     test_seed_random(test);
-    asyncrt_compile_options opts;
-    memset(&opts, 0, sizeof opts);
+    asyncrt_compile_options opts = ASYNCRT_COMPILE_OPTIONS_INIT;
     opts.defines = defines;
     opts.define_count = define_count;
     if (asyncrt_module_build(*ctx, source_name, source, &opts, module) != ASYNCRT_SUCCESS) {

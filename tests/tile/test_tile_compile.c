@@ -9,9 +9,9 @@
 
 static const float k_weights[81] = {0.5f, -1.0f, 2.0f, 0.25f, 1.0f, -0.5f, 3.0f, 0.125f, 1.5f};
 
-static asyncrt_tile_desc desc(asyncrt_tile_kind kind, asyncrt_dtype dtype, asyncrt_map_path path, const char *arch)
+static asyncrt_tile_desc desc(asyncrt_tile_kind kind, asyncrt_dtype dtype, asyncrt_op_path path, const char *arch)
 {
-    asyncrt_tile_desc d = {.kind = kind, .dtype = dtype, .path = path, .arch = arch};
+    asyncrt_tile_desc d = {.size = sizeof d, .kind = kind, .dtype = dtype, .path = path, .arch = arch};
     if (kind == ASYNCRT_TILE_MAP) d.expression = "out = v * 2 + (y ^ x);";
     if (kind == ASYNCRT_TILE_STENCIL) {
         d.radius = 1;
@@ -27,15 +27,15 @@ static void build(asyncrt_context *ctx, const asyncrt_tile_desc *d, const char *
     asyncrt_status s = asyncrt_tile_create(ctx, d, &op);
     if (s != ASYNCRT_SUCCESS)
         fail_msg("tile kind %d %s, %s path, %s, radius %d: %s", (int)d->kind, asyncrt_dtype_name(d->dtype),
-                 asyncrt_map_path_name(d->path), d->arch, d->radius, asyncrt_context_last_error(ctx));
+                 asyncrt_op_path_name(d->path), d->arch, d->radius, asyncrt_context_last_error(ctx));
     assert_int_equal(asyncrt_tile_path_of(op), d->path);
     const asyncrt_program *prog = asyncrt_tile_program(op);
     if (asyncrt_program_is_ptx(prog)) {
         const char *ptx = asyncrt_program_image(prog, NULL);
         for (; expect && *expect; expect++)
-            if (!strstr(ptx, *expect)) fail_msg("%s path for %s: the PTX lacks '%s'", asyncrt_map_path_name(d->path), d->arch, *expect);
+            if (!strstr(ptx, *expect)) fail_msg("%s path for %s: the PTX lacks '%s'", asyncrt_op_path_name(d->path), d->arch, *expect);
         if (absent && strstr(ptx, absent))
-            fail_msg("%s path for %s: the PTX has '%s'", asyncrt_map_path_name(d->path), d->arch, absent);
+            fail_msg("%s path for %s: the PTX has '%s'", asyncrt_op_path_name(d->path), d->arch, absent);
     }
     asyncrt_tile_destroy(op);
 }
@@ -46,7 +46,7 @@ static void every_template_compiles(void **state)
     static const asyncrt_dtype dtypes[] = {ASYNCRT_F32, ASYNCRT_I32, ASYNCRT_U32, ASYNCRT_F16, ASYNCRT_BF16};
     static const char *const archs[] = {"sm_90", "sm_80"};
     for (size_t a = 0; a < 2; a++)
-        for (asyncrt_map_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+        for (asyncrt_op_path path = ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
             if (a == 1 && path == ASYNCRT_PATH_TMA) continue;
             for (size_t t = 0; t < sizeof dtypes / sizeof dtypes[0]; t++) {
                 asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, dtypes[t], path, archs[a]);
@@ -101,7 +101,7 @@ static void bad_descriptions_are_rejected(void **state)
         int radius;
         bool weights;
         const char *expression;
-        asyncrt_map_path path;
+        asyncrt_op_path path;
         const char *arch;
         asyncrt_status status;
         const char *message;
@@ -118,12 +118,13 @@ static void bad_descriptions_are_rejected(void **state)
         {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, false, "", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "empty"},
         {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false, NULL, ASYNCRT_PATH_TMA, "sm_80", ASYNCRT_ERROR_UNSUPPORTED, "needs sm_90"},
         {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 1, true, NULL, ASYNCRT_PATH_LDGSTS, "sm_75", ASYNCRT_ERROR_UNSUPPORTED, "needs sm_80"},
-        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false, NULL, (asyncrt_map_path)9, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "path 9"},
+        {ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, 0, false, NULL, (asyncrt_op_path)9, "sm_90", ASYNCRT_ERROR_INVALID_ARGUMENT, "path 9"},
         {ASYNCRT_TILE_MAP, ASYNCRT_F32, 0, false, "out = v +* 2;", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_COMPILE, "tile expression(1)"},
         {ASYNCRT_TILE_STENCIL, ASYNCRT_F32, 2, false, "out = in(0, 0);\nout += nope;", ASYNCRT_PATH_PLAIN, "sm_90", ASYNCRT_ERROR_COMPILE, "tile expression(2)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        asyncrt_tile_desc d = {.kind = cases[i].kind, .dtype = cases[i].dtype, .radius = cases[i].radius,
+        asyncrt_tile_desc d = {.size = sizeof d,
+                               .kind = cases[i].kind, .dtype = cases[i].dtype, .radius = cases[i].radius,
                                .weights = cases[i].weights ? k_weights : NULL, .expression = cases[i].expression,
                                .path = cases[i].path, .arch = cases[i].arch};
         assert_status(ctx, cases[i].status, asyncrt_tile_create(ctx, &d, &op));
@@ -151,7 +152,7 @@ static void every_tuning_compiles(void **state)
     for (size_t a = 0; a < 3; a++) {
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", variants[v]);
-            for (asyncrt_map_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
+            for (asyncrt_op_path path = a ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN; path++) {
                 asyncrt_tile_desc d = desc(ASYNCRT_TILE_TRANSPOSE, ASYNCRT_F32, path, archs[a]);
                 build(ctx, &d, path == ASYNCRT_PATH_LDGSTS ? ldgsts : NULL, path == ASYNCRT_PATH_PLAIN ? "cp.async" : NULL);
                 d = desc(ASYNCRT_TILE_MAP, ASYNCRT_F16, path, archs[a]);
@@ -161,7 +162,7 @@ static void every_tuning_compiles(void **state)
         for (size_t v = 0; v < sizeof stencils / sizeof stencils[0]; v++) {
             test_context_setenv(ctx, "ASYNCRT_TILE_TUNE", stencils[v]);
             bool wide = strstr(stencils[v], "tw=256") != NULL; /* TMA boxes are at most 256 wide */
-            for (asyncrt_map_path path = a || wide ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN;
+            for (asyncrt_op_path path = a || wide ? ASYNCRT_PATH_LDGSTS : ASYNCRT_PATH_TMA; path <= ASYNCRT_PATH_PLAIN;
                  path++) {
                 asyncrt_tile_desc d = desc(ASYNCRT_TILE_STENCIL, ASYNCRT_F32, path, archs[a]);
                 d.radius = 1 + (int)v % ASYNCRT_TILE_MAX_RADIUS;

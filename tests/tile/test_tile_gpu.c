@@ -61,13 +61,13 @@ static void random_matrix(asyncrt_dtype t, void *m, size_t n)
     }
 }
 
-static char *describe(const op_case *c, asyncrt_map_path path, const char *arch)
+static char *describe(const op_case *c, asyncrt_op_path path, const char *arch)
 {
     static char text[224];
     static const char *const kinds[] = {"map", "transpose", "stencil"};
     const char *tune = getenv("ASYNCRT_TILE_TUNE");
     snprintf(text, sizeof text, "%s %s%s radius %d, %s path (%s), ASYNCRT_TILE_TUNE='%.60s'", kinds[c->kind],
-             asyncrt_dtype_name(c->dtype), c->expression ? " expression" : "", c->radius, asyncrt_map_path_name(path),
+             asyncrt_dtype_name(c->dtype), c->expression ? " expression" : "", c->radius, asyncrt_op_path_name(path),
              arch ? arch : "auto", tune ? tune : "");
     return text;
 }
@@ -91,7 +91,7 @@ static void run_shape(asyncrt_tile_op *op, const op_case *c, const float *w, siz
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, bytes + 256 + GUARD, &d_out));
     assert_ok(g_ctx, asyncrt_memory_to_device(g_ctx, d_in + in_off, in, bytes));
     assert_ok(g_ctx, asyncrt_memory_fill(g_ctx, d_out, 0xFF, bytes + 256 + GUARD, NULL));
-    asyncrt_map_path ran = asyncrt_tile_launch_path(op, rows, cols, d_in + in_off, d_out + out_off);
+    asyncrt_op_path ran = asyncrt_tile_launch_path(op, rows, cols, d_in + in_off, d_out + out_off);
     if (asyncrt_tile_path_of(op) == ASYNCRT_PATH_TMA && s == 7) assert_int_equal(ran, ASYNCRT_PATH_TMA);
     assert_ok(g_ctx, asyncrt_tile_launch(op, rows, cols, d_in + in_off, d_out + out_off, NULL));
     assert_ok(g_ctx, asyncrt_synchronize(g_ctx));
@@ -104,7 +104,7 @@ static void run_shape(asyncrt_tile_op *op, const op_case *c, const float *w, siz
             memcpy(&g, got + i * e, e);
             memcpy(&x, expect + i * e, e);
             fail_msg("%s, %zu x %zu (offsets %zu, %zu; ran %s): out[%zu][%zu] is 0x%x, expected 0x%x", what, rows,
-                     cols, in_off, out_off, asyncrt_map_path_name(ran), i / out_cols, i % out_cols, g, x);
+                     cols, in_off, out_off, asyncrt_op_path_name(ran), i / out_cols, i % out_cols, g, x);
         }
     for (size_t i = 0; i < GUARD; i++)
         if (got[bytes + i] != 0xFF)
@@ -119,7 +119,7 @@ static void run_shape(asyncrt_tile_op *op, const op_case *c, const float *w, siz
 /* The shapes the tuned variants run on: edges, partial tiles, unaligned rows. */
 static const size_t k_few_shapes[] = {1, 2, 3, 6, 7, 9, 11};
 
-static void run_ops(asyncrt_map_path path, const char *arch, const op_case *ops, size_t count, bool few)
+static void run_ops(asyncrt_op_path path, const char *arch, const op_case *ops, size_t count, bool few)
 {
     for (size_t k = 0; k < count; k++) {
         const op_case *c = &ops[k];
@@ -129,7 +129,8 @@ static void run_ops(asyncrt_map_path path, const char *arch, const op_case *ops,
         char expression[128];
         snprintf(expression, sizeof expression, "out = in(0, 0) * 2 + in(-%d, %d) + in(%d, -%d);", c->radius,
                  c->radius, c->radius - 1, c->radius);
-        asyncrt_tile_desc d = {.kind = c->kind, .dtype = c->dtype, .radius = c->radius, .path = path, .arch = arch};
+        asyncrt_tile_desc d = {.size = sizeof d,
+                               .kind = c->kind, .dtype = c->dtype, .radius = c->radius, .path = path, .arch = arch};
         if (c->kind == ASYNCRT_TILE_STENCIL) {
             if (c->expression) d.expression = expression;
             else d.weights = w;
@@ -145,7 +146,7 @@ static void run_ops(asyncrt_map_path path, const char *arch, const op_case *ops,
     }
 }
 
-static void run_path(asyncrt_map_path path, const char *arch)
+static void run_path(asyncrt_op_path path, const char *arch)
 {
     run_ops(path, arch, k_ops, sizeof k_ops / sizeof k_ops[0], false);
 }
@@ -247,7 +248,8 @@ static void tuned_variants_through_compute_80(void **state)
 static void repeated_and_in_place_launches(void **state)
 {
     (void)state;
-    asyncrt_tile_desc d = {.kind = ASYNCRT_TILE_MAP, .dtype = ASYNCRT_F32, .expression = "out = v * 2 + (y * 7 + x);"};
+    asyncrt_tile_desc d = {.size = sizeof d,
+                           .kind = ASYNCRT_TILE_MAP, .dtype = ASYNCRT_F32, .expression = "out = v * 2 + (y * 7 + x);"};
     asyncrt_tile_op *op = NULL;
     assert_ok(g_ctx, asyncrt_tile_create(g_ctx, &d, &op));
     size_t rows = 300, cols = 1024, n = rows * cols;
@@ -281,7 +283,7 @@ static void repeated_and_in_place_launches(void **state)
 static void bad_launches_are_refused(void **state)
 {
     (void)state;
-    asyncrt_tile_desc d = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
+    asyncrt_tile_desc d = {.size = sizeof d, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     assert_ok(g_ctx, asyncrt_tile_create(g_ctx, &d, &op));
     asyncrt_deviceptr a;

@@ -7,12 +7,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base_internal.h"    /* asyncrt__format, the settings */
-#include "cache_internal.h"   /* program.h: a program around an image read from a file */
-#include "context_internal.h" /* asyncrt__fail */
+#include "bench_why.h"
+#include "tool_format.h"
 
 #define KERNELS 12
 #define CHECK_N (1 << 16)
+
 
 static double now_ms(void)
 {
@@ -38,7 +38,7 @@ double jit_bench_median(double *v, int n)
  * so every cache key, NVRTC's own included) new without changing the code. */
 char *jit_bench_kernel_source(int index, int salt)
 {
-    return asyncrt__format(
+    return tool_format(
         "#include <cuda/barrier>\n"
         "#include <cuda/pipeline>\n"
         "#include <cooperative_groups.h>\n"
@@ -86,7 +86,7 @@ static asyncrt_status check_kernel(asyncrt_context *ctx, asyncrt_module *m, int 
     int n = CHECK_N;
     void *args[] = {&d_in, &d_out, &n};
     size_t sizes[] = {sizeof d_in, sizeof d_out, sizeof n};
-    asyncrt_launch_config cfg = {.grid = {CHECK_N / 256}, .block = {256}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {CHECK_N / 256}, .block = {256}};
     if (s == ASYNCRT_SUCCESS) s = asyncrt_kernel_launch(k, &cfg, args, sizes, 3);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_memory_to_host(ctx, out, d_out, CHECK_N * sizeof(float));
@@ -130,8 +130,8 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
     /* ASYNCRT_PCH and ASYNCRT_COMPILE_WORKER are the context's to read (no
      * other thread runs now): set before it is made, the worker's kept until
      * the batch has run, then put back as the library read it (env). */
-    asyncrt_settings env;
-    bool have_env = asyncrt__settings_read(&env);
+    const char *worker = NULL;
+    asyncrt_context_setting(ctx, "ASYNCRT_COMPILE_WORKER", &worker); /* as the library read it */
     if (mode == ONE_BY_ONE) setenv("ASYNCRT_PCH", "0", 1);
     if (mode == BATCH_THREADS) setenv("ASYNCRT_COMPILE_WORKER", "0", 1);
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&c, ordinal, dir);
@@ -147,15 +147,13 @@ static asyncrt_status build_set(asyncrt_context *ctx, int ordinal, int mode, int
         asyncrt_build_batch_release(reqs, KERNELS);
     }
     *ms = now_ms() - t0;
-    if (mode == BATCH_THREADS && have_env && env.compile_worker)
-        setenv("ASYNCRT_COMPILE_WORKER", env.compile_worker, 1);
+    if (mode == BATCH_THREADS && worker) setenv("ASYNCRT_COMPILE_WORKER", worker, 1);
     else if (mode == BATCH_THREADS) unsetenv("ASYNCRT_COMPILE_WORKER");
-    if (have_env) asyncrt__settings_free(&env);
     if (s != ASYNCRT_SUCCESS)
-        asyncrt__fail(ctx, s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
+        bench_fail(s, "build mode %d: %s", mode, c ? asyncrt_context_last_error(c) : "");
     for (int i = 0; s == ASYNCRT_SUCCESS && i < KERNELS; i++)
         if ((s = check_kernel(c, mods[i], i, ok)))
-            asyncrt__fail(ctx, s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
+            bench_fail(s, "checking cold_%d: %s", i, asyncrt_context_last_error(c));
     for (int i = 0; i < KERNELS; i++) {
         asyncrt_module_destroy(mods[i]);
         free(src[i]);
@@ -206,7 +204,7 @@ static bool run_child(const char *args, child_times *t)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return false;
     self[n] = '\0';
-    char *cmd = asyncrt__format("'%s' " JIT_BENCH_CHILD_FLAG " %s", self, args);
+    char *cmd = tool_format("'%s' " JIT_BENCH_CHILD_FLAG " %s", self, args);
     FILE *p = cmd ? popen(cmd, "r") : NULL; /* fork + exec at once: nothing CUDA crosses */
     free(cmd);
     if (!p) return false;
@@ -227,7 +225,7 @@ static char *make_dir(void)
 
 static void remove_dir(const char *dir)
 {
-    char *cmd = dir ? asyncrt__format("rm -rf '%s'", dir) : NULL;
+    char *cmd = dir ? tool_format("rm -rf '%s'", dir) : NULL;
     if (cmd && system(cmd) != 0) fprintf(stderr, "asyncrt-bench: could not remove %s\n", dir);
     free(cmd);
 }
@@ -238,10 +236,10 @@ typedef struct process_result {
     double sequential_rest_ms, overlapped_rest_ms; /* the same less the compile call (waits included) */
 } process_result;
 
-static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int runs, process_result *r)
+static asyncrt_status measure_processes(int ordinal, int runs, process_result *r)
 {
     char *dir = make_dir();
-    if (!dir) return asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary directory");
+    if (!dir) return bench_fail(ASYNCRT_ERROR_IO, "cannot make a temporary directory");
     double *cached = calloc((size_t)runs, sizeof(double)), *memory = calloc((size_t)runs, sizeof(double));
     double *hit = calloc((size_t)runs, sizeof(double)), *seq = calloc((size_t)runs, sizeof(double));
     double *ovl = calloc((size_t)runs, sizeof(double));
@@ -250,20 +248,20 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
                                                                                      : ASYNCRT_ERROR_OUT_OF_MEMORY;
 
     /* Fill a cache as `asyncrt-cache warm` does (a batch), keep the image too. */
-    char *cache = asyncrt__format("%s/warm", dir), *image_path = asyncrt__format("%s/image", dir);
+    char *cache = tool_format("%s/warm", dir), *image_path = tool_format("%s/image", dir);
     asyncrt_context *filler = NULL;
     char *src = jit_bench_kernel_source(0, 1);
     asyncrt_build_request req = {.source_name = "cold.cu", .source = src};
     if (s == ASYNCRT_SUCCESS) s = fresh_context(&filler, ordinal, cache);
     if (s == ASYNCRT_SUCCESS && (s = asyncrt_build_batch(filler, &req, 1, 0, false)))
-        asyncrt__fail(ctx, s, "filling the cache: %s", asyncrt_context_last_error(filler));
+        bench_fail(s, "filling the cache: %s", asyncrt_context_last_error(filler));
     char arch[32] = "";
     if (s == ASYNCRT_SUCCESS) {
         size_t size;
         const void *image = asyncrt_program_image(req.program, &size);
         snprintf(arch, sizeof arch, "%s", asyncrt_program_arch(req.program));
         FILE *f = fopen(image_path, "wb");
-        if (!f || fwrite(image, 1, size, f) != size) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot write %s", image_path);
+        if (!f || fwrite(image, 1, size, f) != size) s = bench_fail(ASYNCRT_ERROR_IO, "cannot write %s", image_path);
         if (f) fclose(f);
     }
     asyncrt_build_batch_release(&req, 1);
@@ -272,18 +270,18 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
 
     for (int i = 0; s == ASYNCRT_SUCCESS && i < runs; i++) {
         child_times a, b, c, d;
-        char *args_cached = asyncrt__format("cached %d '%s'", ordinal, cache);
-        char *args_memory = asyncrt__format("memory %d '%s' %s", ordinal, image_path, arch);
+        char *args_cached = tool_format("cached %d '%s'", ordinal, cache);
+        char *args_memory = tool_format("memory %d '%s' %s", ordinal, image_path, arch);
         /* Empty caches that know only the device's target (as after any run). */
-        char *empty1 = asyncrt__format("%s/empty-%d-a", dir, i), *empty2 = asyncrt__format("%s/empty-%d-b", dir, i);
+        char *empty1 = tool_format("%s/empty-%d-a", dir, i), *empty2 = tool_format("%s/empty-%d-b", dir, i);
         asyncrt_context *hint = NULL;
         for (int e = 0; e < 2 && s == ASYNCRT_SUCCESS; e++) {
-            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot create a cache directory");
+            if (mkdir(e ? empty2 : empty1, 0700) != 0) s = bench_fail(ASYNCRT_ERROR_IO, "cannot create a cache directory");
             if (s == ASYNCRT_SUCCESS) s = fresh_context(&hint, ordinal, e ? empty2 : empty1); /* opening records the target */
             asyncrt_context_destroy(hint);
         }
-        char *args_seq = asyncrt__format("sequential %d '%s' %d", ordinal, empty1, 100 + 2 * i);
-        char *args_ovl = asyncrt__format("overlapped %d '%s' %d", ordinal, empty2, 101 + 2 * i);
+        char *args_seq = tool_format("sequential %d '%s' %d", ordinal, empty1, 100 + 2 * i);
+        char *args_ovl = tool_format("overlapped %d '%s' %d", ordinal, empty2, 101 + 2 * i);
         bool ok = s == ASYNCRT_SUCCESS && args_cached && args_memory && args_seq && args_ovl;
         if (i % 2) { /* alternate the order */
             ok = ok && run_child(args_memory, &b) && run_child(args_cached, &a);
@@ -294,9 +292,9 @@ static asyncrt_status measure_processes(asyncrt_context *ctx, int ordinal, int r
         }
         if (ok && a.origin != ASYNCRT_ORIGIN_DISK_CACHE) {
             ok = false;
-            asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "the warmed child did not hit the disk cache (origin %d)", a.origin);
+            bench_fail(ASYNCRT_ERROR_IO, "the warmed child did not hit the disk cache (origin %d)", a.origin);
         } else if (!ok && s == ASYNCRT_SUCCESS) {
-            s = asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "a child run of the JIT section failed (see its stderr)");
+            s = bench_fail(ASYNCRT_ERROR_IO, "a child run of the JIT section failed (see its stderr)");
         }
         if (ok) {
             cached[i] = a.total_ms;
@@ -332,10 +330,11 @@ int jit_bench_run(asyncrt_context *ctx, int ordinal, int repeats, bool json)
     batch_result b = {0};
     process_result p = {0};
     srand((unsigned)time(NULL));
+    bench_why_clear();
     asyncrt_status s = measure_batch(ctx, ordinal, repeats, &b);
-    if (s == ASYNCRT_SUCCESS) s = measure_processes(ctx, ordinal, 2 * repeats + 1, &p);
+    if (s == ASYNCRT_SUCCESS) s = measure_processes(ordinal, 2 * repeats + 1, &p);
     if (s != ASYNCRT_SUCCESS) {
-        fprintf(stderr, "asyncrt-bench: --jit: %s\n", asyncrt_context_last_error(ctx));
+        fprintf(stderr, "asyncrt-bench: --jit: %s\n", bench_why(ctx));
         return 1;
     }
     double pct = 100.0 * b.batch_ms / b.sequential_ms;
@@ -409,19 +408,20 @@ int jit_bench_child(int argc, char **argv)
     int ordinal = atoi(argv[3]);
     bool memory = !strcmp(mode, "memory"), overlapped = !strcmp(mode, "overlapped");
     asyncrt_program *program = NULL;
+    void *image = NULL;
+    size_t image_size = 0;
     if (memory) { /* the image a program would embed: read before the clock restarts */
         if (argc < 6) return 2;
-        program = calloc(1, sizeof *program);
-        if (!program || !(program->image = read_all(path, &program->image_size))) return 1;
-        snprintf(program->arch, sizeof program->arch, "%s", argv[5]);
-        program->ptx = !strncmp(argv[5], "compute_", 8);
-        program->log = strdup("");
+        if (!(image = read_all(path, &image_size))) return 1;
         t0 = now_ms();
     }
     asyncrt_context *ctx = NULL;
     asyncrt_module *module = NULL;
     asyncrt_kernel *kernel = NULL;
     asyncrt_status s = asyncrt_context_create(&ctx);
+    /* As a program that embeds it: a program around the bytes (a copy), once there is a context. */
+    if (s == ASYNCRT_SUCCESS && memory) s = asyncrt_program_from_image(ctx, image, image_size, argv[5], &program);
+    free(image);
     if (s == ASYNCRT_SUCCESS && !memory) s = asyncrt_context_set_cache_dir(ctx, path);
     if (s == ASYNCRT_SUCCESS) s = overlapped ? asyncrt_context_open_device_async(ctx, ordinal)
                                              : asyncrt_context_open_device(ctx, ordinal);

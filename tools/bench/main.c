@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_why.h"
 #include "jit_bench.h"
-#include "ops_internal.h"
+#include "asyncrt/ops.h"
 #include "remote_bench.h"
 #include "measure.h"
 #include "tile_bench.h"
@@ -56,7 +57,7 @@ typedef enum { OUT_TABLE, OUT_JSON, OUT_CSV } out_format;
 typedef struct options {
     size_t sizes_mib[MAX_SIZES];
     size_t size_count;
-    bool paths[4]; /* indexed by asyncrt_map_path */
+    bool paths[4]; /* indexed by asyncrt_op_path */
     bool paths_given;
     bench_settings settings;
     int device;
@@ -136,8 +137,8 @@ static int parse_args(int argc, char **argv, options *o)
             char *copy = strdup(v), *save = NULL;
             o->paths_given = true;
             for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-                int p = asyncrt__path_parse(t);
-                if (p < 0 || p == ASYNCRT_PATH_AUTO) {
+                asyncrt_op_path p;
+                if (!asyncrt_op_path_parse(t, &p) || p == ASYNCRT_PATH_AUTO) {
                     rc = tool_usage_error("asyncrt-bench", "unknown path '%s' in --paths; use tma, ldgsts, plain", t);
                     free(copy);
                     return rc;
@@ -214,16 +215,17 @@ static void print_rows(const options *o, const asyncrt_device_info *dev, const r
 
 /* ---- the run ------------------------------------------------------------- */
 
-static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_map_path path, bool two_inputs)
+static asyncrt_map *make_map(asyncrt_context *ctx, asyncrt_op_path path, bool two_inputs)
 {
     static const asyncrt_map_arg in[] = {{"x", ASYNCRT_F32}, {"z", ASYNCRT_F32}}, out = {"y", ASYNCRT_F32};
     static const asyncrt_map_arg sc[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
-    asyncrt_map_desc d = {.inputs = in, .input_count = two_inputs ? 2 : 1, .outputs = &out, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = in, .input_count = two_inputs ? 2 : 1, .outputs = &out, .output_count = 1,
                           .scalars = sc, .scalar_count = two_inputs ? 1 : 2,
                           .expression = two_inputs ? "y = a * x + z;" : "y = a * x + b;", .path = path};
     asyncrt_map *m = NULL;
     if (asyncrt_map_create(ctx, &d, &m) != ASYNCRT_SUCCESS) {
-        fprintf(stderr, "asyncrt-bench: map (%s path): %s\n", asyncrt_map_path_name(path),
+        fprintf(stderr, "asyncrt-bench: map (%s path): %s\n", asyncrt_op_path_name(path),
                 asyncrt_context_last_error(ctx));
         return NULL;
     }
@@ -240,7 +242,10 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc;
     asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) return fprintf(stderr, "asyncrt-bench: out of memory\n"), 1;
+    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
+        fprintf(stderr, "asyncrt-bench: out of memory\n");
+        return 1;
+    }
     asyncrt_status s = asyncrt_context_open_device(ctx, o.device);
     if (s != ASYNCRT_SUCCESS) {
         /* The library's message already says "no CUDA driver" or "no device N". */
@@ -274,7 +279,7 @@ int main(int argc, char **argv)
     asyncrt_map *maps[4][2] = {{NULL}};
     for (int p = ASYNCRT_PATH_TMA; p <= ASYNCRT_PATH_PLAIN; p++)
         for (int two = 0; two < 2 && o.paths[p]; two++)
-            if (!(maps[p][two] = make_map(ctx, (asyncrt_map_path)p, two))) rc = EXIT_FAILED;
+            if (!(maps[p][two] = make_map(ctx, (asyncrt_op_path)p, two))) rc = EXIT_FAILED;
 
     size_t largest = 0;
     for (size_t i = 0; i < o.size_count; i++) largest = o.sizes_mib[i] > largest ? o.sizes_mib[i] : largest;
@@ -302,7 +307,7 @@ int main(int argc, char **argv)
             for (int two = 0; !s && two < 2 && maps[p][two]; two++) {
                 if ((s = bench_map(ctx, &o.settings, maps[p][two], n, ins, &y, scalars, &ms))) break;
                 double gbs = (two ? 3.0 : 2.0) * bytes / (ms * 1e6);
-                rows[count++] = (row){two ? "a*x+z" : "a*x+b", asyncrt_map_path_name((asyncrt_map_path)p),
+                rows[count++] = (row){two ? "a*x+z" : "a*x+b", asyncrt_op_path_name((asyncrt_op_path)p),
                                       o.sizes_mib[i], ms, gbs, 100.0 * gbs / ceiling};
             }
     }
@@ -314,7 +319,7 @@ int main(int argc, char **argv)
     bool have_jit = false;
     if (!rc && o.jit) {
         if ((s = bench_jit_costs(ctx, o.device, &jit))) {
-            fprintf(stderr, "asyncrt-bench: %s\n", asyncrt_context_last_error(ctx));
+            fprintf(stderr, "asyncrt-bench: %s\n", bench_why(ctx));
             rc = EXIT_FAILED;
         } else {
             have_jit = true;

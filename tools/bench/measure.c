@@ -2,12 +2,44 @@
  * overhead, the host's monotonic clock. */
 #include "measure.h"
 
+#include <cuda.h> /* the types only: the bare launch goes through the context's libcuda */
+#include <cudaTypedefs.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "base_internal.h"    /* asyncrt__format */
-#include "context_internal.h" /* the driver table, for a bare cuLaunchKernelEx; asyncrt__fail */
+#include "bench_why.h"
+#include "tool_format.h"
+
+/* The baseline the library's launch is compared with: cuLaunchKernelEx called
+ * directly, from the libcuda the context opened, at the ABI written here. */
+typedef struct bare_driver {
+    PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx;
+    PFN_cuGetErrorName_v6000 cuGetErrorName;
+    PFN_cuGetErrorString_v6000 cuGetErrorString;
+} bare_driver;
+
+static asyncrt_status bare_driver_get(asyncrt_context *ctx, bare_driver *d)
+{
+    asyncrt_status s = asyncrt_context_driver_proc(ctx, "cuLaunchKernelEx", 11060, (void **)&d->cuLaunchKernelEx);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_context_driver_proc(ctx, "cuGetErrorName", 6000, (void **)&d->cuGetErrorName);
+    if (s == ASYNCRT_SUCCESS)
+        s = asyncrt_context_driver_proc(ctx, "cuGetErrorString", 6000, (void **)&d->cuGetErrorString);
+    return s;
+}
+
+/* As the library words a failed driver call: "CALL failed: NAME (text): what". */
+static asyncrt_status bare_fail(const bare_driver *d, CUresult r, const char *call, const char *what)
+{
+    const char *name = NULL, *text = NULL;
+    d->cuGetErrorName(r, &name);
+    d->cuGetErrorString(r, &text);
+    if (name)
+        return bench_fail(ASYNCRT_ERROR_LAUNCH, "%s failed: %s (%s): %s", call, name, text ? text : "no description",
+                          what);
+    return bench_fail(ASYNCRT_ERROR_LAUNCH, "%s failed: CUresult %d: %s", call, (int)r, what);
+}
 
 static int compare_double(const void *a, const void *b)
 {
@@ -95,7 +127,8 @@ static const asyncrt_map_arg k_ab[] = {{"a", ASYNCRT_F32}, {"b", ASYNCRT_F32}};
 
 static asyncrt_status timed_create(asyncrt_context *ctx, double *ms, asyncrt_map **out)
 {
-    asyncrt_map_desc d = {.inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
+    asyncrt_map_desc d = {.size = sizeof d,
+                          .inputs = &k_x, .input_count = 1, .outputs = &k_y, .output_count = 1,
                           .scalars = k_ab, .scalar_count = 2, .expression = "y = a * x + b;"};
     double start = now_ms();
     asyncrt_status s = asyncrt_map_create(ctx, &d, out);
@@ -157,8 +190,9 @@ static asyncrt_status bench_barrier_hit(int ordinal, const char *dir, bench_jit 
 asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out)
 {
     memset(out, 0, sizeof *out);
+    bench_why_clear();
     char dir[] = "/tmp/asyncrt-bench-XXXXXX";
-    if (!mkdtemp(dir)) return asyncrt__fail(ctx, ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
+    if (!mkdtemp(dir)) return bench_fail(ASYNCRT_ERROR_IO, "cannot make a temporary cache directory");
     asyncrt_context *cold = NULL, *warm = NULL;
     asyncrt_map *m1 = NULL, *m2 = NULL, *m3 = NULL;
     asyncrt_module *module = NULL;
@@ -169,20 +203,20 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->disk_ms, &m2);
     if (s == ASYNCRT_SUCCESS) s = timed_create(warm, &out->memory_ms, &m3);
     if (s != ASYNCRT_SUCCESS)
-        asyncrt__fail(ctx, s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
+        bench_fail(s, "JIT timing: %s", asyncrt_context_last_error(warm ? warm : cold));
     else if ((s = bench_barrier_hit(ordinal, dir, out)) != ASYNCRT_SUCCESS)
-        asyncrt__fail(ctx, s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
+        bench_fail(s, "JIT timing of the <cuda/barrier> kernel failed (%s)", asyncrt_status_string(s));
 
     /* Launch overhead: host time to enqueue an empty kernel. */
     if (s == ASYNCRT_SUCCESS)
         s = asyncrt_module_build(ctx, "empty.cu", "extern \"C\" __global__ void empty(int) {}", NULL, &module);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_module_get_kernel(module, "empty", &kernel);
-    const asyncrt_driver *drv = NULL;
-    if (s == ASYNCRT_SUCCESS) s = asyncrt__context_driver(ctx, &drv);
+    bare_driver drv = {0};
+    if (s == ASYNCRT_SUCCESS) s = bare_driver_get(ctx, &drv);
     int value = 0;
     void *args[] = {&value};
     size_t sizes[] = {sizeof value};
-    asyncrt_launch_config cfg = {.grid = {1, 1, 1}, .block = {32, 1, 1}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg, .grid = {1, 1, 1}, .block = {32, 1, 1}};
     CUlaunchConfig bare = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
                            .blockDimZ = 1};
     asyncrt_deviceptr buf = 0;
@@ -193,8 +227,8 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     for (int batch = -1; s == ASYNCRT_SUCCESS && batch < LAUNCH_BATCHES; batch++) { /* -1 warms up */
         double t0 = now_ms();
         for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++) {
-            CUresult r = drv->cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
-            if (r != CUDA_SUCCESS) s = asyncrt__fail_cu(ctx, ASYNCRT_ERROR_LAUNCH, r, "cuLaunchKernelEx", "empty kernel");
+            CUresult r = drv.cuLaunchKernelEx(&bare, (CUfunction)asyncrt_kernel_function(kernel), args, NULL);
+            if (r != CUDA_SUCCESS) s = bare_fail(&drv, r, "cuLaunchKernelEx", "empty kernel");
         }
         double t1 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
@@ -205,7 +239,7 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
         double t4 = now_ms();
         for (int i = 0; s == ASYNCRT_SUCCESS && i < LAUNCH_BATCH; i++)
             if ((s = asyncrt_map_launch(m1, 1, &buf, &buf, scalars, NULL)))
-                asyncrt__fail(ctx, s, "map launch: %s", asyncrt_context_last_error(cold));
+                bench_fail(s, "map launch: %s", asyncrt_context_last_error(cold));
         double t5 = now_ms();
         if (s == ASYNCRT_SUCCESS) s = asyncrt_synchronize(ctx);
         if (batch < 0) continue;
@@ -226,8 +260,10 @@ asyncrt_status bench_jit_costs(asyncrt_context *ctx, int ordinal, bench_jit *out
     asyncrt_context_destroy(cold);
     asyncrt_context_destroy(warm);
     /* The cache entries the cold run wrote. */
-    char *cmd = asyncrt__format("rm -rf '%s'", dir);
-    if (cmd && system(cmd) != 0) asyncrt__log(ctx, 1, "could not remove %s", dir);
+    char *cmd = tool_format("rm -rf '%s'", dir);
+    const char *log = NULL; /* said at ASYNCRT_LOG=1, as the library says its own */
+    asyncrt_context_setting(ctx, "ASYNCRT_LOG", &log);
+    if (cmd && system(cmd) != 0 && log && atoi(log) >= 1) fprintf(stderr, "asyncrt: could not remove %s\n", dir);
     free(cmd);
     return s;
 }

@@ -21,7 +21,6 @@
 
 #include "../common/tool.h"
 #include "asyncrt/asyncrt.h"
-#include "base_internal.h" /* the library's reading of its variables */
 #include "jit_bench.h"
 
 #define KERNELS 12
@@ -58,7 +57,7 @@ int remote_bench_child(int argc, char **argv)
         fprintf(stderr, "asyncrt-bench --remote: %s\n", asyncrt_context_last_error(ctx));
         return 1;
     }
-    asyncrt_compile_options opts = {.arch = argv[5]};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = argv[5]};
     for (int i = 0; i < KERNELS; i++) {
         char *src = jit_bench_kernel_source(i, atoi(argv[3]));
         asyncrt_program *p = NULL;
@@ -76,7 +75,7 @@ int remote_bench_child(int argc, char **argv)
         r.disk += o == ASYNCRT_ORIGIN_DISK_CACHE;
         asyncrt_program_destroy(p);
     }
-    asyncrt_remote_cache_stats st;
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     asyncrt_context_remote_cache_stats(ctx, &st);
     asyncrt_context_destroy(ctx);
     struct rusage ru;
@@ -156,9 +155,11 @@ static bool run_one(const char *cache, int salt, const char *spec, const char *a
 
 static bool socket_answers(const char *path)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    size_t n = strlen(path);
+    if (n >= sizeof a.sun_path) return false; /* no such socket can be reached */
+    memcpy(a.sun_path, path, n + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
     if (fd >= 0) close(fd);
     return ok;
@@ -333,14 +334,17 @@ int remote_bench_main(int argc, char **argv)
                                     "\"%s\"", MAX_PROCESSES, argv[i]);
     }
     char dir[256] = "/tmp/asyncrt-bench-remote-XXXXXX"; /* mode 0700 */
-    asyncrt_settings env;
-    if (!mkdtemp(dir) || !asyncrt__settings_read(&env)) {
+    /* The two variables as the library reads them: a set-uid or set-gid process ignores both
+     * (README, "Settings": each names a server or a file), as secure_getenv does. */
+    const char *key_file = secure_getenv("ASYNCRT_REMOTE_CACHE_KEY_FILE");
+    const char *given = secure_getenv("ASYNCRT_REMOTE_CACHE");
+    if (!mkdtemp(dir)) {
         fprintf(stderr, "asyncrt-bench --remote: cannot create %s\n", dir);
         return 1;
     }
     char key[300], spec[700];
     pid_t redis = -1;
-    if (!env.remote_cache_key_file) { /* a key of this run's own */
+    if (!key_file) { /* a key of this run's own */
         unsigned char secret[32];
         snprintf(key, sizeof key, "%s/key", dir);
         int fd = open(key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -349,12 +353,10 @@ int remote_bench_main(int argc, char **argv)
         if (fd >= 0) close(fd);
         if (written) setenv("ASYNCRT_REMOTE_CACHE_KEY_FILE", key, 1);
     }
-    const char *given = env.remote_cache;
     if (given && *given) snprintf(spec, sizeof spec, "%s", given);
     else if ((redis = start_redis(dir, spec, sizeof spec)) < 0) {
         fprintf(stderr, "asyncrt-bench --remote: no ASYNCRT_REMOTE_CACHE and no redis-server to start "
                         "(Debian: redis-server)\n");
-        asyncrt__settings_free(&env);
         remove_tree(dir);
         return 1;
     }
@@ -369,7 +371,6 @@ int remote_bench_main(int argc, char **argv)
         kill(redis, SIGTERM);
         waitpid(redis, NULL, 0);
     }
-    asyncrt__settings_free(&env);
     remove_tree(dir);
     return rc;
 }

@@ -49,7 +49,8 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
     for (int kind = ASYNCRT_TILE_TRANSPOSE; !st && kind <= ASYNCRT_TILE_STENCIL; kind++)
         for (int p = ASYNCRT_PATH_TMA; !st && p <= ASYNCRT_PATH_PLAIN; p++) {
             if (!paths[p]) continue;
-            asyncrt_tile_desc d = {.kind = (asyncrt_tile_kind)kind, .dtype = ASYNCRT_F32, .path = (asyncrt_map_path)p};
+            asyncrt_tile_desc d = {.size = sizeof d,
+                                   .kind = (asyncrt_tile_kind)kind, .dtype = ASYNCRT_F32, .path = (asyncrt_op_path)p};
             if (kind == ASYNCRT_TILE_STENCIL) {
                 d.radius = 1;
                 d.weights = five_point;
@@ -60,8 +61,8 @@ int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *pa
                 break;
             }
             const char *name = kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
-            const char *path = asyncrt_map_path_name((asyncrt_map_path)p);
-            const char *ran = asyncrt_map_path_name(asyncrt_tile_launch_path(op, rows, cols, in, out));
+            const char *path = asyncrt_op_path_name((asyncrt_op_path)p);
+            const char *ran = asyncrt_op_path_name(asyncrt_tile_launch_path(op, rows, cols, in, out));
             double gbs = 2.0 * bytes / (ms * 1e6);
             if (json)
                 printf("%s\n    {\"op\": \"%s\", \"path\": \"%s\", \"ran\": \"%s\", \"ms\": %.6f, \"gb_per_s\": %.2f, "

@@ -17,7 +17,7 @@ asyncrt_status bench_tile(asyncrt_context *ctx, const bench_settings *s, asyncrt
 
 /* Prints a table, CSV rows op,path,size_mib,ms,gb_per_s,pct_of_d2d, or (json)
  * a ',\n  "tile_ops": {...}' member for the document main.c leaves open, for
- * the paths set in paths[] (indexed by asyncrt_map_path). Returns 0, or 1
+ * the paths set in paths[] (indexed by asyncrt_op_path). Returns 0, or 1
  * after printing why a measurement failed. */
 int tile_bench_run(asyncrt_context *ctx, const bench_settings *s, const bool *paths, size_t rows, size_t cols,
                    tile_bench_format format);

@@ -12,13 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile_internal.h" /* whether this driver loads the compute_80 build */
-#include "context_internal.h" /* each config's ASYNCRT_TILE_TUNE, in the context's settings */
 #include "tile_bench.h"
 
 typedef struct sweep_config {
     asyncrt_tile_kind kind;
-    asyncrt_map_path path; /* AUTO: what the dispatcher picks */
+    asyncrt_op_path path; /* AUTO: what the dispatcher picks */
     const char *arch;      /* NULL: the device's own; "compute_80": the A100 build through the driver's JIT */
     const char *tune;      /* ASYNCRT_TILE_TUNE */
 } sweep_config;
@@ -56,7 +54,7 @@ static size_t sweep_configs(const asyncrt_device_info *dev, sweep_config *c)
         }
         for (size_t b = 0; b < 2; b++) {
             if (b == 1 && dev->cc_major * 10 + dev->cc_minor < 80) break;
-            for (asyncrt_map_path p = ASYNCRT_PATH_LDGSTS; p <= ASYNCRT_PATH_PLAIN; p++) {
+            for (asyncrt_op_path p = ASYNCRT_PATH_LDGSTS; p <= ASYNCRT_PATH_PLAIN; p++) {
                 if (p == ASYNCRT_PATH_LDGSTS && !dev->features.ldgsts) continue;
                 for (size_t t = 0; t < tune_count; t++)
                     c[n++] = (sweep_config){(asyncrt_tile_kind)kind, p, builds[b], tunes[t]};
@@ -168,20 +166,21 @@ static int run_config(sweep_data *d, const sweep_config *c)
 {
     const char *op_name = c->kind == ASYNCRT_TILE_STENCIL ? "stencil5" : "transpose";
     const char *build = c->arch ? "sm80-ptx" : "native";
-    if (asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
-    asyncrt_tile_desc desc = {.kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
+    if (asyncrt_context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", c->tune) != ASYNCRT_SUCCESS) return 1;
+    asyncrt_tile_desc desc = {.size = sizeof desc,
+                              .kind = c->kind, .dtype = ASYNCRT_F32, .path = c->path, .arch = c->arch};
     if (c->kind == ASYNCRT_TILE_STENCIL) desc.radius = 1, desc.weights = k_five_point;
     asyncrt_tile_op *op = NULL;
     asyncrt_status st = asyncrt_tile_create(d->ctx, &desc, &op);
-    asyncrt__context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", NULL);
-    const char *path = c->path == ASYNCRT_PATH_AUTO ? "auto" : asyncrt_map_path_name(c->path);
+    asyncrt_context_set_setting(d->ctx, "ASYNCRT_TILE_TUNE", NULL);
+    const char *path = c->path == ASYNCRT_PATH_AUTO ? "auto" : asyncrt_op_path_name(c->path);
     char detail[96] = "";
     if (st) {
         fprintf(stderr, "asyncrt-bench: sweep %s %s %s '%s': %s\n", op_name, path, build, c->tune,
                 asyncrt_context_last_error(d->ctx));
         return 1;
     }
-    const char *ran = asyncrt_map_path_name(asyncrt_tile_launch_path(op, d->rows, d->cols, d->in, d->out));
+    const char *ran = asyncrt_op_path_name(asyncrt_tile_launch_path(op, d->rows, d->cols, d->in, d->out));
     const char *check = "launch failed";
     double ms = 0;
     if (!(st = asyncrt_memory_fill(d->ctx, d->out, 0xFF, d->bytes, NULL)) &&
@@ -192,7 +191,7 @@ static int run_config(sweep_data *d, const sweep_config *c)
     if (*detail) fprintf(stderr, "asyncrt-bench: sweep %s %s %s '%s': %s\n", op_name, path, build, c->tune, detail);
     char tune[48];
     snprintf(tune, sizeof tune, "%s", *c->tune ? c->tune : "(default)");
-    if (c->path == ASYNCRT_PATH_AUTO) ran = asyncrt_map_path_name(asyncrt_tile_path_of(op)); /* the pick */
+    if (c->path == ASYNCRT_PATH_AUTO) ran = asyncrt_op_path_name(asyncrt_tile_path_of(op)); /* the pick */
     print_row(d, op_name, path, build, tune, ran, ms, check);
     asyncrt_tile_destroy(op);
     return st || strcmp(check, "ok") ? 1 : 0;
@@ -234,14 +233,15 @@ static asyncrt_status run_peer(void *arg)
 
 static int run_peer_config(sweep_data *d, const char *arch, double *ms)
 {
-    asyncrt_compile_options opts = {.arch = arch};
+    asyncrt_compile_options opts = {.size = sizeof opts, .arch = arch};
     asyncrt_module *module = NULL;
     peer_arg a = {0};
     int rows = (int)d->rows, cols = (int)d->cols;
     asyncrt_deviceptr out = d->out, in = d->in;
     a.args[0] = &out, a.args[1] = &in, a.args[2] = &rows, a.args[3] = &cols;
     a.sizes[0] = a.sizes[1] = sizeof(asyncrt_deviceptr), a.sizes[2] = a.sizes[3] = sizeof(int);
-    a.cfg = (asyncrt_launch_config){.grid = {(unsigned)((d->cols + 31) / 32), (unsigned)((d->rows + 31) / 32), 1},
+    a.cfg = (asyncrt_launch_config){.size = sizeof(asyncrt_launch_config),
+                                    .grid = {(unsigned)((d->cols + 31) / 32), (unsigned)((d->rows + 31) / 32), 1},
                                     .block = {32, 8, 1}};
     const char *check = "launch failed";
     char detail[96] = "";
@@ -302,7 +302,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
 
     /* The sm80-ptx build is PTX, which a driver older than NVRTC refuses (README, "Arch selection"):
      * those rows are skipped, with the rule's sentence, rather than failed. */
-    bool ptx_loads = asyncrt__target_loadable(ctx, "compute_80") == ASYNCRT_SUCCESS;
+    bool ptx_loads = asyncrt_context_check_target(ctx, "compute_80") == ASYNCRT_SUCCESS;
     if (!ptx_loads)
         fprintf(csv ? stderr : stdout, "sweep: the sm80-ptx rows are skipped: %s\n", asyncrt_context_last_error(ctx));
     sweep_config configs[SWEEP_MAX];
@@ -311,7 +311,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
     for (size_t i = 0; i < count; i++) {
         char label[128];
         snprintf(label, sizeof label, "%s/%s/%s/%s", configs[i].kind == ASYNCRT_TILE_STENCIL ? "stencil" : "transpose",
-                 asyncrt_map_path_name(configs[i].path), configs[i].arch ? "sm80-ptx" : "native",
+                 asyncrt_op_path_name(configs[i].path), configs[i].arch ? "sm80-ptx" : "native",
                  *configs[i].tune ? configs[i].tune : "(default)");
         if ((filter && !strstr(label, filter)) || (configs[i].arch && !ptx_loads)) continue;
         failures += run_config(&d, &configs[i]);
@@ -321,13 +321,13 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
         failures += run_peer_config(&d, b ? "compute_80" : NULL, &peer_ms[b]);
     }
     /* The default transpose against the peer, same run. */
-    asyncrt__context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
-    asyncrt_tile_desc auto_t = {.kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
+    asyncrt_context_set_setting(ctx, "ASYNCRT_TILE_TUNE", NULL); /* the defaults */
+    asyncrt_tile_desc auto_t = {.size = sizeof auto_t, .kind = ASYNCRT_TILE_TRANSPOSE, .dtype = ASYNCRT_F32};
     asyncrt_tile_op *op = NULL;
     if (peer_ms[0] > 0 && !asyncrt_tile_create(ctx, &auto_t, &op) &&
         !bench_tile(ctx, s, op, rows, cols, d.in, d.out, &best_ms) && best_ms > 0 && !csv)
         printf("peer ratio: the peer transpose takes %.2fx the time of asyncrt's default (%s) transpose\n",
-               peer_ms[0] / best_ms, asyncrt_map_path_name(asyncrt_tile_path_of(op)));
+               peer_ms[0] / best_ms, asyncrt_op_path_name(asyncrt_tile_path_of(op)));
     asyncrt_tile_destroy(op);
     if (!measure_ceiling(&d, &after) && !csv)
         printf("cuMemcpyDtoD again after the sweep: %.4f ms (%+.1f%% against the start)\n", after,

@@ -8,34 +8,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache_internal.h"   /* the atomic write */
-#include "compile_internal.h" /* the bundle format */
 #include "exit_codes.h"
+#include "tool_io.h" /* the atomic write */
 
-unsigned char *emit_bundle(const bundle_names *names, int argc, char **argv, size_t *size)
+char *emit_note(int argc, char **argv)
 {
     size_t length = 1;
     for (int i = 0; i < argc; i++) length += strlen(argv[i]) + 16;
     char *note = malloc(length), *at = note;
     for (int i = 0; note && i < argc; i++) at += sprintf(at, "%s%s", i ? " " : "", i ? argv[i] : "asyncrt-bundle");
-    const char **texts = calloc(names->file_count + 1, sizeof *texts);
-    const char **list = calloc(names->name_count + 1, sizeof *list);
-    size_t *text_of = calloc(names->name_count + 1, sizeof *text_of);
-    unsigned char *bytes = NULL;
-    if (texts && list && text_of && note) {
-        for (size_t i = 0; i < names->file_count; i++) texts[i] = names->files[i].text;
-        for (size_t i = 0; i < names->name_count; i++) {
-            list[i] = names->names[i].name;
-            text_of[i] = names->names[i].file;
-        }
-        bytes = asyncrt__bundle_encode(note, texts, names->file_count, list, text_of,
-                                       names->name_count, size);
-    }
-    free(note);
-    free(texts);
-    free(list);
-    free(text_of);
-    return bytes;
+    return note;
 }
 
 bool emit_symbol_ok(const char *s)
@@ -94,7 +76,7 @@ int emit_write(const char *path, const unsigned char *bytes, size_t size, bool c
     size_t n = size;
     unsigned char *c = c_format ? as_c(bytes, size, symbol, &n) : NULL;
     if (c_format && !c) return TOOL_EXIT_INTERNAL;
-    bool ok = asyncrt__cache_write_file(AT_FDCWD, path, c ? c : bytes, n, 0644);
+    bool ok = tool_file_write(AT_FDCWD, path, c ? c : bytes, n, 0644);
     if (!ok) fprintf(stderr, "asyncrt-bundle: cannot write %s: %s\n", path, strerror(errno));
     free(c);
     return ok ? 0 : TOOL_EXIT_IO;

@@ -5,11 +5,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "names.h"
-
-/* The encoded bundle (malloc'd; NULL when out of memory); its note is the
- * command line, so that a missing header's message says how it was made. */
-unsigned char *emit_bundle(const bundle_names *names, int argc, char **argv, size_t *size);
+/* The command line, recorded in the bundle as its note (malloc'd; NULL when
+ * out of memory), so that a missing header's message says how it was made. */
+char *emit_note(int argc, char **argv);
 
 /* Writes the bytes, or with c_format a C source defining
  *   const unsigned char SYMBOL[]; const size_t SYMBOL_size;

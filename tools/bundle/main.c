@@ -1,20 +1,11 @@
 /* asyncrt-bundle: the headers a set of kernels needs, in one file, so that
  * a program compiles them where no CUDA toolkit is installed. */
-#define _DEFAULT_SOURCE /* setenv, unsetenv */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "asyncrt/asyncrt.h"
-#include "base_internal.h"    /* settings, the embedded headers' names, SHA-256 */
-#include "cache_internal.h"   /* manifests, checked reads, private folders */
-#include "compile_internal.h" /* asyncrt__program_lookup, toolkit discovery, the bundle format */
 #include "emit.h"
-#include "names.h"
 #include "tool.h"
 
 #define TOOL "asyncrt-bundle"
@@ -112,236 +103,56 @@ static int parse(int argc, char **argv, args *a)
     return 0;
 }
 
-/* Removes the private cache folder and its plain files. */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(dirfd(d), e->d_name, 0);
-    if (d) closedir(d);
-    rmdir(dir);
-}
+/* The exit code for the maker's status: a check that found another image is 6. */
 
-typedef struct run {
-    args a;
-    char cache[64];
-    asyncrt_context *ctx;
-    char *arch_list, *arches[32];
-    size_t arch_count;
-    char *texts[MAX_ITEMS];       /* the sources */
-    unsigned char *images[32 * MAX_ITEMS];
-    size_t image_sizes[32 * MAX_ITEMS];
-    bundle_names names;
-    char why[1024];
-} run;
-
-static asyncrt_compile_options options_for(const run *r, const char *arch, const asyncrt_bundle *bundle)
+static int make(const args *a, int argc, char **argv)
 {
-    return (asyncrt_compile_options){.arch = arch, .include_dirs = r->a.dirs, .include_dir_count = r->a.dir_count,
-                                     .defines = r->a.defines, .define_count = r->a.define_count, .bundle = bundle};
-}
-
-/* Compiles every source for every target with the toolkit, keeping the
- * images, and adds what each compile read (its manifest) to r->names. */
-static int record(run *r)
-{
-    for (size_t t = 0; t < r->arch_count; t++)
-        for (size_t s = 0; s < r->a.source_count; s++) {
-            const char *source = r->a.sources[s];
-            asyncrt_compile_options o = options_for(r, r->arches[t], NULL);
-            asyncrt_program *p = NULL;
-            uint8_t key[32];
-            asyncrt_status st = asyncrt_program_compile(r->ctx, source, r->texts[s], &o, &p);
-            if (st != ASYNCRT_SUCCESS) {
-                fprintf(stderr, TOOL ": %s for %s: %s\n", source, r->arches[t], asyncrt_context_last_error(r->ctx));
-                return tool_exit_for_status(st);
-            }
-            size_t size;
-            const void *image = asyncrt_program_image(p, &size);
-            size_t k = t * r->a.source_count + s;
-            r->images[k] = malloc(size);
-            if (r->images[k]) memcpy(r->images[k], image, r->image_sizes[k] = size);
-            asyncrt_program_destroy(p);
-            p = NULL;
-            st = asyncrt__program_lookup(r->ctx, source, r->texts[s], &o, &p, key, NULL);
-            asyncrt_program_destroy(p);
-            char name[80];
-            asyncrt__sha256_hex(key, name);
-            strcat(name, ".mf");
-            int dir = open(r->cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            size_t mf_size = 0;
-            r->why[0] = '\0';
-            unsigned char *mf = dir >= 0 ? asyncrt__cache_read_file(dir, name, ASYNCRT_CACHE_FILE_MAX, false,
-                                                                    &mf_size, r->why, sizeof r->why)
-                                         : NULL;
-            if (dir >= 0) close(dir);
-            asyncrt_manifest m = {0};
-            if (!r->images[k] || !mf || st != ASYNCRT_SUCCESS ||
-                !asyncrt__manifest_decode(mf, mf_size, key, NULL, &m, r->why, sizeof r->why) || m.count != 1) {
-                fprintf(stderr, TOOL ": %s for %s: %s\n", source, r->arches[t],
-                        !r->images[k] ? "out of memory"
-                                      : "the library kept no record of the headers it read (ASYNCRT_LOG=1 says "
-                                        "why: a header that uses __has_include outside the toolkit, for one)");
-                free(mf);
-                asyncrt__manifest_free(&m);
-                return r->images[k] ? TOOL_EXIT_IO : TOOL_EXIT_INTERNAL;
-            }
-            free(mf);
-            bool ok = true;
-            for (size_t i = 0; ok && i < m.sets[0].count; i++)
-                ok = bundle_names_add_file(&r->names, m.sets[0].deps[i].path, m.sets[0].deps[i].sha, r->why,
-                                           sizeof r->why);
-            asyncrt__manifest_free(&m);
-            if (!ok) {
-                fprintf(stderr, TOOL ": %s\n", r->why);
-                return strcmp(r->why, "out of memory") ? TOOL_EXIT_IO : TOOL_EXIT_INTERNAL;
-            }
-        }
-    return 0;
-}
-
-/* Compiles every source again from the bundle alone; each image must be the toolkit's. */
-static int check(run *r, const unsigned char *bundle_bytes, size_t bundle_size)
-{
+    char *arch_list = strdup(a->arch), *note = emit_note(argc, argv);
+    const char *arches[32];
+    size_t arch_count = 0;
+    int code = arch_list && note ? 0 : TOOL_EXIT_INTERNAL;
+    for (char *save = NULL, *t = arch_list ? strtok_r(arch_list, ",", &save) : NULL; !code && t;
+         t = strtok_r(NULL, ",", &save)) {
+        if (arch_count == 32) code = tool_usage_error(TOOL, "--arch lists more than 32 targets");
+        else arches[arch_count++] = t;
+    }
+    if (!code && !arch_count) code = tool_usage_error(TOOL, "--arch \"%s\" names no target", a->arch);
     asyncrt_context *ctx = NULL;
-    asyncrt_bundle *b = NULL;
-    asyncrt_status st = asyncrt_context_create(&ctx);
-    if (st == ASYNCRT_SUCCESS) st = asyncrt_context_set_cache_dir(ctx, NULL);
-    if (st == ASYNCRT_SUCCESS) st = asyncrt_bundle_load(ctx, bundle_bytes, bundle_size, &b);
-    int code = st == ASYNCRT_SUCCESS ? 0 : TOOL_EXIT_INTERNAL;
-    if (code) fprintf(stderr, TOOL ": %s\n", ctx ? asyncrt_context_last_error(ctx) : "out of memory");
-    for (size_t t = 0; !code && t < r->arch_count; t++)
-        for (size_t s = 0; !code && s < r->a.source_count; s++) {
-            asyncrt_compile_options o = options_for(r, r->arches[t], b);
-            asyncrt_program *p = NULL;
-            size_t k = t * r->a.source_count + s, size = 0;
-            st = asyncrt_program_compile(ctx, r->a.sources[s], r->texts[s], &o, &p);
-            const void *image = p ? asyncrt_program_image(p, &size) : NULL;
-            if (st != ASYNCRT_SUCCESS) {
-                fprintf(stderr, TOOL ": check: %s for %s does not compile from the bundle alone: %s\n",
-                        r->a.sources[s], r->arches[t], asyncrt_context_last_error(ctx));
-                code = tool_exit_for_status(st);
-            } else if (size != r->image_sizes[k] || memcmp(image, r->images[k], size) != 0) {
-                fprintf(stderr, TOOL ": check: %s for %s compiles from the bundle to another image than from the "
-                                "toolkit (%zu vs %zu bytes): a header resolved otherwise (a __has_include probe?); "
-                                "--no-check writes the bundle anyway\n",
-                        r->a.sources[s], r->arches[t], size, r->image_sizes[k]);
-                code = TOOL_EXIT_CHECK;
-            }
-            asyncrt_program_destroy(p);
-        }
-    asyncrt_bundle_destroy(b);
-    asyncrt_context_destroy(ctx);
-    return code;
-}
-
-/* The names NVRTC is given in memory anyway: never bundled. */
-static const char **memory_names(size_t *count)
-{
-    size_t n = asyncrt__embedded_file_count + asyncrt__std_header_file_count + 1;
-    const char **names = calloc(n, sizeof *names);
-    if (!names) return NULL;
-    *count = 0;
-    for (size_t i = 0; i < asyncrt__embedded_file_count; i++) names[(*count)++] = asyncrt__embedded_files[i].name;
-    for (size_t i = 0; i < asyncrt__std_header_file_count; i++) names[(*count)++] = asyncrt__std_header_files[i].name;
-    names[(*count)++] = "cuda.h";
-    return names;
-}
-
-static int make(run *r, int argc, char **argv)
-{
-    char include[4096], cccl[4200];
-    const char *dirs[MAX_ITEMS + 2];
-    size_t dir_count = 0;
-    bool has_cccl = false;
-    asyncrt_settings settings; /* as a context reads them: the toolkit, TMPDIR */
-    if (!asyncrt__settings_read(&settings)) return TOOL_EXIT_INTERNAL;
-    bool found = asyncrt__toolkit_find(&settings, include, sizeof include, &has_cccl, r->why, sizeof r->why);
-    bool made = found && asyncrt__make_private_dir(settings.tmpdir, r->cache, sizeof r->cache, "asyncrt-bundle-");
-    asyncrt__settings_free(&settings);
-    if (!found) {
-        fprintf(stderr, TOOL ": the toolkit whose headers it bundles is needed here: %s\n", r->why);
-        return TOOL_EXIT_IO;
-    }
-    if (!made) {
-        fprintf(stderr, TOOL ": cannot create a private folder %s for NVRTC's records\n", r->cache);
-        r->cache[0] = '\0';
-        return TOOL_EXIT_IO;
-    }
-    snprintf(cccl, sizeof cccl, "%s/cccl", include);
-    dirs[dir_count++] = include; /* key.c's order: the toolkit, then the caller's */
-    if (has_cccl) dirs[dir_count++] = cccl;
-    for (size_t i = 0; i < r->a.dir_count; i++) dirs[dir_count++] = r->a.dirs[i];
-    r->names.dirs = dirs;
-    r->names.dir_count = dir_count;
-    r->names.memory = memory_names(&r->names.memory_count);
-    if (!r->names.memory) return TOOL_EXIT_INTERNAL;
-    for (size_t s = 0; s < r->a.source_count; s++) {
-        size_t size = 0;
-        r->why[0] = '\0';
-        char *data = (char *)asyncrt__cache_read_file(AT_FDCWD, r->a.sources[s], ASYNCRT_CACHE_FILE_MAX, false,
-                                                      &size, r->why, sizeof r->why);
-        if (data && (r->texts[s] = realloc(data, size + 1))) r->texts[s][size] = '\0';
-        else free(data);
-        if (!r->texts[s]) {
-            fprintf(stderr, TOOL ": cannot read %s: %s\n", r->a.sources[s], r->why[0] ? r->why : "no such file");
-            return TOOL_EXIT_IO;
-        }
-    }
-    if (!(r->arch_list = strdup(r->a.arch))) return TOOL_EXIT_INTERNAL;
-    for (char *save = NULL, *t = strtok_r(r->arch_list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (r->arch_count == 32) return tool_usage_error(TOOL, "--arch lists more than 32 targets");
-        r->arches[r->arch_count++] = t;
-    }
-    if (!r->arch_count) return tool_usage_error(TOOL, "--arch \"%s\" names no target", r->a.arch);
-    if (asyncrt_context_create(&r->ctx) != ASYNCRT_SUCCESS) return TOOL_EXIT_INTERNAL;
-    if (asyncrt_context_set_cache_dir(r->ctx, r->cache) != ASYNCRT_SUCCESS) {
-        fprintf(stderr, TOOL ": %s\n", asyncrt_context_last_error(r->ctx));
-        return TOOL_EXIT_IO;
-    }
-    int code = record(r);
-    if (code) return code;
-    if (!bundle_names_resolve(&r->names, r->a.sources, r->a.source_count, r->why, sizeof r->why)) {
-        fprintf(stderr, TOOL ": %s\n", r->why);
-        return strcmp(r->why, "out of memory") ? TOOL_EXIT_IO : TOOL_EXIT_INTERNAL;
-    }
+    if (!code && asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) code = TOOL_EXIT_INTERNAL;
+    asyncrt_bundle_make_options o = ASYNCRT_BUNDLE_MAKE_OPTIONS_INIT;
+    o.sources = a->sources, o.source_count = a->source_count;
+    o.include_dirs = a->dirs, o.include_dir_count = a->dir_count;
+    o.defines = a->defines, o.define_count = a->define_count;
+    o.archs = arches, o.arch_count = arch_count;
+    o.no_check = !a->check;
+    o.note = note;
+    void *bytes = NULL;
     size_t size = 0;
-    unsigned char *bytes = emit_bundle(&r->names, argc, argv, &size);
-    if (!bytes) return TOOL_EXIT_INTERNAL;
-    code = r->a.check ? check(r, bytes, size) : 0;
-    if (!code) code = emit_write(r->a.out, bytes, size, r->a.c_format, r->a.symbol);
+    asyncrt_status s = code ? ASYNCRT_SUCCESS : asyncrt_bundle_make(ctx, &o, &bytes, &size);
+    if (s != ASYNCRT_SUCCESS) {
+        fprintf(stderr, TOOL ": %s\n", asyncrt_context_last_error(ctx));
+        code = tool_exit_for_status(s);
+    }
+    if (!code) code = emit_write(a->out, bytes, size, a->c_format, a->symbol);
     if (!code) {
         asyncrt_bundle *b = NULL;
-        asyncrt_bundle_load(r->ctx, bytes, size, &b);
-        printf("%s: %zu headers under %zu names, %zu bytes%s, digest %s%s\n", r->a.out, r->names.file_count,
-               r->names.name_count, size, r->a.c_format ? " of data" : "", asyncrt_bundle_digest(b),
-               r->a.check ? "; checked: each source compiles from it alone to the toolkit's image" : "");
+        asyncrt_bundle_load(ctx, bytes, size, &b);
+        printf("%s: %zu headers under %zu names, %zu bytes%s, digest %s%s\n", a->out, asyncrt_bundle_text_count(b),
+               asyncrt_bundle_header_count(b), size, a->c_format ? " of data" : "", asyncrt_bundle_digest(b),
+               a->check ? "; checked: each source compiles from it alone to the toolkit's image" : "");
         asyncrt_bundle_destroy(b);
     }
     free(bytes);
+    free(note);
+    free(arch_list);
+    asyncrt_context_destroy(ctx);
     return code;
 }
 
 int main(int argc, char **argv)
 {
-    run *r = calloc(1, sizeof *r);
-    if (!r) return TOOL_EXIT_INTERNAL;
-    int code = parse(argc, argv, &r->a);
-    if (code == 0) {
-        /* A precompiled header would hide what it holds from the trace, and
-         * the records must be this run's own. */
-        setenv("ASYNCRT_PCH", "0", 1);
-        setenv("ASYNCRT_CACHE", "1", 1);
-        unsetenv("ASYNCRT_CACHE_SHARED");
-        code = make(r, argc, argv);
-    }
-    asyncrt_context_destroy(r->ctx);
-    if (r->cache[0]) remove_dir(r->cache);
-    for (size_t i = 0; i < r->a.source_count; i++) free(r->texts[i]);
-    for (size_t i = 0; i < 32 * MAX_ITEMS; i++) free(r->images[i]);
-    free((void *)r->names.memory);
-    free(r->arch_list);
-    bundle_names_free(&r->names);
-    free(r);
+    args a;
+    int code = parse(argc, argv, &a);
+    if (code == 0) code = make(&a, argc, argv);
     return code < 0 ? TOOL_EXIT_OK : code;
 }

@@ -1,16 +1,20 @@
 /* clear: delete every entry, manifest and temporary. */
+#include <stdlib.h>
+
 #include "tool.h"
 
 static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_clear;
     if (argc > 1) return cache_usage_error(&cmd_clear, "unexpected argument \"%s\"", argv[1]);
-    size_t removed = asyncrt__cache_remove_all_at(tool->dir_fd);
-    asyncrt_cache_listing l;
+    size_t removed = 0;
+    if (asyncrt_cache_dir_clear(tool->cache, &removed) != ASYNCRT_SUCCESS)
+        return cache_fail(tool, "clear", TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
+    cache_files cf;
     size_t left = 0;
-    if (asyncrt__cache_scan_at(tool->dir_fd, &l)) {
-        left = l.entries + l.manifests + l.temps;
-        asyncrt__cache_listing_free(&l);
+    if (cache_list(tool->cache, &cf)) {
+        left = cf.totals.entries + cf.totals.manifests + cf.totals.temps;
+        cache_files_free(&cf);
     }
     if (tool->json) {
         printf("{");

@@ -7,77 +7,65 @@
 
 static int newest_first(const void *a, const void *b)
 {
-    const asyncrt_cache_file *x = a, *y = b;
-    if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec > y->mtime.tv_sec ? -1 : 1;
-    if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec > y->mtime.tv_nsec ? -1 : 1;
+    const asyncrt_cache_dir_file *x = a, *y = b;
+    if (x->used_ns != y->used_ns) return x->used_ns > y->used_ns ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
-static const char *kind_name(const asyncrt_cache_file *f)
+static const char *kind_name(const asyncrt_cache_dir_file *f)
 {
     if (!f->regular) return "odd";
     switch (f->kind) {
-    case ASYNCRT_CACHE_ENTRY: return "entry";
-    case ASYNCRT_CACHE_MANIFEST: return "manifest";
-    case ASYNCRT_CACHE_TEMP: return "temp";
+    case ASYNCRT_CACHE_FILE_ENTRY: return "entry";
+    case ASYNCRT_CACHE_FILE_MANIFEST: return "manifest";
+    case ASYNCRT_CACHE_FILE_TEMP: return "temp";
     default: return "other";
     }
 }
 
-static size_t files_read(const asyncrt_manifest *m)
-{
-    size_t n = 0;
-    for (size_t s = 0; s < m->count; s++) n += m->sets[s].count;
-    return n;
-}
-
 /* The line under an entry or manifest: what it is for, or why it cannot be read. */
-static void describe_text(const cache_loaded *x, bool ok, const char *why)
+static void describe_text(const asyncrt_cache_dir_item *x, bool ok, const char *why)
 {
-    const asyncrt_program *p = x->program;
     if (!ok) {
         printf("%34s(cannot be read: %s)\n", "", why);
-    } else if (x->is_manifest) {
-        char hex[65];
-        printf("%34s%zu dependency set%s, %zu files read", "", x->manifest.count, x->manifest.count == 1 ? "" : "s",
-               files_read(&x->manifest));
-        if (x->manifest.count) asyncrt__sha256_hex(x->manifest.sets[0].result_key, hex);
-        printf(x->manifest.count ? "; the newest is entry %.16s...\n" : "\n", hex);
+    } else if (x->kind == ASYNCRT_CACHE_FILE_MANIFEST) {
+        printf("%34s%zu dependency set%s, %zu files read", "", x->dependency_sets, x->dependency_sets == 1 ? "" : "s",
+               x->files_read);
+        if (x->newest_entry) printf("; the newest is entry %.16s...\n", x->newest_entry);
+        else printf("\n");
     } else {
-        printf("%34s%s for %s (%s)", "", p->source_name ? p->source_name : "(source not recorded)", p->arch,
-               p->ptx ? "PTX" : "CUBIN");
-        for (size_t i = 0; i < p->name_count; i++) printf("%s%s", i ? ", " : "; names ", p->expressions[i]);
-        if (p->options) printf("; options %s", *p->options ? p->options : "(none)");
+        printf("%34s%s for %s (%s)", "", x->source_name ? x->source_name : "(source not recorded)", x->arch,
+               x->ptx ? "PTX" : "CUBIN");
+        for (size_t i = 0; i < x->name_expression_count; i++)
+            printf("%s%s", i ? ", " : "; names ", x->name_expressions[i]);
+        if (x->options) printf("; options %s", *x->options ? x->options : "(none)");
         printf("\n");
     }
 }
 
-static void describe_json(const cache_loaded *x, bool ok, const char *why)
+static void describe_json(const asyncrt_cache_dir_item *x, bool ok, const char *why)
 {
-    const asyncrt_program *p = x->program;
     if (!ok) {
         printf(", \"error\": ");
         tool_json_string(stdout, why);
-    } else if (x->is_manifest) {
-        printf(", \"dependency_sets\": %zu, \"files_read\": %zu, \"newest_entry\": ", x->manifest.count,
-               files_read(&x->manifest));
-        char hex[65];
-        if (x->manifest.count) asyncrt__sha256_hex(x->manifest.sets[0].result_key, hex);
-        if (x->manifest.count) printf("\"%s.bin\"", hex);
+    } else if (x->kind == ASYNCRT_CACHE_FILE_MANIFEST) {
+        printf(", \"dependency_sets\": %zu, \"files_read\": %zu, \"newest_entry\": ", x->dependency_sets,
+               x->files_read);
+        if (x->newest_entry) printf("\"%s\"", x->newest_entry);
         else printf("null");
     } else {
         printf(", \"source\": ");
-        if (p->source_name) tool_json_string(stdout, p->source_name);
+        if (x->source_name) tool_json_string(stdout, x->source_name);
         else printf("null");
         printf(", \"arch\": ");
-        tool_json_string(stdout, p->arch);
-        printf(", \"ptx\": %s, \"names\": [", p->ptx ? "true" : "false");
-        for (size_t i = 0; i < p->name_count; i++) {
+        tool_json_string(stdout, x->arch);
+        printf(", \"ptx\": %s, \"names\": [", x->ptx ? "true" : "false");
+        for (size_t i = 0; i < x->name_expression_count; i++) {
             printf("%s", i ? ", " : "");
-            tool_json_string(stdout, p->expressions[i]);
+            tool_json_string(stdout, x->name_expressions[i]);
         }
         printf("], \"options\": ");
-        if (p->options) tool_json_string(stdout, p->options);
+        if (x->options) tool_json_string(stdout, x->options);
         else printf("null");
     }
 }
@@ -86,10 +74,11 @@ static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_list;
     if (argc > 1) return cache_usage_error(&cmd_list, "unexpected argument \"%s\"", argv[1]);
-    asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+    cache_files cf;
+    char why[256] = "";
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "list", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    if (l.count) qsort(l.files, l.count, sizeof *l.files, newest_first);
+    if (cf.count) qsort(cf.files, cf.count, sizeof *cf.files, newest_first);
     if (tool->json) {
         printf("{");
         cache_json_key("directory", true);
@@ -99,43 +88,41 @@ static int run(cache_tool *tool, int argc, char **argv)
     } else {
         printf("%-8s %12s %10s  %s\n", "kind", "size", "used", "name, then what it is for");
     }
-    const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
-    for (size_t i = 0; i < l.count; i++) {
-        const asyncrt_cache_file *f = &l.files[i];
-        bool described = f->regular && (f->kind == ASYNCRT_CACHE_ENTRY || f->kind == ASYNCRT_CACHE_MANIFEST);
-        cache_loaded x = {0};
-        char why[256] = "";
-        bool ok = described && cache_load(tool->dir_fd, f, mac, &x, why, sizeof why);
-        double age = tool_age_seconds(&f->mtime);
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
+        bool described =
+            f->regular && (f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST);
+        asyncrt_cache_dir_item x;
+        bool ok = described && cache_check(tool, tool->cache, f->name, &x, why, sizeof why);
+        double age = tool_age_seconds(f->used_ns);
         if (tool->json) {
             printf("%s\n    {\"kind\": \"%s\", \"name\": ", i ? "," : "", kind_name(f));
             tool_json_string(stdout, f->name);
-            printf(", \"size\": %llu, \"used_s_ago\": %.0f", (unsigned long long)f->size, age < 0 ? 0 : age);
+            printf(", \"size\": %llu, \"used_s_ago\": %.0f", (unsigned long long)f->bytes, age < 0 ? 0 : age);
             if (described) describe_json(&x, ok, why);
             printf("}");
         } else {
             char size[32], ago[32];
-            tool_format_bytes(f->size, size, sizeof size);
+            tool_format_bytes(f->bytes, size, sizeof size);
             tool_format_age(age, ago, sizeof ago);
             printf("%-8s %12s %6s ago  %s\n", kind_name(f), size, ago, f->name);
             if (described) describe_text(&x, ok, why);
         }
-        cache_loaded_free(&x);
     }
     if (tool->json) {
-        printf("%s]", l.count ? "\n  " : "");
+        printf("%s]", cf.count ? "\n  " : "");
         cache_json_key("entries", false);
-        printf("%zu", l.entries);
+        printf("%zu", cf.totals.entries);
         cache_json_key("manifests", false);
-        printf("%zu", l.manifests);
+        printf("%zu", cf.totals.manifests);
         cache_json_key("bytes", false);
-        printf("%llu\n}\n", (unsigned long long)(l.entry_bytes + l.manifest_bytes));
+        printf("%llu\n}\n", (unsigned long long)(cf.totals.entry_bytes + cf.totals.manifest_bytes));
     } else {
         char total[32];
-        tool_format_bytes(l.entry_bytes + l.manifest_bytes, total, sizeof total);
-        printf("%zu entries, %zu manifests, %s\n", l.entries, l.manifests, total);
+        tool_format_bytes(cf.totals.entry_bytes + cf.totals.manifest_bytes, total, sizeof total);
+        printf("%zu entries, %zu manifests, %s\n", cf.totals.entries, cf.totals.manifests, total);
     }
-    asyncrt__cache_listing_free(&l);
+    cache_files_free(&cf);
     return TOOL_EXIT_OK;
 }
 

@@ -1,5 +1,6 @@
 /* prune: evict least recently used files down to a size. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
@@ -11,7 +12,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     bool have_max = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) {
-            if (!asyncrt__cache_parse_size(argv[++i], &max))
+            if (!asyncrt_cache_parse_size(argv[++i], &max))
                 return cache_usage_error(&cmd_prune, "--max-bytes \"%s\" is not a size (e.g. 500000000, 512M, 2G)",
                                         argv[i]);
             have_max = true;
@@ -20,7 +21,8 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
     }
     if (!have_max) return cache_usage_error(&cmd_prune, "--max-bytes N is required");
-    asyncrt_cache_eviction r = asyncrt__cache_evict_at(tool->dir_fd, max, NULL);
+    asyncrt_cache_dir_prune_result r = ASYNCRT_CACHE_DIR_PRUNE_RESULT_INIT;
+    asyncrt_status status = asyncrt_cache_dir_prune(tool->cache, max, &r);
     if (r.refused_below) {
         char need[32];
         tool_format_bytes(r.refused_below, need, sizeof need);
@@ -29,11 +31,13 @@ static int run(cache_tool *tool, int argc, char **argv)
                 (unsigned long long)max, need);
         return TOOL_EXIT_USAGE;
     }
-    asyncrt_cache_listing l;
+    if (status != ASYNCRT_SUCCESS)
+        return cache_fail(tool, "prune", TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
+    cache_files cf;
     uint64_t left = 0;
-    if (asyncrt__cache_scan_at(tool->dir_fd, &l)) {
-        left = l.entry_bytes + l.manifest_bytes;
-        asyncrt__cache_listing_free(&l);
+    if (cache_list(tool->cache, &cf)) {
+        left = cf.totals.entry_bytes + cf.totals.manifest_bytes;
+        cache_files_free(&cf);
     }
     char size[32];
     tool_format_bytes(left, size, sizeof size);
@@ -42,11 +46,11 @@ static int run(cache_tool *tool, int argc, char **argv)
         cache_json_key("evicted", true);
         printf("%zu", r.evicted);
         cache_json_key("temporaries_removed", false);
-        printf("%zu", r.temps);
+        printf("%zu", r.temps_removed);
         cache_json_key("bytes_left", false);
         printf("%llu\n}\n", (unsigned long long)left);
     } else {
-        printf("evicted %zu files, removed %zu stale temporaries; %s left\n", r.evicted, r.temps, size);
+        printf("evicted %zu files, removed %zu stale temporaries; %s left\n", r.evicted, r.temps_removed, size);
     }
     return left <= max ? TOOL_EXIT_OK : TOOL_EXIT_IO;
 }

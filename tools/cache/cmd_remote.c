@@ -7,23 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base_internal.h"
-#include "cache_internal.h"
-#include "context_internal.h"
 #include "tool.h"
 
-/* A context on the tool's door with the remote of the environment, or NULL (said). */
-static asyncrt_context *remote_context(cache_tool *tool, const char *cmd)
+/* The tool's context on the door, with the remote of the environment; false (said) without one. */
+static bool remote_context(cache_tool *tool, const char *cmd)
 {
-    asyncrt_context *ctx = cache_tool_context(tool, cmd);
-    asyncrt_remote_cache_stats st;
-    if (!ctx) return NULL;
-    if (asyncrt_context_remote_cache_stats(ctx, &st), !st.enabled) {
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
+    if (!cache_use_door(tool, cmd)) return false;
+    if (asyncrt_context_remote_cache_stats(tool->ctx, &st) != ASYNCRT_SUCCESS || !st.enabled) {
         cache_fail(tool, cmd, TOOL_EXIT_IO, "no remote cache: %s", st.state);
-        asyncrt_context_destroy(ctx);
-        return NULL;
+        return false;
     }
-    return ctx;
+    return true;
 }
 
 /* "what: N name, ..." or its JSON object; returns rc. */
@@ -54,45 +49,28 @@ static int run_push(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_push;
     if (argc > 1) return cache_usage_error(&cmd_push, "unexpected argument \"%s\"", argv[1]);
-    asyncrt_context *ctx = remote_context(tool, "push");
-    if (!ctx) return TOOL_EXIT_IO;
-    asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l)) {
-        asyncrt_context_destroy(ctx);
+    if (!remote_context(tool, "push")) return TOOL_EXIT_IO;
+    cache_files cf;
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "push", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    }
-    const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
     size_t counts[4] = {0}; /* pushed, already there (kept as it is), refused (checks), failed (server) */
-    char why[512];
-    for (size_t i = 0; i < l.count; i++) {
-        if (l.files[i].kind != ASYNCRT_CACHE_MANIFEST) continue;
-        cache_loaded m, e;
-        if (!cache_load(tool->dir_fd, &l.files[i], mac, &m, why, sizeof why)) {
-            fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", l.files[i].name, why);
-            counts[2]++;
-            continue;
-        }
-        const asyncrt_dep_set *set = &m.manifest.sets[0]; /* the newest compile under this key */
-        char name[72];
-        asyncrt__sha256_hex(set->result_key, name);
-        strcat(name, ".bin");
-        asyncrt_cache_file entry = {.name = name, .kind = ASYNCRT_CACHE_ENTRY, .regular = true};
+    for (size_t i = 0; i < cf.count; i++) {
+        const char *name = cf.files[i].name;
+        if (cf.files[i].kind != ASYNCRT_CACHE_FILE_MANIFEST) continue;
         bool kept = false;
-        if (!cache_load(tool->dir_fd, &entry, mac, &e, why, sizeof why)) {
-            fprintf(stderr, "asyncrt-cache push: skipping %s: its entry %s: %s\n", l.files[i].name, name, why);
+        asyncrt_status s = asyncrt_cache_dir_push(tool->cache, name, &kept);
+        const char *message = asyncrt_context_last_error(tool->ctx);
+        if (s == ASYNCRT_ERROR_CORRUPT) { /* the manifest, or its entry ("its entry NAME: ...") */
+            fprintf(stderr, "asyncrt-cache push: skipping %s: %s\n", name, message);
             counts[2]++;
-        } else if (!asyncrt__remote_push(asyncrt__context_remote(ctx), m.key, set, e.program, &kept, why,
-                                         sizeof why)) {
-            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", l.files[i].name, why);
+        } else if (s != ASYNCRT_SUCCESS) {
+            fprintf(stderr, "asyncrt-cache push: %s not pushed: %s\n", name, message);
             counts[3]++;
         } else {
             counts[kept ? 1 : 0]++; /* SET NX found a value there: kept as it is, not ours */
         }
-        cache_loaded_free(&e);
-        cache_loaded_free(&m);
     }
-    asyncrt__cache_listing_free(&l);
-    asyncrt_context_destroy(ctx);
+    cache_files_free(&cf);
     static const char *const names[4] = {"pushed", "already there", "refused", "failed"};
     return finish(tool, "push", counts, names, 4,
                   counts[3] ? TOOL_EXIT_IO : counts[2] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
@@ -102,13 +80,12 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_pull;
     if (argc > 1) return cache_usage_error(&cmd_pull, "unexpected argument \"%s\"", argv[1]);
-    asyncrt_context *ctx = remote_context(tool, "pull");
-    if (!ctx) return TOOL_EXIT_IO;
-    size_t counts[3] = {0};
-    char why[512];
-    bool ok = asyncrt__remote_pull(asyncrt__context_remote(ctx), &counts[0], &counts[1], &counts[2], why, sizeof why);
-    asyncrt_context_destroy(ctx);
-    if (!ok) return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s", why);
+    if (!remote_context(tool, "pull")) return TOOL_EXIT_IO;
+    asyncrt_cache_dir_pull_result r = ASYNCRT_CACHE_DIR_PULL_RESULT_INIT;
+    if (asyncrt_cache_dir_pull(tool->cache, &r) != ASYNCRT_SUCCESS)
+        return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s",
+                          asyncrt_context_last_error(tool->ctx));
+    size_t counts[3] = {r.installed, r.refused, r.not_for_this_machine};
     static const char *const names[3] = {"installed", "refused", "not for this machine"};
     return finish(tool, "pull", counts, names, 3, counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
 }
@@ -117,18 +94,10 @@ void cache_remote_stats(const cache_tool *tool)
 {
     /* The tally is a side file of the door's directory; a directory the
      * library would not use is not read (the tally shows zeros). */
-    asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS ||
-        (tool->trusted ? asyncrt__context_adopt_cache_dir(ctx, tool->dir, tool->dir_fd, tool->shared, tool->mac_key)
-                       : asyncrt_context_set_cache_dir(ctx, NULL)) != ASYNCRT_SUCCESS) {
-        asyncrt_context_destroy(ctx);
-        return;
-    }
-    asyncrt_remote_cache_stats now, tally;
+    asyncrt_remote_cache_stats now = ASYNCRT_REMOTE_CACHE_STATS_INIT, tally = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     uint64_t kept = 0;
-    asyncrt_context_remote_cache_stats(ctx, &now);
-    asyncrt__context_remote_tally(ctx, &tally, &kept);
-    asyncrt_context_destroy(ctx);
+    asyncrt_context_remote_cache_stats(tool->ctx, &now);
+    asyncrt_cache_dir_remote_tally(tool->cache, &tally, &kept);
     const uint64_t v[] = {tally.hits, tally.misses, tally.errors, tally.rejected, tally.stores, kept,
                           tally.lease_waits, tally.bytes_read, tally.bytes_written};
     static const char *names[] = {"hits", "misses", "errors", "rejected", "stores", "kept", "lease_waits",

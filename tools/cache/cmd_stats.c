@@ -4,8 +4,8 @@
 
 #include "tool.h"
 
-static void write_json(const cache_tool *tool, const asyncrt_cache_listing *l, uint64_t cap, bool cap_ok,
-                       const struct timespec *oldest, const struct timespec *newest, size_t odd)
+static void write_json(const cache_tool *tool, const asyncrt_cache_dir_totals *l, uint64_t cap, bool cap_ok,
+                       const int64_t *oldest, const int64_t *newest, size_t odd)
 {
     printf("{");
     cache_json_key("directory", true);
@@ -27,10 +27,10 @@ static void write_json(const cache_tool *tool, const asyncrt_cache_listing *l, u
     cache_json_key("cap_env_malformed", false); /* ASYNCRT_CACHE_MAX_BYTES: the default is shown */
     printf(cap_ok ? "false" : "true");
     cache_json_key("newest_used_s", false);
-    if (newest) printf("%.0f", tool_age_seconds(newest));
+    if (newest) printf("%.0f", tool_age_seconds(*newest));
     else printf("null");
     cache_json_key("oldest_used_s", false);
-    if (oldest) printf("%.0f", tool_age_seconds(oldest));
+    if (oldest) printf("%.0f", tool_age_seconds(*oldest));
     else printf("null");
     cache_json_key("temporaries", false);
     printf("%zu", l->temps);
@@ -44,27 +44,24 @@ static int run(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_stats;
     if (argc > 1) return cache_usage_error(&cmd_stats, "unexpected argument \"%s\"", argv[1]);
-    asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+    cache_files cf;
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "stats", TOOL_EXIT_IO, "cannot read %s", tool->dir);
     uint64_t cap = tool->cap;
     bool cap_ok = !tool->cap_malformed;
-    const struct timespec *oldest = NULL, *newest = NULL;
-    size_t odd = 0;
-    for (size_t i = 0; i < l.count; i++) {
-        const asyncrt_cache_file *f = &l.files[i];
-        if (f->kind != ASYNCRT_CACHE_ENTRY) continue;
-        if (!f->regular) {
-            odd++;
-            continue;
-        }
-        if (!oldest || tool_age_seconds(&f->mtime) > tool_age_seconds(oldest)) oldest = &f->mtime;
-        if (!newest || tool_age_seconds(&f->mtime) < tool_age_seconds(newest)) newest = &f->mtime;
+    const int64_t *oldest = NULL, *newest = NULL;
+    const asyncrt_cache_dir_totals l = cf.totals;
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
+        if (f->kind != ASYNCRT_CACHE_FILE_ENTRY || !f->regular) continue;
+        if (!oldest || tool_age_seconds(f->used_ns) > tool_age_seconds(*oldest)) oldest = &f->used_ns;
+        if (!newest || tool_age_seconds(f->used_ns) < tool_age_seconds(*newest)) newest = &f->used_ns;
     }
+    size_t odd = l.odd;
     uint64_t total = l.entry_bytes + l.manifest_bytes;
     if (tool->json) {
         write_json(tool, &l, cap, cap_ok, oldest, newest, odd);
-        asyncrt__cache_listing_free(&l);
+        cache_files_free(&cf);
         return TOOL_EXIT_OK;
     }
     char a[32], b[32], c[32], d[32];
@@ -79,14 +76,14 @@ static int run(cache_tool *tool, int argc, char **argv)
     printf("total      %s of a %s cap (%.1f%%)%s\n", c, d, cap ? 100.0 * (double)total / (double)cap : 0.0,
            cap_ok ? "" : " (ASYNCRT_CACHE_MAX_BYTES is malformed; the default shown)");
     if (oldest) {
-        tool_format_age(tool_age_seconds(newest), a, sizeof a);
-        tool_format_age(tool_age_seconds(oldest), b, sizeof b);
+        tool_format_age(tool_age_seconds(*newest), a, sizeof a);
+        tool_format_age(tool_age_seconds(*oldest), b, sizeof b);
         printf("used       newest %s ago, least recently %s ago\n", a, b);
     }
     if (l.temps) printf("temporary  %zu (writes in flight, or left by a process that died)\n", l.temps);
     if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
     cache_remote_stats(tool);
-    asyncrt__cache_listing_free(&l);
+    cache_files_free(&cf);
     return TOOL_EXIT_OK;
 }
 

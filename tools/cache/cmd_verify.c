@@ -1,8 +1,6 @@
 /* verify: every entry and manifest read and checked as the library would. */
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "tool.h"
 
@@ -15,33 +13,30 @@ static int run(cache_tool *tool, int argc, char **argv)
         else if (!strcmp(argv[i], "--verbose")) verbose = true;
         else return cache_usage_error(&cmd_verify, "unknown option \"%s\"", argv[i]);
     }
-    asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l))
+    cache_files cf;
+    char why[256] = "";
+    if (!cache_list(tool->cache, &cf))
         return cache_fail(tool, "verify", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
     size_t checked = 0, bad = 0, stale = 0, undeleted = 0;
     if (tool->json) {
         printf("{");
         cache_json_key("bad", true);
         printf("[");
     }
-    for (size_t i = 0; i < l.count; i++) {
-        const asyncrt_cache_file *f = &l.files[i];
-        if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) continue;
-        char why[256] = "";
-        cache_loaded x;
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
+        if (f->kind != ASYNCRT_CACHE_FILE_ENTRY && f->kind != ASYNCRT_CACHE_FILE_MANIFEST) continue;
+        asyncrt_cache_dir_item x;
         checked++;
-        bool ok = cache_load(tool->dir_fd, f, mac, &x, why, sizeof why);
-        for (size_t s = 0; ok && x.is_manifest && s < x.manifest.count; s++)
-            stale += !asyncrt__dep_set_valid(&x.manifest.sets[s]);
-        cache_loaded_free(&x);
+        bool ok = cache_check(tool, tool->cache, f->name, &x, why, sizeof why);
+        if (ok && x.kind == ASYNCRT_CACHE_FILE_MANIFEST) stale += x.stale_sets;
         if (ok) {
             if (verbose && !tool->json) printf("ok   %s\n", f->name);
             continue;
         }
         bool gone = false;
         if (delete_bad) {
-            gone = unlinkat(tool->dir_fd, f->name, 0) == 0;
+            gone = asyncrt_cache_dir_remove(tool->cache, f->name) == ASYNCRT_SUCCESS;
             undeleted += !gone;
         }
         if (tool->json) {
@@ -55,7 +50,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         }
         bad++;
     }
-    asyncrt__cache_listing_free(&l);
+    cache_files_free(&cf);
     int rc = undeleted ? TOOL_EXIT_IO : bad && !delete_bad ? TOOL_EXIT_CHECK : TOOL_EXIT_OK;
     if (tool->json) {
         printf("%s]", bad ? "\n  " : "");

@@ -11,22 +11,6 @@ bool tool_wants_help(int argc, char **argv)
     return false;
 }
 
-static int hex_value(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* "<64 lowercase hex>.bin" or ".mf" -> the key. */
-bool tool_key_from_name(const char *name, uint8_t key[32])
-{
-    for (int i = 0; i < 32; i++) {
-        int hi = hex_value(name[2 * i]), lo = hi < 0 ? -1 : hex_value(name[2 * i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        key[i] = (uint8_t)(hi << 4 | lo);
-    }
-    return name[64] == '.';
-}
-
 void tool_format_bytes(uint64_t bytes, char *out, size_t size)
 {
     if (bytes < 1024) snprintf(out, size, "%llu B", (unsigned long long)bytes);
@@ -44,11 +28,11 @@ void tool_format_age(double s, char *out, size_t size)
     else snprintf(out, size, "%.0f d", s / 86400);
 }
 
-double tool_age_seconds(const struct timespec *t)
+double tool_age_seconds(int64_t ns)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+    return (double)(now.tv_sec - ns / 1000000000) + (double)(now.tv_nsec - ns % 1000000000) / 1e9;
 }
 
 int cache_usage_error(const cache_command *cmd, const char *fmt, ...)

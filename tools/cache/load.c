@@ -1,75 +1,58 @@
-/* One cache file read and checked as the library reads it, then decoded:
- * what verify, list, export and import each start from. */
-#include <errno.h>
-#include <fcntl.h>
+/* The library's cache calls as the commands use them: a file checked, the
+ * folder listed, the door handed to the tool's context, another folder
+ * opened. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "context_internal.h"
 #include "tool.h"
 
-void cache_loaded_free(cache_loaded *l)
+bool cache_check(cache_tool *tool, asyncrt_cache_dir *folder, const char *name, asyncrt_cache_dir_item *item,
+                 char *why, size_t size)
 {
-    asyncrt_program_destroy(l->program);
-    if (l->is_manifest) asyncrt__manifest_free(&l->manifest);
+    *item = (asyncrt_cache_dir_item)ASYNCRT_CACHE_DIR_ITEM_INIT;
+    if (asyncrt_cache_dir_check(folder, name, item) == ASYNCRT_SUCCESS) return true;
+    snprintf(why, size, "%s", asyncrt_context_last_error(tool->ctx));
+    return false;
 }
 
-bool cache_load(int dir_fd, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
-                size_t size)
+bool cache_list(asyncrt_cache_dir *folder, cache_files *out)
 {
-    memset(out, 0, sizeof *out);
-    if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) {
-        snprintf(why, size, "not named <64 hex digits>.bin or .mf");
-        return false;
+    *out = (cache_files){.totals = ASYNCRT_CACHE_DIR_TOTALS_INIT};
+    if (asyncrt_cache_dir_scan(folder, &out->listing) != ASYNCRT_SUCCESS) return false;
+    size_t n = asyncrt_cache_dir_listing_count(out->listing);
+    bool ok = (out->files = calloc(n ? n : 1, sizeof *out->files)) != NULL &&
+              asyncrt_cache_dir_listing_totals(out->listing, &out->totals) == ASYNCRT_SUCCESS;
+    for (size_t i = 0; ok && i < n; i++) {
+        out->files[i] = (asyncrt_cache_dir_file)ASYNCRT_CACHE_DIR_FILE_INIT;
+        ok = asyncrt_cache_dir_listing_file(out->listing, i, &out->files[i]) == ASYNCRT_SUCCESS;
     }
-    if (!f->regular || !tool_key_from_name(f->name, out->key)) {
-        snprintf(why, size, f->regular ? "malformed name" : "not a regular file");
-        return false;
-    }
-    size_t n = 0;
-    why[0] = '\0';
-    unsigned char *data = asyncrt__cache_read_file(dir_fd, f->name, ASYNCRT_CACHE_FILE_MAX, false, &n, why, size);
-    if (!data) {
-        if (!why[0]) snprintf(why, size, "vanished while reading");
-        return false;
-    }
-    bool ok;
-    if (f->kind == ASYNCRT_CACHE_ENTRY) {
-        ok = asyncrt__program_decode_keyed(data, n, out->key, mac, &out->program, why, size) == ASYNCRT_SUCCESS;
-    } else {
-        ok = out->is_manifest = asyncrt__manifest_decode(data, n, out->key, mac, &out->manifest, why, size);
-    }
-    free(data);
+    out->count = ok ? n : 0;
+    if (!ok) cache_files_free(out);
     return ok;
 }
 
-asyncrt_context *cache_tool_context(const cache_tool *tool, const char *cmd)
+void cache_files_free(cache_files *f)
 {
-    asyncrt_context *ctx = NULL;
-    if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) {
-        cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "out of memory");
-        return NULL;
-    }
-    if (asyncrt__context_adopt_cache_dir(ctx, tool->dir, tool->dir_fd, tool->shared, tool->mac_key) !=
-        ASYNCRT_SUCCESS) {
-        cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "%s", asyncrt_context_last_error(ctx));
-        asyncrt_context_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
+    free(f->files);
+    asyncrt_cache_dir_listing_free(f->listing);
+    f->files = NULL, f->listing = NULL, f->count = 0;
 }
 
-int tool_open_folder(const char *path, bool create, char *why, size_t size)
+bool cache_use_door(cache_tool *tool, const char *cmd)
 {
-    if (create && mkdir(path, 0700) != 0 && errno != EEXIST) {
-        snprintf(why, size, "cannot create %s (%s)", path, strerror(errno));
-        return -1;
-    }
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        snprintf(why, size, "cannot %s %s (%s)", create ? "write" : "read", path,
-                 errno == ELOOP ? "a symbolic link: name the folder itself" : strerror(errno));
-    return fd;
+    if (asyncrt_context_use_cache_dir(tool->ctx, tool->cache) == ASYNCRT_SUCCESS) return true;
+    cache_fail(tool, cmd, TOOL_EXIT_INTERNAL, "%s", asyncrt_context_last_error(tool->ctx));
+    return false;
+}
+
+asyncrt_cache_dir *tool_open_folder(cache_tool *tool, const char *path, bool create, char *why, size_t size)
+{
+    asyncrt_cache_dir_options o = ASYNCRT_CACHE_DIR_OPTIONS_INIT;
+    o.dir = path;
+    o.role = ASYNCRT_CACHE_DIR_EXPORT;
+    o.create = create;
+    asyncrt_cache_dir *folder = NULL;
+    if (asyncrt_cache_dir_open(tool->ctx, &o, &folder) != ASYNCRT_SUCCESS)
+        snprintf(why, size, "%s", asyncrt_context_last_error(tool->ctx));
+    return folder;
 }

@@ -82,33 +82,37 @@ int main(int argc, char **argv)
 
     cache_tool tool = {.json = json};
     /* The directory, cap and mode as the library reads them from the environment. */
-    asyncrt_settings env;
-    asyncrt_cache_config config = {0};
-    if (!asyncrt__settings_read(&env)) return cache_fail(&tool, NULL, TOOL_EXIT_IO, "out of memory");
-    asyncrt__cache_config_read(&env, &config);
-    tool.shared = config.shared;
-    tool.cap = config.max_bytes;
-    tool.cap_malformed = config.malformed_max != NULL;
-    char *dir = dir_arg ? strdup(dir_arg) : config.dir;
-    if (dir_arg) asyncrt__cache_config_free(&config);
-    asyncrt__settings_free(&env);
-    if (!dir)
+    if (asyncrt_context_create(&tool.ctx) != ASYNCRT_SUCCESS)
+        return cache_fail(&tool, NULL, TOOL_EXIT_IO, "out of memory");
+    const char *dir = dir_arg ? dir_arg : asyncrt_context_cache_dir(tool.ctx);
+    if (!dir) {
+        asyncrt_context_destroy(tool.ctx);
         return cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory: caching is off (ASYNCRT_CACHE=0) or HOME "
                                                      "is unset; use --dir");
+    }
     /* The door: opened once (created for the commands that fill the cache),
-     * checked on what was opened; the commands use only the descriptor. */
-    tool.dir = dir;
-    tool.dir_fd = asyncrt__cache_open_door(dir, tool.shared, tool_command_fills_cache(cmd), tool.mac_key, &tool.trusted,
-                                          tool.why, sizeof tool.why);
-    if (tool.dir_fd < 0) {
+     * judged on what was opened; the commands use only the handle. */
+    asyncrt_cache_dir_options o = ASYNCRT_CACHE_DIR_OPTIONS_INIT;
+    o.dir = dir;
+    o.create = tool_command_fills_cache(cmd);
+    asyncrt_cache_info info = ASYNCRT_CACHE_INFO_INIT;
+    if (asyncrt_cache_dir_open(tool.ctx, &o, &tool.cache) != ASYNCRT_SUCCESS ||
+        asyncrt_cache_dir_info(tool.cache, &info) != ASYNCRT_SUCCESS) {
         struct stat st;
         int rc = lstat(dir, &st) != 0 /* nothing there: no such cache; something: not one the library uses */
                      ? cache_fail(&tool, NULL, TOOL_EXIT_IO, "no cache directory at %s", dir)
                      : cache_fail(&tool, cmd->name, TOOL_EXIT_IO, "the library would not use this directory: %s",
-                                  tool.why);
-        free(dir);
+                                  asyncrt_context_last_error(tool.ctx));
+        asyncrt_cache_dir_close(tool.cache);
+        asyncrt_context_destroy(tool.ctx);
         return rc;
     }
+    tool.dir = info.dir;
+    tool.shared = info.shared;
+    tool.cap = info.max_bytes;
+    tool.cap_malformed = info.max_malformed;
+    tool.trusted = info.used;
+    snprintf(tool.why, sizeof tool.why, "%s", info.why);
     int rc;
     if (!tool.trusted && cmd->needs_trust) {
         rc = cache_fail(&tool, cmd->name, TOOL_EXIT_IO, "the library would not use this directory: %s", tool.why);
@@ -118,7 +122,7 @@ int main(int argc, char **argv)
     }
     if (json && rc && !cache_json_started()) /* a usage error, or a failure said on stderr only */
         tool_json_error(stdout, "asyncrt-cache", "see the message on stderr", rc);
-    close(tool.dir_fd);
-    free(dir);
+    asyncrt_cache_dir_close(tool.cache);
+    asyncrt_context_destroy(tool.ctx);
     return rc;
 }

@@ -9,24 +9,23 @@
 #include <time.h>
 
 #include "../common/tool.h" /* the four tools' exit codes, --version, JSON strings */
+#include "asyncrt/cache.h"
 #include "asyncrt/runtime.h"
-#include "base_internal.h"  /* asyncrt__format, SHA-256 names, the settings */
-#include "cache_internal.h" /* the directory, its files and their checks, as the library has them */
 
-/* The door: main opens the cache directory once (asyncrt__cache_open_door)
- * and checks what it opened; every command reads, writes and deletes through
- * dir_fd (openat and friends, and contexts that adopt it), never through the
+/* The door: main opens the cache directory once (asyncrt_cache_dir_open)
+ * and the library judges what it opened; every command reads, writes and
+ * deletes through that handle (and contexts that use it), never through the
  * name again, so a folder swapped in at that name is never touched. */
 typedef struct cache_tool {
-    const char *dir;      /* the cache directory's name: for messages only */
-    int dir_fd;           /* it, opened once (O_DIRECTORY | O_NOFOLLOW) */
-    bool shared;          /* ASYNCRT_CACHE_SHARED=1 */
-    uint64_t cap;         /* ASYNCRT_CACHE_MAX_BYTES as the library reads it */
-    bool cap_malformed;   /* it was set but is not a size: the default applies */
-    bool trusted;         /* passed the library's trust checks */
-    bool json;            /* --json: one document on stdout */
-    char why[512];        /* why not, when !trusted */
-    uint8_t mac_key[32];  /* the shared key, when shared and trusted */
+    asyncrt_context *ctx;     /* the environment's settings and remote; the door's messages */
+    asyncrt_cache_dir *cache; /* the door: opened once (O_DIRECTORY | O_NOFOLLOW) */
+    const char *dir;          /* the cache directory's name: for messages only */
+    bool shared;              /* ASYNCRT_CACHE_SHARED=1 */
+    uint64_t cap;             /* ASYNCRT_CACHE_MAX_BYTES as the library reads it */
+    bool cap_malformed;       /* it was set but is not a size: the default applies */
+    bool trusted;             /* passed the library's trust checks */
+    bool json;                /* --json: one document on stdout */
+    char why[512];            /* why not, when !trusted */
 } cache_tool;
 
 typedef struct cache_command {
@@ -43,31 +42,30 @@ extern const cache_command *const cache_commands[];
  * missing directory is created (by the trust check) rather than refused. */
 bool tool_command_fills_cache(const cache_command *cmd);
 
-/* A verified file, decoded: exactly one of program / manifest is set. */
-typedef struct cache_loaded {
-    uint8_t key[32];
-    asyncrt_program *program;
-    asyncrt_manifest manifest;
-    bool is_manifest;
-} cache_loaded;
+/* Checks `name` of folder with the library's checks (asyncrt_cache_dir_check):
+ * true with *item, or false with why (the library's message). */
+bool cache_check(cache_tool *tool, asyncrt_cache_dir *folder, const char *name, asyncrt_cache_dir_item *item,
+                 char *why, size_t size);
 
-/* Reads f->name in the directory dir_fd with the library's checks (regular
- * file, plausible size, name = key, header, digest or, with mac, the team
- * MAC) and decodes it; false with why when the library would refuse it
- * (load.c). */
-bool cache_load(int dir_fd, const asyncrt_cache_file *f, const uint8_t *mac, cache_loaded *out, char *why,
-                size_t size);
-void cache_loaded_free(cache_loaded *l);
+/* A folder's listing as an array of files, with its totals. */
+typedef struct cache_files {
+    asyncrt_cache_dir_listing *listing; /* the names live as long as it */
+    asyncrt_cache_dir_file *files;      /* malloc'd */
+    size_t count;
+    asyncrt_cache_dir_totals totals;
+} cache_files;
+/* False when it cannot be read (the library's message on the tool's context). */
+bool cache_list(asyncrt_cache_dir *folder, cache_files *out);
+void cache_files_free(cache_files *f);
 
-/* A context whose disk cache is the tool's door (never reopened by name),
- * with the environment's remote; NULL (said, as cmd's failure) when it
- * cannot be made (load.c). */
-asyncrt_context *cache_tool_context(const cache_tool *tool, const char *cmd);
+/* The tool's context with the door as its disk cache (push, pull); false
+ * (said, as cmd's failure) when it cannot be. */
+bool cache_use_door(cache_tool *tool, const char *cmd);
 
 /* Another folder a command reads or writes (export's OUT, import's IN),
  * opened once like the cache (O_DIRECTORY | O_NOFOLLOW; created 0700 first
- * when `create`), to be used through the descriptor only. -1 with why. */
-int tool_open_folder(const char *path, bool create, char *why, size_t size);
+ * when `create`), to be used through the handle only. NULL with why. */
+asyncrt_cache_dir *tool_open_folder(cache_tool *tool, const char *path, bool create, char *why, size_t size);
 
 /* The remote cache's lines of stats (cmd_remote.c): text, or with --json
  * a "remote" member of the open object. */
@@ -75,10 +73,9 @@ void cache_remote_stats(const cache_tool *tool);
 
 /* Shared helpers (common.c). */
 bool tool_wants_help(int argc, char **argv);
-bool tool_key_from_name(const char *name, uint8_t key[32]);
 void tool_format_bytes(uint64_t bytes, char *out, size_t size);
 void tool_format_age(double seconds, char *out, size_t size);
-double tool_age_seconds(const struct timespec *t);
+double tool_age_seconds(int64_t ns); /* since a time in ns since the epoch */
 /* "asyncrt-cache CMD: MESSAGE" and the command's usage on stderr; returns TOOL_EXIT_USAGE. */
 int cache_usage_error(const cache_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "asyncrt-cache CMD: MESSAGE" on stderr and, with --json, the error

@@ -11,55 +11,10 @@
  * Never a byte copy. A tampered, truncated, foreign or oddly typed file is
  * refused and named. What verification cannot prove is who compiled an
  * entry: importing a directory trusts whoever could write to it. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "tool.h"
-
-/* Seals l for a cache with `mac` (NULL: plain) and writes name in the
- * directory dir_fd atomically. */
-static bool save(int dir_fd, const char *name, const cache_loaded *l, const uint8_t *mac, mode_t mode)
-{
-    size_t size = 0;
-    unsigned char *data = l->is_manifest ? asyncrt__manifest_encode(&l->manifest, l->key, mac, &size)
-                                         : asyncrt__program_encode_keyed(l->program, mac, &size);
-    bool ok = data && asyncrt__cache_write_file(dir_fd, name, data, size, mode);
-    free(data);
-    return ok;
-}
-
-/* An imported manifest joins the dependency sets already recorded here
- * (newest first: ours, then theirs not already present), up to the limit. */
-static bool merge_manifest(const cache_tool *tool, const char *name, cache_loaded *theirs)
-{
-    asyncrt_cache_file here = {.name = (char *)name, .kind = ASYNCRT_CACHE_MANIFEST, .regular = true};
-    cache_loaded ours;
-    char why[256];
-    if (!cache_load(tool->dir_fd, &here, tool->shared ? tool->mac_key : NULL, &ours, why, sizeof why)) return true;
-    asyncrt_dep_set *sets = calloc(ASYNCRT_MANIFEST_MAX_SETS, sizeof *sets);
-    size_t count = 0;
-    bool ok = sets != NULL;
-    for (size_t i = 0; ok && i < ours.manifest.count && count < ASYNCRT_MANIFEST_MAX_SETS; i++)
-        ok = asyncrt__dep_set_copy(&sets[count++], &ours.manifest.sets[i]);
-    for (size_t i = 0; ok && i < theirs->manifest.count && count < ASYNCRT_MANIFEST_MAX_SETS; i++) {
-        bool known = false;
-        for (size_t j = 0; j < ours.manifest.count && !known; j++)
-            known = !memcmp(ours.manifest.sets[j].result_key, theirs->manifest.sets[i].result_key, 32);
-        if (!known) ok = asyncrt__dep_set_copy(&sets[count++], &theirs->manifest.sets[i]);
-    }
-    cache_loaded_free(&ours);
-    if (!ok) {
-        asyncrt_manifest m = {sets, count};
-        asyncrt__manifest_free(&m);
-        return false;
-    }
-    asyncrt__manifest_free(&theirs->manifest);
-    theirs->manifest = (asyncrt_manifest){sets, count};
-    return true;
-}
 
 /* What a transfer did; with --json, `problems` is streamed as they come. */
 typedef struct transfer {
@@ -114,73 +69,56 @@ static int transfer_end(transfer *t, const char *from, const char *to)
     return t->unwritten ? TOOL_EXIT_IO : t->refused ? TOOL_EXIT_CHECK : TOOL_EXIT_OK;
 }
 
+/* One file moved from `from` to `to` by the library (checked, re-sealed,
+ * written atomically), or a problem: refused by the checks, or not written. */
+static void move(transfer *t, asyncrt_cache_dir *from, asyncrt_cache_dir *to, const char *name)
+{
+    asyncrt_status s = asyncrt_cache_dir_transfer(from, to, name);
+    if (s == ASYNCRT_SUCCESS) t->moved++;
+    else problem(t, s != ASYNCRT_ERROR_CORRUPT, name, asyncrt_context_last_error(t->tool->ctx));
+}
+
+/* export (the cache to OUT) or import (IN to the cache): FOLDER opened once,
+ * then every file of `from` that may be one moved by the library. */
+static int run(cache_tool *tool, const cache_command *cmd, int argc, char **argv)
+{
+    bool out = cmd->name[0] == 'e';
+    if (argc != 2 || argv[1][0] == '-')
+        return cache_usage_error(cmd, "one %s directory is needed", out ? "output" : "input");
+    char failed[512];
+    asyncrt_cache_dir *folder = tool_open_folder(tool, argv[1], out, failed, sizeof failed);
+    if (!folder) return cache_fail(tool, cmd->name, TOOL_EXIT_IO, "%s", failed);
+    asyncrt_cache_dir *from = out ? tool->cache : folder, *to = out ? folder : tool->cache;
+    cache_files cf;
+    if (!cache_list(from, &cf)) {
+        int rc = out ? cache_fail(tool, cmd->name, TOOL_EXIT_IO, "cannot read %s", tool->dir)
+                     : cache_fail(tool, cmd->name, TOOL_EXIT_IO, "%s", asyncrt_context_last_error(tool->ctx));
+        asyncrt_cache_dir_close(folder);
+        return rc;
+    }
+    transfer t = {tool, cmd->name, 0, 0, 0};
+    transfer_begin(&t);
+    for (size_t i = 0; i < cf.count; i++) {
+        const asyncrt_cache_dir_file *f = &cf.files[i];
+        if (out ? f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST
+                : f->name[0] != '.' || f->kind == ASYNCRT_CACHE_FILE_TEMP) /* not ".", "..", hidden files */
+            move(&t, from, to, f->name);
+    }
+    cache_files_free(&cf);
+    asyncrt_cache_dir_close(folder);
+    return out ? transfer_end(&t, tool->dir, argv[1]) : transfer_end(&t, argv[1], tool->dir);
+}
+
 static int run_export(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_export;
-    if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_export, "one output directory is needed");
-    const char *out = argv[1];
-    char failed[512];
-    int out_fd = tool_open_folder(out, true, failed, sizeof failed);
-    if (out_fd < 0) return cache_fail(tool, "export", TOOL_EXIT_IO, "%s", failed);
-    asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(tool->dir_fd, &l)) {
-        close(out_fd);
-        return cache_fail(tool, "export", TOOL_EXIT_IO, "cannot read %s", tool->dir);
-    }
-    transfer t = {tool, "export", 0, 0, 0};
-    transfer_begin(&t);
-    for (size_t i = 0; i < l.count; i++) {
-        const asyncrt_cache_file *f = &l.files[i];
-        if (f->kind != ASYNCRT_CACHE_ENTRY && f->kind != ASYNCRT_CACHE_MANIFEST) continue;
-        cache_loaded x;
-        char why[256];
-        if (!cache_load(tool->dir_fd, f, tool->shared ? tool->mac_key : NULL, &x, why, sizeof why))
-            problem(&t, false, f->name, why);
-        else if (!save(out_fd, f->name, &x, NULL, 0600))
-            problem(&t, true, f->name, strerror(errno));
-        else
-            t.moved++;
-        cache_loaded_free(&x);
-    }
-    asyncrt__cache_listing_free(&l);
-    close(out_fd);
-    return transfer_end(&t, tool->dir, out);
+    return run(tool, &cmd_export, argc, argv);
 }
 
 static int run_import(cache_tool *tool, int argc, char **argv)
 {
     extern const cache_command cmd_import;
-    if (argc != 2 || argv[1][0] == '-') return cache_usage_error(&cmd_import, "one input directory is needed");
-    const char *in = argv[1];
-    char failed[512];
-    int in_fd = tool_open_folder(in, false, failed, sizeof failed);
-    if (in_fd < 0) return cache_fail(tool, "import", TOOL_EXIT_IO, "%s", failed);
-    asyncrt_cache_listing l;
-    if (!asyncrt__cache_scan_at(in_fd, &l)) {
-        close(in_fd);
-        return cache_fail(tool, "import", TOOL_EXIT_IO, "cannot read %s (%s)", in, strerror(errno));
-    }
-    const uint8_t *mac = tool->shared ? tool->mac_key : NULL;
-    mode_t mode = tool->shared ? 0660 : 0600;
-    transfer t = {tool, "import", 0, 0, 0};
-    transfer_begin(&t);
-    for (size_t i = 0; i < l.count; i++) {
-        const asyncrt_cache_file *f = &l.files[i];
-        if (f->name[0] == '.' && f->kind != ASYNCRT_CACHE_TEMP) continue; /* ".", "..", hidden files */
-        cache_loaded x;
-        char why[256];
-        if (!cache_load(in_fd, f, NULL, &x, why, sizeof why)) problem(&t, false, f->name, why);
-        else if (x.is_manifest && !merge_manifest(tool, f->name, &x))
-            problem(&t, true, f->name, "out of memory merging manifests");
-        else if (!save(tool->dir_fd, f->name, &x, mac, mode))
-            problem(&t, true, f->name, strerror(errno));
-        else
-            t.moved++;
-        cache_loaded_free(&x);
-    }
-    asyncrt__cache_listing_free(&l);
-    close(in_fd);
-    return transfer_end(&t, in, tool->dir);
+    return run(tool, &cmd_import, argc, argv);
 }
 
 const cache_command cmd_export = {

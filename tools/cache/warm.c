@@ -16,7 +16,6 @@
 #include <time.h>
 
 #include "asyncrt/asyncrt.h"
-#include "context_internal.h"
 #include "scan.h"
 #include "tool.h"
 
@@ -319,8 +318,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         goto done;
     }
     /* The tool's door, not the name: the compiles land in the directory main checked. */
-    if (asyncrt__context_adopt_cache_dir(ctx, tool->dir, tool->dir_fd, tool->shared, tool->mac_key) !=
-        ASYNCRT_SUCCESS) {
+    if (asyncrt_context_use_cache_dir(ctx, tool->cache) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "asyncrt-cache warm: %s\n", asyncrt_context_last_error(ctx));
         rc = TOOL_EXIT_INTERNAL;
         goto done;
@@ -341,6 +339,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         for (size_t t = 0; t < a.arch_count; t++) {
             size_t r = f * a.arch_count + t;
             opts[r] = (asyncrt_compile_options){
+                .size = sizeof(asyncrt_compile_options),
                 .arch = a.archs[t], .std = a.std,
                 .include_dirs = inc, .include_dir_count = a.include_count + (dirs[f] ? 1 : 0),
                 .defines = a.defines, .define_count = a.define_count,

@@ -1,8 +1,6 @@
 /* Shared by asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache. */
 #include "tool.h"
 
-#include "base_internal.h" /* lib_search.h's candidates */
-
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,20 +26,30 @@ void tool_version_line(const char *tool, char *buf, size_t size)
 {
     char nvrtc[16];
     tool_format_cuda_version(asyncrt_nvrtc_version(), nvrtc, sizeof nvrtc);
-    snprintf(buf, size, "%s %s (libasyncrt %s, NVRTC %s)", tool, ASYNCRT_VERSION_STRING, ASYNCRT_VERSION_STRING,
+    /* The tool's own version, then the library's it runs with (asyncrt_version_string: a shared
+     * libasyncrt may be newer than the headers the tool was built with). */
+    snprintf(buf, size, "%s %s (libasyncrt %s, NVRTC %s)", tool, ASYNCRT_VERSION_STRING, asyncrt_version_string(),
              nvrtc);
 }
 
-void tool_print_nvrtc_candidates(FILE *f, const char *indent, const asyncrt_lib_candidate *candidates,
+void tool_print_nvrtc_candidates(FILE *f, const char *indent, const asyncrt_nvrtc_candidate *candidates,
                                  size_t count, int chosen)
 {
     for (size_t i = 0; i < count; i++) {
-        const asyncrt_lib_candidate *c = &candidates[i];
-        char version[32];
-        asyncrt__lib_version_format(&c->version, version, sizeof version);
-        fprintf(f, "%s%s %-8s %s (%s%s%s)\n", indent, (int)i == chosen ? "*" : " ", version, c->path, c->step,
-                c->version_from[0] ? "; version from " : "", c->version_from);
+        const asyncrt_nvrtc_candidate *c = &candidates[i];
+        fprintf(f, "%s%s %-8s %s (%s%s%s)\n", indent, (int)i == chosen ? "*" : " ", c->version, c->path,
+                c->found_by, c->version_from[0] ? "; version from " : "", c->version_from);
     }
+}
+
+size_t tool_nvrtc_candidates(asyncrt_nvrtc_candidate *out, size_t capacity)
+{
+    size_t n = 0;
+    for (; n < capacity; n++) {
+        out[n] = (asyncrt_nvrtc_candidate)ASYNCRT_NVRTC_CANDIDATE_INIT;
+        if (asyncrt_nvrtc_candidate_get(n, &out[n]) != ASYNCRT_SUCCESS) break;
+    }
+    return n;
 }
 
 int tool_exit_for_status(asyncrt_status s)
@@ -59,6 +67,7 @@ int tool_exit_for_status(asyncrt_status s)
     case ASYNCRT_ERROR_NO_DRIVER:
     case ASYNCRT_ERROR_NO_DEVICE: return TOOL_EXIT_NO_DEVICE;
     case ASYNCRT_ERROR_IO: return TOOL_EXIT_IO;
+    case ASYNCRT_ERROR_CORRUPT: return TOOL_EXIT_CHECK; /* a file failed its checks */
     case ASYNCRT_ERROR_OUT_OF_MEMORY: return TOOL_EXIT_INTERNAL;
     default: return TOOL_EXIT_CUDA;
     }

@@ -16,13 +16,15 @@ int tool_usage_error(const char *tool, const char *fmt, ...) __attribute__((form
 /* "asyncrt-run 0.3.0 (libasyncrt 0.3.0, NVRTC 13.0)" */
 void tool_version_line(const char *tool, char *buf, size_t size);
 
-/* The NVRTCs the library's search found (runtime/base/lib_search.h), one
+/* The NVRTCs the library's search found (asyncrt_nvrtc_candidate_get), one
  * line each after `indent`: a '*' on the chosen one, its version, path,
  * where it was found and what told its version. asyncrt-probe and
  * asyncrt-run -v print them alike. */
-struct asyncrt_lib_candidate;
-void tool_print_nvrtc_candidates(FILE *f, const char *indent, const struct asyncrt_lib_candidate *candidates,
+void tool_print_nvrtc_candidates(FILE *f, const char *indent, const asyncrt_nvrtc_candidate *candidates,
                                  size_t count, int chosen);
+/* The search's candidates into out (at most capacity), through the public
+ * calls; returns how many were written. */
+size_t tool_nvrtc_candidates(asyncrt_nvrtc_candidate *out, size_t capacity);
 
 /* "13.0" for 13000; "none" for 0. */
 void tool_format_cuda_version(int version, char *buf, size_t size);

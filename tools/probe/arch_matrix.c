@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base_internal.h"    /* asyncrt__nvrtc_supported_archs */
-#include "context_internal.h" /* asyncrt__fail */
 #include "kernels.h"
 
 static void add_arch(probe_arch_matrix *m, const char *fmt, int number)
@@ -14,12 +12,28 @@ static void add_arch(probe_arch_matrix *m, const char *fmt, int number)
         snprintf(m->archs[m->arch_count++], sizeof m->archs[0], fmt, number);
 }
 
+/* The tool's own failure, kept here rather than in the library's context. */
+static char g_why[256];
+
+static asyncrt_status probe_arch_matrix_refuse(const char *why)
+{
+    snprintf(g_why, sizeof g_why, "%s", why);
+    return ASYNCRT_ERROR_NVRTC;
+}
+
+const char *probe_arch_matrix_why(const asyncrt_context *ctx)
+{
+    return g_why[0] ? g_why : asyncrt_context_last_error(ctx);
+}
+
 asyncrt_status probe_arch_matrix_build(asyncrt_context *ctx, probe_arch_matrix *m)
 {
     memset(m, 0, sizeof *m);
     int numbers[PROBE_MAX_ARCHS];
-    size_t n = asyncrt__nvrtc_supported_archs(numbers, PROBE_MAX_ARCHS);
-    if (n == 0) return asyncrt__fail(ctx, ASYNCRT_ERROR_NVRTC, "nvrtcGetSupportedArchs gave no archs");
+    size_t n = 0;
+    if (asyncrt_nvrtc_supported_archs(numbers, PROBE_MAX_ARCHS, &n) != ASYNCRT_SUCCESS || n == 0 ||
+        n > PROBE_MAX_ARCHS)
+        return probe_arch_matrix_refuse("nvrtcGetSupportedArchs gave no archs");
     for (size_t i = 0; i < n; i++) {
         add_arch(m, "sm_%d", numbers[i]);
         if (numbers[i] == 90 || numbers[i] == 100) add_arch(m, "sm_%da", numbers[i]);

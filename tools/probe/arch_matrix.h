@@ -10,5 +10,7 @@
  * each feature is compiled to a CUBIN so that ptxas judges every
  * instruction. Fails only when NVRTC itself does. */
 asyncrt_status probe_arch_matrix_build(asyncrt_context *ctx, probe_arch_matrix *m);
+/* Why the build failed: the tool's own reason, else the library's. */
+const char *probe_arch_matrix_why(const asyncrt_context *ctx);
 
 #endif

@@ -84,7 +84,8 @@ static void bench_path(bench_job *base, asyncrt_timer *timer, const asyncrt_devi
     } else if (asyncrt_memory_fill(j.ctx, j.dst, 0xFF, j.bytes, NULL) != ASYNCRT_SUCCESS) {
         set_error(r->error, sizeof r->error, "poison", j.ctx);
     } else {
-        j.cfg = (asyncrt_launch_config){.grid = {(unsigned)info->sm_count * paths[p].blocks_per_sm, 1, 1},
+        j.cfg = (asyncrt_launch_config){.size = sizeof(asyncrt_launch_config),
+                                        .grid = {(unsigned)info->sm_count * paths[p].blocks_per_sm, 1, 1},
                                         .block = {paths[p].block, 1, 1}};
         j.count = j.bytes / paths[p].unit;
         if (job_time(&j, timer, &r->gbs) != ASYNCRT_SUCCESS) {

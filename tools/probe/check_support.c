@@ -80,9 +80,15 @@ static bool track_device(probe_check *c, size_t bytes, asyncrt_deviceptr *device
 
 uint32_t *chk_host(probe_check *c, size_t words)
 {
-    if (c->host_count == CHK_MAX_BUFFERS) return chk_fail(c, "internal: too many host buffers"), NULL;
-    uint32_t *p = calloc(words, sizeof *p);
-    if (!p) return chk_fail(c, "out of host memory"), NULL;
+    uint32_t *p = NULL;
+    if (c->host_count == CHK_MAX_BUFFERS) {
+        chk_fail(c, "internal: too many host buffers");
+        return NULL;
+    }
+    if (!(p = calloc(words, sizeof *p))) {
+        chk_fail(c, "out of host memory");
+        return NULL;
+    }
     c->host[c->host_count++] = p;
     return p;
 }
@@ -92,8 +98,10 @@ uint32_t *chk_input(probe_check *c, size_t words, asyncrt_deviceptr *device)
     uint32_t *host = chk_host(c, words);
     if (!host || !track_device(c, words * 4, device)) return NULL;
     for (size_t i = 0; i < words; i++) host[i] = chk_random(c);
-    if (asyncrt_memory_to_device(c->ctx, *device, host, words * 4) != ASYNCRT_SUCCESS)
-        return fail_ctx(c, "upload"), NULL;
+    if (asyncrt_memory_to_device(c->ctx, *device, host, words * 4) != ASYNCRT_SUCCESS) {
+        fail_ctx(c, "upload");
+        return NULL;
+    }
     return host;
 }
 
@@ -107,7 +115,8 @@ bool chk_output(probe_check *c, size_t words, asyncrt_deviceptr *device)
 bool chk_launch(probe_check *c, asyncrt_kernel *k, unsigned grid_x, unsigned grid_y, unsigned block,
                 unsigned cluster, void **args, const size_t *sizes, size_t count)
 {
-    asyncrt_launch_config cfg = {.grid = {grid_x, grid_y, 1}, .block = {block, 1, 1}, .cluster = {cluster, 0, 0}};
+    asyncrt_launch_config cfg = {.size = sizeof cfg,
+                                 .grid = {grid_x, grid_y, 1}, .block = {block, 1, 1}, .cluster = {cluster, 0, 0}};
     if (cluster) cfg.cluster[1] = cfg.cluster[2] = 1;
     if (asyncrt_kernel_launch(k, &cfg, args, sizes, count) != ASYNCRT_SUCCESS) return fail_ctx(c, "launch");
     if (asyncrt_synchronize(c->ctx) != ASYNCRT_SUCCESS) return fail_ctx(c, "kernel");

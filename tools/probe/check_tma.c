@@ -2,22 +2,44 @@
  * tile and im2col forms of cp.async.bulk.tensor. */
 #include "check_support.h"
 
-#include "context_internal.h" /* the driver table: tensor maps encoded by the driver itself */
+#include <cuda.h> /* the types only: the calls come from the context's libcuda */
+#include <cudaTypedefs.h>
+#include <stdio.h>
 
-/* The context's driver table; a failed check when there is none. */
-static const asyncrt_driver *driver(probe_check *c)
+/* The entry points the checks call beside the library: tensor maps encoded
+ * by the driver itself, not by asyncrt's encoder, at the ABI this file was
+ * written for (asyncrt_context_driver_proc: the libcuda the context opened). */
+typedef struct tma_driver {
+    PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled;
+    PFN_cuTensorMapEncodeIm2col_v12000 cuTensorMapEncodeIm2col;
+    PFN_cuGetErrorName_v6000 cuGetErrorName;
+    PFN_cuGetErrorString_v6000 cuGetErrorString;
+} tma_driver;
+
+/* The context's driver's entry points; a failed check when there are none. */
+static const tma_driver *driver(probe_check *c)
 {
-    const asyncrt_driver *drv = NULL;
-    if (asyncrt__context_driver(c->ctx, &drv) != ASYNCRT_SUCCESS)
+    static tma_driver drv; /* the same libcuda for every context of the process */
+    if (asyncrt_context_driver_proc(c->ctx, "cuTensorMapEncodeTiled", 12000, (void **)&drv.cuTensorMapEncodeTiled) ||
+        asyncrt_context_driver_proc(c->ctx, "cuTensorMapEncodeIm2col", 12000,
+                                    (void **)&drv.cuTensorMapEncodeIm2col) ||
+        asyncrt_context_driver_proc(c->ctx, "cuGetErrorName", 6000, (void **)&drv.cuGetErrorName) ||
+        asyncrt_context_driver_proc(c->ctx, "cuGetErrorString", 6000, (void **)&drv.cuGetErrorString)) {
         chk_fail(c, "no driver: %s", asyncrt_context_last_error(c->ctx));
-    return drv;
+        return NULL;
+    }
+    return &drv;
 }
 
-static bool encode_failed(probe_check *c, const asyncrt_driver *drv, CUresult r, const char *call)
+static bool encode_failed(probe_check *c, const tma_driver *drv, CUresult r, const char *call)
 {
-    char text[160];
-    asyncrt__driver_describe(drv, r, text, sizeof text);
-    return chk_fail(c, "%s failed: %s", call, text);
+    const char *name = NULL, *text = NULL; /* as the library describes a CUresult */
+    char described[160];
+    drv->cuGetErrorName(r, &name);
+    drv->cuGetErrorString(r, &text);
+    if (name) snprintf(described, sizeof described, "%s (%s)", name, text ? text : "no description");
+    else snprintf(described, sizeof described, "CUresult %d", (int)r);
+    return chk_fail(c, "%s failed: %s", call, described);
 }
 
 /* A 64x48 u32 matrix, loaded in 16x8 tiles (one per CTA) and stored back in place. */
@@ -28,7 +50,7 @@ bool chk_tma_tile(probe_check *c)
     asyncrt_deviceptr in, out;
     uint32_t *h;
     if (!chk_kernel(c, "probe_tma_tile", &k) || !(h = chk_input(c, N, &in)) || !chk_output(c, N, &out)) return false;
-    const asyncrt_driver *drv = driver(c);
+    const tma_driver *drv = driver(c);
     if (!drv) return false;
     CUtensorMap map;
     const cuuint64_t dims[2] = {W, H}, strides[1] = {W * 4};
@@ -57,7 +79,7 @@ bool chk_tma_im2col(probe_check *c)
     if (!chk_kernel(c, "probe_tma_im2col", &k) || !(h = chk_input(c, WORDS, &in)) ||
         !chk_output(c, PIXELS * C, &out) || !(e = chk_host(c, PIXELS * C)))
         return false;
-    const asyncrt_driver *drv = driver(c);
+    const tma_driver *drv = driver(c);
     if (!drv) return false;
     for (int p = 0; p < PIXELS; p++) {
         int n = p / (BOX_W * BOX_H), rest = p % (BOX_W * BOX_H), y = rest / BOX_W + 1, x = rest % BOX_W + 1;

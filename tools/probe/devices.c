@@ -52,17 +52,14 @@ static int run_on_device(probe_device_report *d, bool check, bool bench)
 /* What arch auto builds for the device, in the library's own sentence. */
 static void auto_rule(probe_device_report *d)
 {
-    int archs[64];
-    size_t n = asyncrt__nvrtc_supported_archs(archs, 64);
-    asyncrt_arch arch;
+    asyncrt_arch arch = ASYNCRT_ARCH_INIT;
     d->auto_target[0] = '\0';
-    if (!n) {
+    asyncrt_status s = asyncrt_arch_auto(d->info.cc_major, d->info.cc_minor, d->info.driver_version, &arch,
+                                         d->auto_rule, sizeof d->auto_rule);
+    if (s == ASYNCRT_ERROR_NO_NVRTC || s == ASYNCRT_ERROR_NVRTC)
         snprintf(d->auto_rule, sizeof d->auto_rule, "no NVRTC to build with");
-        return;
-    }
-    if (asyncrt__arch_select_auto(d->info.cc_major, d->info.cc_minor, d->info.driver_version, asyncrt_nvrtc_version(),
-                                 archs, n, &arch, d->auto_rule, sizeof d->auto_rule) == ASYNCRT_SUCCESS)
-        asyncrt__arch_format(&arch, d->auto_target, sizeof d->auto_target);
+    else if (s == ASYNCRT_SUCCESS)
+        asyncrt_arch_format(&arch, d->auto_target, sizeof d->auto_target);
 }
 
 int probe_collect_devices(asyncrt_context *ctx, int only, bool check, bool bench, probe_report *r)
@@ -90,6 +87,7 @@ int probe_collect_devices(asyncrt_context *ctx, int only, bool check, bool bench
     }
     for (int i = 0; i < n; i++) {
         probe_device_report *d = &r->devices[r->device_count];
+        d->info = (asyncrt_device_info)ASYNCRT_DEVICE_INFO_INIT;
         if ((s = asyncrt_device_probe(ctx, first + i, &d->info)) != ASYNCRT_SUCCESS)
             return fail(ctx, exit_code_for(s), "device probe failed");
         auto_rule(d);

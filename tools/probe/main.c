@@ -7,7 +7,6 @@
 
 #include "arch_matrix.h"
 #include "devices.h"
-#include "base_internal.h" /* which NVRTC was chosen, and why */
 #include "output.h"
 #include "tool.h"
 
@@ -85,19 +84,15 @@ int main(int argc, char **argv)
         return PROBE_EXIT_INTERNAL;
     }
     probe_report r = {.nvrtc_version = asyncrt_nvrtc_version(), .checked = o.check, .benched = o.bench};
-    const asyncrt_nvrtc *nvrtc; /* which NVRTC the search order chose, and why */
-    char nvrtc_missing[2048];
-    asyncrt_nvrtc_choice found;
-    asyncrt__nvrtc_choice_get(&found);
-    r.nvrtc_candidates = found.candidates;
-    r.nvrtc_candidate_count = found.count;
+    asyncrt_nvrtc_info found = ASYNCRT_NVRTC_INFO_INIT; /* which NVRTC the search order chose, and why */
+    asyncrt_nvrtc_candidate candidates[32];
+    asyncrt_nvrtc_info_get(false, &found);
+    r.nvrtc_candidates = candidates;
+    r.nvrtc_candidate_count = tool_nvrtc_candidates(candidates, sizeof candidates / sizeof candidates[0]);
     r.nvrtc_chosen = found.chosen;
-    if (asyncrt__nvrtc_load(&nvrtc, nvrtc_missing, sizeof nvrtc_missing) == ASYNCRT_SUCCESS) {
-        r.nvrtc_path = nvrtc->path;
-        r.nvrtc_why = nvrtc->why;
-    } else {
-        r.nvrtc_why = nvrtc_missing;
-    }
+    asyncrt_nvrtc_info_get(true, &found); /* opened: its file and why; or why none could be */
+    r.nvrtc_path = found.path;
+    r.nvrtc_why = found.why;
     probe_arch_matrix *matrix = NULL;
     bool matrix_built = false;
     if (o.arch_matrix) {
@@ -105,7 +100,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "asyncrt-probe: out of memory\n");
             code = PROBE_EXIT_INTERNAL;
         } else if (probe_arch_matrix_build(ctx, matrix) != ASYNCRT_SUCCESS) {
-            fprintf(stderr, "asyncrt-probe: arch matrix: %s\n", asyncrt_context_last_error(ctx));
+            fprintf(stderr, "asyncrt-probe: arch matrix: %s\n", probe_arch_matrix_why(ctx));
             code = PROBE_EXIT_ERROR;
         } else {
             matrix_built = true;

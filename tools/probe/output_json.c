@@ -148,15 +148,13 @@ void probe_write_json(FILE *f, const probe_report *r)
     json_string_or_null(f, r->nvrtc_why ? r->nvrtc_why : "");
     fputs(",\n  \"nvrtc_candidates\": [", f);
     for (size_t i = 0; i < r->nvrtc_candidate_count; i++) {
-        const asyncrt_lib_candidate *c = &r->nvrtc_candidates[i];
-        char version[32];
-        asyncrt__lib_version_format(&c->version, version, sizeof version);
+        const asyncrt_nvrtc_candidate *c = &r->nvrtc_candidates[i];
         fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", f);
         tool_json_string(f, c->path);
         fputs(", \"version\": ", f);
-        tool_json_string(f, version);
+        tool_json_string(f, c->version);
         fputs(", \"found_by\": ", f);
-        tool_json_string(f, c->step);
+        tool_json_string(f, c->found_by);
         fputs(", \"version_from\": ", f);
         json_string_or_null(f, c->version_from);
         fprintf(f, ", \"chosen\": %s}", (int)i == r->nvrtc_chosen ? "true" : "false");

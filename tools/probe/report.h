@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 #include "asyncrt/runtime.h"
-#include "base_internal.h" /* the NVRTCs the search found (lib_search.h) */
 #include "feature_table.h"
 
 typedef enum probe_status {
@@ -60,7 +59,7 @@ typedef struct probe_report {
     int nvrtc_version;
     const char *nvrtc_path;     /* the NVRTC chosen by the search order, NULL if none */
     const char *nvrtc_why;      /* why that one; or why none was usable */
-    const asyncrt_lib_candidate *nvrtc_candidates; /* every NVRTC the search found */
+    const asyncrt_nvrtc_candidate *nvrtc_candidates; /* every NVRTC the search found */
     size_t nvrtc_candidate_count;
     int nvrtc_chosen;           /* index into them, -1: none */
     bool checked;               /* --check */

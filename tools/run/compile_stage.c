@@ -9,9 +9,7 @@
 #include <unistd.h>
 
 #include "asyncrt/bundle.h"
-#include "base_internal.h"  /* the settings, read as the library reads them */
-#include "cache_internal.h" /* -v: the library's trust check of its directory; --image: a program's fields */
-#include "compile_internal.h" /* a program to be loaded: the load rule before compiling */
+#include "asyncrt/cache.h"
 
 static bool write_file(const char *path, const void *data, size_t size, run_result *r)
 {
@@ -138,21 +136,12 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
  * through the library's own trust check. */
 static void explain_disk_cache(const asyncrt_context *ctx)
 {
-    const char *dir = asyncrt_context_cache_dir(ctx);
-    /* Shared mode as the library read it (ASYNCRT_CACHE_SHARED), not a getenv of our own. */
-    asyncrt_settings env;
-    asyncrt_cache_config config = {0};
-    if (asyncrt__settings_read(&env)) asyncrt__cache_config_read(&env, &config);
-    uint8_t key[32];
-    char why[512];
-    int fd = -1;
-    if (!dir)
+    asyncrt_cache_info info = ASYNCRT_CACHE_INFO_INIT;
+    if (asyncrt_context_cache_info(ctx, &info) != ASYNCRT_SUCCESS) return;
+    if (!info.dir)
         fprintf(stderr, "asyncrt-run: no disk cache: caching is off (ASYNCRT_CACHE=0) or HOME is unset\n");
-    else if ((fd = asyncrt__cache_open_dir(dir, config.shared, key, why, sizeof why)) < 0)
-        fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", dir, why);
-    if (fd >= 0) close(fd);
-    asyncrt__cache_config_free(&config);
-    asyncrt__settings_free(&env);
+    else if (!info.used)
+        fprintf(stderr, "asyncrt-run: no disk cache: %s was skipped: %s\n", info.dir, info.why);
 }
 
 /* -v: the remote cache the library used, or why it is off (a refused key
@@ -160,7 +149,7 @@ static void explain_disk_cache(const asyncrt_context *ctx)
  * last value it refused (another key file, damage) and why. */
 static void explain_remote_cache(const asyncrt_context *ctx)
 {
-    asyncrt_remote_cache_stats st;
+    asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     if (asyncrt_context_remote_cache_stats(ctx, &st) != ASYNCRT_SUCCESS ||
         strncmp(st.state, "off: no remote cache configured", 31) == 0)
         return;
@@ -182,11 +171,13 @@ static void explain_remote_cache(const asyncrt_context *ctx)
  * (by stat alone: a cache hit still opens none). */
 void run_explain_nvrtc(void)
 {
-    asyncrt_nvrtc_choice found;
-    asyncrt__nvrtc_choice_get(&found);
+    asyncrt_nvrtc_info found = ASYNCRT_NVRTC_INFO_INIT;
+    asyncrt_nvrtc_candidate candidates[32];
+    asyncrt_nvrtc_info_get(false, &found);
+    size_t count = tool_nvrtc_candidates(candidates, sizeof candidates / sizeof candidates[0]);
     fprintf(stderr, "asyncrt-run: NVRTC %s (%s); found:\n",
-            found.chosen >= 0 ? found.candidates[found.chosen].path : "none", found.why);
-    tool_print_nvrtc_candidates(stderr, "asyncrt-run:   ", found.candidates, found.count, found.chosen);
+            found.chosen >= 0 && (size_t)found.chosen < count ? candidates[found.chosen].path : "none", found.why);
+    tool_print_nvrtc_candidates(stderr, "asyncrt-run:   ", candidates, count, found.chosen);
 }
 
 int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source,
@@ -206,6 +197,7 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
         if (!seen) names[name_count++] = r->launches[i].kernel;
     }
     asyncrt_compile_options opts = {
+        .size = sizeof opts,
         .arch = cli->arch, .std = cli->std,
         .include_dirs = includes, .include_dir_count = include_count,
         .defines = cli->defines, .define_count = cli->define_count,
@@ -221,9 +213,8 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     /* A run loads it: a target the driver cannot load is refused before compiling. Not so with
      * --compile-only, --image (its CUBIN is loaded instead) or --emit-ptx's second compile: those
      * images may be for another machine. */
-    bool loaded = !cli->compile_only && !cli->image;
-    asyncrt_status s = loaded ? asyncrt__program_compile_to_load(ctx, source_name, source, &opts, out)
-                              : asyncrt_program_compile(ctx, source_name, source, &opts, out);
+    opts.for_load = !cli->compile_only && !cli->image;
+    asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);
     r->compile_ms = run_now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return compile_fail(ctx, s, r);
     static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};
@@ -259,7 +250,7 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     return rc;
 }
 
-int run_use_image(const char *path, asyncrt_program **program, run_result *r)
+int run_use_image(asyncrt_context *ctx, const char *path, asyncrt_program **program, run_result *r)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *data = NULL;
@@ -271,11 +262,20 @@ int run_use_image(const char *path, asyncrt_program **program, run_result *r)
         return run_fail(r, ok ? RUN_EXIT_USAGE : RUN_EXIT_IO, "--image %s: %s", path,
                         ok ? "not a CUBIN (an ELF file, as nvcc -cubin writes)" : strerror(errno ? errno : EIO));
     }
-    /* In place: the launches' lowered names point into the program. */
-    free((*program)->image);
-    (*program)->image = data; /* the same names: Itanium mangling is nvcc's too */
-    (*program)->image_size = (size_t)n;
-    (*program)->ptx = false;
+    /* The CUBIN for the compiled target (a CUBIN of compute_XY is sm_XY's); the launches' lowered
+     * names point into the compiled program, kept in r (the same names: Itanium mangling is nvcc's too). */
+    asyncrt_arch arch = ASYNCRT_ARCH_INIT;
+    char target[32] = "";
+    if (asyncrt_arch_parse(asyncrt_program_arch(*program), &arch)) {
+        arch.ptx = false;
+        asyncrt_arch_format(&arch, target, sizeof target);
+    }
+    asyncrt_program *image = NULL;
+    asyncrt_status s = asyncrt_program_from_image(ctx, data, (size_t)n, target, &image);
+    free(data);
+    if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
+    r->named = *program;
+    *program = image;
     r->is_ptx = false;
     r->image_bytes = (size_t)n;
     return RUN_EXIT_OK;

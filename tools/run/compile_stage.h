@@ -23,6 +23,6 @@ void run_explain_nvrtc(void);
 
 /* Replaces the compiled program's image with the CUBIN at `path` (--image):
  * the kernels keep the names the compile resolved. */
-int run_use_image(const char *path, asyncrt_program **program, run_result *r);
+int run_use_image(asyncrt_context *ctx, const char *path, asyncrt_program **program, run_result *r);
 
 #endif

@@ -43,9 +43,15 @@ static bool same(const char *text, size_t len, const char *name)
 bool run_dtype_parse(const char *text, size_t len, run_dtype *out)
 {
     for (int i = 0; i < RUN_DTYPE_COUNT; i++)
-        if (same(text, len, types[i].name)) return *out = (run_dtype)i, true;
+        if (same(text, len, types[i].name)) {
+            *out = (run_dtype)i;
+            return true;
+        }
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (same(text, len, aliases[i].alias)) return *out = aliases[i].type, true;
+        if (same(text, len, aliases[i].alias)) {
+            *out = aliases[i].type;
+            return true;
+        }
     return false;
 }
 

@@ -161,7 +161,7 @@ static int load(asyncrt_context *ctx, const asyncrt_program *program, size_t lau
     r->load_ms = run_now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
     for (size_t i = 0; i < launch_count; i++) {
-        asyncrt_kernel_resources k;
+        asyncrt_kernel_resources k = ASYNCRT_KERNEL_RESOURCES_INIT;
         run_launch_result *l = &r->launches[i];
         asyncrt_kernel_resources_of(kernels[i], &k);
         l->regs = k.registers, l->static_shared = k.static_shared_bytes, l->local = k.local_bytes;
@@ -285,7 +285,8 @@ int run_launch_prepare(asyncrt_context *ctx, const run_cli *cli, const asyncrt_p
 
 static asyncrt_launch_config config_of(const run_launch_spec *l, asyncrt_stream stream)
 {
-    asyncrt_launch_config c = {.shared_bytes = (size_t)l->smem, .stream = stream, .cooperative = l->cooperative,
+    asyncrt_launch_config c = {.size = sizeof c,
+                               .shared_bytes = (size_t)l->smem, .stream = stream, .cooperative = l->cooperative,
                                .programmatic_serialization = l->pdl};
     for (int i = 0; i < 3; i++) {
         c.grid[i] = l->grid[i];

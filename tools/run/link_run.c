@@ -103,6 +103,7 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
     for (size_t i = 0; i < cli->nvrtc_option_count; i++) options[option_count++] = cli->nvrtc_options[i];
     options[option_count++] = cli->lto ? "-dlto" : "-rdc=true";
     asyncrt_compile_options opts = {
+        .size = sizeof opts,
         .arch = cli->arch, .std = cli->std,
         .include_dirs = includes, .include_dir_count = include_count,
         .defines = cli->defines, .define_count = cli->define_count,

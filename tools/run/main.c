@@ -351,7 +351,7 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(ctx, cli, source, &program, r);
     else if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
         name_hint(cli, r);
-    if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(cli->image, &program, r);
+    if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(ctx, cli->image, &program, r);
     if (rc == RUN_EXIT_OK && !cli->compile_only) rc = run_kernels(ctx, cli, program, buffers, r);
 
     if (cli->json) run_report_json(cli, r, buffers, stdout);
@@ -368,6 +368,7 @@ int main(int argc, char **argv)
     free(r->error);
     free(r->scan);
     asyncrt_bundle_destroy(r->bundle);
+    asyncrt_program_destroy(r->named);
     free(cli), free(r), free(buffers);
     return rc;
 }

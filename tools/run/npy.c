@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tool_format.h"
+
 #define MAX_ELEMENTS (UINT64_C(1) << 48)
 
 typedef struct cursor {
@@ -24,8 +26,9 @@ static void skip_space(cursor *c)
 static bool take(cursor *c, char ch)
 {
     skip_space(c);
-    if (c->p < c->end && *c->p == ch) return c->p++, true;
-    return false;
+    if (c->p >= c->end || *c->p != ch) return false;
+    c->p++;
+    return true;
 }
 
 /* A quoted string without escapes (NumPy never writes any); copied to out. */
@@ -49,13 +52,14 @@ static bool take_word(cursor *c, const char *word)
 {
     skip_space(c);
     size_t n = strlen(word);
-    if ((size_t)(c->end - c->p) >= n && memcmp(c->p, word, n) == 0) return c->p += n, true;
-    return false;
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0) return false;
+    c->p += n;
+    return true;
 }
 
 static bool take_shape(cursor *c, run_npy *out, char *err, size_t err_size)
 {
-    if (!take(c, '(')) return snprintf(err, err_size, "'shape' is not a tuple"), false;
+    if (!take(c, '(')) return tool_refuse(err, err_size, "'shape' is not a tuple");
     out->rank = 0;
     out->count = 1;
     for (;;) {
@@ -67,16 +71,16 @@ static bool take_shape(cursor *c, run_npy *out, char *err, size_t err_size)
             if (v > MAX_ELEMENTS) break;
             v = v * 10 + (uint64_t)(*c->p++ - '0');
         }
-        if (c->p == start) return snprintf(err, err_size, "'shape' holds something other than integers"), false;
+        if (c->p == start) return tool_refuse(err, err_size, "'shape' holds something other than integers");
         if (c->p < c->end && *c->p == 'L') c->p++; /* Python 2 longs */
         if (out->rank == RUN_NPY_MAX_RANK)
-            return snprintf(err, err_size, "rank above %d is not supported", RUN_NPY_MAX_RANK), false;
+            return tool_refuse(err, err_size, "rank above %d is not supported", RUN_NPY_MAX_RANK);
         if (v > MAX_ELEMENTS || (v && out->count > MAX_ELEMENTS / v))
-            return snprintf(err, err_size, "the array is too large (more than 2^48 elements)"), false;
+            return tool_refuse(err, err_size, "the array is too large (more than 2^48 elements)");
         out->shape[out->rank++] = v;
         out->count *= v;
         if (!take(c, ',') && !(skip_space(c), c->p < c->end && *c->p == ')'))
-            return snprintf(err, err_size, "'shape' is malformed"), false;
+            return tool_refuse(err, err_size, "'shape' is malformed");
     }
 }
 
@@ -101,7 +105,7 @@ static bool parse_descr(const char *d, run_dtype *out, char *err, size_t err_siz
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         if (strcmp(code, codes[i].code)) continue;
         if (order == '>' && code[1] != '1')
-            return snprintf(err, err_size, "dtype '%s' is big-endian: save it little-endian ('<%s')", d, code), false;
+            return tool_refuse(err, err_size, "dtype '%s' is big-endian: save it little-endian ('<%s')", d, code);
         *out = codes[i].type;
         return true;
     }
@@ -115,63 +119,63 @@ bool run_npy_parse(const void *bytes, size_t size, run_npy *out, char *err, size
     const unsigned char *b = bytes;
     memset(out, 0, sizeof *out);
     if (size < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
-        return snprintf(err, err_size, "not a .npy file (no \\x93NUMPY magic)"), false;
+        return tool_refuse(err, err_size, "not a .npy file (no \\x93NUMPY magic)");
     size_t header_len, start;
     if (b[6] == 1) {
         header_len = (size_t)b[8] | (size_t)b[9] << 8;
         start = 10;
     } else if (b[6] == 2 || b[6] == 3) {
-        if (size < 12) return snprintf(err, err_size, "truncated header"), false;
+        if (size < 12) return tool_refuse(err, err_size, "truncated header");
         header_len = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
         start = 12;
     } else {
-        return snprintf(err, err_size, "unknown .npy format version %d.%d", b[6], b[7]), false;
+        return tool_refuse(err, err_size, "unknown .npy format version %d.%d", b[6], b[7]);
     }
     if (header_len > size - start)
-        return snprintf(err, err_size, "truncated header: %zu bytes announced, %zu present", header_len,
-                        size - start), false;
+        return tool_refuse(err, err_size, "truncated header: %zu bytes announced, %zu present", header_len,
+                        size - start);
     cursor c = {(const char *)b + start, (const char *)b + start + header_len};
     char key[32], descr[32] = "";
     bool have_descr = false, have_order = false, have_shape = false, fortran = false;
-    if (!take(&c, '{')) return snprintf(err, err_size, "header is not a dict"), false;
+    if (!take(&c, '{')) return tool_refuse(err, err_size, "header is not a dict");
     while (!take(&c, '}')) {
         if (!take_string(&c, key, sizeof key) || !take(&c, ':'))
-            return snprintf(err, err_size, "header dict is malformed"), false;
+            return tool_refuse(err, err_size, "header dict is malformed");
         if (!strcmp(key, "descr")) {
             if (!take_string(&c, descr, sizeof descr))
-                return snprintf(err, err_size, "'descr' is not a simple type string (structured arrays are not supported)"), false;
+                return tool_refuse(err, err_size, "'descr' is not a simple type string (structured arrays are not supported)");
             have_descr = true;
         } else if (!strcmp(key, "fortran_order")) {
             if (take_word(&c, "True")) fortran = true;
-            else if (!take_word(&c, "False")) return snprintf(err, err_size, "'fortran_order' is not True or False"), false;
+            else if (!take_word(&c, "False")) return tool_refuse(err, err_size, "'fortran_order' is not True or False");
             have_order = true;
         } else if (!strcmp(key, "shape")) {
             if (!take_shape(&c, out, err, err_size)) return false;
             have_shape = true;
         } else {
-            return snprintf(err, err_size, "unknown header key '%s'", key), false;
+            return tool_refuse(err, err_size, "unknown header key '%s'", key);
         }
         if (!take(&c, ',') && !(skip_space(&c), c.p < c.end && *c.p == '}'))
-            return snprintf(err, err_size, "header dict is malformed"), false;
+            return tool_refuse(err, err_size, "header dict is malformed");
     }
     /* NumPy pads the header with spaces and ends it with '\n'; anything else
      * after the dict is not a header it wrote. */
     for (; c.p < c.end; c.p++)
         if (*c.p != ' ' && *c.p != '\n' && *c.p != '\r' && *c.p != '\t' && *c.p != '\0')
-            return snprintf(err, err_size, "junk after the header dict: '%.*s'", (int)(c.end - c.p < 40 ? c.end - c.p : 40),
-                            c.p), false;
+            return tool_refuse(err, err_size, "junk after the header dict: '%.*s'", (int)(c.end - c.p < 40 ? c.end - c.p : 40),
+                            c.p);
     if (!have_descr || !have_order || !have_shape)
-        return snprintf(err, err_size, "header lacks '%s'", !have_descr ? "descr" : !have_order ? "fortran_order" : "shape"), false;
+        return tool_refuse(err, err_size, "header lacks '%s'", !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
     if (fortran)
-        return snprintf(err, err_size, "the array is in Fortran (column-major) order: save it in C order "
-                                       "(numpy.ascontiguousarray)"), false;
+        return tool_refuse(err, err_size, "the array is in Fortran (column-major) order: save it in C order "
+                                       "(numpy.ascontiguousarray)");
     if (!parse_descr(descr, &out->dtype, err, err_size)) return false;
     size_t offset = start + header_len, want = (size_t)out->count * run_dtype_size(out->dtype);
     if (size - offset < want)
-        return snprintf(err, err_size, "truncated data: shape needs %zu bytes, the file holds %zu", want,
-                        size - offset), false;
+        return tool_refuse(err, err_size, "truncated data: shape needs %zu bytes, the file holds %zu", want,
+                        size - offset);
     if (size - offset > want)
-        return snprintf(err, err_size, "%zu bytes follow the data the shape describes", size - offset - want), false;
+        return tool_refuse(err, err_size, "%zu bytes follow the data the shape describes", size - offset - want);
     out->data = b + offset;
     return true;
 }
@@ -187,34 +191,34 @@ bool run_npy_read(const char *path, run_npy *out, void **storage, char *err, siz
 {
     *storage = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return snprintf(err, err_size, "%s: %s", path, strerror(errno)), false;
+    if (!f) return tool_refuse(err, err_size, "%s: %s", path, strerror(errno));
     /* Only regular files, and only what fits: /dev/zero or a FIFO would be
      * read until memory runs out. */
     struct stat st;
     uint64_t limit = run_npy_max_bytes();
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return snprintf(err, err_size, "%s: not a regular file", path), false;
+        return tool_refuse(err, err_size, "%s: not a regular file", path);
     }
     if ((uint64_t)st.st_size > limit) {
         fclose(f);
-        return snprintf(err, err_size, "%s: %llu bytes is more than the %llu-byte limit for .npy inputs", path,
-                        (unsigned long long)st.st_size, (unsigned long long)limit), false;
+        return tool_refuse(err, err_size, "%s: %llu bytes is more than the %llu-byte limit for .npy inputs", path,
+                        (unsigned long long)st.st_size, (unsigned long long)limit);
     }
     size_t size = (size_t)st.st_size;
     char *data = malloc(size ? size : 1);
     size_t got = data ? fread(data, 1, size, f) : 0;
     bool failed = ferror(f) || got != size || fgetc(f) != EOF; /* the file changed under us */
     fclose(f);
-    if (!data) return snprintf(err, err_size, "%s: out of memory", path), false;
+    if (!data) return tool_refuse(err, err_size, "%s: out of memory", path);
     if (failed) {
         free(data);
-        return snprintf(err, err_size, "%s: read error (or the file changed while it was read)", path), false;
+        return tool_refuse(err, err_size, "%s: read error (or the file changed while it was read)", path);
     }
     char why[512];
     if (!run_npy_parse(data, size, out, why, sizeof why)) {
         free(data);
-        return snprintf(err, err_size, "%s: %s", path, why), false;
+        return tool_refuse(err, err_size, "%s: %s", path, why);
     }
     *storage = data;
     return true;
@@ -253,15 +257,15 @@ bool run_npy_write(const char *path, run_dtype dtype, const uint64_t *shape, int
 {
     char header[1024];
     size_t len = run_npy_header(dtype, shape, rank, header, sizeof header);
-    if (!len) return snprintf(err, err_size, "%s: cannot describe a %s array of rank %d in .npy", path,
-                              run_dtype_name(dtype), rank), false;
+    if (!len) return tool_refuse(err, err_size, "%s: cannot describe a %s array of rank %d in .npy", path,
+                              run_dtype_name(dtype), rank);
     uint64_t count = 1;
     for (int i = 0; i < rank; i++) count *= shape[i];
     /* Written to a temporary file in the same directory and renamed over the
      * target, so a failed or interrupted write never leaves half a file. */
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
-    if (!tmp) return snprintf(err, err_size, "%s: out of memory", path), false;
+    if (!tmp) return tool_refuse(err, err_size, "%s: out of memory", path);
     snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {

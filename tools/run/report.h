@@ -41,6 +41,7 @@ typedef struct run_result {
     run_found_kernel *scan;            /* the source's kernels (malloc'd), for hints */
     size_t scan_count;
     asyncrt_bundle *bundle;            /* --bundle, loaded for the compiles */
+    asyncrt_program *named;            /* --image: the compiled program, whose lowered names the launches use */
 } run_result;
 
 /* Records the first failure (later ones are consequences). Returns code. */

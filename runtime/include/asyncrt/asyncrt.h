@@ -3,8 +3,10 @@
 #define ASYNCRT_ASYNCRT_H
 
 #include "asyncrt/status.h"
+#include "asyncrt/version.h"
 #include "asyncrt/runtime.h"
 #include "asyncrt/bundle.h"
+#include "asyncrt/cache.h"
 #include "asyncrt/link.h"
 #include "asyncrt/ops.h"
 #include "asyncrt/tile_ops.h"

@@ -43,6 +43,38 @@ ASYNCRT_EXTERN void asyncrt_bundle_destroy(asyncrt_bundle *bundle);
 ASYNCRT_EXTERN const char *asyncrt_bundle_digest(const asyncrt_bundle *bundle);
 /* How many include names it holds (a header may be known under several). */
 ASYNCRT_EXTERN size_t asyncrt_bundle_header_count(const asyncrt_bundle *bundle);
+/* How many distinct headers (texts) it holds. */
+ASYNCRT_EXTERN size_t asyncrt_bundle_text_count(const asyncrt_bundle *bundle);
+
+/* What asyncrt_bundle_make bundles. Set .size with ASYNCRT_BUNDLE_MAKE_OPTIONS_INIT. */
+typedef struct asyncrt_bundle_make_options {
+    size_t size;
+    const char *const *sources;   /* files, read with the library's checks */
+    size_t source_count;
+    const char *const *include_dirs; /* as asyncrt_compile_options */
+    size_t include_dir_count;
+    const char *const *defines;   /* as asyncrt_compile_options */
+    size_t define_count;
+    const char *const *archs;     /* targets: sm_90, compute_80, auto; 0 of them: {"sm_90"} */
+    size_t arch_count;
+    bool no_check;                /* skip compiling each source again from the bundle alone */
+    const char *note;             /* recorded in the bundle (asyncrt-bundle: its command line); NULL: "" */
+} asyncrt_bundle_make_options;
+#define ASYNCRT_BUNDLE_MAKE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_bundle_make_options)
+
+/* Makes a bundle: compiles every source for every target with the toolkit
+ * (found as a compile finds it; no precompiled header, a private cache of
+ * its own), learns from NVRTC's trace every header it read, names each as
+ * NVRTC resolved it, and encodes them: *data (malloc'd, the caller frees it)
+ * and *size. Unless no_check, every source is compiled again from the bundle
+ * alone and its image must equal the toolkit's. ctx receives the message:
+ * ASYNCRT_ERROR_IO for no toolkit, an unreadable source or header, or a
+ * header no include names; the compile's status for a source that does not
+ * compile (with NVRTC's log); ASYNCRT_ERROR_CORRUPT when the check finds
+ * another image (naming the source and target); INVALID_ARGUMENT for no
+ * sources or a bad size. *data is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_bundle_make(asyncrt_context *ctx, const asyncrt_bundle_make_options *opts,
+                                                  void **data, size_t *size);
 
 #ifdef __cplusplus
 }

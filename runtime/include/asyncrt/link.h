@@ -1,7 +1,8 @@
 /* asyncrt: programs of several files and device libraries, linked with
  * nvJitLink (README: "Linking several files and device libraries").
  *
- *     asyncrt_compile_options o = {.arch = "sm_90", .options = (const char *[]){"-dlto"}, .option_count = 1};
+ *     asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90", .options = (const char *[]){"-dlto"},
+ *                                  .option_count = 1};
  *     asyncrt_program_compile(ctx, "main.cu", main_src, &o, &main_prog);   // -rdc=true without LTO
  *     asyncrt_program_compile(ctx, "util.cu", util_src, &o, &util_prog);
  *     asyncrt_link *link;

@@ -36,22 +36,56 @@ ASYNCRT_EXTERN const char *asyncrt_dtype_name(asyncrt_dtype dtype);
 /* Bytes per element; 0 for an unknown value. */
 ASYNCRT_EXTERN size_t asyncrt_dtype_size(asyncrt_dtype dtype);
 
-typedef enum asyncrt_map_path {
+/* The path an op runs: the map's, and the tile ops' (tile_ops.h). */
+typedef enum asyncrt_op_path {
     ASYNCRT_PATH_AUTO = 0, /* $ASYNCRT_PATH, else the fastest measured (README: "Which path an op takes") */
     ASYNCRT_PATH_TMA,      /* cp.async.bulk into mbarrier-completed stages (sm_90+) */
     ASYNCRT_PATH_LDGSTS,   /* multi-stage cp.async pipeline (sm_80+) */
     ASYNCRT_PATH_PLAIN     /* 16-byte vector loads and stores (any arch) */
-} asyncrt_map_path;
+} asyncrt_op_path;
+/* Its name from when the map was the only op that took it: code written
+ * against it compiles unchanged. */
+typedef asyncrt_op_path asyncrt_map_path;
 
 /* "auto", "tma", "ldgsts", "plain"; NULL for an unknown value. */
+ASYNCRT_EXTERN const char *asyncrt_op_path_name(asyncrt_op_path path);
+/* The same, under its earlier name. */
 ASYNCRT_EXTERN const char *asyncrt_map_path_name(asyncrt_map_path path);
+/* The path named "auto", "tma", "ldgsts" or "plain" into *out; false for
+ * another name (or NULL). */
+ASYNCRT_EXTERN bool asyncrt_op_path_parse(const char *name, asyncrt_op_path *out);
 
+/* What asyncrt_calibrate measures. Set .size with ASYNCRT_CALIBRATE_OPTIONS_INIT. */
+typedef struct asyncrt_calibrate_options {
+    size_t size;
+    size_t map_elements;         /* f32 elements of the map's y = a*x + b; 0: 1 << 28 (1 GiB) */
+    size_t tile_rows, tile_cols; /* the f32 matrix of transpose, tile map, stencil; 0: 16384 */
+    int warmup;                  /* untimed runs first (0: none) */
+    int repeats;                 /* timed runs, the median counted; 0: 20 */
+} asyncrt_calibrate_options;
+#define ASYNCRT_CALIBRATE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_calibrate_options)
+
+/* Times every path the open device has for each built-in op (random data,
+ * the same run's cuMemcpyDtoD of the same bytes as 100%), ranks them and
+ * saves the ranking where the path dispatcher reads it (a side file of the
+ * disk cache, written atomically). *path and *text (malloc'd, the caller
+ * frees; either may be NULL) say where and what. opts NULL: the defaults.
+ * ASYNCRT_ERROR_NO_DEVICE without an open device, INVALID_ARGUMENT without a
+ * disk cache or for a negative warmup or repeats, IO when it cannot be
+ * written. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_calibrate(asyncrt_context *ctx, const asyncrt_calibrate_options *opts,
+                                                char **path, char **text);
+
+/* An element of an array (asyncrt_map_desc): its layout is frozen. */
 typedef struct asyncrt_map_arg {
     const char *name;    /* a C identifier, unique in the map, not starting with "asyncrt" or "_" */
     asyncrt_dtype dtype;
 } asyncrt_map_arg;
 
 typedef struct asyncrt_map_desc {
+    /* Set it with ASYNCRT_MAP_DESC_INIT (or .size = sizeof(asyncrt_map_desc)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     const asyncrt_map_arg *inputs;   /* at least 1 */
     size_t input_count;
     const asyncrt_map_arg *outputs;  /* at least 1 */
@@ -62,7 +96,7 @@ typedef struct asyncrt_map_desc {
     /* ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH (tma|ldgsts|plain) or the
      * dispatcher decide; any other value forces that path. A path the target or the
      * device cannot run gives ASYNCRT_ERROR_UNSUPPORTED. */
-    asyncrt_map_path path;
+    asyncrt_op_path path;
     /* NULL or "auto": the open device's target. Otherwise e.g. "sm_90" or
      * "compute_80". Without an open device the map is compiled but cannot be
      * launched: that needs an explicit arch. With a device open, a target
@@ -71,6 +105,7 @@ typedef struct asyncrt_map_desc {
      * selection). */
     const char *arch;
 } asyncrt_map_desc;
+#define ASYNCRT_MAP_DESC_INIT ASYNCRT_SIZED_INIT(asyncrt_map_desc)
 
 typedef struct asyncrt_map asyncrt_map;
 
@@ -82,7 +117,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_map_create(asyncrt_context *ctx, const asy
 ASYNCRT_EXTERN void asyncrt_map_destroy(asyncrt_map *map); /* NULL is fine */
 
 /* The path the map runs, never ASYNCRT_PATH_AUTO. */
-ASYNCRT_EXTERN asyncrt_map_path asyncrt_map_path_of(const asyncrt_map *map);
+ASYNCRT_EXTERN asyncrt_op_path asyncrt_map_path_of(const asyncrt_map *map);
 /* The compiled program (its PTX or CUBIN), owned by the map. */
 ASYNCRT_EXTERN const asyncrt_program *asyncrt_map_program(const asyncrt_map *map);
 /* The generated CUDA source, owned by the map. */

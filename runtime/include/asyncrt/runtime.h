@@ -20,11 +20,8 @@
  * for). A module with its kernels, a program and a timer are each used by one
  * thread at a time (different modules from different threads is fine).
  *
- * Last error: each thread has its own message per context. A failing call
- * replaces the calling thread's message only; asyncrt_context_last_error
- * returns the calling thread's, valid until that thread's next failure on the
- * context or the context's destruction (a thread's message is kept until then;
- * asyncrt_build_batch's own threads drop theirs when they end). */
+ * Last error: one message per thread per context; asyncrt_context_last_error
+ * says what it holds and how long. */
 #ifndef ASYNCRT_RUNTIME_H
 #define ASYNCRT_RUNTIME_H
 
@@ -33,15 +30,11 @@
 #include <stdint.h>
 
 #include "asyncrt/status.h"
+#include "asyncrt/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define ASYNCRT_VERSION_MAJOR 0
-#define ASYNCRT_VERSION_MINOR 1
-#define ASYNCRT_VERSION_PATCH 0
-#define ASYNCRT_VERSION_STRING "0.1.0"
 
 typedef struct asyncrt_context asyncrt_context;
 typedef struct asyncrt_program asyncrt_program; /* a compiled image; needs no device */
@@ -64,10 +57,14 @@ typedef void *asyncrt_stream;       /* a CUstream; NULL is the default stream */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_create(asyncrt_context **out);
 ASYNCRT_EXTERN void asyncrt_context_destroy(asyncrt_context *ctx); /* NULL is fine */
 
-/* The details of the last failure on this context. Each public call that
- * can fail clears it on entry, so it describes the most recent such call:
- * its failure, or "" after it succeeded. Valid until the next call on the
- * context. */
+/* The calling thread's message about its most recent call on ctx that can
+ * fail: that call's failure (the failing call, the CUresult name, NVRTC's or
+ * the JIT's log), or "" when it succeeded, since each such call clears the
+ * thread's message on entry. Each thread has its own: another thread's
+ * calls never change it. The string stays valid until this thread's next
+ * failure on ctx or ctx's destruction (asyncrt_build_batch's own threads
+ * drop theirs when they end); a call that succeeds leaves it valid, and "".
+ * Never NULL ("" for a NULL ctx). */
 ASYNCRT_EXTERN const char *asyncrt_context_last_error(const asyncrt_context *ctx);
 
 /* 0 = quiet (default), 1 = info, 2 = debug. Messages go to stderr. */
@@ -80,15 +77,24 @@ ASYNCRT_EXTERN const char *asyncrt_context_cache_dir(const asyncrt_context *ctx)
 
 /* What this context's program cache did (see README, "The cache"). */
 typedef struct asyncrt_cache_stats {
+    /* Set it with ASYNCRT_CACHE_STATS_INIT (or .size = sizeof(asyncrt_cache_stats)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     uint64_t memory_hits;   /* found in this context's memory */
     uint64_t disk_hits;     /* read from the cache directory */
     uint64_t misses;        /* NVRTC had to run */
     uint64_t stores;        /* programs stored (memory, and disk when on) */
+    /* ---- The first layout ends here. Fields added later: written only when
+     * the caller's size covers them. */
     uint64_t evictions;     /* files this context deleted to keep under ASYNCRT_CACHE_MAX_BYTES */
     uint64_t rejected;      /* disk files refused: damaged, foreign, not a regular file, too big */
 } asyncrt_cache_stats;
+#define ASYNCRT_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_stats)
 
-/* Copies the counters; safe while other threads use the context. */
+/* Copies the counters; safe while other threads use the context. A size
+ * below the first layout is ASYNCRT_ERROR_INVALID_ARGUMENT. Like the other
+ * calls that only report (remote_cache_stats, kernel_resources_of), it
+ * leaves the last error alone unless it fails. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
 
 /* ---- remote cache (README: "The remote cache") ---------------------------- */
@@ -107,6 +113,9 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *
                                                                 const char *key_file);
 
 typedef struct asyncrt_remote_cache_stats {
+    /* Set it with ASYNCRT_REMOTE_CACHE_STATS_INIT (or .size = sizeof(asyncrt_remote_cache_stats)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     bool enabled;          /* configured, accepted and not switched off by failures */
     char state[512];       /* the servers (passwords as ****), then the last value refused and why;
                               or why the remote is off */
@@ -119,6 +128,7 @@ typedef struct asyncrt_remote_cache_stats {
     uint64_t bytes_read, bytes_written;
     double time_ms;        /* spent in remote operations, waits for leases included */
 } asyncrt_remote_cache_stats;
+#define ASYNCRT_REMOTE_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_remote_cache_stats)
 
 /* This context's remote counters; safe while other threads use the context. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx,
@@ -132,7 +142,9 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, 
 /* ---- device probe ------------------------------------------------------- */
 
 /* What a device can do with asynchronous data movement, derived from its
- * compute capability (and, for clusters, the driver's attribute). */
+ * compute capability (and, for clusters, the driver's attribute). Its layout
+ * is frozen (it is returned by value and sits inside asyncrt_device_info):
+ * new capabilities are appended to asyncrt_device_info. */
 typedef struct asyncrt_features {
     bool ldgsts;         /* cp.async, sm_80+ */
     bool mbarrier;       /* hardware mbarrier, sm_80+ */
@@ -145,6 +157,9 @@ typedef struct asyncrt_features {
 } asyncrt_features;
 
 typedef struct asyncrt_device_info {
+    /* Set it with ASYNCRT_DEVICE_INFO_INIT (or .size = sizeof(asyncrt_device_info)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     int ordinal;
     char name[256];
     char uuid[48];                      /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
@@ -163,6 +178,7 @@ typedef struct asyncrt_device_info {
     int nvrtc_version;                  /* e.g. 13000 for NVRTC 13.0 */
     asyncrt_features features;
 } asyncrt_device_info;
+#define ASYNCRT_DEVICE_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_device_info)
 
 /* Pure: derives the feature flags. cluster_launch is the driver attribute. */
 ASYNCRT_EXTERN asyncrt_features asyncrt_features_from_cc(int cc_major, int cc_minor, bool cluster_launch);
@@ -174,7 +190,9 @@ ASYNCRT_EXTERN double asyncrt_device_peak_bandwidth_gbs(const asyncrt_device_inf
 ASYNCRT_EXTERN asyncrt_status asyncrt_device_count(asyncrt_context *ctx, int *count);
 ASYNCRT_EXTERN asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ordinal, asyncrt_device_info *out);
 
-/* The info of the device opened with asyncrt_context_open_device, or NULL. */
+/* The info of the device opened with asyncrt_context_open_device, or NULL:
+ * the library's own copy, whose size is the library's (at least the
+ * caller's, for a library at least as new as the caller's header). */
 ASYNCRT_EXTERN const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
 
 /* The NVRTC version as major*1000 + minor*10 (13000 for 13.0); 0 when no NVRTC
@@ -183,12 +201,16 @@ ASYNCRT_EXTERN int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
 
+/* An element of an array (asyncrt_compile_options.headers): its layout is frozen. */
 typedef struct asyncrt_header {
     const char *name;    /* as written in #include, e.g. "tile.cuh" */
     const char *content;
 } asyncrt_header;
 
 typedef struct asyncrt_compile_options {
+    /* Set it with ASYNCRT_COMPILE_OPTIONS_INIT (or .size = sizeof(asyncrt_compile_options)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     /* NULL or "auto": the opened device's target (see README: arch
      * selection). Otherwise "sm_XY", "sm_XYa" (CUBIN) or "compute_XY",
      * "compute_XYa" (PTX), checked against nvrtcGetSupportedArchs; and, for
@@ -208,7 +230,8 @@ typedef struct asyncrt_compile_options {
     size_t option_count;
     const char *const *name_expressions;    /* C++ names to look up, e.g. "scale<float>" */
     size_t name_expression_count;
-    /* Fields added later; zero keeps the defaults. */
+    /* ---- The first layout ends here. Fields added later: a caller whose
+     * size stops short of one gets zero, its default. */
     /* Do not offer the built-in device-side standard headers (<cmath>,
      * <cstdint>, <type_traits>, ...: README, "Headers kernels see"). Even
      * when offered, a header the caller provides (in `headers` or as a file
@@ -222,16 +245,24 @@ typedef struct asyncrt_compile_options {
      * copy be found. The `headers` above win over the bundle's. */
     const asyncrt_bundle *bundle;
     bool toolkit_with_bundle;
+    /* The program will be loaded on ctx's device: a target its driver cannot
+     * load is ASYNCRT_ERROR_VERSION_MISMATCH before anything is compiled, as
+     * asyncrt_module_build does (asyncrt-run). */
+    bool for_load;
 } asyncrt_compile_options;
+#define ASYNCRT_COMPILE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_compile_options)
 
 typedef enum asyncrt_program_origin {
     ASYNCRT_ORIGIN_COMPILED = 0,  /* NVRTC ran */
     ASYNCRT_ORIGIN_MEMORY_CACHE,  /* found in this context's cache */
     ASYNCRT_ORIGIN_DISK_CACHE,    /* read from the cache directory */
-    ASYNCRT_ORIGIN_REMOTE_CACHE   /* fetched from the remote cache, verified, stored locally */
+    ASYNCRT_ORIGIN_REMOTE_CACHE,  /* fetched from the remote cache, verified, stored locally */
+    ASYNCRT_ORIGIN_IMAGE          /* bytes the caller gave (asyncrt_program_from_image) */
 } asyncrt_program_origin;
 
-/* Compiles `source` (named `source_name` in messages). opts may be NULL.
+/* Compiles `source` (named `source_name` in messages). opts may be NULL
+ * (the defaults); a size below its first layout is
+ * ASYNCRT_ERROR_INVALID_ARGUMENT naming the rule.
  * A compile error gives ASYNCRT_ERROR_COMPILE with NVRTC's full log in the
  * context's message. <asyncrt/device.cuh> and the toolkit's headers
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
@@ -259,6 +290,105 @@ ASYNCRT_EXTERN asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_pr
 ASYNCRT_EXTERN const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
+
+/* A program around bytes the caller has, as if compiled for `arch`: sm_XY[a|f]
+ * takes an ELF CUBIN (nvcc -cubin), compute_XY[a|f] PTX text (a NUL is added
+ * if missing). The bytes are copied; no NVRTC, no cache: origin
+ * ASYNCRT_ORIGIN_IMAGE, log "", no name expressions. 
+ * ASYNCRT_ERROR_INVALID_ARGUMENT naming the rule for a malformed arch or
+ * bytes not of that kind. *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_program_from_image(asyncrt_context *ctx, const void *data, size_t size,
+                                                         const char *arch, asyncrt_program **out);
+
+/* ---- targets ------------------------------------------------------------ */
+
+/* A target: sm_90 is {number 90, suffix 0, ptx false}; compute_100f is
+ * {100, 'f', true}. Set .size with ASYNCRT_ARCH_INIT. */
+typedef struct asyncrt_arch {
+    size_t size;
+    int number;   /* 90 for sm_90 */
+    char suffix;  /* 0, 'a' (arch-specific) or 'f' (family-specific) */
+    bool ptx;     /* compute_XY (PTX) rather than sm_XY (CUBIN) */
+} asyncrt_arch;
+#define ASYNCRT_ARCH_INIT ASYNCRT_SIZED_INIT(asyncrt_arch)
+
+/* "sm_90", "sm_90a", "compute_80", "compute_100f"; false if malformed
+ * ("auto" is not a target) or out's size is refused (README, "ABI and
+ * versioning"). */
+ASYNCRT_EXTERN bool asyncrt_arch_parse(const char *text, asyncrt_arch *out);
+/* "sm_90a", "compute_80" into buf; returns what snprintf would, -1 for a
+ * refused size. */
+ASYNCRT_EXTERN int asyncrt_arch_format(const asyncrt_arch *arch, char *buf, size_t size);
+/* This process's NVRTC's targets (nvrtcGetSupportedArchs), ascending: at most
+ * `capacity` into out, *count the number NVRTC has. ASYNCRT_ERROR_NO_NVRTC
+ * when none opens. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_supported_archs(int *out, size_t capacity, size_t *count);
+/* The "auto" rule for a device of cc_major.cc_minor under driver_version
+ * (13000) with this process's NVRTC, for a machine other than this one
+ * (asyncrt-probe's table). `why` gets the rule's sentence, also on
+ * ASYNCRT_ERROR_VERSION_MISMATCH and ASYNCRT_ERROR_UNSUPPORTED_ARCH;
+ * ASYNCRT_ERROR_NO_NVRTC when none opens. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_arch_auto(int cc_major, int cc_minor, int driver_version, asyncrt_arch *out,
+                                                char *why, size_t why_size);
+/* Could ctx's device load a program for `arch`? ASYNCRT_SUCCESS (also with
+ * no device open, or for NULL or "auto"), ASYNCRT_ERROR_VERSION_MISMATCH
+ * with the rule's sentence, ASYNCRT_ERROR_INVALID_ARGUMENT if malformed.
+ * Waits for a device being opened. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_check_target(asyncrt_context *ctx, const char *arch);
+
+/* ---- the NVRTC search (README, "Finding NVRTC") ------------------------- */
+
+typedef struct asyncrt_nvrtc_info {
+    size_t size;             /* ASYNCRT_NVRTC_INFO_INIT */
+    size_t candidate_count;  /* every NVRTC the search found (stat and readdir only) */
+    int chosen;              /* index of the one used, -1: none */
+    const char *why;         /* why that one; or why none, naming every place looked at */
+    const char *searched;    /* the places, in order */
+    int version;             /* once opened: 13000; 0 otherwise */
+    const char *path;        /* once opened: the file; NULL otherwise */
+} asyncrt_nvrtc_info;
+#define ASYNCRT_NVRTC_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_nvrtc_info)
+
+typedef struct asyncrt_nvrtc_candidate {
+    size_t size;               /* ASYNCRT_NVRTC_CANDIDATE_INIT */
+    const char *path;          /* a file, or a bare soname for the dynamic loader */
+    const char *version;       /* "13.0.88", "13.0", or "unknown" */
+    const char *found_by;      /* the search step that found it, e.g. "$CUDA_PATH" */
+    const char *version_from;  /* what told the version; "" for the file's own name */
+} asyncrt_nvrtc_candidate;
+#define ASYNCRT_NVRTC_CANDIDATE_INIT ASYNCRT_SIZED_INIT(asyncrt_nvrtc_candidate)
+
+/* The process's NVRTC search (made once per process). open: open it now, and
+ * ASYNCRT_ERROR_NO_NVRTC with why (in out->why) when it cannot; otherwise stat
+ * only, as a cache hit does. Strings live as long as the process.
+ * ASYNCRT_ERROR_INVALID_ARGUMENT for a refused size. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_info_get(bool open, asyncrt_nvrtc_info *out);
+/* Candidate `index` of the search; ASYNCRT_ERROR_INVALID_ARGUMENT past
+ * candidate_count or for a refused size. Strings live as long as the process. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_candidate_get(size_t index, asyncrt_nvrtc_candidate *out);
+
+/* ---- settings and the driver, as the context has them ------------------ */
+
+/* One of the library's variables (README, "Settings") as ctx read it at its
+ * creation or as set below; *value NULL when unset. INVALID_ARGUMENT for a
+ * name the library does not read. The string lives until ctx is destroyed
+ * or that setting is set again. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_setting(const asyncrt_context *ctx, const char *name,
+                                                      const char **value);
+/* As if `name` had been `value` (NULL: unset) when ctx was created, for ctx
+ * alone: no setenv, no other context sees it. Must not overlap other calls on
+ * ctx (like set_cache_dir); read where the library reads it next (a compile,
+ * an op's creation). Variables with their own call (ASYNCRT_CACHE_DIR,
+ * ASYNCRT_REMOTE_CACHE, ASYNCRT_REMOTE_CACHE_KEY_FILE) are INVALID_ARGUMENT,
+ * naming that call. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_setting(asyncrt_context *ctx, const char *name, const char *value);
+
+/* The driver's entry point `name` at ABI `cuda_version` (cuGetProcAddress),
+ * from the libcuda the context opened ($ASYNCRT_LIBCUDA included), for a
+ * caller who calls the driver beside the library. ASYNCRT_ERROR_NO_DRIVER,
+ * or ASYNCRT_ERROR_NOT_FOUND naming the symbol. *fn is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_driver_proc(asyncrt_context *ctx, const char *name, int cuda_version,
+                                                          void **fn);
 
 /* ---- modules and kernels ------------------------------------------------ */
 
@@ -292,17 +422,24 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel,
 /* What the driver says a loaded kernel uses (cuFuncGetAttribute); a field
  * the driver cannot give is -1. */
 typedef struct asyncrt_kernel_resources {
+    /* Set it with ASYNCRT_KERNEL_RESOURCES_INIT (or .size = sizeof(asyncrt_kernel_resources)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     int registers;            /* per thread */
     int static_shared_bytes;  /* __shared__ arrays; dynamic shared memory is the launch's */
     int local_bytes;          /* per thread: spills and stack */
     int max_threads;          /* the most threads a block of this kernel may have */
 } asyncrt_kernel_resources;
+#define ASYNCRT_KERNEL_RESOURCES_INIT ASYNCRT_SIZED_INIT(asyncrt_kernel_resources)
 ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_resources_of(const asyncrt_kernel *kernel, asyncrt_kernel_resources *out);
 
 /* The CUfunction behind a kernel, for callers who use the driver directly. */
 ASYNCRT_EXTERN void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
 
 typedef struct asyncrt_launch_config {
+    /* Set it with ASYNCRT_LAUNCH_CONFIG_INIT (or .size = sizeof(asyncrt_launch_config)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     unsigned grid[3];      /* a 0 in y or z is taken as 1 */
     unsigned block[3];
     /* Thread block cluster (sm_90+; all 0: no cluster). Each grid dimension
@@ -315,7 +452,8 @@ typedef struct asyncrt_launch_config {
     unsigned cluster[3];
     size_t shared_bytes;   /* dynamic shared memory; above 48 KiB the limit is raised for you */
     asyncrt_stream stream;
-    /* Fields added later; zero keeps the earlier meaning. */
+    /* ---- The first layout ends here. Fields added later: a caller whose
+     * size stops short of one gets zero, its default. */
     /* Cooperative launch (CU_LAUNCH_ATTRIBUTE_COOPERATIVE), for kernels that
      * sync the whole grid (cooperative_groups::this_grid().sync()). Needs
      * CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH (sm_60+), else
@@ -334,6 +472,7 @@ typedef struct asyncrt_launch_config {
      * ASYNCRT_ERROR_UNSUPPORTED. */
     bool programmatic_serialization;
 } asyncrt_launch_config;
+#define ASYNCRT_LAUNCH_CONFIG_INIT ASYNCRT_SIZED_INIT(asyncrt_launch_config)
 
 /* Launches with cuLaunchKernelEx. args[i] points at the value of parameter i.
  * When arg_sizes is not NULL and the driver has cuFuncGetParamInfo, the count
@@ -355,7 +494,8 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device_async(asyncrt_context 
 /* The result of open_device_async (ASYNCRT_SUCCESS if it was not used). */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_wait_device(asyncrt_context *ctx);
 
-/* One program of a batch: the inputs, then what asyncrt_build_batch fills. */
+/* One program of a batch: the inputs, then what asyncrt_build_batch fills.
+ * An element of an array: its layout is frozen. */
 typedef struct asyncrt_build_request {
     const char *source_name;               /* as for asyncrt_program_compile */
     const char *source;

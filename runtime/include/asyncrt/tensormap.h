@@ -111,7 +111,11 @@ typedef struct asyncrt_tensor_map {
 #endif
 } asyncrt_tensor_map;
 
-/* The parameters of cuTensorMapEncodeTiled, dimensions innermost first. */
+/* The parameters of cuTensorMapEncodeTiled, dimensions innermost first.
+ * Its layout, and that of the im2col descriptor below, is frozen: they are
+ * the driver's fixed parameter lists, one to one, and one sits inside the
+ * other; a new encoding (as CUDA 12.8's im2col-wide) comes as a new struct
+ * and new calls. */
 typedef struct asyncrt_tensormap_desc {
     asyncrt_tensormap_dtype dtype;
     uint32_t rank;                                          /* 1..5 */
@@ -165,31 +169,41 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_validate_for_sm(const asyncrt_te
  * Every finding has a stable rule id ("row_bytes16", "box_smem", ...). */
 #define ASYNCRT_TENSORMAP_MAX_WARNINGS 8
 
+/* An element of an array (asyncrt_tensormap_report): its layout is frozen. */
 typedef struct asyncrt_tensormap_finding {
     const char *rule;  /* stable rule id (a static string); NULL: no finding */
     char message[512]; /* names the parameter, its value and the rule */
 } asyncrt_tensormap_finding;
 
 typedef struct asyncrt_tensormap_check_options {
+    /* Set it with ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT (or .size = sizeof(asyncrt_tensormap_check_options)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     int sm;                  /* target, 10 * major + minor; 0: any (architecture rules skipped) */
     uint64_t smem_per_block; /* the device's per-block opt-in shared memory in bytes
                                 (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                 asyncrt_device_info.shared_memory_per_block_optin); 0: unknown */
     bool warnings_as_errors; /* a warning fails the check (then also copied into error) */
 } asyncrt_tensormap_check_options;
+#define ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_tensormap_check_options)
 
 typedef struct asyncrt_tensormap_report {
+    /* Set it with ASYNCRT_TENSORMAP_REPORT_INIT (or .size = sizeof(asyncrt_tensormap_report)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     asyncrt_tensormap_finding error; /* the first error (error.rule NULL when none) */
     unsigned warning_count;          /* warnings found; the first MAX_WARNINGS are kept */
     asyncrt_tensormap_finding warnings[ASYNCRT_TENSORMAP_MAX_WARNINGS];
 } asyncrt_tensormap_report;
+#define ASYNCRT_TENSORMAP_REPORT_INIT ASYNCRT_SIZED_INIT(asyncrt_tensormap_report)
 
 /* The first error, else every warning. Warnings are looked for only when
  * there is no error. opts may be NULL (sm 0, no device limit, warnings
  * allowed). Returns ASYNCRT_SUCCESS when there is no error (warnings may be
  * present), ASYNCRT_ERROR_TENSORMAP_INVALID on an error or, with
  * warnings_as_errors, a warning; ASYNCRT_ERROR_INVALID_ARGUMENT for a NULL
- * desc or report. Pure, like validate. */
+ * desc or report, or a size either struct's rule refuses (the options' is
+ * the report's error, rule "struct_size"). Pure, like validate. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_tensormap_analyze(const asyncrt_tensormap_desc *desc,
                                          const asyncrt_tensormap_check_options *opts,
                                          asyncrt_tensormap_report *report);

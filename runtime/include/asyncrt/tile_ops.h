@@ -43,6 +43,9 @@ typedef enum asyncrt_tile_kind {
 } asyncrt_tile_kind;
 
 typedef struct asyncrt_tile_desc {
+    /* Set it with ASYNCRT_TILE_DESC_INIT (or .size = sizeof(asyncrt_tile_desc)): the
+     * library reads only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
     asyncrt_tile_kind kind;
     asyncrt_dtype dtype; /* of both matrices: F32, I32, U32, F16 or BF16 */
     /* C++ statements that set `out`. MAP and TRANSPOSE see `v` (the value of
@@ -57,9 +60,10 @@ typedef struct asyncrt_tile_desc {
      * values, row-major, weights[(dy + r) * (2r + 1) + dx + r]; copied. Each
      * output sums its terms in that order with fused multiply-adds, from 0. */
     const float *weights;
-    asyncrt_map_path path; /* as in asyncrt_map_desc */
+    asyncrt_op_path path; /* as in asyncrt_map_desc */
     const char *arch;      /* as in asyncrt_map_desc */
 } asyncrt_tile_desc;
+#define ASYNCRT_TILE_DESC_INIT ASYNCRT_SIZED_INIT(asyncrt_tile_desc)
 
 typedef struct asyncrt_tile_op asyncrt_tile_op;
 
@@ -70,10 +74,10 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_tile_create(asyncrt_context *ctx, const as
 ASYNCRT_EXTERN void asyncrt_tile_destroy(asyncrt_tile_op *op); /* NULL is fine */
 
 /* The path the op was built for, never ASYNCRT_PATH_AUTO. */
-ASYNCRT_EXTERN asyncrt_map_path asyncrt_tile_path_of(const asyncrt_tile_op *op);
+ASYNCRT_EXTERN asyncrt_op_path asyncrt_tile_path_of(const asyncrt_tile_op *op);
 /* The path a launch with these arguments takes: the op's path, except LDGSTS
  * for a TMA op whose matrices break the tensor-map rules above. */
-ASYNCRT_EXTERN asyncrt_map_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols,
+ASYNCRT_EXTERN asyncrt_op_path asyncrt_tile_launch_path(const asyncrt_tile_op *op, size_t rows, size_t cols,
                                           asyncrt_deviceptr in, asyncrt_deviceptr out);
 /* The compiled program and the generated source, owned by the op. */
 ASYNCRT_EXTERN const asyncrt_program *asyncrt_tile_program(const asyncrt_tile_op *op);

@@ -1,0 +1,223 @@
+/* asyncrt: the disk cache as the library sees it, and administering a cache
+ * directory (asyncrt-cache is built on these calls). README, "The cache",
+ * says what the cache keeps and how it is checked. */
+#ifndef ASYNCRT_CACHE_PUBLIC_H
+#define ASYNCRT_CACHE_PUBLIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asyncrt/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the context's disk cache ------------------------------------------- */
+
+/* The disk cache a context uses, as it read its settings (ASYNCRT_CACHE,
+ * ASYNCRT_CACHE_DIR, XDG_CACHE_HOME, HOME, ASYNCRT_CACHE_MAX_BYTES,
+ * ASYNCRT_CACHE_SHARED) or as set_cache_dir changed them. */
+typedef struct asyncrt_cache_info {
+    /* Set it with ASYNCRT_CACHE_INFO_INIT (or .size = sizeof(asyncrt_cache_info)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
+    const char *dir;    /* the directory; NULL when there is none (ASYNCRT_CACHE=0, no HOME,
+                           set_cache_dir(NULL)). Valid until the next set_cache_dir or ctx's destruction */
+    bool used;          /* it passed the trust checks and is read and written */
+    bool shared;        /* ASYNCRT_CACHE_SHARED=1: a team cache, sealed with its KEY */
+    uint64_t max_bytes; /* the cap in force */
+    bool max_malformed; /* ASYNCRT_CACHE_MAX_BYTES is set but is not a size: the default applies */
+    char why[512];      /* when !used: why not (what the warning at ASYNCRT_LOG=1 says); else "" */
+} asyncrt_cache_info;
+#define ASYNCRT_CACHE_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_info)
+
+/* Fills *out. To say whether the directory is used it is checked as a
+ * compile's lookup checks it (created when missing, 0700; 02770 shared), so
+ * `used` and `why` are what the next compile will find. A size below the
+ * struct's is ASYNCRT_ERROR_INVALID_ARGUMENT, as for every sized struct.
+ * Like the other calls that only report, it leaves the last error alone
+ * unless it fails. Must not overlap set_cache_dir on ctx. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_info(const asyncrt_context *ctx, asyncrt_cache_info *out);
+
+/* ---- administering a cache directory (asyncrt-cache) --------------------- */
+
+/* One handle per opened folder, bound to the context that opened it (its
+ * messages, its remote, its settings). The handle is the door: the folder is
+ * opened once (O_DIRECTORY | O_NOFOLLOW), judged on what was opened, and
+ * every later call goes through that descriptor, never the name again, so a
+ * folder swapped in at that name afterwards is never read or written.
+ * A handle is used by one thread at a time. */
+typedef struct asyncrt_cache_dir asyncrt_cache_dir;
+
+typedef enum asyncrt_cache_dir_role {
+    ASYNCRT_CACHE_DIR_CACHE = 0, /* a cache directory: the library's trust checks; shared mode and KEY as ctx has them */
+    ASYNCRT_CACHE_DIR_EXPORT     /* an export folder: plain SHA-256 seals, nothing in it trusted */
+} asyncrt_cache_dir_role;
+
+typedef struct asyncrt_cache_dir_options {
+    /* Set it with ASYNCRT_CACHE_DIR_OPTIONS_INIT (or .size = sizeof(asyncrt_cache_dir_options)). */
+    size_t size;
+    const char *dir;             /* NULL: the context's (ASYNCRT_CACHE_DIR, XDG_CACHE_HOME/asyncrt, ~/.cache/asyncrt) */
+    asyncrt_cache_dir_role role;
+    bool create;                 /* create it when missing (0700; 02770 for a shared cache) */
+} asyncrt_cache_dir_options;
+#define ASYNCRT_CACHE_DIR_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_options)
+
+/* Opens and judges the folder. A real directory that opens gives a handle
+ * even when the library would not use it as a cache (asyncrt_cache_dir_info
+ * says why), so that a report shows the very folder it judged; every call
+ * below that changes it, or trusts what is in it, is then
+ * ASYNCRT_ERROR_IO with that reason. ASYNCRT_ERROR_NOT_FOUND when it is
+ * missing or not a directory (a symbolic link included), with the reason as
+ * ctx's message; ASYNCRT_ERROR_IO when opts->dir is NULL and ctx has no
+ * cache directory (caching off, no HOME). ctx must outlive the handle;
+ * *out is NULL on failure. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_open(asyncrt_context *ctx, const asyncrt_cache_dir_options *opts,
+                                                     asyncrt_cache_dir **out);
+ASYNCRT_EXTERN void asyncrt_cache_dir_close(asyncrt_cache_dir *dir); /* NULL is fine */
+/* The folder as a cache: its name, whether the library would use it (used)
+ * and why not, shared mode, and ctx's cap. An export folder is `used`. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_info(const asyncrt_cache_dir *dir, asyncrt_cache_info *out);
+/* ctx's disk cache becomes this handle's folder, by its descriptor, never
+ * reopened by name (compiles, warm, push, pull; its compile workers get the
+ * descriptor), until the next set_cache_dir. ASYNCRT_ERROR_IO for a folder
+ * the library would not use, or an export folder. Must not overlap other
+ * calls on ctx, like set_cache_dir. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_use_cache_dir(asyncrt_context *ctx, const asyncrt_cache_dir *dir);
+
+/* A file's kind, by its name. */
+typedef enum asyncrt_cache_dir_file_kind {
+    ASYNCRT_CACHE_FILE_ENTRY,    /* <64 hex digits>.bin: a compiled program */
+    ASYNCRT_CACHE_FILE_MANIFEST, /* <64 hex digits>.mf: the files a compile read */
+    ASYNCRT_CACHE_FILE_TEMP,     /* .tmp.*: a write in flight, or left by a process that died */
+    ASYNCRT_CACHE_FILE_OTHER     /* KEY, side files, anything else */
+} asyncrt_cache_dir_file_kind;
+
+typedef struct asyncrt_cache_dir_file {
+    /* Set it with ASYNCRT_CACHE_DIR_FILE_INIT (or .size = sizeof(asyncrt_cache_dir_file)). */
+    size_t size;
+    const char *name;            /* lives as long as the listing */
+    asyncrt_cache_dir_file_kind kind;
+    bool regular;                /* false: not a regular file (a symlink, a FIFO...): "odd", never read */
+    uint64_t bytes;
+    int64_t used_ns;             /* mtime, the LRU's recency (a hit refreshes it), ns since the epoch */
+    int64_t accessed_ns;         /* atime */
+} asyncrt_cache_dir_file;
+#define ASYNCRT_CACHE_DIR_FILE_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_file)
+
+typedef struct asyncrt_cache_dir_totals {
+    /* Set it with ASYNCRT_CACHE_DIR_TOTALS_INIT (or .size = sizeof(asyncrt_cache_dir_totals)). */
+    size_t size;
+    size_t entries, manifests, temps;             /* regular files only */
+    size_t odd;                                   /* entry names that are not regular files */
+    uint64_t entry_bytes, manifest_bytes, temp_bytes;
+} asyncrt_cache_dir_totals;
+#define ASYNCRT_CACHE_DIR_TOTALS_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_totals)
+
+typedef struct asyncrt_cache_dir_listing asyncrt_cache_dir_listing;
+/* A snapshot of the folder (an lstat of each name), in directory order.
+ * ASYNCRT_ERROR_IO ("cannot read DIR (reason)") when it cannot be read. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_scan(asyncrt_cache_dir *dir, asyncrt_cache_dir_listing **out);
+ASYNCRT_EXTERN size_t asyncrt_cache_dir_listing_count(const asyncrt_cache_dir_listing *listing); /* 0 for NULL */
+/* ASYNCRT_ERROR_INVALID_ARGUMENT past the count or for a NULL or unsized struct. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_listing_file(const asyncrt_cache_dir_listing *listing, size_t index,
+                                                             asyncrt_cache_dir_file *out);
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_listing_totals(const asyncrt_cache_dir_listing *listing,
+                                                               asyncrt_cache_dir_totals *out);
+ASYNCRT_EXTERN void asyncrt_cache_dir_listing_free(asyncrt_cache_dir_listing *listing); /* NULL is fine; names die here */
+
+/* What one entry or manifest holds, read with every check the library makes. */
+typedef struct asyncrt_cache_dir_item {
+    /* Set it with ASYNCRT_CACHE_DIR_ITEM_INIT (or .size = sizeof(asyncrt_cache_dir_item)). */
+    size_t size;
+    asyncrt_cache_dir_file_kind kind; /* ENTRY or MANIFEST */
+    /* An entry: what it was compiled from (NULL where an old entry did not record it). */
+    const char *source_name;
+    const char *arch;                 /* never NULL for an entry */
+    const char *options;              /* NVRTC's options but -arch and the toolkit's -I */
+    bool ptx;
+    const char *const *name_expressions;
+    size_t name_expression_count;
+    /* A manifest. */
+    size_t dependency_sets, files_read;
+    size_t stale_sets;                /* sets whose files changed since (a miss, not damage) */
+    const char *newest_entry;         /* "<64 hex digits>.bin", the newest set's entry; NULL when none */
+} asyncrt_cache_dir_item;
+#define ASYNCRT_CACHE_DIR_ITEM_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_item)
+
+/* Reads `name` (a plain file name in the folder: no '/') with every check a
+ * lookup makes: a regular file of plausible size, named by its key, whose
+ * header and SHA-256 (or a shared cache's team MAC) hold and which decodes.
+ * ASYNCRT_ERROR_CORRUPT with why as ctx's message when it fails them (a
+ * name that is not <64 hex digits>.bin or .mf included);
+ * ASYNCRT_ERROR_INVALID_ARGUMENT for a name with '/', "", "." or "..".
+ * The strings live until the next check on this handle or its close. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_check(asyncrt_cache_dir *dir, const char *name,
+                                                      asyncrt_cache_dir_item *out);
+/* Deletes `name` (as above). ASYNCRT_ERROR_IO when it cannot. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_remove(asyncrt_cache_dir *dir, const char *name);
+
+/* "512M", "1G", "4096" (binary units), as ASYNCRT_CACHE_MAX_BYTES is read;
+ * false, *bytes untouched, when malformed. */
+ASYNCRT_EXTERN bool asyncrt_cache_parse_size(const char *text, uint64_t *bytes);
+
+typedef struct asyncrt_cache_dir_prune_result {
+    /* Set it with ASYNCRT_CACHE_DIR_PRUNE_RESULT_INIT (or .size = sizeof(asyncrt_cache_dir_prune_result)). */
+    size_t size;
+    size_t evicted;         /* entries and manifests deleted */
+    size_t temps_removed;   /* temporaries of writers that died */
+    uint64_t refused_below; /* not 0: the cap was refused, the newest entry with its manifest takes this many bytes */
+} asyncrt_cache_dir_prune_result;
+#define ASYNCRT_CACHE_DIR_PRUNE_RESULT_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_prune_result)
+/* The LRU eviction every store runs, down to max_bytes: an entry goes with
+ * its manifest; never the newest entry, so a cap below it is
+ * ASYNCRT_ERROR_INVALID_ARGUMENT with refused_below set and nothing evicted. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_prune(asyncrt_cache_dir *dir, uint64_t max_bytes,
+                                                      asyncrt_cache_dir_prune_result *out);
+/* Deletes every entry, manifest and temporary (KEY and side files stay);
+ * *removed (may be NULL) counts them. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_clear(asyncrt_cache_dir *dir, size_t *removed);
+
+/* One entry or manifest `name` of `from`, checked as asyncrt_cache_dir_check
+ * does, re-sealed for `to` (its team MAC, or plain SHA-256) and written there
+ * atomically; a manifest written into a cache joins the dependency sets it
+ * has there (theirs after ours). Never a byte copy. export: a cache to an
+ * export folder; import: the reverse. ASYNCRT_ERROR_CORRUPT: refused by the
+ * checks; ASYNCRT_ERROR_IO: not written (ctx's message says why). */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_transfer(asyncrt_cache_dir *from, asyncrt_cache_dir *to,
+                                                         const char *name);
+
+/* The newest compile of manifest `name` (its newest dependency set and that
+ * set's entry, both checked) to the context's remote cache, where its key
+ * holds no value yet: *kept (may be NULL) says one was there, left as it is.
+ * ASYNCRT_ERROR_CORRUPT when a local file fails its checks; ASYNCRT_ERROR_IO
+ * with no usable remote, or when the server failed. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_push(asyncrt_cache_dir *dir, const char *name, bool *kept);
+
+typedef struct asyncrt_cache_dir_pull_result {
+    /* Set it with ASYNCRT_CACHE_DIR_PULL_RESULT_INIT (or .size = sizeof(asyncrt_cache_dir_pull_result)). */
+    size_t size;
+    size_t installed;            /* verified and installed here */
+    size_t refused;              /* failed the checks (HMAC, bounds, seals) */
+    size_t not_for_this_machine; /* their headers do not hold the same content here */
+} asyncrt_cache_dir_pull_result;
+#define ASYNCRT_CACHE_DIR_PULL_RESULT_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_pull_result)
+/* Every value of the context's remote (all shards), verified, and installed
+ * where its headers hold here. The context's disk cache must be this folder
+ * (asyncrt_context_use_cache_dir): ASYNCRT_ERROR_INVALID_ARGUMENT otherwise.
+ * ASYNCRT_ERROR_IO with no usable remote or when a server failed; *out keeps
+ * the counts so far. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_pull(asyncrt_cache_dir *dir, asyncrt_cache_dir_pull_result *out);
+
+/* The remote counters the processes that used this folder left in it (its
+ * remote-stats side file), and *kept (may be NULL): their stores that found
+ * a value there already. Zeros for a folder the library would not use. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_remote_tally(const asyncrt_cache_dir *dir,
+                                                             asyncrt_remote_cache_stats *out, uint64_t *kept);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
