@@ -34,6 +34,14 @@ libdir=$(dirname "$(find "$PREFIX" -name 'libasyncrt.*' -print -quit)")
 pc_libdir=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=libdir asyncrt)
 [[ $pc_libdir != *//* ]] && [ "$(cd "$pc_libdir" && pwd -P)" = "$(cd "$libdir" && pwd -P)" ] ||
   fail "pkg-config's libdir is $pc_libdir, not $libdir"
+# The licence goes with every install: Debian's place and its own name, and
+# the package metadata names it.
+for f in copyright LICENSE; do
+  cmp -s "$PREFIX/share/doc/asyncrt/$f" "$source_dir/LICENSE" || fail "no share/doc/asyncrt/$f (the licence)"
+done
+grep -qx 'License: Apache-2.0' "$libdir/pkgconfig/asyncrt.pc" || fail "asyncrt.pc names no licence"
+grep -q 'asyncrt_LICENSE "Apache-2.0"' "$libdir/cmake/asyncrt/asyncrt-config.cmake" ||
+  fail "asyncrt-config.cmake names no licence"
 for f in "$libdir"/libasyncrt.so* "$PREFIX"/bin/asyncrt-*; do
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   if readelf -d "$f" | grep -E "NEEDED.*(libcuda|libnvrtc)"; then fail "$f links the driver or NVRTC"; fi
