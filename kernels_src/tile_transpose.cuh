@@ -65,7 +65,7 @@
 // ASYNCRT_TILE_TUNE=minctas=6): staged then takes 40 registers without
 // spilling (sm_90 and sm_80 alike), 6 CTAs per SM. minctas=8 spills 12
 // bytes on sm_90.
-//           Measured figures: README "Measured performance" (the lead's H100
+//           Measured figures: docs/performance.md (the lead's H100
 //           run of asyncrt-bench --tile-sweep).
 // #pragma once
 

@@ -53,7 +53,7 @@ for stage in $stages; do
     # Twice: with the NVRTC the library chooses (the set-up's wheel, newer than a 13.0 driver,
     # whose PTX that driver refuses: the compute_80 cases are skipped, saying so), then with the
     # toolkit's (not newer than the driver), under which the sm_80 path runs through compute_80
-    # PTX (README, "Arch selection"). Cases skipped inside a test (CMocka's, which ctest counts
+    # PTX (docs/library.md, "Arch selection"). Cases skipped inside a test (CMocka's, which ctest counts
     # as passed) are listed with the reason they printed.
     toolkit_nvrtc=${CUDA_PATH:-/usr/local/cuda}/lib64/libnvrtc.so.13
     for run in default toolkit; do

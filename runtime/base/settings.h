@@ -1,7 +1,7 @@
 /* Every environment variable the library reads, read once (settings.c): a
  * context takes a snapshot when it is created, and each layer interprets its
  * own fields from that snapshot, so a variable changed later (or by another
- * thread) never half-applies. The README's "Settings" table lists them. */
+ * thread) never half-applies. The table in docs/library.md, "Environment", lists them. */
 #ifndef ASYNCRT_SETTINGS_H
 #define ASYNCRT_SETTINGS_H
 

@@ -82,7 +82,7 @@ static bool size_ok(asyncrt_sized type, size_t size, char *why)
     snprintf(why, ASYNCRT_SIZED_WHY,
              "%s.size is %zu: it must be at least %zu, the struct's first layout, and at most %zu (set it "
              "with %s, or .size = sizeof(%s); the library uses only the fields a caller's size covers: "
-             "README, \"ABI and versioning\")",
+             "docs/deployment.md, \"ABI and versioning\")",
              k_sized[type].name, size, k_sized[type].first, SIZED_MAX, init, k_sized[type].name);
     return false;
 }

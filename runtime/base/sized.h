@@ -1,4 +1,4 @@
-/* The public structs that grow (README, "ABI and versioning"): each starts
+/* The public structs that grow (docs/deployment.md, "ABI and versioning"): each starts
  * with `size_t size`, sizeof the struct as its caller was built. The
  * library reads and writes a caller's struct only here, and only the bytes
  * that size covers, so a program built against an older header (a smaller

@@ -1,4 +1,4 @@
-/* The cache's remote tier, over the remote client (remote/remote.h; README,
+/* The cache's remote tier, over the remote client (remote/remote.h; docs/cache.md,
  * "The remote cache"), behind the cache's own functions (cache.h).
  *
  * After the memory and the disk missed, a lookup asks the remote. A value is

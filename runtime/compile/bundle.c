@@ -285,8 +285,8 @@ char *asyncrt__bundle_missing_hint(const asyncrt_bundle *b, const char *log, con
     int n = (int)strcspn(at, "\"\n");
     if (!b)
         return asyncrt__format("\"%.*s\" was not found: %s; a program that runs without a toolkit compiles "
-                               "with a header bundle that holds it (asyncrt-bundle, README: \"Running where only "
-                               "the driver is\")", n, at, toolkit_why);
+                               "with a header bundle that holds it (asyncrt-bundle, docs/bundles.md)",
+                               n, at, toolkit_why);
     return asyncrt__format("\"%.*s\" is not in the header bundle %.12s (%zu headers; made by: %s)%s; remake the "
                            "bundle with asyncrt-bundle from every source the program compiles, the one that "
                            "includes \"%.*s\" among them, with the same -I, -D and --arch",

@@ -19,7 +19,7 @@ static void build_options(asyncrt_compile_job *job)
     asyncrt__list_push(l, asyncrt__format("-arch=%s", job->arch_name));
     asyncrt__list_push(l, asyncrt__format("-std=%s", o->std ? o->std : "c++17"));
     /* unannotated functions and variables are device ones, as jitify does
-     * (README: "Headers kernels see" has the measurements) */
+     * (docs/library.md, "Headers kernels see" has the measurements) */
     if (!o->no_default_device) asyncrt__list_push(l, strdup("-default-device"));
     if (job->toolkit[0]) asyncrt__list_push(l, asyncrt__format("-I%s", job->toolkit));
     if (job->toolkit_cccl) asyncrt__list_push(l, asyncrt__format("-I%s/cccl", job->toolkit));

@@ -388,7 +388,7 @@ static asyncrt_status check_lto_versions(asyncrt_link *l)
 }
 
 /* In the worker's process when there is one (NVRTC crashed after
- * nvJitLink's LTO in a process, README), else here. */
+ * nvJitLink's LTO in a process: docs/platform.md), else here. */
 static asyncrt_status run_link(asyncrt_link *l, unsigned char **image, size_t *size, char **log)
 {
     asyncrt_context *ctx = l->ctx;

@@ -1,7 +1,7 @@
 /* nvJitLink in the compile worker's process (asyncrt-compile-worker, found
  * and trusted as for batches: base/worker_process.h). Why not in this process:
  * NVRTC 13.0 crashed inside nvrtcCompileProgram in processes that had run
- * nvJitLink's LTO (README, "Images are NVRTC's own"), and nvJitLink 13.0
+ * nvJitLink's LTO (docs/platform.md, "Images are NVRTC's own"), and nvJitLink 13.0
  * reports some failures only on stderr ("Multiple definition of X", while
  * it returns success), which the worker can read and this library may not.
  *

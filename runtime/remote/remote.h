@@ -1,5 +1,5 @@
 /* The remote cache's client (issue 26): values and leases on a shared Redis.
- * See README, "The remote cache". It knows nothing of the disk cache: a
+ * See docs/cache.md, "The remote cache". It knows nothing of the disk cache: a
  * value is what the cache hands it, two sealed blobs under key1 (the
  * manifest's dependency set and the entry) wrapped in the codec's sealed
  * container with an HMAC-SHA-256 under the fleet's key

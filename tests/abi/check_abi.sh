@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libasyncrt's ABI (README, "ABI and versioning"):
+# libasyncrt's ABI (docs/deployment.md, "ABI and versioning"):
 # 1. three ways that must agree:
 #      the asyncrt_* symbols the shared library exports,
 #      the functions the public headers declare ASYNCRT_EXTERN,

@@ -1,4 +1,4 @@
-/* The structs that grow (base/sized.h, README "ABI and versioning") and the
+/* The structs that grow (base/sized.h, docs/deployment.md, "ABI and versioning") and the
  * version calls. check_abi.sh runs whole programs built with smaller
  * structs; here each case of the rule, one at a time. */
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* Compile and disk-hit times of one kernel from a header bundle against from
- * the toolkit (README: "Running where only the driver is"), interleaved:
+ * the toolkit (docs/bundles.md), interleaved:
  *   bench_bundle KERNEL.cu BUNDLE [ROUNDS] [ARCH]
  * Each compile is NVRTC in a fresh context with no cache and no PCH; each
  * disk hit a fresh context reading a warmed cache folder (the bundle loaded

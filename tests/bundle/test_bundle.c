@@ -165,7 +165,7 @@ static void test_compiles_from_the_bundle_alone(void **state)
 }
 
 /* A built-in standard header wins over a bundle's of the same name, as the
- * README says: NVRTC refuses two in-memory headers of one name, so one must
+ * docs/bundles.md says: NVRTC refuses two in-memory headers of one name, so one must
  * yield, and the toolkit compile a bundle is recorded from read the
  * built-in (asyncrt-bundle never bundles its names). With no_std_headers
  * there is no built-in, and the bundle's is the one. Before (issue 33),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An installed asyncrt works as the README says, from nothing but the prefix,
+# An installed asyncrt works as docs/deployment.md says, from nothing but the prefix,
 # wherever that prefix is moved:
 #   install_and_consume.sh BUILD_DIR WORK_DIR            install BUILD_DIR, then check
 #   install_and_consume.sh --prefix PREFIX WORK_DIR      check an installed tree (the .deb)
@@ -8,7 +8,7 @@
 # the installed compile worker starts, and a batch runs it: found beside
 # libasyncrt.so, beside the installed tools (asyncrt-cache warm), or named
 # by ASYNCRT_COMPILE_WORKER for a program that links libasyncrt.a; examples/
-# builds with find_package and with pkg-config (the README's lines) and runs.
+# builds with find_package and with pkg-config (the lines of docs/deployment.md) and runs.
 # Everything runs through the dynamic loader with its cache off
 # (ld.so --inhibit-cache), no LD_LIBRARY_PATH and no CUDA_PATH/CUDA_HOME, so
 # libasyncrt must come from the runpath and NVRTC from asyncrt's own search.
@@ -34,6 +34,14 @@ libdir=$(dirname "$(find "$PREFIX" -name 'libasyncrt.*' -print -quit)")
 pc_libdir=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=libdir asyncrt)
 [[ $pc_libdir != *//* ]] && [ "$(cd "$pc_libdir" && pwd -P)" = "$(cd "$libdir" && pwd -P)" ] ||
   fail "pkg-config's libdir is $pc_libdir, not $libdir"
+# The licence goes with every install: Debian's place and its own name, and
+# the package metadata names it.
+for f in copyright LICENSE; do
+  cmp -s "$PREFIX/share/doc/asyncrt/$f" "$source_dir/LICENSE" || fail "no share/doc/asyncrt/$f (the licence)"
+done
+grep -qx 'License: Apache-2.0' "$libdir/pkgconfig/asyncrt.pc" || fail "asyncrt.pc names no licence"
+grep -q 'asyncrt_LICENSE "Apache-2.0"' "$libdir/cmake/asyncrt/asyncrt-config.cmake" ||
+  fail "asyncrt-config.cmake names no licence"
 for f in "$libdir"/libasyncrt.so* "$PREFIX"/bin/asyncrt-*; do
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   if readelf -d "$f" | grep -E "NEEDED.*(libcuda|libnvrtc)"; then fail "$f links the driver or NVRTC"; fi
@@ -92,7 +100,7 @@ expect_ok() { # the example's output: checked on a GPU, compiled without one
   grep -qE "match the CPU reference|running it needs a GPU" "$1" || { cat "$1"; fail "$2 said the above"; }
 }
 
-# The README's consumer lines, with /opt/asyncrt replaced by the prefix.
+# The consumer lines of docs/deployment.md, with /opt/asyncrt replaced by the prefix.
 cmake -S "$source_dir/examples" -B app-build -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build app-build >/dev/null
 run_clean app-build/scale_host >cmake.out 2>&1 || { cat cmake.out; fail "find_package consumer failed"; }

@@ -48,7 +48,7 @@ static void each_header_compiles_alone(void **state)
         }
 }
 
-/* Every name the README lists is a built-in header. */
+/* Every name docs/library.md lists is a built-in header. */
 static void the_documented_set_is_there(void **state)
 {
     (void)state;

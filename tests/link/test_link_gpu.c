@@ -13,7 +13,7 @@
  * - axpy_main.cu + axpy_util.cu, a call across files in a grid-stride loop:
  *   exact fmaf results for every variant, then each timed (median of 20
  *   launches, CUDA events, variants alternated), printed for the record;
- *   tools/gpu-check.sh link is the benchmark the README's figures come from. */
+ *   tools/gpu-check.sh link is the benchmark the figures of docs/linking.md come from. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -170,7 +170,7 @@ check 3 "garbage2.cu" "$RUN" "$T/garbage2.cu" --arch sm_90 --compile-only --kern
 check 2 "is a template <typename T, int N>; --kernel tk: name an instantiation, e.g. --kernel 'tk<float, 1>'" "$RUN" "$T/tmpl.cu" --arch sm_90 --compile-only --kernel tk
 check 2 "unrecognized option --no-such-flag" "$RUN" "$SAXPY" --arch sm_90 --compile-only -Xnvrtc --no-such-flag
 check 2 "invalid value for --std" "$RUN" "$SAXPY" --arch sm_90 --compile-only --std c++99
-# ---- asyncrt-run: an unusable cache directory is no failure (README: the cache)
+# ---- asyncrt-run: an unusable cache directory is no failure (docs/cache.md)
 check 0 "not caching in $T/file/cache" env ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR="$T/file/cache" "$RUN" "$SAXPY" --arch sm_90 --compile-only
 check 0 "not caching in /proc/self/asyncrt-cache" env ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR=/proc/self/asyncrt-cache "$RUN" "$SAXPY" --arch compute_80 --compile-only
 # ---- versions: library and NVRTC (as major.minor) ------------------------------

@@ -14,7 +14,7 @@ static void every_status_has_its_own_name(void **state)
     }
 }
 
-/* The values are ABI (README, "ABI and versioning"): a row inserted into
+/* The values are ABI (docs/deployment.md, "ABI and versioning"): a row inserted into
  * ASYNCRT_STATUS_MAP instead of appended would renumber those after it. */
 static void status_values_keep_their_positions(void **state)
 {

@@ -49,7 +49,7 @@ int test_teardown_cache_context(void **state);
 asyncrt_context *test_context_with_device(void);
 
 /* NULL when a program for `arch` (e.g. "compute_80") can be loaded on ctx's
- * open device; otherwise the load rule's sentence (README, "Arch
+ * open device; otherwise the load rule's sentence (docs/library.md, "Arch
  * selection": PTX from an NVRTC newer than the driver), valid until the next
  * call on ctx. Fails the test on any other error. */
 const char *test_unloadable_reason(asyncrt_context *ctx, const char *arch);

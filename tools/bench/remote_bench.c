@@ -335,7 +335,7 @@ int remote_bench_main(int argc, char **argv)
     }
     char dir[256] = "/tmp/asyncrt-bench-remote-XXXXXX"; /* mode 0700 */
     /* The two variables as the library reads them: a set-uid or set-gid process ignores both
-     * (README, "Settings": each names a server or a file), as secure_getenv does. */
+     * (docs/library.md, "Environment": each names a server or a file), as secure_getenv does. */
     const char *key_file = secure_getenv("ASYNCRT_REMOTE_CACHE_KEY_FILE");
     const char *given = secure_getenv("ASYNCRT_REMOTE_CACHE");
     if (!mkdtemp(dir)) {

@@ -300,7 +300,7 @@ int tile_sweep_run(asyncrt_context *ctx, const bench_settings *s, size_t rows, s
                rows, cols, d.bytes >> 20, dev->name, dev->cc_major, dev->cc_minor, before, d.ceiling, s->repeats,
                s->warmup, "op", "path", "build", "tune", "ran", "ms", "GB/s", "% D2D", "check");
 
-    /* The sm80-ptx build is PTX, which a driver older than NVRTC refuses (README, "Arch selection"):
+    /* The sm80-ptx build is PTX, which a driver older than NVRTC refuses (docs/library.md, "Arch selection"):
      * those rows are skipped, with the rule's sentence, rather than failed. */
     bool ptx_loads = asyncrt_context_check_target(ctx, "compute_80") == ASYNCRT_SUCCESS;
     if (!ptx_loads)

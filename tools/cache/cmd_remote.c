@@ -132,7 +132,7 @@ const cache_command cmd_push = {
     "\n"
     "Signs the newest compile of each manifest (its dependency set and entry, both\n"
     "checked first) with ASYNCRT_REMOTE_CACHE_KEY_FILE's key and stores it in the\n"
-    "remote cache named by ASYNCRT_REMOTE_CACHE (see README, \"The remote cache\"),\n"
+    "remote cache named by ASYNCRT_REMOTE_CACHE (see docs/cache.md),\n"
     "where its key holds no value yet: one already there is left as it is and\n"
     "counted \"already there\", not pushed.\n"
     "Exit codes: 0 success, 2 bad usage, 6 a local file failed its checks (named,\n"

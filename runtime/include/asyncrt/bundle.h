@@ -1,7 +1,7 @@
 /* Header bundles: the headers a set of kernels needs, so that a program can
  * compile them where no CUDA toolkit is installed (only the driver, and the
  * NVRTC it ships). tools/bundle/asyncrt-bundle makes one from the sources;
- * README, "Running where only the driver is", has the whole recipe.
+ * docs/bundles.md, has the whole recipe.
  *
  * A bundle maps each include name NVRTC resolved ("cuda/barrier",
  * "cuda/std/__atomic/api/owned.h", the quoted "info.h" of a header's own

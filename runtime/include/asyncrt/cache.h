@@ -1,6 +1,5 @@
 /* asyncrt: the disk cache as the library sees it, and administering a cache
- * directory (asyncrt-cache is built on these calls). README, "The cache",
- * says what the cache keeps and how it is checked. */
+ * directory (asyncrt-cache is built on these calls). docs/cache.md says what the cache keeps and how it is checked. */
 #ifndef ASYNCRT_CACHE_PUBLIC_H
 #define ASYNCRT_CACHE_PUBLIC_H
 
@@ -21,7 +20,7 @@ extern "C" {
  * ASYNCRT_CACHE_SHARED) or as set_cache_dir changed them. */
 typedef struct asyncrt_cache_info {
     /* Set it with ASYNCRT_CACHE_INFO_INIT (or .size = sizeof(asyncrt_cache_info)): the
-     * library writes only the fields this size covers (README, "ABI and versioning"). */
+     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     const char *dir;    /* the directory; NULL when there is none (ASYNCRT_CACHE=0, no HOME,
                            set_cache_dir(NULL)). Valid until the next set_cache_dir or ctx's destruction */

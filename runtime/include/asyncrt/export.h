@@ -5,7 +5,7 @@
  * without it is internal, whatever its name; runtime/asyncrt.sym lists the
  * exported set and tests/abi/check_abi.sh keeps the three in step.
  *
- * ASYNCRT_SIZED_INIT(T) starts a struct that grows (README, "ABI and
+ * ASYNCRT_SIZED_INIT(T) starts a struct that grows (docs/deployment.md, "ABI and
  * versioning"): its first member, `size_t size`, is sizeof(T) as this
  * program was built, everything else zero. Each such struct has its own
  * name for it (ASYNCRT_COMPILE_OPTIONS_INIT, ...); with designated

@@ -1,5 +1,5 @@
 /* asyncrt: programs of several files and device libraries, linked with
- * nvJitLink (README: "Linking several files and device libraries").
+ * nvJitLink (docs/linking.md).
  *
  *     asyncrt_compile_options o = {.size = sizeof o, .arch = "sm_90", .options = (const char *[]){"-dlto"},
  *                                  .option_count = 1};
@@ -19,7 +19,7 @@
  * Without -lto, an extern __shared__ array starts only 16 bytes aligned
  * whatever its __align__ (relocatable code does not keep it; nvcc -dc with
  * nvlink does the same): where the alignment matters (TMA), link with -lto
- * (README: "Linking several files and device libraries"). A link is used
+ * (docs/linking.md). A link is used
  * by one thread at a time; errors go to the context's last error like every
  * other call. */
 #ifndef ASYNCRT_LINK_H

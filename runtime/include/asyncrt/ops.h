@@ -38,7 +38,7 @@ ASYNCRT_EXTERN size_t asyncrt_dtype_size(asyncrt_dtype dtype);
 
 /* The path an op runs: the map's, and the tile ops' (tile_ops.h). */
 typedef enum asyncrt_op_path {
-    ASYNCRT_PATH_AUTO = 0, /* $ASYNCRT_PATH, else the fastest measured (README: "Which path an op takes") */
+    ASYNCRT_PATH_AUTO = 0, /* $ASYNCRT_PATH, else the fastest measured (docs/library.md, "Which path an op takes") */
     ASYNCRT_PATH_TMA,      /* cp.async.bulk into mbarrier-completed stages (sm_90+) */
     ASYNCRT_PATH_LDGSTS,   /* multi-stage cp.async pipeline (sm_80+) */
     ASYNCRT_PATH_PLAIN     /* 16-byte vector loads and stores (any arch) */
@@ -84,7 +84,7 @@ typedef struct asyncrt_map_arg {
 
 typedef struct asyncrt_map_desc {
     /* Set it with ASYNCRT_MAP_DESC_INIT (or .size = sizeof(asyncrt_map_desc)): the
-     * library reads only the fields this size covers (README, "ABI and versioning"). */
+     * library reads only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     const asyncrt_map_arg *inputs;   /* at least 1 */
     size_t input_count;
@@ -101,7 +101,7 @@ typedef struct asyncrt_map_desc {
      * "compute_80". Without an open device the map is compiled but cannot be
      * launched: that needs an explicit arch. With a device open, a target
      * its driver cannot load (PTX from an NVRTC newer than the driver) is
-     * ASYNCRT_ERROR_VERSION_MISMATCH before compiling (README: arch
+     * ASYNCRT_ERROR_VERSION_MISMATCH before compiling (docs/library.md: arch
      * selection). */
     const char *arch;
 } asyncrt_map_desc;

@@ -75,10 +75,10 @@ ASYNCRT_EXTERN void asyncrt_context_set_log_level(asyncrt_context *ctx, int leve
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir);
 ASYNCRT_EXTERN const char *asyncrt_context_cache_dir(const asyncrt_context *ctx); /* NULL if off */
 
-/* What this context's program cache did (see README, "The cache"). */
+/* What this context's program cache did (see docs/cache.md). */
 typedef struct asyncrt_cache_stats {
     /* Set it with ASYNCRT_CACHE_STATS_INIT (or .size = sizeof(asyncrt_cache_stats)): the
-     * library writes only the fields this size covers (README, "ABI and versioning"). */
+     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     uint64_t memory_hits;   /* found in this context's memory */
     uint64_t disk_hits;     /* read from the cache directory */
@@ -97,7 +97,7 @@ typedef struct asyncrt_cache_stats {
  * leaves the last error alone unless it fails. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
 
-/* ---- remote cache (README: "The remote cache") ---------------------------- */
+/* ---- remote cache (docs/cache.md, "The remote cache") ------------------- */
 
 /* A shared Redis behind this context's memory and disk caches: `spec` as in
  * ASYNCRT_REMOTE_CACHE (redis://[[USER:]PASSWORD@]HOST[:PORT][/DB] or
@@ -114,7 +114,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *
 
 typedef struct asyncrt_remote_cache_stats {
     /* Set it with ASYNCRT_REMOTE_CACHE_STATS_INIT (or .size = sizeof(asyncrt_remote_cache_stats)): the
-     * library writes only the fields this size covers (README, "ABI and versioning"). */
+     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     bool enabled;          /* configured, accepted and not switched off by failures */
     char state[512];       /* the servers (passwords as ****), then the last value refused and why;
@@ -158,7 +158,7 @@ typedef struct asyncrt_features {
 
 typedef struct asyncrt_device_info {
     /* Set it with ASYNCRT_DEVICE_INFO_INIT (or .size = sizeof(asyncrt_device_info)): the
-     * library writes only the fields this size covers (README, "ABI and versioning"). */
+     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     int ordinal;
     char name[256];
@@ -196,7 +196,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_device_probe(asyncrt_context *ctx, int ord
 ASYNCRT_EXTERN const asyncrt_device_info *asyncrt_context_device(const asyncrt_context *ctx);
 
 /* The NVRTC version as major*1000 + minor*10 (13000 for 13.0); 0 when no NVRTC
- * is found. Opens NVRTC on first use (see README, "Finding NVRTC"). */
+ * is found. Opens NVRTC on first use (see docs/platform.md, "Finding NVRTC"). */
 ASYNCRT_EXTERN int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
@@ -209,9 +209,9 @@ typedef struct asyncrt_header {
 
 typedef struct asyncrt_compile_options {
     /* Set it with ASYNCRT_COMPILE_OPTIONS_INIT (or .size = sizeof(asyncrt_compile_options)): the
-     * library reads only the fields this size covers (README, "ABI and versioning"). */
+     * library reads only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
-    /* NULL or "auto": the opened device's target (see README: arch
+    /* NULL or "auto": the opened device's target (see docs/library.md: arch
      * selection). Otherwise "sm_XY", "sm_XYa" (CUBIN) or "compute_XY",
      * "compute_XYa" (PTX), checked against nvrtcGetSupportedArchs; and, for
      * a program to be loaded (asyncrt_module_build, asyncrt_module_load),
@@ -233,11 +233,11 @@ typedef struct asyncrt_compile_options {
     /* ---- The first layout ends here. Fields added later: a caller whose
      * size stops short of one gets zero, its default. */
     /* Do not offer the built-in device-side standard headers (<cmath>,
-     * <cstdint>, <type_traits>, ...: README, "Headers kernels see"). Even
+     * <cstdint>, <type_traits>, ...: docs/library.md, "Headers kernels see"). Even
      * when offered, a header the caller provides (in `headers` or as a file
      * in one of `include_dirs`) of the same name wins over the built-in one. */
     bool no_std_headers;
-    /* Do not pass NVRTC -default-device (README, "Headers kernels see"). */
+    /* Do not pass NVRTC -default-device (docs/library.md, "Headers kernels see"). */
     bool no_default_device;
     /* Headers from a bundle (asyncrt/bundle.h), given to NVRTC in memory;
      * the toolkit is then not searched, so a header the bundle lacks is an
@@ -267,7 +267,7 @@ typedef enum asyncrt_program_origin {
  * context's message. <asyncrt/device.cuh> and the toolkit's headers
  * (<cuda/barrier>, <cuda/pipeline>, <cuda/ptx>, <cooperative_groups.h>) are
  * always available, and device-side <cmath>, <cstdint>, <type_traits>, ...
- * unless no_std_headers (README: "Headers kernels see"). With arch auto, a
+ * unless no_std_headers (docs/library.md, "Headers kernels see"). With arch auto, a
  * kernel that needs sm_XYa (wgmma, setmaxnreg) is retried with it once.
  * *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,
@@ -313,8 +313,8 @@ typedef struct asyncrt_arch {
 #define ASYNCRT_ARCH_INIT ASYNCRT_SIZED_INIT(asyncrt_arch)
 
 /* "sm_90", "sm_90a", "compute_80", "compute_100f"; false if malformed
- * ("auto" is not a target) or out's size is refused (README, "ABI and
- * versioning"). */
+ * ("auto" is not a target) or out's size is refused (docs/deployment.md,
+ * "ABI and versioning"). */
 ASYNCRT_EXTERN bool asyncrt_arch_parse(const char *text, asyncrt_arch *out);
 /* "sm_90a", "compute_80" into buf; returns what snprintf would, -1 for a
  * refused size. */
@@ -336,7 +336,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_arch_auto(int cc_major, int cc_minor, int 
  * Waits for a device being opened. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_check_target(asyncrt_context *ctx, const char *arch);
 
-/* ---- the NVRTC search (README, "Finding NVRTC") ------------------------- */
+/* ---- the NVRTC search (docs/platform.md, "Finding NVRTC") ------------------------- */
 
 typedef struct asyncrt_nvrtc_info {
     size_t size;             /* ASYNCRT_NVRTC_INFO_INIT */
@@ -369,7 +369,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_nvrtc_candidate_get(size_t index, asyncrt_
 
 /* ---- settings and the driver, as the context has them ------------------ */
 
-/* One of the library's variables (README, "Settings") as ctx read it at its
+/* One of the library's variables (docs/library.md, "Environment") as ctx read it at its
  * creation or as set below; *value NULL when unset. INVALID_ARGUMENT for a
  * name the library does not read. The string lives until ctx is destroyed
  * or that setting is set again. */
@@ -396,7 +396,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_driver_proc(asyncrt_context *ctx, 
  * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. PTX the
  * driver cannot take (made by an NVRTC newer than the driver) is
  * ASYNCRT_ERROR_VERSION_MISMATCH before the driver is asked, naming both
- * versions and what to do (README: arch selection). *out is NULL on
+ * versions and what to do (docs/library.md: arch selection). *out is NULL on
  * failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                    asyncrt_module **out);
@@ -423,7 +423,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_param_sizes(asyncrt_kernel *kernel,
  * the driver cannot give is -1. */
 typedef struct asyncrt_kernel_resources {
     /* Set it with ASYNCRT_KERNEL_RESOURCES_INIT (or .size = sizeof(asyncrt_kernel_resources)): the
-     * library writes only the fields this size covers (README, "ABI and versioning"). */
+     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     int registers;            /* per thread */
     int static_shared_bytes;  /* __shared__ arrays; dynamic shared memory is the launch's */
@@ -438,7 +438,7 @@ ASYNCRT_EXTERN void *asyncrt_kernel_function(const asyncrt_kernel *kernel);
 
 typedef struct asyncrt_launch_config {
     /* Set it with ASYNCRT_LAUNCH_CONFIG_INIT (or .size = sizeof(asyncrt_launch_config)): the
-     * library reads only the fields this size covers (README, "ABI and versioning"). */
+     * library reads only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     unsigned grid[3];      /* a 0 in y or z is taken as 1 */
     unsigned block[3];
@@ -488,7 +488,7 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *kernel, cons
  * another thread and returns at once. Every call that needs the device waits
  * for it; asyncrt_context_wait_device gives the open's own result. Meanwhile
  * a compile for arch "auto" starts on the target this cache directory last
- * saw for this ordinal on this host (see README: start-up) and checks it once
+ * saw for this ordinal on this host (see docs/library.md: start-up) and checks it once
  * the device is known: a wrong guess costs a recompile, never a wrong image. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device_async(asyncrt_context *ctx, int ordinal);
 /* The result of open_device_async (ASYNCRT_SUCCESS if it was not used). */
@@ -516,7 +516,7 @@ typedef struct asyncrt_build_request {
  * `threads` asyncrt-compile-worker processes into that cache and read back
  * through it: the worker installed beside the library (libexec/asyncrt), or
  * the one ASYNCRT_COMPILE_WORKER names ("0" keeps everything in this
- * process), if nobody else can write it (README: "Threads, batches and
+ * process), if nobody else can write it (docs/library.md, "Threads, batches and
  * start-up"); a worker that fails or is refused costs time, never a result
  * (the request is compiled here). With `load`, a request whose target the
  * driver cannot load is ASYNCRT_ERROR_VERSION_MISMATCH, compiled by no one. Returns ASYNCRT_SUCCESS when every request

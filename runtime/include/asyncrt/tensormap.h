@@ -177,7 +177,7 @@ typedef struct asyncrt_tensormap_finding {
 
 typedef struct asyncrt_tensormap_check_options {
     /* Set it with ASYNCRT_TENSORMAP_CHECK_OPTIONS_INIT (or .size = sizeof(asyncrt_tensormap_check_options)): the
-     * library reads only the fields this size covers (README, "ABI and versioning"). */
+     * library reads only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     int sm;                  /* target, 10 * major + minor; 0: any (architecture rules skipped) */
     uint64_t smem_per_block; /* the device's per-block opt-in shared memory in bytes
@@ -189,7 +189,7 @@ typedef struct asyncrt_tensormap_check_options {
 
 typedef struct asyncrt_tensormap_report {
     /* Set it with ASYNCRT_TENSORMAP_REPORT_INIT (or .size = sizeof(asyncrt_tensormap_report)): the
-     * library writes only the fields this size covers (README, "ABI and versioning"). */
+     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     asyncrt_tensormap_finding error; /* the first error (error.rule NULL when none) */
     unsigned warning_count;          /* warnings found; the first MAX_WARNINGS are kept */

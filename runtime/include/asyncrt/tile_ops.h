@@ -11,7 +11,7 @@
  *   plain   16-byte vector loads and stores (any arch)
  * chosen like asyncrt_map: ASYNCRT_PATH_AUTO lets $ASYNCRT_PATH, this
  * device's calibration, the built-in table of measured winners or the
- * target decide (README: "Which path an op takes"); forcing a path the
+ * target decide (docs/library.md, "Which path an op takes"); forcing a path the
  * target or device cannot run gives ASYNCRT_ERROR_UNSUPPORTED. A tensor map needs 16-byte aligned base
  * addresses and row pitches (cols x element size a multiple of 16 bytes);
  * a TMA-path launch whose matrices break that runs the LDGSTS kernel instead
@@ -44,7 +44,7 @@ typedef enum asyncrt_tile_kind {
 
 typedef struct asyncrt_tile_desc {
     /* Set it with ASYNCRT_TILE_DESC_INIT (or .size = sizeof(asyncrt_tile_desc)): the
-     * library reads only the fields this size covers (README, "ABI and versioning"). */
+     * library reads only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
     size_t size;
     asyncrt_tile_kind kind;
     asyncrt_dtype dtype; /* of both matrices: F32, I32, U32, F16 or BF16 */

@@ -3,7 +3,7 @@
  *
  * These three numbers are the project's version: CMakeLists.txt reads them
  * from here (project(VERSION)), and the shared library's SONAME is
- * libasyncrt.so.MAJOR (README, "ABI and versioning"). A program built
+ * libasyncrt.so.MAJOR (docs/deployment.md, "ABI and versioning"). A program built
  * against MAJOR.MINOR runs with any library of the same MAJOR and at least
  * that MINOR; it may compare asyncrt_version() with ASYNCRT_VERSION_NUMBER
  * to find out which it got. */
