@@ -14,7 +14,6 @@ bin=$1 page=$2 completion=$3
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 name=$(basename "$bin")
 fail() { echo "docs test ($name): $*" >&2; exit 1; }
-export ASAN_OPTIONS=detect_leaks=0
 options_of() { "$bin" "$@" --help | perl "$source_dir/tools/docs/help_options.pl" "$name" | cut -d' ' -f1; }
 mapfile -t options < <(options_of)
 (( ${#options[@]} >= 3 )) || fail "only ${#options[@]} options read from its --help: ${options[*]}"
