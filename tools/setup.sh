@@ -12,6 +12,7 @@ command -v cmake >/dev/null || missing+=(cmake)
 command -v ninja >/dev/null || missing+=(ninja-build)
 command -v cc >/dev/null || missing+=(gcc)
 command -v pkg-config >/dev/null || missing+=(pkg-config) # the install test builds a pkg-config consumer
+command -v help2man >/dev/null || missing+=(help2man)     # the tools' man pages, from their --help
 # The remote cache (issue 26): hiredis's headers to build its client (it is
 # opened at run time), a redis-server for its tests to start on their own.
 [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev)

@@ -7,8 +7,9 @@
 # Checks: no libcuda / libnvrtc in any DT_NEEDED; the installed tools start;
 # the installed compile worker starts, and a batch runs it: found beside
 # libasyncrt.so, beside the installed tools (asyncrt-cache warm), or named
-# by ASYNCRT_COMPILE_WORKER for a program that links libasyncrt.a; examples/
-# builds with find_package and with pkg-config (the lines of docs/deployment.md) and runs.
+# by ASYNCRT_COMPILE_WORKER for a program that links libasyncrt.a; each tool
+# has its completion and man page; examples/ builds with find_package (every
+# example) and with pkg-config (the lines of docs/deployment.md) and runs.
 # Everything runs through the dynamic loader with its cache off
 # (ld.so --inhibit-cache), no LD_LIBRARY_PATH and no CUDA_PATH/CUDA_HOME, so
 # libasyncrt must come from the runpath and NVRTC from asyncrt's own search.
@@ -64,6 +65,18 @@ if [ -x "$PREFIX/bin/asyncrt-run" ]; then
     >"$work/run.out" 2>&1 || { cat "$work/run.out"; fail "installed asyncrt-run cannot compile"; }
 fi
 
+# Each installed tool has its bash completion and, where help2man is (it
+# made them at build time), its man page, which man finds in the prefix.
+for tool in "$PREFIX"/bin/asyncrt-*; do
+  [ -x "$tool" ] || continue
+  t=$(basename "$tool")
+  [ -s "$PREFIX/share/bash-completion/completions/$t" ] || fail "no bash completion for $t"
+  if command -v help2man >/dev/null && command -v man >/dev/null; then
+    MANPATH=$PREFIX/share/man man -w "$t" >/dev/null 2>&1 || fail "man $t: no page in $PREFIX/share/man"
+    MANPATH=$PREFIX/share/man man "$t" 2>&1 | grep -q "^NAME" || fail "man $t does not show the page"
+  fi
+done
+
 # The compile worker starts from the prefix alone (an empty request: exit 2).
 worker=$(find "$PREFIX" -path '*/asyncrt/asyncrt-compile-worker' -type f -print -quit)
 [ -n "$worker" ] || fail "no asyncrt-compile-worker under $PREFIX"
@@ -100,11 +113,23 @@ expect_ok() { # the example's output: checked on a GPU, compiled without one
   grep -qE "match the CPU reference|running it needs a GPU" "$1" || { cat "$1"; fail "$2 said the above"; }
 }
 
-# The consumer lines of docs/deployment.md, with /opt/asyncrt replaced by the prefix.
+# The consumer lines of docs/deployment.md, with /opt/asyncrt replaced by the
+# prefix: every example builds; each runs as far as this machine allows
+# (compiles without a GPU), the bundle one with a bundle the installed tool
+# made and no toolkit at all.
 cmake -S "$source_dir/examples" -B app-build -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build app-build >/dev/null
 run_clean app-build/scale_host >cmake.out 2>&1 || { cat cmake.out; fail "find_package consumer failed"; }
 expect_ok cmake.out "find_package consumer"
+for example in batch_compile link_two remote_fleet; do
+  run_clean app-build/$example >$example.out 2>&1 || { cat $example.out; fail "example $example failed"; }
+done
+if [ -x "$PREFIX/bin/asyncrt-bundle" ]; then
+  run_clean "$PREFIX/bin/asyncrt-bundle" "$source_dir/examples/reverse_tiles.cu" --arch sm_90 -o reverse_tiles.bundle \
+    >bundle.out 2>&1 || { cat bundle.out; fail "installed asyncrt-bundle failed"; }
+  run_clean ASYNCRT_TOOLKIT=none app-build/bundle_deploy reverse_tiles.bundle "$source_dir/examples/reverse_tiles.cu" sm_90 \
+    >bundle.out 2>&1 && grep -q "with the bundle's headers" bundle.out || { cat bundle.out; fail "example bundle_deploy failed"; }
+fi
 
 cc -std=c11 -o scale_host "$source_dir/examples/scale_host.c" $(pkg-config --cflags --libs asyncrt) \
   -lm -Wl,-rpath,$(pkg-config --variable=libdir asyncrt)
