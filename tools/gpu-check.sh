@@ -41,11 +41,6 @@ export ASYNCRT_TEST_SOURCE_DIR=$PWD ASYNCRT_CACHE_DIR=/tmp/asyncrt-gpu-cache
 # The library runs only an installed worker by itself; the build tree's is named (as ctest does).
 export ASYNCRT_COMPILE_WORKER=$PWD/$build/runtime/asyncrt-compile-worker
 
-# The GPU tests' commands, as ctest would run them.
-gpu_commands() {
-  ctest --test-dir $build -N -V -L gpu 2>/dev/null | sed -n 's/^[0-9]*: Test command: //p'
-}
-
 rc=0
 for stage in $stages; do
   case $stage in
@@ -76,18 +71,38 @@ for stage in $stages; do
     # tools are CPU-bound). The tests provoke failing API calls on purpose
     # (bad arches, missing kernels) and check our statuses for them; the
     # sanitizer is here for what the device does, so API errors are off.
+    # Each test runs as ctest would: its exact argv, environment and folder
+    # (ctest's JSON; a bash -c test keeps its quoting). ASYNCRT_SANITIZE_FILTER:
+    # a regex of test names. A test that skips before any CUDA call (exit 77,
+    # "skipped") is reported skipped, not as the tool's "no instrumented call".
     rm -rf /tmp/asyncrt-sanitize && mkdir -p /tmp/asyncrt-sanitize
     export ASYNCRT_UNDER_SANITIZER=1 # tests skip the faults they cause on purpose
-    gpu_commands | sed 's/"//g' | while read -r cmd; do
-      for tool in memcheck racecheck synccheck initcheck; do echo "$tool $cmd"; done
-    done | ASYNCRT_SANITIZE_TIMEOUT=${ASYNCRT_SANITIZE_TIMEOUT:-300} xargs -P "${ASYNCRT_SANITIZE_JOBS:-8}" -L 1 \
-      bash -c 'tool=$0; name=$(basename "$1"); log=/tmp/asyncrt-sanitize/$name.$tool.log
-               timeout "$ASYNCRT_SANITIZE_TIMEOUT" compute-sanitizer --tool $tool --report-api-errors no \
-                 --target-processes all --error-exitcode 99 "$@" >"$log" 2>&1
-               echo "$? $tool $name" >>/tmp/asyncrt-sanitize/results'
+    python3 - "$build" "${ASYNCRT_SANITIZE_FILTER:-}" >/tmp/asyncrt-sanitize/jobs <<'PY'
+import json, re, shlex, subprocess, sys
+build, wanted = sys.argv[1], sys.argv[2]
+listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-L", "gpu"],
+                         capture_output=True, text=True, check=True).stdout
+for test in json.loads(listing)["tests"]:
+    if wanted and not re.search(wanted, test["name"]):
+        continue
+    props = {p["name"]: p["value"] for p in test.get("properties", [])}
+    env = " ".join(shlex.quote(e) for e in props.get("ENVIRONMENT", []))
+    folder = shlex.quote(props.get("WORKING_DIRECTORY", "."))
+    for tool in ("memcheck", "racecheck", "synccheck", "initcheck"):
+        print(f"{tool}\t{test['name']}\tcd {folder} && env {env} compute-sanitizer --tool {tool} "
+              f"--report-api-errors no --target-processes all --error-exitcode 99 {shlex.join(test['command'])}")
+PY
+    tr '\n' '\0' </tmp/asyncrt-sanitize/jobs |
+      ASYNCRT_SANITIZE_TIMEOUT=${ASYNCRT_SANITIZE_TIMEOUT:-300} xargs -0 -P "${ASYNCRT_SANITIZE_JOBS:-8}" -n 1 \
+      bash -c 'IFS=$(printf "\t") read -r tool name cmd <<<"$0"; log=/tmp/asyncrt-sanitize/$name.$tool.log
+               timeout "$ASYNCRT_SANITIZE_TIMEOUT" bash -c "$cmd" >"$log" 2>&1; code=$?
+               if [ $code != 0 ] && grep -q "before first instrumented API call" "$log" &&
+                  grep -q "skipped" "$log"; then code=77; fi
+               echo "$code $tool $name" >>/tmp/asyncrt-sanitize/results'
     sort -k3 /tmp/asyncrt-sanitize/results | while read -r code tool name; do
       if [ "$code" = 0 ]; then note "sanitize $tool $name: clean"
       elif [ "$code" = 77 ]; then note "sanitize $tool $name: skipped"
+      elif [ "$code" = 124 ]; then note "sanitize $tool $name: TIMEOUT (${ASYNCRT_SANITIZE_TIMEOUT:-300} s)"
       else note "sanitize $tool $name: ERRORS (exit $code)"; fi
     done
     grep -qvE '^(0|77) ' /tmp/asyncrt-sanitize/results && rc=1
