@@ -30,21 +30,26 @@ void asyncrt__compact(const asyncrt_ptxcompiler *c, const void *cubin, size_t cu
         asyncrt__ptx_prune_free(&pruned);
         return;
     }
-    char **mirrored = NULL;
+    char **mirrored = NULL, made_by[64] = "unknown";
     size_t count = 0;
     void *image = NULL;
     size_t size = 0;
-    if (!asyncrt__ptx_mirror_options(options, option_count, &mirrored, &count, why, sizeof why)) {
+    asyncrt_lib_version v;
+    if (!asyncrt__ptx_made_by(ptx, ptx_size, &v) || !asyncrt__ptxcompiler_matches(c, &v)) {
+        if (asyncrt__ptx_made_by(ptx, ptx_size, &v)) asyncrt__lib_version_format(&v, made_by, sizeof made_by);
+        snprintf(out->why, sizeof out->why, "NVRTC's image: its PTX is NVRTC %s's, nvPTXCompiler is %s", made_by,
+                 asyncrt__ptxcompiler_version(c));
+    } else if (!asyncrt__ptx_mirror_options(options, option_count, &mirrored, &count, why, sizeof why)) {
         snprintf(out->why, sizeof out->why, "NVRTC's image: %s", why);
     } else {
         start = asyncrt__now_ms();
-        ok = asyncrt__ptx_assemble(c, pruned.ptx, pruned.size, (const char *const *)mirrored, count, &image, &size,
-                                   why, sizeof why);
+        ok = asyncrt__ptx_assemble(c, pruned.ptx, pruned.size, (const char *const *)mirrored, count, &image, &size, why,
+                                   sizeof why);
         out->assemble_ms = asyncrt__now_ms() - start;
         start = asyncrt__now_ms();
         if (!ok) {
-            snprintf(out->why, sizeof out->why, "NVRTC's image: nvPTXCompiler %s: %s",
-                     asyncrt__ptxcompiler_version(c), why);
+            snprintf(out->why, sizeof out->why, "NVRTC's image: nvPTXCompiler %s: %s", asyncrt__ptxcompiler_version(c),
+                     why);
         } else if (!asyncrt__image_equal(cubin, cubin_size, image, size, (const char *const *)pruned.unreferenced,
                                          (const char *const *)pruned.placeholders_of, pruned.unreferenced_count, why,
                                          sizeof why)) {

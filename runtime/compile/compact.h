@@ -18,9 +18,9 @@
 #include "ptx_assemble.h"
 
 typedef struct asyncrt_compact {
-    void *image;      /* the compact CUBIN (malloc'd); NULL: keep NVRTC's */
+    void *image; /* the compact CUBIN (malloc'd); NULL: keep NVRTC's */
     size_t size;
-    char why[640];    /* image NULL: why NVRTC's stays; else what was removed */
+    char why[640]; /* image NULL: why NVRTC's stays; else what was removed */
     size_t removed, placeholders;
     double prune_ms, assemble_ms, check_ms;
 } asyncrt_compact;

@@ -1,31 +1,21 @@
 /* image_elf.h: a bounded ELF64 reader. */
 #include "image_elf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compact_why.h"
+
 #define SHN_LORESERVE 0xff00u
-#define SHN_ABS 0xfff1u
-#define SHN_COMMON 0xfff2u
+#define SHN_ABS       0xfff1u
+#define SHN_COMMON    0xfff2u
 
 uint64_t asyncrt__elf_u(const uint8_t *p, int bytes)
 {
     uint64_t v = 0;
     for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
     return v;
-}
-
-static bool bad(asyncrt_elf *e, char *why, size_t why_size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static bool bad(asyncrt_elf *e, char *why, size_t why_size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (why_size) vsnprintf(why, why_size, fmt, ap);
-    va_end(ap);
-    asyncrt__elf_free(e);
-    return false;
 }
 
 /* A NUL-terminated name at `at` of a string table, or NULL. */
@@ -60,11 +50,11 @@ static bool read_sections(asyncrt_elf *e, char *why, size_t why_size)
              shstrndx = (uint32_t)asyncrt__elf_u(d + 0x3e, 2);
     if (shentsize != 64 || shnum == 0 || shnum >= SHN_LORESERVE || shstrndx >= shnum || shoff > e->size ||
         shnum > (e->size - shoff) / 64)
-        return bad(e, why, why_size, "its section table is out of bounds");
+        return asyncrt__why(why, why_size, "its section table is out of bounds");
     uint64_t *names = calloc(shnum, sizeof *names);
     if (!names || !(e->sections = calloc(shnum, sizeof *e->sections))) {
         free(names);
-        return bad(e, why, why_size, "out of memory");
+        return asyncrt__why(why, why_size, "out of memory");
     }
     e->section_count = shnum;
     for (uint32_t i = 0; i < shnum; i++) {
@@ -82,7 +72,7 @@ static bool read_sections(asyncrt_elf *e, char *why, size_t why_size)
         if (s->type != ASYNCRT_SHT_NOBITS && i != 0) {
             if (offset > e->size || s->size > e->size - offset) {
                 free(names);
-                return bad(e, why, why_size, "section %u is out of bounds", i);
+                return asyncrt__why(why, why_size, "section %u is out of bounds", i);
             }
             s->data = d + offset;
         }
@@ -92,8 +82,8 @@ static bool read_sections(asyncrt_elf *e, char *why, size_t why_size)
     for (uint32_t i = 0; i < shnum && unnamed == shnum; i++)
         if (!(e->sections[i].name = string_at(strings, names[i]))) unnamed = i;
     free(names);
-    if (unnamed < shnum) return bad(e, why, why_size, "section %u has no name in bounds", unnamed);
-    if (!unique_names(e)) return bad(e, why, why_size, "two sections share a name (or out of memory)");
+    if (unnamed < shnum) return asyncrt__why(why, why_size, "section %u has no name in bounds", unnamed);
+    if (!unique_names(e)) return asyncrt__why(why, why_size, "two sections share a name (or out of memory)");
     return true;
 }
 
@@ -102,15 +92,16 @@ static bool read_symbols(asyncrt_elf *e, char *why, size_t why_size)
     const asyncrt_elf_section *symtab = NULL;
     for (size_t i = 0; i < e->section_count; i++)
         if (e->sections[i].type == ASYNCRT_SHT_SYMTAB) {
-            if (symtab) return bad(e, why, why_size, "two symbol tables");
+            if (symtab) return asyncrt__why(why, why_size, "two symbol tables");
             symtab = &e->sections[i];
         }
     if (!symtab || !symtab->data || symtab->entsize != 24 || symtab->size % 24 || symtab->link >= e->section_count ||
         e->sections[symtab->link].type != ASYNCRT_SHT_STRTAB)
-        return bad(e, why, why_size, "no symbol table this reader understands");
+        return asyncrt__why(why, why_size, "no symbol table this reader understands");
     const asyncrt_elf_section *strings = &e->sections[symtab->link];
     e->symbol_count = symtab->size / 24;
-    if (!(e->symbols = calloc(e->symbol_count + 1, sizeof *e->symbols))) return bad(e, why, why_size, "out of memory");
+    if (!(e->symbols = calloc(e->symbol_count + 1, sizeof *e->symbols)))
+        return asyncrt__why(why, why_size, "out of memory");
     for (size_t i = 0; i < e->symbol_count; i++) {
         const uint8_t *p = symtab->data + 24 * i;
         asyncrt_elf_symbol *y = &e->symbols[i];
@@ -120,11 +111,36 @@ static bool read_symbols(asyncrt_elf *e, char *why, size_t why_size)
         y->value = asyncrt__elf_u(p + 8, 8);
         y->size = asyncrt__elf_u(p + 16, 8);
         if (y->shndx >= e->section_count && y->shndx != SHN_ABS && y->shndx != SHN_COMMON)
-            return bad(e, why, why_size, "symbol %zu is in section %u, which does not exist", i, y->shndx);
+            return asyncrt__why(why, why_size, "symbol %zu is in section %u, which does not exist", i, y->shndx);
         if ((y->info & 0xf) == ASYNCRT_STT_SECTION)
             y->name = e->sections[y->shndx < e->section_count ? y->shndx : 0].name;
         else if (!(y->name = string_at(strings, asyncrt__elf_u(p, 4))))
-            return bad(e, why, why_size, "symbol %zu has no name in bounds", i);
+            return asyncrt__why(why, why_size, "symbol %zu has no name in bounds", i);
+    }
+    return true;
+}
+
+static bool read_segments(asyncrt_elf *e, char *why, size_t why_size)
+{
+    const uint8_t *d = e->image;
+    uint64_t phoff = asyncrt__elf_u(d + 0x20, 8);
+    uint32_t phentsize = (uint32_t)asyncrt__elf_u(d + 0x36, 2), phnum = (uint32_t)asyncrt__elf_u(d + 0x38, 2);
+    if (phnum == 0) return true;
+    if (phentsize != 56 || phoff > e->size || phnum > (e->size - phoff) / 56)
+        return asyncrt__why(why, why_size, "its program headers are out of bounds");
+    if (!(e->segments = calloc(phnum, sizeof *e->segments))) return asyncrt__why(why, why_size, "out of memory");
+    e->segment_count = phnum;
+    for (uint32_t i = 0; i < phnum; i++) {
+        const uint8_t *h = d + phoff + 56 * (uint64_t)i;
+        asyncrt_elf_segment *g = &e->segments[i];
+        g->type = (uint32_t)asyncrt__elf_u(h, 4);
+        g->flags = (uint32_t)asyncrt__elf_u(h + 4, 4);
+        g->offset = asyncrt__elf_u(h + 8, 8);
+        g->filesz = asyncrt__elf_u(h + 0x20, 8);
+        g->memsz = asyncrt__elf_u(h + 0x28, 8);
+        g->align = asyncrt__elf_u(h + 0x30, 8);
+        if (g->offset > e->size || g->filesz > e->size - g->offset)
+            return asyncrt__why(why, why_size, "segment %u is out of bounds", i);
     }
     return true;
 }
@@ -135,18 +151,27 @@ bool asyncrt__elf_read(const void *image, size_t size, asyncrt_elf *e, char *why
     e->image = image;
     e->size = size;
     const uint8_t *d = image;
-    if (!image || size < 64 || memcmp(d, "\x7f" "ELF", 4) != 0 || d[4] != 2 || d[5] != 1)
-        return bad(e, why, why_size, "not a 64-bit little-endian ELF");
-    return read_sections(e, why, why_size) && read_symbols(e, why, why_size);
+    bool ok = image && size >= 64 &&
+              memcmp(d,
+                     "\x7f"
+                     "ELF",
+                     4) == 0 &&
+              d[4] == 2 && d[5] == 1;
+    if (!ok) asyncrt__why(why, why_size, "not a 64-bit little-endian ELF");
+    ok = ok && read_sections(e, why, why_size) && read_symbols(e, why, why_size) && read_segments(e, why, why_size);
+    if (!ok) asyncrt__elf_free(e); /* *e is empty after a refusal */
+    return ok;
 }
 
 void asyncrt__elf_free(asyncrt_elf *e)
 {
     free(e->sections);
     free(e->symbols);
+    free(e->segments);
     e->sections = NULL;
     e->symbols = NULL;
-    e->section_count = e->symbol_count = 0;
+    e->segments = NULL;
+    e->section_count = e->symbol_count = e->segment_count = 0;
 }
 
 const asyncrt_elf_section *asyncrt__elf_section(const asyncrt_elf *e, const char *name)

@@ -8,8 +8,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ASYNCRT_SHT_SYMTAB = 2, ASYNCRT_SHT_STRTAB = 3, ASYNCRT_SHT_RELA = 4, ASYNCRT_SHT_NOBITS = 8,
-       ASYNCRT_SHT_REL = 9, ASYNCRT_SHF_INFO_LINK = 0x40, ASYNCRT_STT_OBJECT = 1, ASYNCRT_STT_SECTION = 3 };
+enum {
+    ASYNCRT_SHT_SYMTAB = 2,
+    ASYNCRT_SHT_STRTAB = 3,
+    ASYNCRT_SHT_RELA = 4,
+    ASYNCRT_SHT_NOBITS = 8,
+    ASYNCRT_SHT_REL = 9,
+    ASYNCRT_SHF_INFO_LINK = 0x40,
+    ASYNCRT_STT_OBJECT = 1,
+    ASYNCRT_STT_SECTION = 3
+};
 
 typedef struct asyncrt_elf_section {
     const char *name;
@@ -25,9 +33,16 @@ typedef struct asyncrt_elf_symbol {
     uint64_t value, size;
 } asyncrt_elf_symbol;
 
+typedef struct asyncrt_elf_segment {
+    uint32_t type, flags;
+    uint64_t offset, filesz, memsz, align;
+} asyncrt_elf_segment;
+
 typedef struct asyncrt_elf {
     const uint8_t *image;
     size_t size;
+    asyncrt_elf_segment *segments; /* the program headers, each inside the image */
+    size_t segment_count;
     asyncrt_elf_section *sections;
     size_t section_count;
     asyncrt_elf_symbol *symbols;
@@ -35,7 +50,8 @@ typedef struct asyncrt_elf {
 } asyncrt_elf;
 
 /* false (with why) where the image is no ELF64 LE CUBIN with one symbol
- * table, or anything it names lies out of bounds; *e is then empty. */
+ * table, or anything it names (sections, symbols, program headers and
+ * their segments) lies out of bounds; *e is then empty. */
 bool asyncrt__elf_read(const void *image, size_t size, asyncrt_elf *e, char *why, size_t why_size);
 void asyncrt__elf_free(asyncrt_elf *e);
 

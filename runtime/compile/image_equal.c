@@ -1,15 +1,15 @@
 /* image_equal.h: NVRTC's CUBIN (a) against the compact one (c), by name. */
 #include "image_equal.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compact_why.h"
 #include "image_elf.h"
 
-#define BANK4 ".nv.constant4"
+#define BANK4     ".nv.constant4"
 #define CALLGRAPH ".nv.callgraph"
 enum { EIATTR_PARAM_CBANK = 0x0a, EIATTR_EXTERNS = 0x0f };
 
@@ -27,15 +27,7 @@ typedef struct cmp {
     size_t why_size;
 } cmp;
 
-static bool differ(cmp *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool differ(cmp *k, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (k->why_size) vsnprintf(k->why, k->why_size, fmt, ap);
-    va_end(ap);
-    return false;
-}
+#define differ(k, ...) asyncrt__why((k)->why, (k)->why_size, __VA_ARGS__)
 
 static int compare_strings(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -47,9 +39,8 @@ static bool unreferenced(const cmp *k, const char *name)
 /* The placeholder standing for `name`, or NULL. */
 static const char *placeholder_of(const cmp *k, const char *name)
 {
-    const char *const *at = k->unref_count ? bsearch(&name, k->unref, k->unref_count, sizeof *k->unref,
-                                                     compare_strings)
-                                           : NULL;
+    const char *const *at =
+        k->unref_count ? bsearch(&name, k->unref, k->unref_count, sizeof *k->unref, compare_strings) : NULL;
     return at && k->placeholders ? k->placeholders[at - k->unref] : NULL;
 }
 
@@ -88,8 +79,8 @@ static bool globals_section(const char *name)
 /* Sections whose content is compared otherwise (or only through what they name). */
 static bool special(const asyncrt_elf_section *s)
 {
-    static const char *const names[] = {"", ".shstrtab", ".strtab", ".symtab", ".nv.global", ".nv.global.init",
-                                        BANK4, ".nv.info", CALLGRAPH};
+    static const char *const names[] = {"",    ".shstrtab", ".strtab", ".symtab", ".nv.global", ".nv.global.init",
+                                        BANK4, ".nv.info",  CALLGRAPH};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(s->name, names[i]) == 0) return true;
     return strncmp(s->name, ".nv.info.", 9) == 0 || s->type == ASYNCRT_SHT_REL || s->type == ASYNCRT_SHT_RELA;
@@ -144,8 +135,10 @@ static const asyncrt_elf_symbol *lookup(const asyncrt_elf *e, const symbol_index
         size_t mid = lo + (hi - lo) / 2;
         int r = compare_keys(x->order[mid].key, want);
         if (r == 0) return &e->symbols[x->order[mid].symbol];
-        if (r < 0) lo = mid + 1;
-        else hi = mid;
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return NULL;
 }
@@ -180,8 +173,9 @@ static bool same_symbol(cmp *k, const asyncrt_elf_symbol *x, const asyncrt_elf_s
     /* A placeholder: its slot only (an initialised global's placeholder is an uninitialised byte). */
     if (unreferenced(k, x->name)) return true;
     if (strcmp(sx, sy) != 0) return differ(k, "global %s: in %s against %s", x->name, sx, sy);
-    if (x->size != y->size) return differ(k, "global %s: %llu bytes against %llu", x->name,
-                                          (unsigned long long)x->size, (unsigned long long)y->size);
+    if (x->size != y->size)
+        return differ(k, "global %s: %llu bytes against %llu", x->name, (unsigned long long)x->size,
+                      (unsigned long long)y->size);
     const uint8_t *bx = initial_bytes(&k->a, x), *by = initial_bytes(&k->c, y);
     if ((bx == NULL) != (by == NULL) || (bx && memcmp(bx, by, x->size) != 0))
         return differ(k, "global %s: other initial bytes", x->name);
@@ -201,9 +195,8 @@ static bool check_symbols(cmp *k, const symbol_index *ia, const symbol_index *ic
         const char *original = key_of(y).section ? NULL : original_of(k, y->name);
         if (original) { /* a placeholder: a global of NVRTC's image, by another name */
             if (x) return differ(k, "the placeholder %s is a name NVRTC's image has too", y->name);
-            if (!(x = lookup(&k->a, ia, (symbol_key){false, original})) || x->info != y->info ||
-                x->other != y->other || !globals_section(symbol_section(&k->a, x)) ||
-                !globals_section(symbol_section(&k->c, y)))
+            if (!(x = lookup(&k->a, ia, (symbol_key){false, original})) || x->info != y->info || x->other != y->other ||
+                !globals_section(symbol_section(&k->a, x)) || !globals_section(symbol_section(&k->c, y)))
                 return differ(k, "the placeholder %s does not stand for the global %s", y->name, original);
             continue;
         }
@@ -262,6 +255,21 @@ static bool same_section(cmp *k, const asyncrt_elf_section *x, const asyncrt_elf
     return same_links(k, x, y);
 }
 
+/* The (type, flags) of the segments that hold a section's bytes, as a bit
+ * set over their kinds: the loader must find code, parameters and constants
+ * in segments of the same kinds in both images. */
+static uint64_t segments_of(const asyncrt_elf *e, const asyncrt_elf_section *s)
+{
+    uint64_t kinds = 0;
+    uint64_t at = s->data ? (uint64_t)(s->data - e->image) : 0;
+    for (size_t i = 0; s->data && i < e->segment_count; i++) {
+        const asyncrt_elf_segment *g = &e->segments[i];
+        if (g->offset <= at && s->size <= g->filesz && at - g->offset <= g->filesz - s->size)
+            kinds |= 1ull << ((g->type & 7) * 8 + (g->flags & 7)); /* PT_LOAD, PT_PHDR ...; R, W, X */
+    }
+    return kinds;
+}
+
 static bool check_sections(cmp *k)
 {
     for (size_t i = 0; i < k->c.section_count; i++)
@@ -271,8 +279,7 @@ static bool check_sections(cmp *k)
         const asyncrt_elf_section *x = &k->a.sections[i], *y = asyncrt__elf_section(&k->c, x->name);
         bool sp = special(x);
         /* The globals' sections, bank 4 and their relocations go when no global is left. */
-        if (!y && sp && x->name[0] && strncmp(x->name, ".nv.info", 8) != 0 && strcmp(x->name, CALLGRAPH) != 0)
-            continue;
+        if (!y && sp && x->name[0] && strncmp(x->name, ".nv.info", 8) != 0 && strcmp(x->name, CALLGRAPH) != 0) continue;
         if (!y) return differ(k, "section %s is missing", x->name);
         /* ptxas aligns the globals' sections to their most aligned global: removing one may lower it, and
          * each kept global is still aligned as its own definition asks. */
@@ -280,6 +287,9 @@ static bool check_sections(cmp *k)
             return differ(k, "section %s: other type or flags", x->name);
         if (!globals_section(x->name) && !same_section(k, x, y, !sp)) return false;
         if (sp && strncmp(x->name, ".nv.info", 8) == 0 && !same_links(k, x, y)) return false;
+        if ((x->flags & 2) && !globals_section(x->name) && strcmp(x->name, BANK4) != 0 &&
+            segments_of(&k->a, x) != segments_of(&k->c, y))
+            return differ(k, "section %s: loaded by other kinds of segment", x->name);
     }
     return true;
 }
@@ -332,10 +342,11 @@ static bool info_lines(const asyncrt_elf *e, const asyncrt_elf_section *s, bool 
 {
     size_t lines = 0;
     text t = {0};
-    for (size_t i = 0; s && s->data && i + 4 <= s->size;) {
+    bool ok = true;
+    for (size_t i = 0; ok && s && s->data && i + 4 <= s->size;) {
         uint8_t format = s->data[i], attr = s->data[i + 1];
         size_t size = format == 4 ? (size_t)asyncrt__elf_u(s->data + i + 2, 2) : 2, head = format == 4 ? 4 : 2;
-        if (i + head + size > s->size) return false;
+        if (!(ok = i + head + size <= s->size)) break;
         const uint8_t *p = s->data + i + head;
         char h[16];
         snprintf(h, sizeof h, "%02x %02x:", format, attr);
@@ -343,33 +354,37 @@ static bool info_lines(const asyncrt_elf *e, const asyncrt_elf_section *s, bool 
         for (size_t w = 0; w < size; w += 4) {
             bool named = format == 4 && size - w >= 4 &&
                          ((module && w == 0) || (attr == EIATTR_PARAM_CBANK && w == 0) || attr == EIATTR_EXTERNS);
-            if (named) put_symbol(&t, e, (uint32_t)asyncrt__elf_u(p + w, 4));
-            else {
-                char hex[16];
-                for (size_t b = w; b < w + 4 && b < size; b++) snprintf(hex + 2 * (b - w), 3, "%02x", p[b]);
-                put(&t, hex, strlen(hex));
+            if (named) {
+                put_symbol(&t, e, (uint32_t)asyncrt__elf_u(p + w, 4));
+                continue;
             }
+            char hex[16];
+            for (size_t b = w; b < w + 4 && b < size; b++) snprintf(hex + 2 * (b - w), 3, "%02x", p[b]);
+            put(&t, hex, strlen(hex));
         }
         put(&t, "\n", 1);
         lines++;
         i += head + size;
     }
-    if (t.failed) return free(t.p), false;
-    if (module && t.p) { /* sort the lines */
-        char **v = malloc((lines + 1) * sizeof *v);
-        if (!v) return free(t.p), false;
+    ok = ok && !t.failed;
+    char **v = ok && module && t.p ? malloc((lines + 1) * sizeof *v) : NULL;
+    if (v) { /* the module's records, sorted: their order follows symbol indices */
         size_t n = 0;
         for (char *q = t.p; n < lines && *q; q = strchr(q, '\n') + 1) v[n++] = q;
         for (size_t j = 0; j < n; j++) *strchr(v[j], '\n') = '\0';
         qsort(v, n, sizeof *v, compare_strings);
-        for (size_t j = 0; j < n; j++) put(out, v[j], strlen(v[j])), put(out, "\n", 1);
+        for (size_t j = 0; j < n; j++) {
+            put(out, v[j], strlen(v[j]));
+            put(out, "\n", 1);
+        }
         free(v);
-        free(t.p);
-        return !out->failed;
+    } else if (ok && module && t.p) {
+        ok = false; /* out of memory */
+    } else if (ok && t.p) {
+        put(out, t.p, t.len);
     }
-    if (t.p) put(out, t.p, t.len);
     free(t.p);
-    return !out->failed;
+    return ok && !out->failed;
 }
 
 static bool same_info(cmp *k, const char *name)
@@ -378,7 +393,8 @@ static bool same_info(cmp *k, const char *name)
     text tx = {0}, ty = {0};
     bool module = strcmp(name, ".nv.info") == 0;
     bool ok = info_lines(&k->a, x, module, &tx) && info_lines(&k->c, y, module, &ty);
-    if (!ok) differ(k, "%s: records out of bounds (or out of memory)", name);
+    if (!ok)
+        differ(k, "%s: records out of bounds (or out of memory)", name);
     else if (tx.len != ty.len || (tx.len && memcmp(tx.p, ty.p, tx.len) != 0))
         ok = differ(k, "%s: other records (registers, stack, max threads, parameters or externs)", name);
     free(tx.p);
@@ -410,14 +426,14 @@ static bool check_info(cmp *k)
         if (strncmp(k->a.sections[i].name, ".nv.info", 8) == 0 && !same_info(k, k->a.sections[i].name)) return false;
     text tx = {0}, ty = {0};
     bool ok = callgraph_lines(&k->a, &tx) && callgraph_lines(&k->c, &ty);
-    if (!ok) differ(k, "out of memory");
+    if (!ok)
+        differ(k, "out of memory");
     else if (tx.len != ty.len || (tx.len && memcmp(tx.p, ty.p, tx.len) != 0))
         ok = differ(k, "the call graph (.nv.callgraph) differs");
     free(tx.p);
     free(ty.p);
     return ok;
 }
-
 
 /* ---- relocations and constant bank 4 ------------------------------------- */
 
@@ -455,8 +471,8 @@ static bool relocs_of(cmp *k, const asyncrt_elf *e, const char *target, reloc **
         for (size_t j = 0; j < count; j++) {
             const uint8_t *p = s->data + each * j;
             uint64_t info = asyncrt__elf_u(p + 8, 8), symbol = info >> 32;
-            if (symbol >= e->symbol_count) return differ(k, "%s: a relocation to symbol %llu", s->name,
-                                                         (unsigned long long)symbol);
+            if (symbol >= e->symbol_count)
+                return differ(k, "%s: a relocation to symbol %llu", s->name, (unsigned long long)symbol);
             const asyncrt_elf_symbol *y = &e->symbols[symbol];
             if (key_of(y).section && globals_section(y->name))
                 return differ(k, "%s: a relocation through the section %s, whose offsets the prune moves", s->name,
@@ -508,8 +524,9 @@ static bool check_bank4(cmp *k)
     const asyncrt_elf_section *x = asyncrt__elf_section(&k->a, BANK4), *y = asyncrt__elf_section(&k->c, BANK4);
     uint64_t end = y ? y->size : 0;
     if (!x) return true; /* check_sections: then the compact image has none either */
-    if (end > x->size) return differ(k, "bank 4: %llu bytes against NVRTC's %llu", (unsigned long long)end,
-                                     (unsigned long long)x->size);
+    if (end > x->size)
+        return differ(k, "bank 4: %llu bytes against NVRTC's %llu", (unsigned long long)end,
+                      (unsigned long long)x->size);
     if (y && x->data && y->data && memcmp(x->data, y->data, end) != 0)
         return differ(k, "bank 4: other bytes before its end");
     if (y && (x->data == NULL) != (y->data == NULL)) return differ(k, "bank 4: one image has no bytes");
@@ -535,16 +552,24 @@ bool asyncrt__image_equal(const void *nvrtc, size_t nvrtc_size, const void *comp
                           const char *const *unreferenced_names, const char *const *placeholders,
                           size_t unreferenced_count, char *why, size_t why_size)
 {
-    cmp k = {.unref = unreferenced_names, .placeholders = placeholders, .unref_count = unreferenced_count,
-             .why = why, .why_size = why_size};
+    cmp k = {.unref = unreferenced_names,
+             .placeholders = placeholders,
+             .unref_count = unreferenced_count,
+             .why = why,
+             .why_size = why_size};
     char what[256];
     if (why_size) why[0] = '\0';
     for (size_t i = 1; i < unreferenced_count; i++)
         if (strcmp(unreferenced_names[i - 1], unreferenced_names[i]) >= 0)
             return differ(&k, "the prune's list is not sorted");
-    if (!index_renames(&k)) return free(k.renames), false;
-    if (!asyncrt__elf_read(nvrtc, nvrtc_size, &k.a, what, sizeof what))
-        return free(k.renames), differ(&k, "NVRTC's image: %s", what);
+    if (!index_renames(&k)) {
+        free(k.renames);
+        return false;
+    }
+    if (!asyncrt__elf_read(nvrtc, nvrtc_size, &k.a, what, sizeof what)) {
+        free(k.renames);
+        return differ(&k, "NVRTC's image: %s", what);
+    }
     if (!asyncrt__elf_read(compact, compact_size, &k.c, what, sizeof what)) {
         asyncrt__elf_free(&k.a);
         free(k.renames);

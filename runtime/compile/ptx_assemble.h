@@ -42,14 +42,22 @@ typedef struct asyncrt_ptxcompiler asyncrt_ptxcompiler;
  * `nvrtc` in all three parts (an NVRTC whose patch level is unknown is
  * refused too: "13.1" may be any 13.1.x). Each call opens its own handle
  * (dlopen of the ~35 MB library: measure before calling per compile). */
-bool asyncrt__ptxcompiler_open(const char *path, const asyncrt_lib_version *nvrtc, asyncrt_ptxcompiler **out,
-                               char *why, size_t why_size);
+bool asyncrt__ptxcompiler_open(const char *path, const asyncrt_lib_version *nvrtc, asyncrt_ptxcompiler **out, char *why,
+                               size_t why_size);
 /* NULL is fine. */
 void asyncrt__ptxcompiler_close(asyncrt_ptxcompiler *c);
 /* "13.1.115", and the file opened. */
 const char *asyncrt__ptxcompiler_version(const asyncrt_ptxcompiler *c);
 const char *asyncrt__ptxcompiler_file(const asyncrt_ptxcompiler *c);
 
+/* The exact version of the NVRTC that wrote `ptx`, from its header comment
+ * ("// Cuda compilation tools, release 13.0, V13.0.88"): known even where
+ * the search is not (a toolkit's libnvrtc.so.13 names no patch level).
+ * false where the first lines hold no such line. */
+bool asyncrt__ptx_made_by(const char *ptx, size_t size, asyncrt_lib_version *out);
+/* Whether PTX of NVRTC `v` is what `c` assembles as NVRTC did: the same
+ * version, all three parts. */
+bool asyncrt__ptxcompiler_matches(const asyncrt_ptxcompiler *c, const asyncrt_lib_version *v);
 
 /* Assembles `ptx` (size bytes; a trailing NUL is fine) with `options`
  * (ptx_mirror.h's). On success *cubin (malloc'd) and *size.

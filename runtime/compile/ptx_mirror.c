@@ -1,10 +1,11 @@
 /* ptx_mirror.h: NVRTC's options, one table, each row naming what it gives nvPTXCompiler. */
 #include "ptx_mirror.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "compact_why.h"
 
 typedef enum {
     GIVES_NOTHING, /* the front end's or NVVM's: already in the PTX */
@@ -12,14 +13,14 @@ typedef enum {
     GIVES_DEBUG,   /* -G: see finish() */
     GIVES_LINEINFO,
     GIVES_DOPT,
-    GIVES_VALUE,    /* -Xptxas: the value itself */
-    GIVES_MAXRREG,  /* --maxrregcount=N */
-    GIVES_FMAD,     /* false: --fmad=false */
-    GIVES_OFC,      /* -Ofc=L */
-    GIVES_SPLIT,    /* --split-compile=N */
-    GIVES_DSP,      /* true: --device-stack-protector=true */
-    REFUSED_RDC,    /* true: relocatable code */
-    REFUSED         /* LTO */
+    GIVES_VALUE,   /* -Xptxas: the value itself */
+    GIVES_MAXRREG, /* --maxrregcount=N */
+    GIVES_FMAD,    /* false: --fmad=false */
+    GIVES_OFC,     /* -Ofc=L */
+    GIVES_SPLIT,   /* --split-compile=N */
+    GIVES_DSP,     /* true: --device-stack-protector=true */
+    REFUSED_RDC,   /* true: relocatable code */
+    REFUSED        /* LTO */
 } gives;
 
 typedef struct rule {
@@ -94,20 +95,14 @@ typedef struct mirror {
     size_t why_size;
 } mirror;
 
-static bool refuse(mirror *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool refuse(mirror *m, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (m->why_size) vsnprintf(m->why, m->why_size, fmt, ap);
-    va_end(ap);
-    return false;
-}
+#define refuse(m, ...) asyncrt__why((m)->why, (m)->why_size, __VA_ARGS__)
 
 /* Appends prefix + value (the array has room: at most 3 options per input, plus 4). */
 static bool give(mirror *m, const char *prefix, const char *value)
 {
     size_t a = strlen(prefix), b = strlen(value);
+    for (size_t i = 0; i < m->count; i++) /* said twice: given once */
+        if (strlen(m->out[i]) == a + b && !memcmp(m->out[i], prefix, a) && !strcmp(m->out[i] + a, value)) return true;
     char *s = malloc(a + b + 1);
     if (!s) return refuse(m, "out of memory");
     memcpy(s, prefix, a);
@@ -126,7 +121,8 @@ static bool one_of(const char *v, const char *a, const char *b, const char *c, c
 static bool apply(mirror *m, const rule *r, const char *option, const char *v)
 {
     switch (r->what) {
-    case GIVES_NOTHING: return true;
+    case GIVES_NOTHING:
+        return true;
     case GIVES_ARCH:
         if (strncmp(v, "compute_", 8) == 0)
             return refuse(m, "%s: NVRTC makes PTX for a virtual arch, there is no CUBIN to compact", option);
@@ -135,11 +131,16 @@ static bool apply(mirror *m, const rule *r, const char *option, const char *v)
         if (m->arch && strcmp(m->arch, v) != 0) return refuse(m, "two targets: -arch=%s and %s", m->arch, option);
         free(m->arch);
         return (m->arch = strdup(v)) != NULL || refuse(m, "out of memory");
-    case GIVES_DEBUG: return m->debug = true;
-    case GIVES_LINEINFO: return m->lineinfo = true;
+    case GIVES_DEBUG:
+        m->debug = true;
+        return true;
+    case GIVES_LINEINFO:
+        m->lineinfo = true;
+        return true;
     case GIVES_DOPT:
         if (strcmp(v, "on") != 0) return refuse(m, "%s: NVRTC takes only -dopt=on", option);
-        return m->dopt = true;
+        m->dopt = true;
+        return true;
     case GIVES_VALUE:
         if (!*v) return refuse(m, "%s: an empty ptxas option", option);
         return give(m, "", v);
@@ -159,7 +160,8 @@ static bool apply(mirror *m, const rule *r, const char *option, const char *v)
     case REFUSED_RDC:
         if (strcmp(v, "false") == 0) return true;
         return refuse(m, "%s: relocatable code is linked, not compacted", option);
-    case REFUSED: return refuse(m, "%s: LTO-IR is linked, not compacted", option);
+    case REFUSED:
+        return refuse(m, "%s: LTO-IR is linked, not compacted", option);
     }
     return refuse(m, "%s: no rule", option);
 }
@@ -214,8 +216,10 @@ bool asyncrt__ptx_mirror_options(const char *const *nvrtc_options, size_t n, cha
         if (!r) {
             ok = refuse(&m, "NVRTC's option %s has no nvPTXCompiler mirror that was checked", o);
         } else if (r->value && !value) {
-            if (i + 1 >= n) ok = refuse(&m, "%s needs a value", o);
-            else value = nvrtc_options[++i];
+            if (i + 1 >= n)
+                ok = refuse(&m, "%s needs a value", o);
+            else
+                value = nvrtc_options[++i];
             ok = ok && apply(&m, r, o, value);
         } else if (!r->value && value) {
             ok = refuse(&m, "%s takes no value", o);

@@ -3,15 +3,16 @@
  * everything that is not a removable definition. */
 #include "ptx_prune.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compact_why.h"
+
 /* NVRTC's PTX of a large CCCL kernel is a few MB; 1 GiB is no PTX. */
 #define PRUNE_MAX_BYTES ((size_t)1 << 30)
-#define NO_TOKEN SIZE_MAX
+#define NO_TOKEN        SIZE_MAX
 
 typedef enum { KIND_NONE, KIND_OTHER, KIND_FUNC, KIND_VAR } stmt_kind;
 typedef enum { FATE_KEEP, FATE_REMOVE, FATE_PLACEHOLDER } stmt_fate;
@@ -23,12 +24,13 @@ typedef struct token {
 } token;
 
 typedef struct stmt {
-    size_t start, end, line;     /* bytes [start, end) of the input; its first line */
-    size_t first_token, tokens;  /* its _Z tokens */
-    size_t name_at, name_len;    /* VAR: the declared name */
-    size_t names_before_eq;      /* VAR: identifiers before '=' (declarators) */
+    size_t start, end, line;    /* bytes [start, end) of the input; its first line */
+    size_t first_token, tokens; /* its _Z tokens */
+    size_t name_at, name_len;   /* VAR: the declared name */
+    size_t names_before_eq;     /* VAR: identifiers before '=' (declarators) */
     stmt_kind kind;
     bool global, linkage, candidate, referenced;
+    bool to_line_end; /* .version, .target, .address_size, .file: no ';' */
     stmt_fate fate;
 } stmt;
 
@@ -40,19 +42,12 @@ typedef struct scan {
     stmt *st;
     size_t nst, capst;
     size_t *table, table_size; /* candidate names: stmt index + 1, 0 empty */
+    bool saw_version;          /* a statement of its own starts with .version */
     char *why;
     size_t why_size;
 } scan;
 
-static bool refuse(scan *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool refuse(scan *s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (s->why_size) vsnprintf(s->why, s->why_size, fmt, ap);
-    va_end(ap);
-    return false;
-}
+#define refuse(s, ...) asyncrt__why((s)->why, (s)->why_size, __VA_ARGS__)
 
 static bool grow(void **items, size_t *cap, size_t need, size_t each)
 {
@@ -72,8 +67,8 @@ static bool is_follow(char c) { return is_alpha(c) || is_digit(c) || c == '_' ||
 
 bool asyncrt__ptx_library_name(const char *s, size_t len)
 {
-    static const char *const spaces[] = {"4cuda", "3cub", "6thrust", "2nv", "18cooperative_groups", "6nvcuda",
-                                         "3std", "St"};
+    static const char *const spaces[] = {"4cuda",   "3cub", "6thrust", "2nv", "18cooperative_groups",
+                                         "6nvcuda", "3std", "St"};
     size_t i;
     if (len > 4 && memcmp(s, "_ZSt", 4) == 0) return true;
     if (len > 3 && memcmp(s, "_ZN", 3) == 0)
@@ -96,26 +91,49 @@ bool asyncrt__ptx_library_name(const char *s, size_t len)
 /* A leading directive of a module-level statement: what the statement is. */
 static bool classify(scan *s, stmt *t, const char *d, size_t len)
 {
-    static const char *const other[] = {".version", ".target", ".address_size", ".file", ".section", ".pragma",
-                                        ".alias"};
+    /* The first four end at the end of their line. */
+    static const char *const other[] = {".version", ".target", ".address_size", ".file",
+                                        ".section", ".pragma", ".alias"};
     static const char *const linkage[] = {".extern", ".visible", ".weak", ".common"};
-    static const char *const spaces[] = {".global", ".const", ".shared", ".local", ".tex", ".texref",
-                                         ".samplerref", ".surfref"};
+    static const char *const spaces[] = {".global", ".const", ".shared", ".local"};
 #define IS(word) (len == strlen(word) && memcmp(d, word, len) == 0)
     for (size_t k = 0; k < sizeof linkage / sizeof *linkage; k++)
-        if (IS(linkage[k])) return t->linkage = true;
-    if (IS(".entry") || IS(".func")) return t->kind = KIND_FUNC, true;
-    for (size_t k = 0; k < sizeof spaces / sizeof *spaces; k++)
-        if (IS(spaces[k])) {
-            t->global = k == 0;
-            return t->kind = KIND_VAR, true;
+        if (IS(linkage[k])) {
+            t->linkage = true;
+            return true;
         }
+    bool space = false;
+    for (size_t k = 0; k < sizeof spaces / sizeof *spaces; k++) space |= IS(spaces[k]);
+    if ((space || IS(".entry") || IS(".func")) && t->kind != KIND_NONE)
+        return refuse(s, "line %zu: %.*s in a statement that is already another", t->line, (int)len, d);
+    if (IS(".entry") || IS(".func")) {
+        t->kind = KIND_FUNC;
+        return true;
+    }
+    if (space) {
+        t->global = IS(".global");
+        t->kind = KIND_VAR;
+        return true;
+    }
     for (size_t k = 0; t->kind == KIND_NONE && k < sizeof other / sizeof *other; k++)
-        if (IS(other[k])) return t->kind = KIND_OTHER, true;
+        if (IS(other[k])) {
+            t->to_line_end = k < 4;
+            s->saw_version |= k == 0;
+            t->kind = KIND_OTHER;
+            return true;
+        }
 #undef IS
-    if (t->kind != KIND_NONE) return true; /* a modifier: .align 4, .u32, .v2, .attribute */
+    if (t->kind != KIND_NONE) return true; /* a modifier: .align 4, .u32, .v2, .attribute, .texref */
     return refuse(s, "line %zu: a module-level directive this scanner does not know: %.*s", t->line,
                   (int)(len > 40 ? 40 : len), d);
+}
+
+static bool line_directive(const char *d, size_t len)
+{
+    static const char *const names[] = {".version", ".target", ".address_size", ".file"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (len == strlen(names[k]) && memcmp(d, names[k], len) == 0) return true;
+    return false;
 }
 
 /* The statement ends at byte `end`: checks what it defines. */
@@ -126,11 +144,10 @@ static bool close_stmt(scan *s, stmt *t, size_t end)
         return refuse(s, "line %zu: a module-level statement that starts with no directive", t->line);
     if (t->kind == KIND_VAR && t->name_len == 0)
         return refuse(s, "line %zu: a variable definition without a name", t->line);
-    t->candidate = t->kind == KIND_VAR && t->global && !t->linkage &&
-                   asyncrt__ptx_library_name(s->p + t->name_at, t->name_len);
+    t->candidate =
+        t->kind == KIND_VAR && t->global && !t->linkage && asyncrt__ptx_library_name(s->p + t->name_at, t->name_len);
     if (t->candidate && t->names_before_eq != 1)
-        return refuse(s, "line %zu: %zu names in one definition of a library variable", t->line,
-                      t->names_before_eq);
+        return refuse(s, "line %zu: %zu names in one definition of a library variable", t->line, t->names_before_eq);
     if (!grow((void **)&s->st, &s->capst, s->nst + 1, sizeof *s->st)) return refuse(s, "out of memory");
     s->st[s->nst++] = *t;
     return true;
@@ -147,6 +164,10 @@ static bool lex(scan *s)
     while (i < n) {
         char c = p[i];
         if (c == '\n') {
+            if (open && depth == 0 && t.to_line_end) {
+                if (!close_stmt(s, &t, i)) return false;
+                open = false;
+            }
             line++, i++;
             continue;
         }
@@ -165,7 +186,6 @@ static bool lex(scan *s)
             i += 2;
             continue;
         }
-        if (c == '\0') return refuse(s, "line %zu: a NUL byte inside the PTX", line);
         if (!open) {
             memset(&t, 0, sizeof t);
             t.start = i, t.line = line, t.first_token = s->ntok;
@@ -180,12 +200,12 @@ static bool lex(scan *s)
         }
         if (is_alpha(c) || c == '_' || c == '$' || c == '%') {
             size_t at = i;
-            for (i++; i < n && is_follow(p[i]); i++) {}
+            for (i++; i < n && is_follow(p[i]); i++) {
+            }
             if (depth == 0 && !seen_eq && t.kind == KIND_VAR && t.names_before_eq++ == 0)
                 t.name_at = at, t.name_len = i - at;
             if (i - at > 2 && p[at] == '_' && p[at + 1] == 'Z') {
-                if (!grow((void **)&s->tok, &s->captok, s->ntok + 1, sizeof *s->tok))
-                    return refuse(s, "out of memory");
+                if (!grow((void **)&s->tok, &s->captok, s->ntok + 1, sizeof *s->tok)) return refuse(s, "out of memory");
                 s->tok[s->ntok++] = (token){at, i - at};
                 t.tokens++;
             }
@@ -194,12 +214,18 @@ static bool lex(scan *s)
         }
         if (c == '.' && i + 1 < n && (is_alpha(p[i + 1]) || p[i + 1] == '_')) {
             size_t at = i;
-            for (i++; i < n && is_follow(p[i]); i++) {}
+            for (i++; i < n && is_follow(p[i]); i++) {
+            }
             if (depth == 0 && leading && !classify(s, &t, p + at, i - at)) return false;
+            /* A line directive swallowed by a statement that never ended: whatever it is, it is no PTX. */
+            if (depth == 0 && !leading && line_directive(p + at, i - at))
+                return refuse(s, "line %zu: %.*s inside another statement (from line %zu)", line, (int)(i - at), p + at,
+                              t.line);
             continue;
         }
         if (is_digit(c)) {
-            for (i++; i < n && (is_follow(p[i]) || p[i] == '.'); i++) {}
+            for (i++; i < n && (is_follow(p[i]) || p[i] == '.'); i++) {
+            }
             continue;
         }
         i++;
@@ -248,7 +274,8 @@ static bool index_candidates(scan *s)
 {
     size_t count = 0;
     for (size_t i = 0; i < s->nst; i++) count += s->st[i].candidate;
-    for (s->table_size = 16; s->table_size < 2 * count + 2; s->table_size *= 2) {}
+    for (s->table_size = 16; s->table_size < 2 * count + 2; s->table_size *= 2) {
+    }
     if (!(s->table = calloc(s->table_size, sizeof *s->table))) return refuse(s, "out of memory");
     for (size_t i = 0; i < s->nst; i++) {
         stmt *t = &s->st[i];
@@ -386,14 +413,6 @@ static bool write_out(scan *s, asyncrt_ptx_prune *out)
     return ok || refuse(s, "out of memory");
 }
 
-static bool has_version(const char *p, size_t n)
-{
-    /* NVRTC writes .version on a line of its own, after the header comment. */
-    for (size_t i = 0; i + 8 <= n; i++)
-        if ((i == 0 || p[i - 1] == '\n') && memcmp(p + i, ".version", 8) == 0) return true;
-    return false;
-}
-
 bool asyncrt__ptx_prune(const char *ptx, size_t size, asyncrt_ptx_prune *out, char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);
@@ -401,13 +420,16 @@ bool asyncrt__ptx_prune(const char *ptx, size_t size, asyncrt_ptx_prune *out, ch
     scan s = {.p = ptx, .n = size, .why = why, .why_size = why_size};
     while (s.n && !ptx[s.n - 1]) s.n--;
     bool ok = ptx != NULL;
+    const char *nul = NULL;
     if (!ok)
         refuse(&s, "no PTX");
     else if (s.n > PRUNE_MAX_BYTES)
         ok = refuse(&s, "%zu bytes of PTX, more than the %zu this scanner reads", s.n, PRUNE_MAX_BYTES);
-    else if (!has_version(ptx, s.n))
-        ok = refuse(&s, "not PTX: no .version line");
-    ok = ok && lex(&s) && index_candidates(&s) && mark_referenced(&s);
+    else if ((nul = memchr(ptx, '\0', s.n))) /* in a comment or a string too: the output is text */
+        ok = refuse(&s, "a NUL byte inside the PTX, at byte %zu", (size_t)(nul - ptx));
+    ok = ok && lex(&s);
+    if (ok && !s.saw_version) ok = refuse(&s, "not PTX: no .version directive");
+    ok = ok && index_candidates(&s) && mark_referenced(&s);
     if (ok) {
         decide(&s);
         ok = write_out(&s, out);

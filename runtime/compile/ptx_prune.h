@@ -33,11 +33,11 @@
 #include <stddef.h>
 
 typedef struct asyncrt_ptx_prune {
-    char *ptx;          /* the pruned PTX, NUL-terminated (malloc'd) */
-    size_t size;        /* its length, without the NUL */
-    size_t removed;     /* definitions deleted */
+    char *ptx;           /* the pruned PTX, NUL-terminated (malloc'd) */
+    size_t size;         /* its length, without the NUL */
+    size_t removed;      /* definitions deleted */
     size_t placeholders; /* definitions replaced by a 1-byte placeholder */
-    size_t kept;        /* library-namespace .global definitions kept (referenced) */
+    size_t kept;         /* library-namespace .global definitions kept (referenced) */
     /* The names of the removed and placeholder definitions, sorted by
      * strcmp: nothing in the PTX referenced them (image_equal.h's input);
      * placeholders_of[i] is unreferenced[i]'s placeholder name, NULL where

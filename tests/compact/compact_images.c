@@ -23,9 +23,8 @@
 
 #include "asyncrt/asyncrt.h"
 #include "compact.h"
-#include "compile_job.h" /* asyncrt__cuda_h */
 #include "diag.h"
-#include "embedded.h"
+#include "nvrtc_direct.h"
 #include "nvrtc_loader.h"
 #include "parity_file.h"
 #include "ptx_mirror.h"
@@ -71,55 +70,6 @@ typedef struct totals {
     int kernels, identical, compact, differ, failed;
 } totals;
 
-/* NVRTC's PTX and CUBIN of one nvrtcProgram: the names of internal-linkage
- * globals hold a per-compile hash (_INTERNAL_..._cu_55af5023_18851...), so
- * PTX from another compile than the CUBIN's is another program. The options
- * and in-memory headers are asyncrt's defaults (compile/key.c, nvrtc_run.c). */
-typedef struct nvrtc_out {
-    char *ptx, *cubin;
-    size_t ptx_size, cubin_size;
-    double ms;
-    char error[1024];
-} nvrtc_out;
-
-static bool nvrtc_compile(const asyncrt_nvrtc *nv, const char *name, const char *source, const char *const *options,
-                          size_t count, const char *kernel, nvrtc_out *out)
-{
-    size_t n = asyncrt__embedded_file_count + asyncrt__std_header_file_count + 1, h = 0;
-    const char **names = calloc(n, sizeof *names), **contents = calloc(n, sizeof *contents);
-    nvrtcProgram prog = NULL;
-    bool ok = names && contents;
-    for (size_t i = 0; ok && i < asyncrt__embedded_file_count; i++, h++)
-        names[h] = asyncrt__embedded_files[i].name, contents[h] = asyncrt__embedded_files[i].content;
-    for (size_t i = 0; ok && i < asyncrt__std_header_file_count; i++, h++)
-        names[h] = asyncrt__std_header_files[i].name, contents[h] = asyncrt__std_header_files[i].content;
-    if (ok) names[h] = asyncrt__cuda_h.name, contents[h++] = asyncrt__cuda_h.content;
-    double start = asyncrt__now_ms();
-    nvrtcResult r = NVRTC_ERROR_OUT_OF_MEMORY;
-    if (ok) r = nv->nvrtcCreateProgram(&prog, source, name, (int)h, contents, names);
-    if (r == NVRTC_SUCCESS && kernel[0]) r = nv->nvrtcAddNameExpression(prog, kernel);
-    nvrtcResult compiled = r == NVRTC_SUCCESS ? nv->nvrtcCompileProgram(prog, (int)count, options) : r;
-    out->ms = asyncrt__now_ms() - start;
-    size_t log_size = 0;
-    if (compiled != NVRTC_SUCCESS) {
-        snprintf(out->error, sizeof out->error, "NVRTC: %s", nv->nvrtcGetErrorString(compiled));
-        if (prog && nv->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size < sizeof out->error / 2)
-            nv->nvrtcGetProgramLog(prog, out->error + strlen(out->error));
-        ok = false;
-    } else if (nv->nvrtcGetPTXSize(prog, &out->ptx_size) != NVRTC_SUCCESS ||
-               nv->nvrtcGetCUBINSize(prog, &out->cubin_size) != NVRTC_SUCCESS ||
-               !(out->ptx = malloc(out->ptx_size)) || !(out->cubin = malloc(out->cubin_size)) ||
-               nv->nvrtcGetPTX(prog, out->ptx) != NVRTC_SUCCESS ||
-               nv->nvrtcGetCUBIN(prog, out->cubin) != NVRTC_SUCCESS) {
-        snprintf(out->error, sizeof out->error, "reading NVRTC's PTX and CUBIN failed");
-        ok = false;
-    }
-    if (prog && nv->nvrtcDestroyProgram(&prog) != NVRTC_SUCCESS) ok = false;
-    free(names);
-    free(contents);
-    return ok;
-}
-
 /* One kernel file: compile, compact, one row. */
 static void measure(const asyncrt_nvrtc *nv, const asyncrt_ptxcompiler *pc, const args *a, const char *folder,
                     const char *name, const char *version, totals *t)
@@ -133,13 +83,10 @@ static void measure(const asyncrt_nvrtc *nv, const asyncrt_ptxcompiler *pc, cons
         t->failed++;
         return;
     }
-    char arch_option[sizeof pf.arch + 16], include[4200], cccl[4300];
-    const char *cuda = getenv("CUDA_PATH") ? getenv("CUDA_PATH") : "/usr/local/cuda";
-    snprintf(arch_option, sizeof arch_option, "-arch=%.28s", pf.arch);
-    snprintf(include, sizeof include, "-I%.4000s/include", cuda);
-    snprintf(cccl, sizeof cccl, "%s/cccl", include);
-    const char *options[] = {arch_option, "-std=c++17", "-default-device", include, cccl};
-    size_t n = sizeof options / sizeof *options;
+    nvrtc_options opts;
+    nvrtc_default_options(pf.arch, &opts);
+    const char *const *options = opts.items;
+    size_t n = opts.count;
     nvrtc_out o = {0};
     if (!nvrtc_compile(nv, name, source, options, n, pf.kernel, &o)) {
         printf("| %s | compile failed: %.200s |\n", kernel, o.error);
@@ -170,8 +117,11 @@ static void measure(const asyncrt_nvrtc *nv, const asyncrt_ptxcompiler *pc, cons
         bool refused_for_difference = !c.image && strstr(c.why, "differs");
         printf("| %s | %s | %s%zu | %zu | %zu/%zu | %s | %s | %.0f | %.2f | %.0f | %.0f | %s |\n", kernel, pf.arch,
                nvcc_text, o.cubin_size, c.image ? c.size : o.cubin_size, c.removed, c.placeholders,
-               same ? "=" : "DIFFERS", c.image ? "equal" : refused_for_difference ? "DIFFERS" : "kept", o.ms,
-               prune_ms, unpruned_ms, c.assemble_ms, c.image ? "" : c.why);
+               same ? "=" : "DIFFERS",
+               c.image                  ? "equal"
+               : refused_for_difference ? "DIFFERS"
+                                        : "kept",
+               o.ms, prune_ms, unpruned_ms, c.assemble_ms, c.image ? "" : c.why);
         fflush(stdout);
         t->kernels++;
         t->identical += same;
@@ -189,8 +139,7 @@ static void measure(const asyncrt_nvrtc *nv, const asyncrt_ptxcompiler *pc, cons
         asyncrt__ptx_options_free(mirrored);
         free(unpruned);
     }
-    free(o.ptx);
-    free(o.cubin);
+    nvrtc_out_free(&o);
     free(path);
     free(source);
 }
@@ -201,12 +150,18 @@ static bool parse(int argc, char **argv, args *a)
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) return false;
-        if (!strcmp(argv[i], "--filter")) a->filter = v;
-        else if (!strcmp(argv[i], "--ptxcompiler")) a->ptxcompiler = v;
-        else if (!strcmp(argv[i], "--out")) a->out = v;
-        else if (!strcmp(argv[i], "--nvcc-dir")) a->nvcc_dir = v;
-        else if (!strcmp(argv[i], "--repeat") && atoi(v) > 0) a->repeat = atoi(v);
-        else return false;
+        if (!strcmp(argv[i], "--filter"))
+            a->filter = v;
+        else if (!strcmp(argv[i], "--ptxcompiler"))
+            a->ptxcompiler = v;
+        else if (!strcmp(argv[i], "--out"))
+            a->out = v;
+        else if (!strcmp(argv[i], "--nvcc-dir"))
+            a->nvcc_dir = v;
+        else if (!strcmp(argv[i], "--repeat") && atoi(v) > 0)
+            a->repeat = atoi(v);
+        else
+            return false;
         i++;
     }
     return true;
@@ -234,16 +189,25 @@ int main(int argc, char **argv)
     }
     const asyncrt_lib_candidate *nvrtc = &choice.candidates[choice.chosen];
     char version[64], file[4200], why[1024];
-    asyncrt__lib_version_format(&nvrtc->version, version, sizeof version);
-    asyncrt_ptxcompiler *pc = NULL;
-    if (!asyncrt__ptxcompiler_path(a.ptxcompiler ? a.ptxcompiler : getenv("ASYNCRT_PTXCOMPILER"), nvrtc->path, file,
-                                   sizeof file, why, sizeof why) ||
-        !asyncrt__ptxcompiler_open(file, &nvrtc->version, &pc, why, sizeof why)) {
+    const asyncrt_nvrtc *nv = NULL;
+    if (asyncrt__nvrtc_load(&nv, why, sizeof why) != ASYNCRT_SUCCESS) {
         fprintf(stderr, "compact-images: %s\n", why);
         return 77;
     }
-    const asyncrt_nvrtc *nv = NULL;
-    if (asyncrt__nvrtc_load(&nv, why, sizeof why) != ASYNCRT_SUCCESS) {
+    /* NVRTC's exact version: the search's, else its PTX header's (a toolkit's libnvrtc.so.13 names no patch). */
+    asyncrt_lib_version v = nvrtc->version;
+    nvrtc_options opts;
+    nvrtc_default_options("sm_90", &opts);
+    nvrtc_out probe = {0};
+    if (v.patch < 0 &&
+        nvrtc_compile(nv, "probe.cu", "extern \"C\" __global__ void k() {}", opts.items, opts.count, "", &probe))
+        asyncrt__ptx_made_by(probe.ptx, probe.ptx_size, &v);
+    nvrtc_out_free(&probe);
+    asyncrt__lib_version_format(&v, version, sizeof version);
+    asyncrt_ptxcompiler *pc = NULL;
+    if (!asyncrt__ptxcompiler_path(a.ptxcompiler ? a.ptxcompiler : getenv("ASYNCRT_PTXCOMPILER"), nvrtc->path, file,
+                                   sizeof file, why, sizeof why) ||
+        !asyncrt__ptxcompiler_open(file, &v, &pc, why, sizeof why)) {
         fprintf(stderr, "compact-images: %s\n", why);
         return 77;
     }
