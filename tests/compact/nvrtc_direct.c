@@ -60,6 +60,18 @@ bool nvrtc_compile(const asyncrt_nvrtc *nv, const char *name, const char *source
     return ok;
 }
 
+asyncrt_ptxcompiler *nvrtc_ptxcompiler(const asyncrt_nvrtc *nv, const char *ptx, size_t ptx_size)
+{
+    char why[1024] = "NVRTC's PTX names no version", path[4200];
+    asyncrt_lib_version v;
+    asyncrt_ptxcompiler *c = NULL;
+    if (!asyncrt__ptx_made_by(ptx, ptx_size, &v) ||
+        !asyncrt__ptxcompiler_path(getenv("ASYNCRT_PTXCOMPILER"), nv->path, path, sizeof path, why, sizeof why) ||
+        !asyncrt__ptxcompiler_open(path, &v, &c, why, sizeof why))
+        printf("the real nvPTXCompiler is not tried: %s\n", why);
+    return c;
+}
+
 void nvrtc_out_free(nvrtc_out *out)
 {
     free(out->ptx);

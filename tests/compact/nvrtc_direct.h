@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "nvrtc_loader.h"
+#include "ptx_assemble.h"
 
 typedef struct nvrtc_out {
     char *ptx, *cubin;
@@ -33,5 +34,10 @@ void nvrtc_default_options(const char *arch, nvrtc_options *out);
 bool nvrtc_compile(const asyncrt_nvrtc *nv, const char *name, const char *source, const char *const *options,
                    size_t count, const char *kernel, nvrtc_out *out);
 void nvrtc_out_free(nvrtc_out *out);
+
+/* The user's nvPTXCompiler of the version of the NVRTC that wrote `ptx`,
+ * where tools/setup-ptxcompiler.sh built it beside `nv` (or
+ * ASYNCRT_PTXCOMPILER names it); else NULL, and why is printed. */
+asyncrt_ptxcompiler *nvrtc_ptxcompiler(const asyncrt_nvrtc *nv, const char *ptx, size_t ptx_size);
 
 #endif

@@ -105,18 +105,6 @@ static void check_prune(const char *kernel, const char *ptx, size_t size, const 
     asyncrt__ptx_prune_free(&twice);
 }
 
-static asyncrt_ptxcompiler *real_loader(const asyncrt_nvrtc *nv, const nvrtc_out *out)
-{
-    char why[1024], path[4200];
-    asyncrt_lib_version v;
-    assert_true(asyncrt__ptx_made_by(out->ptx, out->ptx_size, &v));
-    asyncrt_ptxcompiler *c = NULL;
-    if (!asyncrt__ptxcompiler_path(getenv("ASYNCRT_PTXCOMPILER"), nv->path, path, sizeof path, why, sizeof why) ||
-        !asyncrt__ptxcompiler_open(path, &v, &c, why, sizeof why))
-        print_message("the nvPTXCompiler half is skipped: %s\n", why);
-    return c;
-}
-
 static bool wanted(const char *name)
 {
     const char *filter = getenv("ASYNCRT_TEST_FILTER");
@@ -157,7 +145,10 @@ static void every_parity_kernel(void **state)
             check_prune(names[i], out.ptx, out.ptx_size, &p);
             files++;
             pruned += p.removed + p.placeholders > 0;
-            if (!tried) pc = real_loader(nv, &out), tried = true;
+            if (!tried) {
+                pc = nvrtc_ptxcompiler(nv, out.ptx, out.ptx_size);
+                tried = true;
+            }
             if (pc) {
                 char **mirrored = NULL;
                 size_t n = 0, size = 0;

@@ -220,24 +220,10 @@ static void truncated_or_foreign_images_are_refused(void **state)
 
 /* ---- the real compact image --------------------------------------------- */
 
-static asyncrt_ptxcompiler *real_loader(void)
-{
-    char why[1024], path[4200];
-    asyncrt_lib_version v;
-    assert_true(asyncrt__ptx_made_by(g_out.ptx, g_out.ptx_size, &v));
-    asyncrt_ptxcompiler *c = NULL;
-    if (!asyncrt__ptxcompiler_path(getenv("ASYNCRT_PTXCOMPILER"), g_nv->path, path, sizeof path, why, sizeof why) ||
-        !asyncrt__ptxcompiler_open(path, &v, &c, why, sizeof why)) {
-        print_message("the real nvPTXCompiler is not tried: %s\n", why);
-        return NULL;
-    }
-    return c;
-}
-
 static void the_compact_image_is_proven_and_tampering_refused(void **state)
 {
     (void)state;
-    asyncrt_ptxcompiler *pc = real_loader();
+    asyncrt_ptxcompiler *pc = nvrtc_ptxcompiler(g_nv, g_out.ptx, g_out.ptx_size);
     if (!pc) skip();
     nvrtc_options o;
     nvrtc_default_options("sm_90", &o);

@@ -227,7 +227,7 @@ static const char *k_source = "#include <cuda/std/limits>\n"
 /* The real loader for NVRTC's version, or NULL (and why printed). */
 static asyncrt_ptxcompiler *real_loader(const asyncrt_nvrtc **nv)
 {
-    char why[1024], path[4200];
+    char why[1024];
     if (asyncrt__nvrtc_load(nv, why, sizeof why) != ASYNCRT_SUCCESS) {
         print_message("no NVRTC: %s\n", why);
         return NULL;
@@ -235,16 +235,9 @@ static asyncrt_ptxcompiler *real_loader(const asyncrt_nvrtc **nv)
     nvrtc_options o;
     nvrtc_default_options("sm_90", &o);
     nvrtc_out out = {0};
-    asyncrt_lib_version v = {-1, -1, -1};
     if (!nvrtc_compile(*nv, "k.cu", k_source, o.items, o.count, "", &out)) fail_msg("%s", out.error);
-    assert_true(asyncrt__ptx_made_by(out.ptx, out.ptx_size, &v));
+    asyncrt_ptxcompiler *c = nvrtc_ptxcompiler(*nv, out.ptx, out.ptx_size);
     nvrtc_out_free(&out);
-    asyncrt_ptxcompiler *c = NULL;
-    if (!asyncrt__ptxcompiler_path(getenv("ASYNCRT_PTXCOMPILER"), (*nv)->path, path, sizeof path, why, sizeof why) ||
-        !asyncrt__ptxcompiler_open(path, &v, &c, why, sizeof why)) {
-        print_message("the real nvPTXCompiler is not tried: %s\n", why);
-        return NULL;
-    }
     return c;
 }
 
