@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
-#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [link]   (default: test)
+#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [compact] [link]
+#   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
-# parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), summary.txt.
+# parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), compact.md, summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
 # as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/), or the installed .pip/
@@ -167,6 +168,18 @@ for stage in $stages; do
     timeout "${ASYNCRT_PROFILE_TIMEOUT:-100}" python3 tests/parity/profile_images.py $build "$images" flash_attention_minimal \
       "$OUT/profile" ${ASYNCRT_PROFILE_SETS:-nvcc-13.0 nvrtc-13.4.92 nvrtc-13.5.37 nvcc-13.5.37} >>"$OUT/parity-sweep.log" 2>&1
     note "profile: $(find "$OUT/profile" -name '*.txt' 2>/dev/null | wc -l) ncu reports in profile/"
+    ;;
+  compact)
+    # Compact images (issue 37): the sets tests/compact/compact_image_sets.py made on a CPU machine
+    # (parity-images-compact/ or its .tar.xz, carried here), each against nvcc's: results,
+    # attributes, time, and the image's bytes and cuModuleLoadData time (load_ms).
+    images=${ASYNCRT_COMPACT_IMAGES:-parity-images-compact.tar.xz}
+    [ -d parity-images-compact ] && [ -z "${ASYNCRT_COMPACT_IMAGES:-}" ] && images=parity-images-compact
+    # shellcheck disable=SC2086
+    python3 tests/parity/run_parity.py $build "$OUT/compact" --images "$images" ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 360} \
+      >"$OUT/compact.log" 2>&1 || rc=1
+    cp "$OUT/compact/parity.md" "$OUT/compact.md" 2>/dev/null
+    note "compact: $(grep -E '^\| (nvrtc|compact)-|processes, ' "$OUT/compact.log" | tr '\n' ' ')"
     ;;
   link)
     # A call across files: one file, linked, linked with LTO (issue 27; tools/bench/link_bench.sh).
