@@ -38,6 +38,8 @@ static const struct {
                                         sizeof(asyncrt_kernel_resources)},
     [ASYNCRT_SIZED_TENSORMAP_REPORT] = {"asyncrt_tensormap_report", sizeof(asyncrt_tensormap_report),
                                         sizeof(asyncrt_tensormap_report)},
+    [ASYNCRT_SIZED_PROGRAM_IMAGE_INFO] = {"asyncrt_program_image_info", sizeof(asyncrt_program_image_info),
+                                          sizeof(asyncrt_program_image_info)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

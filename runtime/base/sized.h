@@ -30,6 +30,7 @@ typedef enum asyncrt_sized {
     ASYNCRT_SIZED_DEVICE_INFO,             /* out: asyncrt_device_info */
     ASYNCRT_SIZED_KERNEL_RESOURCES,        /* out: asyncrt_kernel_resources */
     ASYNCRT_SIZED_TENSORMAP_REPORT,        /* out: asyncrt_tensormap_report */
+    ASYNCRT_SIZED_PROGRAM_IMAGE_INFO,      /* out: asyncrt_program_image_info */
     ASYNCRT_SIZED_COUNT
 } asyncrt_sized;
 

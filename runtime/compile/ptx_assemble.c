@@ -80,12 +80,15 @@ static bool check_version(asyncrt_ptxcompiler *c, const asyncrt_lib_version *nvr
                             c->path, text, major, minor, k_hint);
     char theirs[64];
     asyncrt__lib_version_format(&want, theirs, sizeof theirs);
-    if (want.patch < 0)
+    if (want.major < 0 || want.minor < 0)
         return asyncrt__why(why, why_size,
-                            "compact images off: NVRTC's exact version is not known (%s), and nvPTXCompiler %s must be "
+                            "compact images off: NVRTC's version is not known (%s), and nvPTXCompiler %s must be "
                             "of exactly NVRTC's",
                             theirs, text);
-    if (asyncrt__lib_version_compare(&mine, &want) != 0)
+    /* A toolkit's libnvrtc.so.13 names no patch level: its PTX does, and each
+     * compile holds it to this one's (asyncrt__ptxcompiler_matches). */
+    if (want.patch < 0 ? mine.major != want.major || mine.minor != want.minor
+                       : asyncrt__lib_version_compare(&mine, &want) != 0)
         return asyncrt__why(why, why_size,
                             "compact images off: nvPTXCompiler %s (%s) is not NVRTC's version %s, and another release "
                             "assembles other code (%s)",

@@ -39,8 +39,11 @@ bool asyncrt__ptxcompiler_path(const char *override, const char *nvrtc_path, cha
 typedef struct asyncrt_ptxcompiler asyncrt_ptxcompiler;
 
 /* Opens the loader library at `path` and checks that its version equals
- * `nvrtc` in all three parts (an NVRTC whose patch level is unknown is
- * refused too: "13.1" may be any 13.1.x). Each call opens its own handle
+ * `nvrtc` in all three parts; where NVRTC's patch level is unknown ("13.0":
+ * a toolkit's libnvrtc.so.13), in major and minor, and the caller holds
+ * each PTX's own version (asyncrt__ptx_made_by) to it with
+ * asyncrt__ptxcompiler_matches, as compact.h does. NULL or an unknown minor
+ * is refused. Each call opens its own handle
  * (dlopen of the ~35 MB library: measure before calling per compile). */
 bool asyncrt__ptxcompiler_open(const char *path, const asyncrt_lib_version *nvrtc, asyncrt_ptxcompiler **out, char *why,
                                size_t why_size);
