@@ -3,8 +3,11 @@
  *   fake_ptxcompiler        "13.1.115", nvPTXCompilerGetVersion 13.1
  *   fake_ptxcompiler_liar   "13.1.115", nvPTXCompilerGetVersion 13.0
  *   fake_ptxcompiler_bare   no asyncrt_ptxcompiler_version (a plain build of the archive)
+ *   fake_ptxcompiler_b      fake_ptxcompiler in another file (test_compact_flow's other assembler)
+ * ($ASYNCRT_TEST_FAKE_PTXC_VERSION, when set, is the version both calls give.)
  * Its "CUBIN" is "FAKE|" + the options, each followed by '|', + the PTX; PTX
  * holding "fail" fails to compile (with a log), "stuck" fails to destroy. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,14 +23,27 @@ typedef struct fake {
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* test_compact_flow's fakes are of the NVRTC in use: $ASYNCRT_TEST_FAKE_PTXC_VERSION. */
+static const char *version(void)
+{
+    const char *v = getenv("ASYNCRT_TEST_FAKE_PTXC_VERSION");
+    return v && *v ? v : "13.1.115";
+}
+
 #ifndef FAKE_BARE
-EXPORT const char *asyncrt_ptxcompiler_version(void) { return "13.1.115"; }
+EXPORT const char *asyncrt_ptxcompiler_version(void) { return version(); }
+#endif
+
+/* Another file of the same behaviour (fake_ptxcompiler_b): another hash. */
+#ifdef FAKE_FLAVOR
+EXPORT const int fake_flavor = FAKE_FLAVOR;
 #endif
 
 EXPORT int nvPTXCompilerGetVersion(unsigned *major, unsigned *minor)
 {
     *major = 13;
     *minor = FAKE_MINOR;
+    if (getenv("ASYNCRT_TEST_FAKE_PTXC_VERSION")) sscanf(version(), "%u.%u", major, minor);
     return 0;
 }
 
