@@ -174,7 +174,10 @@ void asyncrt__job_compact(asyncrt_compile_job *job, const asyncrt_nvrtc *nv, nvr
         c.image = NULL;
     }
     p->image_note = strdup(why);
-    asyncrt__log(job->ctx, 1, "%s: %s (prune %.1f ms, nvPTXCompiler %.1f ms, proof %.1f ms)", job->source_name, why,
-                 c.prune_ms, c.assemble_ms, c.check_ms);
+    if (c.assemble_ms > 0)
+        asyncrt__log(job->ctx, 1, "%s: %s (prune %.1f ms, nvPTXCompiler %.1f ms, proof %.1f ms)", job->source_name,
+                     why, c.prune_ms, c.assemble_ms, c.check_ms);
+    else
+        asyncrt__log(job->ctx, 1, "%s: %s", job->source_name, why);
     asyncrt__compact_free(&c);
 }
