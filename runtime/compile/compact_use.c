@@ -14,7 +14,9 @@
 #include "safe_io.h"
 #include "sha256.h"
 
-/* The context's choice, made once (its slot). */
+/* The context's choice, made once (its slot). Its threads share the one
+ * handle: nvPTXCompiler's API is thread safe (NVIDIA's PTX Compiler API
+ * guide, "Thread Safety"), each assembly with its own compiler handle. */
 typedef struct compact_use {
     asyncrt_ptxcompiler *pc; /* NULL: NVRTC's images, `why` says why */
     char key[192];

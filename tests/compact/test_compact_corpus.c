@@ -9,14 +9,18 @@
  *   - where tools/setup-ptxcompiler.sh built nvPTXCompiler of NVRTC's
  *     version beside it: NVRTC's PTX unpruned through it is NVRTC's CUBIN
  *     byte for byte, and the compact image of every kernel with something
- *     to prune is proven equal (compact.h); else that half is skipped,
- *     saying why.
+ *     to prune is proven equal (compact.h); and the library's flow
+ *     (asyncrt_program_compile with ASYNCRT_COMPACT_IMAGES=1, the same
+ *     loader and NVRTC) comes to the same verdict, its image the compact
+ *     one where the step kept one (a second NVRTC compile of each kernel
+ *     with something to prune); else that half is skipped, saying why.
  * ASYNCRT_TEST_FILTER=word,word narrows the files. */
 #define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "asyncrt/asyncrt.h"
 #include "compact.h"
 #include "nvrtc_direct.h"
 #include "parity_file.h"
@@ -116,6 +120,31 @@ static bool wanted(const char *name)
     return hit;
 }
 
+/* The flow's image of the kernel, with compact images on in ctx: its verdict
+ * must be the step's (kept: compact, smaller than NVRTC's). */
+static void check_flow(asyncrt_context *ctx, const char *name, const char *source, const parity_file *pf,
+                       const asyncrt_compact *c)
+{
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT;
+    const char *kernel = pf->kernel;
+    o.arch = pf->arch;
+    o.name_expressions = &kernel;
+    o.name_expression_count = kernel[0] ? 1 : 0;
+    asyncrt_program *p = NULL;
+    if (asyncrt_program_compile(ctx, name, source, &o, &p) != ASYNCRT_SUCCESS)
+        fail_msg("%s: %s", name, asyncrt_context_last_error(ctx));
+    asyncrt_program_image_info info = ASYNCRT_PROGRAM_IMAGE_INFO_INIT;
+    assert_int_equal(asyncrt_program_image_info_of(ctx, p, &info), ASYNCRT_SUCCESS);
+    if (info.compact != (c->image != NULL))
+        fail_msg("%s: the flow says \"%s\", the step \"%s\"", name, info.reason, c->why);
+    if (info.compact && (info.image_bytes >= info.nvrtc_image_bytes || strncmp(info.reason, "compact image: ", 15)))
+        fail_msg("%s: %zu bytes for NVRTC's %zu: %s", name, info.image_bytes, info.nvrtc_image_bytes, info.reason);
+    if (!info.compact && info.image_bytes != info.nvrtc_image_bytes)
+        fail_msg("%s: NVRTC's image of %zu bytes, but %zu: %s", name, info.nvrtc_image_bytes, info.image_bytes,
+                 info.reason);
+    asyncrt_program_destroy(p);
+}
+
 static void every_parity_kernel(void **state)
 {
     (void)state;
@@ -123,6 +152,7 @@ static void every_parity_kernel(void **state)
     char why[1024];
     if (asyncrt__nvrtc_load(&nv, why, sizeof why) != ASYNCRT_SUCCESS) fail_msg("%s", why);
     asyncrt_ptxcompiler *pc = NULL;
+    asyncrt_context *ctx = NULL;
     bool tried = false;
     size_t files = 0, pruned = 0, compact = 0, nvrtc_bytes = 0, compact_bytes = 0;
     static const char *const folders[] = {"tests/parity/tricky", "tests/parity/corpus"};
@@ -148,6 +178,12 @@ static void every_parity_kernel(void **state)
             if (!tried) {
                 pc = nvrtc_ptxcompiler(nv, out.ptx, out.ptx_size);
                 tried = true;
+                if (pc) { /* the flow, with this loader and this NVRTC */
+                    setenv("ASYNCRT_COMPACT_IMAGES", "1", 1);
+                    setenv("ASYNCRT_PTXCOMPILER", asyncrt__ptxcompiler_file(pc), 1);
+                    setenv("ASYNCRT_CACHE", "0", 1);
+                    assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
+                }
             }
             if (pc) {
                 char **mirrored = NULL;
@@ -163,6 +199,7 @@ static void every_parity_kernel(void **state)
                 asyncrt__compact(pc, out.cubin, out.cubin_size, out.ptx, out.ptx_size, o.items, o.count, &c);
                 if (!c.image && (p.removed + p.placeholders) && !strstr(c.why, "no smaller"))
                     fail_msg("%s: %s", names[i], c.why);
+                if (p.removed + p.placeholders) check_flow(ctx, names[i], source, &pf, &c); /* the rest: nothing */
                 print_message("%-40s %7zu -> %7zu bytes (%s)\n", names[i], out.cubin_size,
                               c.image ? c.size : out.cubin_size, c.image ? "compact" : "NVRTC's");
                 compact += c.image != NULL;
@@ -180,11 +217,14 @@ static void every_parity_kernel(void **state)
         free(names);
     }
     print_message("%zu kernel files, %zu with something to prune; %s\n", files, pruned,
-                  pc ? "nvPTXCompiler: every unpruned image NVRTC's, every compact one proven" : "no nvPTXCompiler");
+                  pc ? "nvPTXCompiler: every unpruned image NVRTC's, every compact one proven, the flow's verdicts "
+                       "the same"
+                     : "no nvPTXCompiler");
     if (pc)
         print_message("%zu compact images; all images %zu bytes, compact where proven %zu\n", compact, nvrtc_bytes,
                       compact_bytes);
     assert_true(files > 0);
+    asyncrt_context_destroy(ctx);
     asyncrt__ptxcompiler_close(pc);
 }
 

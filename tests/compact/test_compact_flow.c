@@ -5,9 +5,9 @@
  *   - on with a loader of another version: refused, saying so;
  *   - on with a fake loader of NVRTC's version (fake_ptxcompiler.c, whose
  *     "CUBIN" is no ELF): the proof refuses it, NVRTC's image stays;
- *   - on with the real loader (where tools/setup-ptxcompiler.sh built it
- *     beside that NVRTC; skipped, saying why, elsewhere): the compact image,
- *     smaller, proven;
+ *   - on with the real loader ($ASYNCRT_PTXCOMPILER, else where
+ *     tools/setup-ptxcompiler.sh built it beside that NVRTC; skipped, saying
+ *     why, elsewhere): the compact image, smaller, proven;
  *   - the cache key: an entry made with compact images on is never served
  *     with them off or with another assembler, nor the other way round;
  *   - the verdict survives the cache entry's payload. */
@@ -27,6 +27,7 @@ static const char *k_source = "#include <cuda/std/limits>\n"
                               "extern \"C\" __global__ void k(float *y)\n"
                               "{ y[threadIdx.x] = cuda::std::numeric_limits<float>::max(); }\n";
 static char g_nvrtc[32]; /* NVRTC's exact version, from its PTX: "13.1.115" */
+static char g_loader[4096]; /* $ASYNCRT_PTXCOMPILER as the test started: the real loader, if any */
 
 static const char *fake(const char *variable)
 {
@@ -89,6 +90,8 @@ static void nvrtcs_own(const asyncrt_program_image_info *info)
 static int find_nvrtc_version(void **state)
 {
     (void)state;
+    const char *loader = getenv("ASYNCRT_PTXCOMPILER");
+    snprintf(g_loader, sizeof g_loader, "%s", loader ? loader : "");
     asyncrt_context *ctx = context(NULL, NULL, NULL);
     asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT;
     o.arch = "compute_90";
@@ -150,13 +153,15 @@ static void an_image_not_proven_is_not_kept(void **state)
     says(&info, "NVRTC's image: the compact one differs: ");
 }
 
-/* The real loader beside the NVRTC in use, or NULL and why. */
+/* The real loader ($ASYNCRT_PTXCOMPILER, else beside the NVRTC in use) in
+ * path, or NULL and why not. */
 static const char *real_loader(char *path, size_t size)
 {
     asyncrt_nvrtc_identity id;
     char why[512];
     struct stat st;
-    if (!asyncrt__nvrtc_identity_get(&id) || !asyncrt__ptxcompiler_path(NULL, id.path, path, size, why, sizeof why))
+    if (!asyncrt__ptxcompiler_path(g_loader, asyncrt__nvrtc_identity_get(&id) ? id.path : NULL, path, size, why,
+                                   sizeof why))
         return "NVRTC's file is not known";
     if (stat(path, &st) != 0) return "no nvPTXCompiler beside NVRTC (tools/setup-ptxcompiler.sh builds it)";
     return NULL;
@@ -171,7 +176,7 @@ static void a_proven_image_is_kept(void **state)
         print_message("skipped: %s\n", why);
         skip();
     }
-    asyncrt_program_image_info info = compile_with("1", NULL, NULL, NULL);
+    asyncrt_program_image_info info = compile_with("1", path, NULL, NULL);
     if (!info.compact) fail_msg("not compact: %s", info.reason);
     says(&info, "compact image: ");
     says(&info, "proven the same program");
@@ -205,9 +210,9 @@ static void the_key_holds_the_feature_and_the_assembler(void **state)
     char path[4096];
     if (!real_loader(path, sizeof path)) { /* a compact entry, and off after it */
         char *dir2 = test_make_temp_dir("compact-key-real");
-        asyncrt_program_image_info real = compile_with("1", NULL, dir2, &origin);
+        asyncrt_program_image_info real = compile_with("1", path, dir2, &origin);
         assert_true(real.compact);
-        asyncrt_program_image_info cached = compile_with("1", NULL, dir2, &origin);
+        asyncrt_program_image_info cached = compile_with("1", path, dir2, &origin);
         assert_int_equal(origin, ASYNCRT_ORIGIN_DISK_CACHE);
         assert_true(cached.compact);
         assert_int_equal(cached.image_bytes, real.image_bytes);
