@@ -195,7 +195,7 @@ for stage in $stages; do
     python3 tests/parity/run_parity.py $build "$OUT/compact" --compact ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 480} \
       >>"$OUT/compact.log" 2>&1 || rc=1
     cp "$OUT/compact/parity.md" "$OUT/compact.md" 2>/dev/null
-    note "compact: $(grep -c '; compact image: ' "$OUT/compact.md" 2>/dev/null) compact images; $(grep -E '^\| (asyncrt|compact) \(' "$OUT/compact.md" | tr '\n' ' ')"
+    note "compact: $(grep -E '^Compact images:|^\| (asyncrt|compact) \(' "$OUT/compact.md" 2>/dev/null | tr '\n' ' ')"
     # compact-images' sets made on a CPU machine (tests/compact/compact_image_sets.py), when carried.
     sets=${ASYNCRT_COMPACT_IMAGE_SETS:-}
     [ -z "$sets" ] && [ -f parity-images-compact.tar.xz ] && sets=parity-images-compact.tar.xz

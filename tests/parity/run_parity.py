@@ -417,9 +417,21 @@ class Harness:
                 fmt(row["ref"]["load_ms"], "%.3f"), fmt(s.get("load_ms"), "%.3f"), notes))
         whys = sorted({s["why"] for r in self.rows for s in [r["sets"].get(c.label, {})] if s.get("why")})
         lines += [""] + ["Known: " + w for w in whys]
+        if c.verdict:
+            lines += ["", self.compact_line(c)]
         if self.release or self.release_note:
             lines += [""] + self.release_lines(c)
         return "\n".join(lines)
+
+    def compact_line(self, c):
+        """--compact: how many kernels got a compact image, and how many of those are within 2x of the
+        reference's image bytes and cuModuleLoadData time (issue 37's bar)."""
+        kept = [(r["ref"], r["sets"][c.label]) for r in self.rows if "error" not in r and "error" not in
+                r["sets"].get(c.label, {"error": 1}) and c.verdict.get(r["kernel"], "").startswith("compact image:")]
+        num = lambda v: isinstance(v, (int, float)) and v > 0
+        within = lambda key: sum(num(ref.get(key)) and num(s.get(key)) and s[key] <= 2 * ref[key] for ref, s in kept)
+        return ("Compact images: %d of %d kernels; within 2x of %s's image bytes: %d, of its cuModuleLoadData time: %d"
+                % (len(kept), len(self.rows), self.ref.label, within("bytes"), within("load_ms")))
 
     def release_name(self):
         return "nvcc " + ".".join(self.release[0].split("-", 1)[1].split(".")[:2]) if self.release else ""
