@@ -144,6 +144,8 @@ class Harness:
         self.release = None  # --own-nvcc: (label of nvcc of NVRTC's release, its folder, its manifest)
         self.release_note = ""
         self.work = tempfile.mkdtemp(prefix="asyncrt-parity.")  # nvcc's images, unpacked images, outputs
+        if a.compact:  # asyncrt's own image is NVRTC's, whatever this environment says; compact_image's is not
+            os.environ["ASYNCRT_COMPACT_IMAGES"] = "0"
 
     def run(self, cmd, what):
         t = time.time()
