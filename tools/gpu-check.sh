@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
-#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [link]   (default: test)
+#   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [compact] [link]
+#   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
-# parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), summary.txt.
+# parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), compact.md (and compact/,
+# compact.log), summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
 # as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/), or the installed .pip/
@@ -182,6 +184,43 @@ PY
     timeout "${ASYNCRT_PROFILE_TIMEOUT:-100}" python3 tests/parity/profile_images.py $build "$images" flash_attention_minimal \
       "$OUT/profile" ${ASYNCRT_PROFILE_SETS:-nvcc-13.0 nvrtc-13.4.92 nvrtc-13.5.37 nvcc-13.5.37} >>"$OUT/parity-sweep.log" 2>&1
     note "profile: $(find "$OUT/profile" -name '*.txt' 2>/dev/null | wc -l) ncu reports in profile/"
+    ;;
+  compact)
+    # Compact images (issue 37) from the real flow: run_parity.py --compact holds, for every parity
+    # kernel, asyncrt's own image (NVRTC's) and asyncrt-run's with ASYNCRT_COMPACT_IMAGES=1 against
+    # nvcc's: results, attributes, time, image bytes and cuModuleLoadData time (load_ms), with each
+    # kernel's verdict ("compact image: ..." or why NVRTC's stayed). nvPTXCompiler of NVRTC's exact
+    # version: beside the NVRTC in use (.pip/, tools/setup-ptxcompiler.sh), or a loader carried in
+    # .ptxc/ (e.g. 13.0.88, built on a CPU machine, for the toolkit's NVRTC 13.0 when no .pip/ came).
+    if [ -z "${ASYNCRT_PTXCOMPILER:-}" ] && [ -f .ptxc/libasyncrt_ptxcompiler.so.xz ] && [ ! -f .ptxc/libasyncrt_ptxcompiler.so ]; then
+      xz -dk .ptxc/libasyncrt_ptxcompiler.so.xz
+    fi
+    if [ -z "${ASYNCRT_PTXCOMPILER:-}" ] && [ -f .ptxc/libasyncrt_ptxcompiler.so ]; then
+      export ASYNCRT_PTXCOMPILER=$PWD/.ptxc/libasyncrt_ptxcompiler.so
+    fi
+    note "compact: $($build/tools/run/asyncrt-run --version 2>&1 | head -1); toolkit: $("${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" --version 2>&1 | tail -1); nvPTXCompiler ${ASYNCRT_PTXCOMPILER:-beside that NVRTC}"
+    # The CPU half on this machine's NVRTC first (ASYNCRT_COMPACT_CPU=0 skips it, e.g. in a second
+    # call that runs other kernels): the flow's verdicts and the proof of every kernel.
+    : >"$OUT/compact.log"
+    if [ "${ASYNCRT_COMPACT_CPU:-1}" != 0 ]; then
+      ctest --test-dir $build -R 'test_compact_flow|test_compact_corpus' --output-on-failure -V >"$OUT/compact.log" 2>&1 || rc=1
+      note "compact: $(grep -E 'tests passed|skipped:|compact images;|kernel files' "$OUT/compact.log" | tr '\n' ' ')"
+    fi
+    # shellcheck disable=SC2086
+    python3 tests/parity/run_parity.py $build "$OUT/compact" --compact ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 480} \
+      >>"$OUT/compact.log" 2>&1 || rc=1
+    cp "$OUT/compact/parity.md" "$OUT/compact.md" 2>/dev/null
+    note "compact: $(grep -E '^Compact images:|^\| (asyncrt|compact) \(' "$OUT/compact.md" 2>/dev/null | tr '\n' ' ')"
+    # compact-images' sets made on a CPU machine (tests/compact/compact_image_sets.py), when carried.
+    sets=${ASYNCRT_COMPACT_IMAGE_SETS:-}
+    [ -z "$sets" ] && [ -f parity-images-compact.tar.xz ] && sets=parity-images-compact.tar.xz
+    [ -z "$sets" ] && [ -d parity-images-compact ] && sets=parity-images-compact
+    if [ -n "$sets" ]; then
+      # shellcheck disable=SC2086
+      python3 tests/parity/run_parity.py $build "$OUT/compact-sets" --images "$sets" ${ASYNCRT_PARITY_ARGS:---rounds 3 --deadline 360} \
+        >"$OUT/compact-sets.log" 2>&1 || rc=1
+      note "compact sets: $(grep -E '^\| (nvrtc|compact)-|processes, ' "$OUT/compact-sets.log" | tr '\n' ' ')"
+    fi
     ;;
   link)
     # A call across files: one file, linked, linked with LTO (issue 27; tools/bench/link_bench.sh).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build needs (Debian packages, only when missing) and
 # NVIDIA's NVRTC wheel of the pinned version into the checkout's .pip/
-# (tools/setup-nvrtc.sh), then configures and builds asyncrt into build/.
+# (tools/setup-nvrtc.sh) with nvPTXCompiler of its version built beside it
+# (tools/setup-ptxcompiler.sh), then configures and builds asyncrt into build/.
 # Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +30,10 @@ if [ ! -d "${CUDA_PATH:-/usr/local/cuda}/include" ]; then
 fi
 # NVIDIA's NVRTC and nvJitLink wheels into .pip/ (one line says what it found).
 bash tools/setup-nvrtc.sh
+# nvPTXCompiler of that NVRTC's version, built here from the user's own
+# nvidia-nvptxcompiler wheel (compact images, issue 37; never redistributed).
+# Automatic like the NVRTC wheel, under the same licence terms and in the same
+# folder; ASYNCRT_SETUP_PTXCOMPILER=0 skips it. One line says what it did.
+[ "${ASYNCRT_SETUP_PTXCOMPILER:-1}" = 0 ] || bash tools/setup-ptxcompiler.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build build

@@ -27,6 +27,8 @@
     X(tile_tune, "ASYNCRT_TILE_TUNE", ASYNCRT_ANY_PROCESS)                                                \
     X(libcuda, "ASYNCRT_LIBCUDA", ASYNCRT_NOT_SETUID)            /* the driver library to open */         \
     X(nvrtc, "ASYNCRT_NVRTC", ASYNCRT_NOT_SETUID)                /* the NVRTC library to open */          \
+    X(compact_images, "ASYNCRT_COMPACT_IMAGES", ASYNCRT_ANY_PROCESS) /* 0, 1, auto: compact CUBINs */     \
+    X(ptxcompiler, "ASYNCRT_PTXCOMPILER", ASYNCRT_NOT_SETUID)    /* their nvPTXCompiler loader library */ \
     X(compile_worker, "ASYNCRT_COMPILE_WORKER", ASYNCRT_NOT_SETUID)                                       \
     X(remote_cache, "ASYNCRT_REMOTE_CACHE", ASYNCRT_NOT_SETUID)  /* a shared Redis behind the caches */   \
     X(remote_cache_key_file, "ASYNCRT_REMOTE_CACHE_KEY_FILE", ASYNCRT_NOT_SETUID) /* its HMAC secret */   \

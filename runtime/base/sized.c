@@ -61,6 +61,8 @@ static const struct {
                                          sizeof(asyncrt_calibrate_options)},
     [ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS] = {"asyncrt_bundle_make_options", sizeof(asyncrt_bundle_make_options),
                                            sizeof(asyncrt_bundle_make_options)},
+    [ASYNCRT_SIZED_PROGRAM_IMAGE_INFO] = {"asyncrt_program_image_info", sizeof(asyncrt_program_image_info),
+                                          sizeof(asyncrt_program_image_info)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

@@ -5,7 +5,8 @@
  *                the built-in headers offered, the stand-in <cuda.h>;
  *   key.c        NVRTC's options for the target and the cache key over them;
  *   lookup.c     the cache lookup, one compile per key at a time;
- *   nvrtc_run.c  NVRTC, with a time trace and maybe a precompiled header;
+ *   nvrtc_run.c  NVRTC, with a time trace and maybe a precompiled header,
+ *                then compact_use.c's compact image of a CUBIN (when on);
  *   deps.c       the files the compile read, from the trace;
  *   store.c      the result into the cache, the PCH's record, the claim let go.
  * retry.c (sm_XYa after ptxas) and speculative.c (a guessed target while the

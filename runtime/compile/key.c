@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "cache_key.h"
+#include "compact_use.h"
 #include "compile_job.h"
 #include "nvrtc_facts.h"
 #include "sha256.h"
@@ -123,8 +124,10 @@ static void compute_key(asyncrt_compile_job *job)
     asyncrt_nvrtc_facts nvrtc;
     int nvrtc_version = asyncrt__nvrtc_facts_get(job->ctx, &nvrtc, NULL, 0) == ASYNCRT_SUCCESS ? nvrtc.version : 0;
     char versions[64];
-    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 3", ASYNCRT_VERSION_STRING, nvrtc_version);
+    snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 4", ASYNCRT_VERSION_STRING, nvrtc_version);
     asyncrt__key_str(&h, versions);
+    /* A CUBIN may be the compact image: whether they are on, and which nvPTXCompiler (compact_use.h). */
+    if (!job->arch.ptx) asyncrt__key_str(&h, asyncrt__compact_key(job->ctx));
     asyncrt_nvrtc_identity file = {0};
     if (asyncrt__nvrtc_identity_get(&file)) asyncrt__key_dir_identity(&h, file.path);
     asyncrt__key_dir_identity(&h, job->toolkit);

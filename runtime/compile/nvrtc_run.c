@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compact_use.h"
 #include "compile_job.h"
 #include "safe_io.h"
 
@@ -185,13 +186,13 @@ static bool take_ltoir(const asyncrt_nvrtc *nv, nvrtcProgram prog, const asyncrt
     return true;
 }
 
-/* The image NVRTC made into p: LTO-IR when asked for (link.h), else PTX or
- * CUBIN as the target says. */
+/* The image NVRTC made into p: LTO-IR when asked for (link.h; *ltoir), else
+ * PTX or CUBIN as the target says. */
 static asyncrt_status read_image(const asyncrt_compile_job *job, const asyncrt_nvrtc *nv, nvrtcProgram prog,
-                                 asyncrt_program *p)
+                                 asyncrt_program *p, bool *ltoir_out)
 {
     nvrtcResult r;
-    bool ltoir = take_ltoir(nv, prog, &job->options, &p->image, &p->image_size, &r);
+    bool ltoir = *ltoir_out = take_ltoir(nv, prog, &job->options, &p->image, &p->image_size, &r);
     if (!ltoir)
         r = p->ptx ? nv->nvrtcGetPTXSize(prog, &p->image_size) : nv->nvrtcGetCUBINSize(prog, &p->image_size);
     if (!ltoir && r == NVRTC_SUCCESS && !(p->image = malloc(p->image_size)))
@@ -242,6 +243,7 @@ static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
     const asyncrt_nvrtc *nv = NULL;
     nvrtcProgram prog = NULL;
     char *log = NULL, why[256];
+    bool ltoir = false;
     asyncrt_program *p = calloc(1, sizeof *p);
     asyncrt_status s = p ? ASYNCRT_SUCCESS
                          : asyncrt__fail(job->ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory compiling %s",
@@ -258,8 +260,9 @@ static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
         memcpy(p->key, job->key, sizeof p->key);
         p->log = log;
         log = NULL;
-        s = read_image(job, nv, prog, p);
+        s = read_image(job, nv, prog, p, &ltoir);
     }
+    if (s == ASYNCRT_SUCCESS) asyncrt__job_compact(job, nv, prog, p, ltoir); /* while prog holds the PTX */
     if (s == ASYNCRT_SUCCESS) s = read_names(job, nv, prog, p);
     if (s == ASYNCRT_SUCCESS) {
         p->origin = ASYNCRT_ORIGIN_COMPILED;

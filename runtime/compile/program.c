@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "codec.h"
+#include "context.h" /* asyncrt__sized_give */
 
 void asyncrt_program_destroy(asyncrt_program *p)
 {
@@ -23,6 +24,7 @@ void asyncrt_program_destroy(asyncrt_program *p)
     free(p->source_name);
     free(p->options);
     free(p->arch_reason);
+    free(p->image_note);
     free(p);
 }
 
@@ -43,8 +45,11 @@ asyncrt_program *asyncrt__program_clone(const asyncrt_program *p)
     c->source_name = p->source_name ? strdup(p->source_name) : NULL;
     c->options = p->options ? strdup(p->options) : NULL;
     c->arch_reason = p->arch_reason ? strdup(p->arch_reason) : NULL;
+    c->compact = p->compact;
+    c->nvrtc_image_size = p->nvrtc_image_size;
+    c->image_note = p->image_note ? strdup(p->image_note) : NULL;
     bool ok = c->log && c->image && c->expressions && c->lowered && !p->source_name == !c->source_name &&
-              !p->options == !c->options && !p->arch_reason == !c->arch_reason;
+              !p->options == !c->options && !p->arch_reason == !c->arch_reason && !p->image_note == !c->image_note;
     for (size_t i = 0; ok && i < p->name_count; i++) {
         c->expressions[i] = strdup(p->expressions[i]);
         c->lowered[i] = strdup(p->lowered[i]);
@@ -72,9 +77,14 @@ unsigned char *asyncrt__program_payload(const asyncrt_program *p, size_t *size)
     }
     asyncrt__put_u64(&w, p->image_size);
     asyncrt__put(&w, p->image, p->image_size);
-    if (p->source_name || p->options) { /* absent: the layout from before they were recorded */
+    if (p->source_name || p->options || p->image_note) { /* absent: the layout from before they were recorded */
         asyncrt__put_str(&w, p->source_name ? p->source_name : "");
         asyncrt__put_str(&w, p->options ? p->options : "");
+    }
+    if (p->image_note) { /* absent: not recorded */
+        asyncrt__put_str(&w, p->image_note);
+        asyncrt__put_u64(&w, p->compact);
+        asyncrt__put_u64(&w, p->nvrtc_image_size);
     }
     if (w.failed || !w.data) {
         free(w.data);
@@ -117,6 +127,13 @@ asyncrt_status asyncrt__program_from_payload(const unsigned char *payload, size_
     if (!r.bad && r.left) { /* written since the source name and options are recorded */
         p->source_name = asyncrt__take_str(&r);
         p->options = asyncrt__take_str(&r);
+    }
+    if (!r.bad && r.left) { /* written since compact images' verdict is recorded */
+        p->image_note = asyncrt__take_str(&r);
+        uint64_t compact = asyncrt__take_u64(&r);
+        p->compact = compact == 1;
+        p->nvrtc_image_size = asyncrt__take_u64(&r);
+        if (!p->image_note || compact > 1 || p->nvrtc_image_size < p->image_size) r.bad = true;
     }
     if (r.bad || !p->log || !p->image || r.left != 0 || p->image_size == 0) {
         asyncrt_program_destroy(p);
@@ -206,6 +223,18 @@ const char *asyncrt_program_origin_string(asyncrt_program_origin origin)
     case ASYNCRT_ORIGIN_IMAGE: return "image";
     }
     return "unknown";
+}
+
+asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx, const asyncrt_program *p,
+                                             asyncrt_program_image_info *out)
+{
+    if (!p) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "program image info: the program is NULL");
+    asyncrt_program_image_info full = ASYNCRT_PROGRAM_IMAGE_INFO_INIT;
+    full.compact = p->compact;
+    full.image_bytes = p->image_size;
+    full.nvrtc_image_bytes = p->image_note ? p->nvrtc_image_size : 0;
+    snprintf(full.reason, sizeof full.reason, "%s", p->image_note ? p->image_note : "");
+    return asyncrt__sized_give(ctx, ASYNCRT_SIZED_PROGRAM_IMAGE_INFO, out, &full, "program image info");
 }
 
 const char *asyncrt_program_lowered_name(const asyncrt_program *p, const char *expression)

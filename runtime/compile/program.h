@@ -29,15 +29,23 @@ struct asyncrt_program {
     /* Why this arch (asyncrt_program_arch_reason): set by each compile, in no
      * cache entry; NULL when unknown. */
     char *arch_reason;
+    /* Compact images (compact_use.h), for a CUBIN NVRTC compiled: whether
+     * the image is the compact one, NVRTC's own image's size, and the
+     * verdict; in the cache entry. NULL note: not recorded (PTX, LTO-IR, a
+     * link, an entry from before). */
+    bool compact;
+    size_t nvrtc_image_size;
+    char *image_note;
 };
 
 /* NULL on allocation failure. */
 asyncrt_program *asyncrt__program_clone(const asyncrt_program *p);
 
 /* The payload of its cache entry: arch, ptx flag, log, name pairs and the
- * image, then, when known, the source name and options (an entry without
- * them, as written before they were recorded, reads the same but for those
- * two). NULL when out of memory. */
+ * image, then, when known, the source name and options, then, when
+ * recorded, the compact images' verdict (an entry without them, as written
+ * before they were recorded, reads the same but for those). NULL when out
+ * of memory. */
 unsigned char *asyncrt__program_payload(const asyncrt_program *p, size_t *size);
 /* The program a payload holds, with key (the entry's result key) and origin
  * as given; anything short, long or malformed is refused with a reason

@@ -63,6 +63,7 @@ void asyncrt_context_destroy(asyncrt_context *ctx)
     asyncrt__opening_done(ctx); /* never free what the opener thread writes */
     asyncrt__cache_destroy(ctx->cache);
     if (ctx->pch.state) ctx->pch.free(ctx->pch.state); /* deletes its directories */
+    if (ctx->compact.state) ctx->compact.free(ctx->compact.state);
     if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     pthread_mutex_destroy(&ctx->lock);
     asyncrt__diag_destroy(&ctx->diag);

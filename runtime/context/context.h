@@ -18,7 +18,7 @@
 typedef struct asyncrt_cache asyncrt_cache;                   /* cache.c */
 
 /* State a layer above the context keeps per context (the compile layer's
- * precompiled headers): made by that layer on its first use, under the
+ * precompiled headers, its compact images' assembler): made by that layer on its first use, under the
  * context's lock, and freed at destroy through `free`. The context cannot
  * name a layer above it, so it holds the pointer and how to free it. */
 typedef struct asyncrt_context_slot {
@@ -46,6 +46,7 @@ struct asyncrt_context {
     const asyncrt_driver *drv;       /* NULL until the driver is needed */
     asyncrt_cache *cache;            /* the cache and its tiers (memory, disk, remote), counters, claims */
     asyncrt_context_slot pch;        /* NVRTC's precompiled headers (compile/pch.h's asyncrt__pch_of) */
+    asyncrt_context_slot compact;    /* compact images' nvPTXCompiler (compile/compact_use.h) */
     bool device_open;
     CUdevice device;
     CUcontext cu_context;            /* the device's retained primary context */

@@ -4,7 +4,8 @@
 #   install_and_consume.sh BUILD_DIR WORK_DIR            install BUILD_DIR, then check
 #   install_and_consume.sh --prefix PREFIX WORK_DIR      check an installed tree (the .deb)
 # The prefix is moved (and given back at the end) before anything runs.
-# Checks: no libcuda / libnvrtc in any DT_NEEDED; the installed tools start;
+# Checks: no libcuda / libnvrtc in any DT_NEEDED; nothing of nvPTXCompiler
+# (a file of its name, a file defining its API); the installed tools start;
 # the installed compile worker starts, and a batch runs it: found beside
 # libasyncrt.so, beside the installed tools (asyncrt-cache warm), or named
 # by ASYNCRT_COMPILE_WORKER for a program that links libasyncrt.a; each tool
@@ -47,6 +48,21 @@ for f in "$libdir"/libasyncrt.so* "$PREFIX"/bin/asyncrt-*; do
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   if readelf -d "$f" | grep -E "NEEDED.*(libcuda|libnvrtc)"; then fail "$f links the driver or NVRTC"; fi
 done
+
+# NVIDIA's nvPTXCompiler (compact images, issue 37) is the user's own: its
+# libnvptxcompiler_static.a is not redistributable, so no file of it, and no
+# code linked from it (a file that defines its API), is ever installed or
+# packaged; tools/setup-ptxcompiler.sh builds the loader on the user's machine.
+while IFS= read -r -d '' f; do
+  case ${f##*/} in
+  *nvptxcompiler* | *ptxcompiler*) fail "$f: nvPTXCompiler is never installed (the set-up builds it from the user's wheel)" ;;
+  esac
+  [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || [[ $f == *.a ]] || continue
+  defined=$({ nm --defined-only "$f"; nm -D --defined-only "$f"; } 2>/dev/null || true) # grep -q would cut a pipe
+  if grep -qE ' [A-Za-z] (nvPTXCompiler[A-Za-z]+|asyncrt_ptxcompiler_version)$' <<<"$defined"; then
+    fail "$f defines nvPTXCompiler's API: NVIDIA's object code must not be installed"
+  fi
+done < <(find "$PREFIX" -type f -print0)
 
 # The loader with its cache off and nothing in the environment pointing at
 # CUDA or at a compile worker: run_clean [NAME=VALUE...] PROGRAM ARGS...

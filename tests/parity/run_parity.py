@@ -5,6 +5,10 @@ For every kernel file under tests/parity/{tricky,corpus}/ (headers in corpus/REA
 candidate images against a reference image, all run by asyncrt-run on the file's run line:
   default        reference: nvcc -cubin of the file, built here; candidate: asyncrt's own image,
                  made by the NVRTC asyncrt-run uses (asyncrt-run --version names it)
+  --compact      (default mode) a second candidate: the image asyncrt-run makes with compact images
+                 on (ASYNCRT_COMPACT_IMAGES=1, issue 37; the nvPTXCompiler beside the NVRTC in use or
+                 $ASYNCRT_PTXCOMPILER), emitted once and loaded with --image; its table notes each
+                 kernel's verdict ("compact image: ..." or why NVRTC's image stayed)
   --images DIR   the folder build_images.py made on a CPU machine (or its .tar.xz): reference
                  DIR/nvcc-X.Y, every other set in it (NVRTC 13.0 ... 13.5, nvcc 13.5) a candidate, one
                  table per set; a kernel's images that run the same (one digest in the manifest) run
@@ -37,7 +41,7 @@ Prints one table per candidate set and a summary, writes them to OUT/parity.md a
 figures to OUT/parity.json (rewritten after each kernel, so a run cut short keeps what it did), and
 exits 1 on any difference that is not known.
 
-usage: run_parity.py BUILD_DIR OUT_DIR [--images DIR|DIR.tar.xz | --own-nvcc DIR|DIR.tar.xz] [--filter W,W]
+usage: run_parity.py BUILD_DIR OUT_DIR [--images DIR|DIR.tar.xz | --own-nvcc DIR|DIR.tar.xz] [--compact] [--filter W,W]
                      [--rounds N] [--deadline S]
 """
 import argparse
@@ -123,6 +127,7 @@ class Candidate:
     def __init__(self, label, nvrtc):
         self.label, self.nvrtc, self.args, self.why = label, nvrtc, {}, {}
         self.own_nvcc = {}  # kernel -> (holds the kernels of nvcc of its release, how), --own-nvcc
+        self.verdict = {}   # kernel -> the library's compact images verdict, --compact
 
 
 class Harness:
@@ -139,6 +144,8 @@ class Harness:
         self.release = None  # --own-nvcc: (label of nvcc of NVRTC's release, its folder, its manifest)
         self.release_note = ""
         self.work = tempfile.mkdtemp(prefix="asyncrt-parity.")  # nvcc's images, unpacked images, outputs
+        if a.compact:  # asyncrt's own image is NVRTC's, whatever this environment says; compact_image's is not
+            os.environ["ASYNCRT_COMPACT_IMAGES"] = "0"
 
     def run(self, cmd, what):
         t = time.time()
@@ -153,7 +160,8 @@ class Harness:
             nvrtc = m.group(1) if m else "?"
             if self.a.own_nvcc:
                 self.own_nvcc_set(nvrtc)
-            return Candidate("nvcc", None), [Candidate("asyncrt (NVRTC %s)" % nvrtc, nvrtc)]
+            compact = [Candidate("compact (NVRTC %s)" % nvrtc, nvrtc)] if self.a.compact else []
+            return Candidate("nvcc", None), [Candidate("asyncrt (NVRTC %s)" % nvrtc, nvrtc)] + compact
         self.folder = pc.image_folder(self.a.images, self.work)
         with open(os.path.join(self.folder, "manifest.json")) as f:
             self.manifest = json.load(f)
@@ -209,6 +217,8 @@ class Harness:
             ref.args[k.name] = ["--image", cubin] if rc == 0 else None
             ref.why[k.name] = "nvcc failed: " + pc.last_line(err)
             cands[0].args[k.name] = []
+            if self.a.compact:
+                self.compact_image(k, cands[1])
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 4) as pool:
             list(pool.map(one, ks))
         if self.release:
@@ -223,6 +233,17 @@ class Harness:
                     c.why[k.name] = "no %s image: %s" % (c.label, m.get("failed", {}).get(c.label, "missing"))
                 else:
                     c.args[k.name] = ["--image", path]
+
+    def compact_image(self, k, cand):
+        """--compact: asyncrt-run's image of k with compact images on, and the library's verdict."""
+        path = os.path.join(self.work, k.name + ".compact.cubin")
+        env = dict(os.environ, ASYNCRT_COMPACT_IMAGES="1", ASYNCRT_LOG="1")
+        rc, _, _, err = pc.run([self.tool, k.path, "--arch", k.arch] + k.run_line + ["--compile-only", "--emit-cubin",
+                                                                                     path], env=env)
+        verdicts = re.findall(r"^asyncrt: (?:.*?: )?((?:compact image|NVRTC's image|compact images off): .*)$", err, re.M)
+        cand.verdict[k.name] = verdicts[-1] if verdicts else "no verdict logged"
+        cand.args[k.name] = ["--image", path] if rc == 0 and os.path.isfile(path) else None
+        cand.why[k.name] = "asyncrt-run with compact images on failed (exit %d): %s" % (rc, pc.last_line(err))
 
     def same_images(self, k, ref, cands):
         """{candidate label: the earlier set (the reference first) whose image of k runs the same
@@ -387,6 +408,8 @@ class Harness:
             fmt = lambda v, f: f % v if isinstance(v, (int, float)) else "-"
             notes = ", ".join(s["differences"] + ["%s (known)" % d for d in s["known"]] +
                               ["%s (%s makes the same)" % (d, self.release_name()) for d in s.get("release", [])]) or "none"
+            if row["kernel"] in c.verdict:
+                notes += "; " + c.verdict[row["kernel"]].split(", proven")[0][:150]
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s |" % (
                 row["kernel"], row["arch"], s["result"] + (" (%s's image)" % s["same_as"] if s.get("same_as") else ""),
                 fmt(s.get("ratio"), "%.3f"),
@@ -396,9 +419,21 @@ class Harness:
                 fmt(row["ref"]["load_ms"], "%.3f"), fmt(s.get("load_ms"), "%.3f"), notes))
         whys = sorted({s["why"] for r in self.rows for s in [r["sets"].get(c.label, {})] if s.get("why")})
         lines += [""] + ["Known: " + w for w in whys]
+        if c.verdict:
+            lines += ["", self.compact_line(c)]
         if self.release or self.release_note:
             lines += [""] + self.release_lines(c)
         return "\n".join(lines)
+
+    def compact_line(self, c):
+        """--compact: how many kernels got a compact image, and how many of those are within 2x of the
+        reference's image bytes and cuModuleLoadData time (issue 37's bar)."""
+        kept = [(r["ref"], r["sets"][c.label]) for r in self.rows if "error" not in r and "error" not in
+                r["sets"].get(c.label, {"error": 1}) and c.verdict.get(r["kernel"], "").startswith("compact image:")]
+        num = lambda v: isinstance(v, (int, float)) and v > 0
+        within = lambda key: sum(num(ref.get(key)) and num(s.get(key)) and s[key] <= 2 * ref[key] for ref, s in kept)
+        return ("Compact images: %d of %d kernels; within 2x of %s's image bytes: %d, of its cuModuleLoadData time: %d"
+                % (len(kept), len(self.rows), self.ref.label, within("bytes"), within("load_ms")))
 
     def release_name(self):
         return "nvcc " + ".".join(self.release[0].split("-", 1)[1].split(".")[:2]) if self.release else ""
@@ -480,12 +515,16 @@ def main():
     ap.add_argument("--images", default="", help="a folder made by build_images.py: its sets against its reference")
     ap.add_argument("--own-nvcc", default="", help="build_images.py's images with nvcc of the release of the NVRTC "
                     "asyncrt-run uses: differences where asyncrt's image holds that nvcc's kernels are not failed")
+    ap.add_argument("--compact", action="store_true", help="default mode: also asyncrt-run's image with compact "
+                    "images on (ASYNCRT_COMPACT_IMAGES=1)")
     ap.add_argument("--filter", default="", help="only files whose name holds one of these comma-separated words")
     ap.add_argument("--rounds", type=int, default=3, help="timing rounds (reference and each candidate once per round)")
     ap.add_argument("--deadline", type=float, default=0, help="start no kernel that would end past S seconds")
     a = ap.parse_args()
     if a.images and a.own_nvcc:
         ap.error("--own-nvcc is for asyncrt's own images (the default mode), not with --images")
+    if a.images and a.compact:
+        ap.error("--compact is for asyncrt's own images (the default mode), not with --images")
     h = Harness(a)
     holder = pc.hold_device()
     try:

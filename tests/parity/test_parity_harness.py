@@ -28,6 +28,15 @@ def opt(name, default=None):
     return args[args.index(name) + 1] if name in args else default
 kernel = os.path.basename(args[0])[:-3]
 plan = json.load(open(os.environ["FAKE_PLAN"])).get(kernel, {})
+if "--compile-only" in args and opt("--emit-cubin", "").endswith(".compact.cubin"):  # --compact's image
+    with open(os.environ["FAKE_LOG"], "a") as log:
+        log.write(json.dumps({"kernel": kernel, "label": "compact compile", "args": args,
+                              "setting": os.environ.get("ASYNCRT_COMPACT_IMAGES")}) + "\n")
+    open(opt("--emit-cubin"), "wb").write(b"compact")
+    sys.stderr.write("asyncrt: compact images on: nvPTXCompiler 13.0.88 (x)\nasyncrt: %s: %s\n" % (args[0],
+        plan.get("compact", {}).get("verdict", "compact image: 5504 bytes for NVRTC's 162104 (1174 unused library "
+                                    "globals removed, 0 kept as 1-byte placeholders), proven the same program")))
+    sys.exit(0)
 if "--compile-only" in args:  # asyncrt's own image: plan[kernel]["own"]["image"], a file
     own = plan.get("own", {}).get("image")
     if own and "--emit-cubin" in args:
@@ -37,6 +46,8 @@ image = opt("--image")
 label = os.path.basename(os.path.dirname(image)) if image else "own"
 if image and os.path.basename(image) == "nvcc.cubin":
     label = "nvcc"
+if image and image.endswith(".compact.cubin"):
+    label = "compact"
 p = plan.get(label, plan.get("*", {}))
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(json.dumps({"kernel": kernel, "label": label, "args": args}) + "\n")
@@ -178,6 +189,31 @@ class Harness(unittest.TestCase):
         rc, rows, text = self.harness(plan, nvrtc="13.5")
         self.assertEqual(rc, 1, text)
         self.assertEqual(rows["sgemm_warptiling"]["sets"]["asyncrt (NVRTC 13.5)"]["differences"], ["time"])
+
+    def test_compact_images_from_the_flow(self):
+        # --compact: a third set, asyncrt-run's image with ASYNCRT_COMPACT_IMAGES=1, emitted once and
+        # loaded with --image; its bytes and load time beside nvcc's, its verdict in the notes.
+        plan = {"sgemm_warptiling": {"*": {"loaded_bytes": 5000}, "own": {"loaded_bytes": 162104},
+                                     "compact": {"loaded_bytes": 5504}},
+                "cs_reduce7": {"compact": {"mismatch": True,
+                                           "verdict": "NVRTC's image: no unused library global to remove"}}}
+        rc, rows, text = self.harness(plan, "--compact", nvrtc="13.5")
+        self.assertEqual(rc, 1, text)
+        s = rows["sgemm_warptiling"]["sets"]["compact (NVRTC 13.5)"]
+        self.assertEqual((s["bytes"], s["differences"]), (5504, []))
+        self.assertEqual(rows["cs_reduce7"]["sets"]["compact (NVRTC 13.5)"]["differences"], ["results"])
+        self.assertEqual(rows["cs_reduce7"]["sets"]["asyncrt (NVRTC 13.5)"]["differences"], [])
+        made = [e for e in self.log if e["label"] == "compact compile"]
+        self.assertEqual([e["setting"] for e in made], ["1"] * len(KERNELS.split(",")))
+        loaded = [e for e in self.log if e["label"] == "compact"]
+        self.assertTrue(loaded and all(e["args"][e["args"].index("--image") + 1].endswith(".compact.cubin")
+                                       for e in loaded))
+        self.assertIn("; compact image: 5504 bytes for NVRTC's 162104 (1174 unused library globals removed, 0 kept "
+                      "as 1-byte placeholders) |", text)
+        self.assertIn("; NVRTC's image: no unused library global to remove |", text)
+        self.assertIn("| compact (NVRTC 13.5) | 5 | 1 | 0 | 0 | 0 | 0 | 1 |", text)
+        self.assertIn("Compact images: 4 of 5 kernels; within 2x of nvcc's image bytes: 4, of its cuModuleLoadData "
+                      "time: 4", text)
 
     def test_stale_image_is_refused(self):
         d = self.images(["nvcc-13.0", "nvrtc-13.5.37"])

@@ -390,6 +390,26 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_setting(asyncrt_context *ctx, 
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_driver_proc(asyncrt_context *ctx, const char *name, int cuda_version,
                                                           void **fn);
 
+/* How a program's image was made (README: "Compact images"). */
+typedef struct asyncrt_program_image_info {
+    /* Set it with ASYNCRT_PROGRAM_IMAGE_INFO_INIT (or .size = sizeof(asyncrt_program_image_info)): the
+     * library writes only the fields this size covers (README, "ABI and versioning"). */
+    size_t size;
+    bool compact;             /* the compact image: NVRTC's program without its unused library
+                                 globals, proven the same program as NVRTC's own image */
+    size_t image_bytes;       /* the image's size (asyncrt_program_image) */
+    size_t nvrtc_image_bytes; /* NVRTC's own image of that compile: image_bytes unless compact; 0 unknown */
+    char reason[768];         /* why the image is the compact one or NVRTC's: compact images off
+                                 (and why), nothing to remove, not proven (the first difference)...;
+                                 "" where not recorded (PTX, LTO-IR, a link, an older cache entry) */
+} asyncrt_program_image_info;
+#define ASYNCRT_PROGRAM_IMAGE_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_program_image_info)
+/* Fills *out for `program`; a size below the first layout is
+ * ASYNCRT_ERROR_INVALID_ARGUMENT, with ctx's message saying why. Leaves the
+ * last error alone unless it fails. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx, const asyncrt_program *program,
+                                                            asyncrt_program_image_info *out);
+
 /* ---- modules and kernels ------------------------------------------------ */
 
 /* Loads a program on the opened device with cuModuleLoadDataEx; a rejected
