@@ -156,8 +156,13 @@ static int load(asyncrt_context *ctx, const asyncrt_program *program, size_t lau
 {
     double start = run_now_ms();
     asyncrt_status s = asyncrt_module_load(ctx, program, module);
-    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < launch_count; i++)
-        s = asyncrt_module_get_kernel(*module, r->launches[i].kernel, &kernels[i]);
+    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < launch_count; i++) {
+        /* --image: the image holds no name expressions; the compiled program
+         * has each C++ name's mangled one, which the image's kernel bears */
+        const char *name = r->launches[i].kernel;
+        const char *lowered = r->named ? asyncrt_program_lowered_name(r->named, name) : NULL;
+        s = asyncrt_module_get_kernel(*module, lowered ? lowered : name, &kernels[i]);
+    }
     r->load_ms = run_now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
     for (size_t i = 0; i < launch_count; i++) {
