@@ -147,7 +147,7 @@ static void measure(const asyncrt_nvrtc *nv, const asyncrt_ptxcompiler *pc, cons
 static bool parse(int argc, char **argv, args *a)
 {
     *a = (args){.filter = "", .repeat = 5};
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) return false;
         if (!strcmp(argv[i], "--filter"))
@@ -162,7 +162,6 @@ static bool parse(int argc, char **argv, args *a)
             a->repeat = atoi(v);
         else
             return false;
-        i++;
     }
     return true;
 }
