@@ -62,46 +62,43 @@ static void test_plain_saxpy(void **state)
     assert_detects_mismatch(args, "y", RUN_F32, shape, 1, want, N);
 }
 
-static void test_template_scale_with_generated_data(void **state)
+/* scale<double> over N generated values times `factor`, checked exactly; with
+ * through_image, a CUBIN made beforehand (here by --emit-cubin, as nvcc -cubin
+ * would) is loaded instead of the compile's, and the C++ kernel name still
+ * finds its kernel (the image has no name expressions: the compiled program's
+ * mangled name is used). */
+static void check_scale(int n, double factor, const char *launch, bool through_image)
 {
-    (void)state;
-    enum { N = 777 };
     uint64_t seed = test_random_u32();
-    double want[N];
-    for (int i = 0; i < N; i++) want[i] = 3.0 * (double)(-1 + 2 * (long double)run_random_unit(seed, (uint64_t)i));
-    unsigned long long shape[1] = {N};
+    double *want = malloc((size_t)n * sizeof *want);
+    assert_non_null(want);
+    for (int i = 0; i < n; i++)
+        want[i] = factor * (double)(-1 + 2 * (long double)run_random_unit(seed, (uint64_t)i));
+    unsigned long long shape[1] = {(unsigned long long)n};
     write_npy_or_fail(tmp_path("scaled.npy"), RUN_F64, shape, 1, want);
     char args[4096];
     snprintf(args, sizeof args,
-             "%s --kernel 'scale<double>' --grid 2 --block 128 --buf d=f64:%d:rand=%llu --arg buf:d --arg f64:3 "
-             "--arg i32:%d",
-             kernel_path("scale.cu"), N, (unsigned long long)seed, N);
+             "%s --kernel 'scale<double>' %s --buf d=f64:%d:rand=%llu --arg buf:d --arg f64:%g --arg i32:%d",
+             kernel_path("scale.cu"), launch, n, (unsigned long long)seed, factor, n);
+    if (through_image) {
+        assert_tool(0, "%s --compile-only --emit-cubin %s", args, tmp_path("scale.cubin"));
+        snprintf(args + strlen(args), sizeof args - strlen(args), " --image %s", tmp_path("scale.cubin"));
+    }
     assert_tool(0, "%s --expect d=%s --rtol 0 --atol 0", args, tmp_path("scaled.npy"));
-    assert_detects_mismatch(args, "d", RUN_F64, shape, 1, want, N);
+    assert_detects_mismatch(args, "d", RUN_F64, shape, 1, want, (size_t)n);
+    free(want);
 }
 
-/* --image: a CUBIN made beforehand (here by --emit-cubin, as nvcc -cubin
- * would) is loaded instead of the compile's, and a C++ kernel name still
- * finds its kernel (the image has no name expressions: the compiled
- * program's mangled name is used). */
+static void test_template_scale_with_generated_data(void **state)
+{
+    (void)state;
+    check_scale(777, 3.0, "--grid 2 --block 128", false);
+}
+
 static void test_image_with_a_cpp_name(void **state)
 {
     (void)state;
-    enum { N = 513 };
-    uint64_t seed = test_random_u32();
-    double want[N];
-    for (int i = 0; i < N; i++) want[i] = 5.0 * (double)(-1 + 2 * (long double)run_random_unit(seed, (uint64_t)i));
-    unsigned long long shape[1] = {N};
-    write_npy_or_fail(tmp_path("image_scaled.npy"), RUN_F64, shape, 1, want);
-    char args[4096];
-    snprintf(args, sizeof args,
-             "%s --kernel 'scale<double>' --arch sm_90 --grid 2 --block 256 --buf d=f64:%d:rand=%llu --arg buf:d "
-             "--arg f64:5 --arg i32:%d",
-             kernel_path("scale.cu"), N, (unsigned long long)seed, N);
-    assert_tool(0, "%s --compile-only --emit-cubin %s", args, tmp_path("scale.cubin"));
-    snprintf(args + strlen(args), sizeof args - strlen(args), " --image %s", tmp_path("scale.cubin"));
-    assert_tool(0, "%s --expect d=%s --rtol 0 --atol 0", args, tmp_path("image_scaled.npy"));
-    assert_detects_mismatch(args, "d", RUN_F64, shape, 1, want, N);
+    check_scale(513, 5.0, "--arch sm_90 --grid 2 --block 256", true);
 }
 
 static void test_cp_async_pipeline(void **state)
