@@ -2,8 +2,6 @@
 #define _DEFAULT_SOURCE
 #include "dep_fit.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,34 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sha256.h"
-
-/* SHA-256 of the regular file at path and the stat it had throughout. */
-static bool hash_file(const char *path, uint8_t sha[32], struct stat *st)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return false;
-    bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
-    asyncrt_sha256 h;
-    asyncrt__sha256_init(&h);
-    unsigned char buf[65536];
-    for (ssize_t n; ok;) {
-        n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ok = n == 0;
-            break;
-        }
-        asyncrt__sha256_update(&h, buf, (size_t)n);
-    }
-    struct stat after;
-    ok = ok && fstat(fd, &after) == 0 && after.st_size == st->st_size &&
-         after.st_mtim.tv_sec == st->st_mtim.tv_sec && after.st_mtim.tv_nsec == st->st_mtim.tv_nsec &&
-         after.st_ctim.tv_sec == st->st_ctim.tv_sec && after.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
-    close(fd);
-    asyncrt__sha256_final(&h, sha);
-    return ok;
-}
+#include "file_hash.h"
 
 /* Content hashes this process already took, by path and stat (as the disk
  * cache trusts a file whose stat is unchanged): the CCCL kernels of one
@@ -75,7 +46,7 @@ static bool hash_memoised(const char *path, uint8_t sha[32], struct stat *st)
     bool hit = g_memo[i].path && strcmp(g_memo[i].path, path) == 0 && same_stat(&g_memo[i].st, st);
     if (hit) memcpy(sha, g_memo[i].sha, 32);
     pthread_mutex_unlock(&g_memo_lock);
-    if (hit || !hash_file(path, sha, st)) return hit;
+    if (hit || !asyncrt__file_sha256(path, sha, st)) return hit;
     char *copy = strdup(path);
     pthread_mutex_lock(&g_memo_lock);
     free(g_memo[i].path); /* a collision replaces: it is only a memo */

@@ -1,9 +1,8 @@
 /* compact_use.h: the context's nvPTXCompiler, its part of the key, the step. */
-#define _DEFAULT_SOURCE /* realpath */
+#define _DEFAULT_SOURCE /* st_mtim */
 #include "compact_use.h"
 
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "compact.h"
 #include "ptx_assemble.h"
 #include "safe_io.h"
+#include "file_hash.h"
 #include "sha256.h"
 
 /* The context's choice, made once (its slot). Its threads share the one
@@ -56,30 +56,19 @@ static bool same_file(const struct stat *a, const struct stat *b)
            a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* The loader's SHA-256 (hex), read through safe_io's checked read; the file
- * must be the one opened (the same identity before the open and after the
- * read), so that the key names the code that assembles. */
+/* The loader's SHA-256 (hex); the file hashed must be the one opened (the
+ * identity stat'ed before the open is the one it had throughout the read),
+ * so that the key names the code that assembles. */
 static bool hash_loader(const char *path, const struct stat *opened, char hex[65], char *why, size_t why_size)
 {
-    char real[PATH_MAX], err[256];
-    struct stat after;
-    size_t size = 0;
-    unsigned char *data = realpath(path, real) ? asyncrt__file_read(AT_FDCWD, real, ASYNCRT_FILE_MAX, false, &size,
-                                                                    err, sizeof err)
-                                               : NULL;
-    bool ok = data && stat(real, &after) == 0 && same_file(opened, &after) && (size_t)after.st_size == size;
-    if (ok) {
-        uint8_t digest[32];
-        asyncrt_sha256 h;
-        asyncrt__sha256_init(&h);
-        asyncrt__sha256_update(&h, data, size);
-        asyncrt__sha256_final(&h, digest);
-        asyncrt__sha256_hex(digest, hex);
-    } else {
-        snprintf(why, why_size, "compact images off: %.400s cannot be read to hash it%s%s, or changed while it was opened",
-                 path, data || !*err ? "" : ": ", data ? "" : err);
-    }
-    free(data);
+    uint8_t digest[32];
+    struct stat hashed;
+    bool ok = asyncrt__file_sha256(path, digest, &hashed) && same_file(opened, &hashed) &&
+              (uint64_t)hashed.st_size <= ASYNCRT_FILE_MAX; /* the bound every checked read has */
+    if (ok) asyncrt__sha256_hex(digest, hex);
+    else
+        snprintf(why, why_size, "compact images off: %.400s cannot be read to hash it (a regular file of at most %zu "
+                 "bytes), or changed while it was opened", path, (size_t)ASYNCRT_FILE_MAX);
     return ok;
 }
 
