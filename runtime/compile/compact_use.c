@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cache.h"
 #include "compact.h"
 #include "ptx_assemble.h"
 #include "safe_io.h"
@@ -19,6 +20,11 @@
  * guide, "Thread Safety"), each assembly with its own compiler handle. */
 typedef struct compact_use {
     asyncrt_ptxcompiler *pc; /* NULL: NVRTC's images, `why` says why */
+    bool deferred;           /* the key came from the memo: open at the first assembly */
+    char path[4096];         /* the loader the key names, and its identity then */
+    struct stat id;
+    asyncrt_lib_version nvrtc;
+    char version[32];
     char key[192];
     char why[768];
 } compact_use;
@@ -39,9 +45,7 @@ static bool wanted(const asyncrt_context *ctx, char *why, size_t why_size)
         snprintf(why, why_size, "compact images off: ASYNCRT_COMPACT_IMAGES=0");
     } else if (!v || !*v || strcmp(v, "auto") == 0) {
         if (ASYNCRT_COMPACT_DEFAULT) return true;
-        snprintf(why, why_size,
-                 "compact images off: ASYNCRT_COMPACT_IMAGES is %s, and off is the default until the GPU parity "
-                 "run holds them to NVRTC's images (1 turns them on)",
+        snprintf(why, why_size, "compact images off: ASYNCRT_COMPACT_IMAGES is %s, and this build's default is off",
                  v && *v ? "auto" : "unset");
     } else {
         snprintf(why, why_size, "compact images off: ASYNCRT_COMPACT_IMAGES is \"%.40s\"; it must be 0, 1 or auto", v);
@@ -50,10 +54,66 @@ static bool wanted(const asyncrt_context *ctx, char *why, size_t why_size)
     return false;
 }
 
+/* ctime too: no user can set it, so a file rewritten in place with its old
+ * size and mtime is still another file. */
 static bool same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* ---- the memo: the loader's version and hash beside the cache ------------
+ * Opening the 35 MB loader and hashing it costs ~50 ms, once per context: a
+ * side file (sealed like every side file) keeps what they gave for the
+ * file's identity, so a process whose compiles all hit opens nothing. The
+ * memo is used only for the same path, identity and NVRTC version. */
+
+static void memo_name(const char *path, char *out, size_t size)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: a file name, not a check */
+    for (const char *p = path; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    snprintf(out, size, "ptxcompiler-%016llx.memo", (unsigned long long)h);
+}
+
+static void memo_identity(const char *path, const struct stat *st, const asyncrt_lib_version *nvrtc, char *out,
+                          size_t size)
+{
+    char v[64];
+    asyncrt__lib_version_format(nvrtc, v, sizeof v);
+    snprintf(out, size, "asyncrt-ptxcompiler-memo 1\n%s\n%llu %llu %lld %lld.%09ld %lld.%09ld\nnvrtc %s\n", path,
+             (unsigned long long)st->st_dev, (unsigned long long)st->st_ino, (long long)st->st_size,
+             (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, v);
+}
+
+/* The memo's "version V sha256 HEX" for this identity, into u's key. */
+static bool memo_recall(asyncrt_context *ctx, compact_use *u)
+{
+    char name[64], want[4600], version[32], hex[65];
+    memo_name(u->path, name, sizeof name);
+    memo_identity(u->path, &u->id, &u->nvrtc, want, sizeof want);
+    char *text = asyncrt__cache_read_side(ctx->cache, name);
+    size_t n = strlen(want);
+    int used = 0;
+    bool ok = text && strncmp(text, want, n) == 0 &&
+              sscanf(text + n, "version %31s sha256 %64[0-9a-f]\n%n", version, hex, &used) == 2 &&
+              strlen(hex) == 64 && text[n + (size_t)used] == '\0';
+    free(text);
+    if (!ok) return false;
+    snprintf(u->version, sizeof u->version, "%s", version);
+    snprintf(u->key, sizeof u->key, "compact on, nvPTXCompiler %s sha256 %s", version, hex);
+    snprintf(u->why, sizeof u->why, "compact images on: nvPTXCompiler %s (%.600s)", version, u->path);
+    return u->deferred = true;
+}
+
+static void memo_keep(asyncrt_context *ctx, const compact_use *u, const char *hex)
+{
+    char name[64], text[4800];
+    memo_name(u->path, name, sizeof name);
+    memo_identity(u->path, &u->id, &u->nvrtc, text, sizeof text);
+    size_t n = strlen(text);
+    snprintf(text + n, sizeof text - n, "version %s sha256 %s\n", asyncrt__ptxcompiler_version(u->pc), hex);
+    asyncrt__cache_write_side(ctx->cache, name, text); /* none: the next context hashes again */
 }
 
 /* The loader's SHA-256 (hex); the file hashed must be the one opened (the
@@ -72,31 +132,57 @@ static bool hash_loader(const char *path, const struct stat *opened, char hex[65
     return ok;
 }
 
-/* Opens and hashes the loader of NVRTC's exact version. */
+/* The loader of NVRTC's exact version: its key from the memo, else opened
+ * and hashed (and memoised). */
 static void choose(asyncrt_context *ctx, compact_use *u)
 {
     asyncrt_nvrtc_identity nvrtc;
     bool known = asyncrt__nvrtc_identity_get(&nvrtc);
-    char path[4096], hex[65];
-    struct stat st;
-    if (!asyncrt__ptxcompiler_path(ctx->settings.ptxcompiler, known ? nvrtc.path : NULL, path, sizeof path, u->why,
-                                   sizeof u->why))
+    char hex[65];
+    u->nvrtc = known ? nvrtc.version : (asyncrt_lib_version){-1, -1, -1};
+    if (!asyncrt__ptxcompiler_path(ctx->settings.ptxcompiler, known ? nvrtc.path : NULL, u->path, sizeof u->path,
+                                   u->why, sizeof u->why))
         return;
-    asyncrt_lib_version none = {-1, -1, -1};
-    if (stat(path, &st) != 0) memset(&st, 0, sizeof st); /* the open says it is missing */
-    if (!asyncrt__ptxcompiler_open(path, known ? &nvrtc.version : &none, &u->pc, u->why, sizeof u->why)) return;
-    if (!hash_loader(path, &st, hex, u->why, sizeof u->why)) {
+    if (stat(u->path, &u->id) != 0) memset(&u->id, 0, sizeof u->id); /* the open says it is missing */
+    else if (known && memo_recall(ctx, u)) return;
+    if (!asyncrt__ptxcompiler_open(u->path, &u->nvrtc, &u->pc, u->why, sizeof u->why)) return;
+    if (!hash_loader(u->path, &u->id, hex, u->why, sizeof u->why)) {
         asyncrt__ptxcompiler_close(u->pc);
         u->pc = NULL;
         return;
     }
+    if (known) memo_keep(ctx, u, hex);
     snprintf(u->key, sizeof u->key, "compact on, nvPTXCompiler %s sha256 %s", asyncrt__ptxcompiler_version(u->pc),
              hex);
     snprintf(u->why, sizeof u->why, "compact images on: nvPTXCompiler %s (%.600s)",
-             asyncrt__ptxcompiler_version(u->pc), path);
+             asyncrt__ptxcompiler_version(u->pc), u->path);
 }
 
-static const compact_use *use_of(asyncrt_context *ctx)
+/* The assembler, opened now where the key came from the memo: the file must
+ * still be the one the memo named, of the version it named. Under the lock;
+ * `why` changes at most once, here, before any reader of it gets here. */
+static asyncrt_ptxcompiler *assembler(asyncrt_context *ctx, compact_use *u)
+{
+    pthread_mutex_lock(&ctx->lock);
+    if (u->deferred) {
+        u->deferred = false;
+        struct stat now;
+        if (stat(u->path, &now) != 0 || !same_file(&now, &u->id))
+            snprintf(u->why, sizeof u->why, "compact images off: %.600s changed after this process chose it", u->path);
+        else if (asyncrt__ptxcompiler_open(u->path, &u->nvrtc, &u->pc, u->why, sizeof u->why) &&
+                 strcmp(asyncrt__ptxcompiler_version(u->pc), u->version) != 0) {
+            snprintf(u->why, sizeof u->why, "compact images off: %.600s is not the nvPTXCompiler %s it was", u->path,
+                     u->version);
+            asyncrt__ptxcompiler_close(u->pc);
+            u->pc = NULL;
+        }
+    }
+    asyncrt_ptxcompiler *pc = u->pc;
+    pthread_mutex_unlock(&ctx->lock);
+    return pc;
+}
+
+static compact_use *use_of(asyncrt_context *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
     if (!ctx->compact.state) {
@@ -112,7 +198,7 @@ static const compact_use *use_of(asyncrt_context *ctx)
         ctx->compact.state = u;
         ctx->compact.free = destroy_slot;
     }
-    const compact_use *u = ctx->compact.state;
+    compact_use *u = ctx->compact.state;
     pthread_mutex_unlock(&ctx->lock);
     return u;
 }
@@ -121,6 +207,17 @@ const char *asyncrt__compact_key(asyncrt_context *ctx)
 {
     const compact_use *u = use_of(ctx);
     return u ? u->key : "compact off, out of memory";
+}
+
+bool asyncrt__compact_setting(asyncrt_context *ctx, char *why, size_t why_size)
+{
+    compact_use *u = use_of(ctx);
+    if (!u) return snprintf(why, why_size, "compact images off: out of memory"), false;
+    pthread_mutex_lock(&ctx->lock); /* assembler() may be writing why */
+    snprintf(why, why_size, "%s", u->why);
+    bool on = u->pc || u->deferred;
+    pthread_mutex_unlock(&ctx->lock);
+    return on;
 }
 
 /* NVRTC's PTX of prog (malloc'd), or NULL with why. */
@@ -140,10 +237,11 @@ void asyncrt__job_compact(asyncrt_compile_job *job, const asyncrt_nvrtc *nv, nvr
                           bool ltoir)
 {
     if (p->ptx || ltoir) return; /* compact images are CUBINs */
-    const compact_use *u = use_of(job->ctx);
+    compact_use *u = use_of(job->ctx);
+    asyncrt_ptxcompiler *pc = u ? assembler(job->ctx, u) : NULL;
     p->nvrtc_image_size = p->image_size;
     char why[768];
-    if (!u || !u->pc) {
+    if (!pc) {
         p->image_note = strdup(u ? u->why : "compact images off: out of memory");
         asyncrt__log(job->ctx, 2, "%s: %s", job->source_name, p->image_note ? p->image_note : "");
         return;
@@ -152,7 +250,7 @@ void asyncrt__job_compact(asyncrt_compile_job *job, const asyncrt_nvrtc *nv, nvr
     char *ptx = nvrtc_ptx(nv, prog, &ptx_size, why, sizeof why);
     asyncrt_compact c = {0};
     if (ptx) {
-        asyncrt__compact(u->pc, p->image, p->image_size, ptx, ptx_size, (const char *const *)job->options.items,
+        asyncrt__compact(pc, p->image, p->image_size, ptx, ptx_size, (const char *const *)job->options.items,
                          job->options.count, &c);
         snprintf(why, sizeof why, "%s", c.why);
     }

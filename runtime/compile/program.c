@@ -8,6 +8,7 @@
 
 #include "cache.h"
 #include "codec.h"
+#include "compact_use.h"
 #include "context.h" /* asyncrt__sized_give */
 
 void asyncrt_program_destroy(asyncrt_program *p)
@@ -228,8 +229,11 @@ const char *asyncrt_program_origin_string(asyncrt_program_origin origin)
 asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx, const asyncrt_program *p,
                                              asyncrt_program_image_info *out)
 {
-    if (!p) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "program image info: the program is NULL");
     asyncrt_program_image_info full = ASYNCRT_PROGRAM_IMAGE_INFO_INIT;
+    if (!p) { /* the context's setting: what its next CUBIN compile does */
+        full.compact = asyncrt__compact_setting(ctx, full.reason, sizeof full.reason);
+        return asyncrt__sized_give(ctx, ASYNCRT_SIZED_PROGRAM_IMAGE_INFO, out, &full, "program image info");
+    }
     full.compact = p->compact;
     full.image_bytes = p->image_size;
     full.nvrtc_image_bytes = p->image_note ? p->nvrtc_image_size : 0;

@@ -31,7 +31,17 @@ static const char *version(void)
 }
 
 #ifndef FAKE_BARE
-EXPORT const char *asyncrt_ptxcompiler_version(void) { return version(); }
+/* Called once by each open: $ASYNCRT_TEST_FAKE_PTXC_TRACE counts opens. */
+EXPORT const char *asyncrt_ptxcompiler_version(void)
+{
+    const char *trace = getenv("ASYNCRT_TEST_FAKE_PTXC_TRACE");
+    FILE *f = trace && *trace ? fopen(trace, "a") : NULL;
+    if (f) {
+        fputs("opened\n", f);
+        fclose(f);
+    }
+    return version();
+}
 #endif
 
 /* Another file of the same behaviour (fake_ptxcompiler_b): another hash. */

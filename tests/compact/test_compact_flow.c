@@ -1,6 +1,6 @@
 /* Compact images in the compile flow (issue 37), through
  * asyncrt_program_compile with the NVRTC this process uses, no GPU:
- *   - off (the default), and on without an nvPTXCompiler: NVRTC's image,
+ *   - on (the default) without an nvPTXCompiler, and off: NVRTC's image,
  *     the reason recorded on the program (asyncrt_program_image_info_of);
  *   - on with a loader of another version: refused, saying so;
  *   - on with a fake loader of NVRTC's version (fake_ptxcompiler.c, whose
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "nvrtc_loader.h"
 #include "program.h"
@@ -112,12 +113,25 @@ static int find_nvrtc_version(void **state)
     return 0;
 }
 
-static void off_by_default_and_without_an_assembler(void **state)
+static void on_by_default_and_nvrtcs_without_an_assembler(void **state)
 {
     (void)state;
-    asyncrt_program_image_info info = compile_with(NULL, NULL, NULL, NULL);
+    asyncrt_program_image_info info = compile_with(NULL, "/nonexistent/libasyncrt_ptxcompiler.so", NULL, NULL);
     nvrtcs_own(&info);
-    says(&info, "compact images off: ASYNCRT_COMPACT_IMAGES is unset, and off is the default");
+    says(&info, "compact images off: no nvPTXCompiler at /nonexistent/libasyncrt_ptxcompiler.so");
+    info = compile_with("auto", fake("ASYNCRT_TEST_FAKE_PTXC"), NULL, NULL);
+    says(&info, "NVRTC's image: the compact one differs: "); /* on: the fake assembled, the proof refused it */
+    asyncrt_context *ctx = context("1", fake("ASYNCRT_TEST_FAKE_PTXC"), NULL); /* the setting, for probe and -v */
+    asyncrt_program_image_info setting = ASYNCRT_PROGRAM_IMAGE_INFO_INIT;
+    assert_ok(ctx, asyncrt_program_image_info_of(ctx, NULL, &setting));
+    assert_true(setting.compact);
+    says(&setting, "compact images on: nvPTXCompiler ");
+    asyncrt_context_destroy(ctx);
+    ctx = context("0", NULL, NULL);
+    assert_ok(ctx, asyncrt_program_image_info_of(ctx, NULL, &setting));
+    assert_false(setting.compact);
+    says(&setting, "compact images off: ASYNCRT_COMPACT_IMAGES=0");
+    asyncrt_context_destroy(ctx);
     info = compile_with("0", NULL, NULL, NULL);
     says(&info, "compact images off: ASYNCRT_COMPACT_IMAGES=0");
     info = compile_with("yes", NULL, NULL, NULL);
@@ -204,9 +218,12 @@ static void the_key_holds_the_feature_and_the_assembler(void **state)
     assert_int_equal(origin, ASYNCRT_ORIGIN_COMPILED); /* the same version, another file */
     compile_with("1", "/nonexistent/libasyncrt_ptxcompiler.so", dir, &origin);
     assert_int_equal(origin, ASYNCRT_ORIGIN_COMPILED); /* on, with none */
-    asyncrt_program_image_info off_again = compile_with(NULL, NULL, dir, &origin);
-    assert_int_equal(origin, ASYNCRT_ORIGIN_DISK_CACHE); /* off's entry (ASYNCRT_COMPACT_IMAGES=0 or unset) */
+    asyncrt_program_image_info off_again = compile_with("0", NULL, dir, &origin);
+    assert_int_equal(origin, ASYNCRT_ORIGIN_DISK_CACHE); /* off's entry */
     assert_string_equal(off_again.reason, off.reason);
+    asyncrt_program_image_info on_default = compile_with(NULL, a, dir, &origin);
+    assert_int_equal(origin, ASYNCRT_ORIGIN_DISK_CACHE); /* unset is on: on_a's entry */
+    assert_string_equal(on_default.reason, on_a.reason);
     char path[4096];
     if (!real_loader(path, sizeof path)) { /* a compact entry, and off after it */
         char *dir2 = test_make_temp_dir("compact-key-real");
@@ -223,6 +240,59 @@ static void the_key_holds_the_feature_and_the_assembler(void **state)
         test_remove_tree(dir2);
         free(dir2);
     }
+    test_remove_tree(dir);
+    free(dir);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = NULL;
+    assert_non_null(in);
+    unlink(to); /* a new file (inode) at the same path */
+    assert_non_null(out = fopen(to, "wb"));
+    char buf[65536];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;) assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+static int opens(const char *trace)
+{
+    FILE *f = fopen(trace, "r");
+    int n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;) n += c == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+/* The loader's version and hash are memoised beside the cache: a context
+ * whose compiles hit opens no loader; one whose loader file was replaced
+ * (the same path, another file) hashes it again and misses. */
+static void a_hit_opens_no_loader(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("compact-memo");
+    char loader[4200], trace[4200];
+    snprintf(loader, sizeof loader, "%s/libasyncrt_ptxcompiler.so", dir);
+    snprintf(trace, sizeof trace, "%s/opens", dir);
+    copy_file(fake("ASYNCRT_TEST_FAKE_PTXC"), loader);
+    char cache[4200];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("ASYNCRT_TEST_FAKE_PTXC_TRACE", trace, 1);
+    asyncrt_program_origin origin;
+    asyncrt_program_image_info first = compile_with("1", loader, cache, &origin);
+    assert_int_equal(origin, ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(opens(trace), 1);
+    asyncrt_program_image_info hit = compile_with("1", loader, cache, &origin);
+    assert_int_equal(origin, ASYNCRT_ORIGIN_DISK_CACHE);
+    assert_string_equal(hit.reason, first.reason);
+    assert_int_equal(opens(trace), 1); /* the key came from the memo */
+    /* Another file at the same path: another hash, so another key. */
+    copy_file(fake("ASYNCRT_TEST_FAKE_PTXC_B"), loader);
+    compile_with("1", loader, cache, &origin);
+    assert_int_equal(origin, ASYNCRT_ORIGIN_COMPILED);
+    assert_int_equal(opens(trace), 2);
+    unsetenv("ASYNCRT_TEST_FAKE_PTXC_TRACE");
     test_remove_tree(dir);
     free(dir);
 }
@@ -265,11 +335,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_verdict_is_in_the_entry),
-        cmocka_unit_test(off_by_default_and_without_an_assembler),
+        cmocka_unit_test(on_by_default_and_nvrtcs_without_an_assembler),
         cmocka_unit_test(another_version_is_refused),
         cmocka_unit_test(an_image_not_proven_is_not_kept),
         cmocka_unit_test(a_proven_image_is_kept),
         cmocka_unit_test(the_key_holds_the_feature_and_the_assembler),
+        cmocka_unit_test(a_hit_opens_no_loader),
     };
     return cmocka_run_group_tests(tests, find_nvrtc_version, NULL);
 }

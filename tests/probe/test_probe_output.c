@@ -184,7 +184,8 @@ static void fake_report(probe_report *r, probe_device_report devices[2])
                                          "the dynamic loader", ""};
     *r = (probe_report){.nvrtc_version = 13000, .checked = true, .benched = true, .device_count = 2,
                         .devices = devices, .arch_matrix = &matrix, .nvrtc_path = found[0].path,
-                        .nvrtc_why = "the version this build prefers", .nvrtc_candidates = found,
+                        .nvrtc_why = "the version this build prefers", .compact_images = true,
+                        .compact_why = "compact images on: nvPTXCompiler 13.1.115 (/x)", .nvrtc_candidates = found,
                         .nvrtc_candidate_count = 2, .nvrtc_chosen = 0};
 }
 
@@ -229,7 +230,8 @@ static void test_json_is_well_formed_and_complete(void **state)
         "\"tma_tile\": {\"sm_80\": false, \"sm_90\": true}",
         "\"auto_target\": \"sm_90\"", "\"auto_rule\": \"sm_90: NVRTC 13.1 knows \\\"9.0\\\"\"",
         "\"auto_target\": null", "\"auto_rule\": \"NVRTC 14.0 is newer\"",
-        "\"nvrtc_choice\": \"the version this build prefers\"",
+        "\"nvrtc_choice\": \"the version this build prefers\"", "\"compact_images\": true",
+        "\"compact_images_why\": \"compact images on: nvPTXCompiler 13.1.115 (/x)\"",
         "{\"path\": \"/venv/nvidia/cu13/lib/libnvrtc.so.13\", \"version\": \"13.1.115\", \"found_by\": \"a wheel in "
         "$VIRTUAL_ENV\", \"version_from\": \"its wheel's dist-info\", \"chosen\": true}",
         "{\"path\": \"libnvrtc.so.12\", \"version\": \"12 (minor unknown)\", \"found_by\": \"the dynamic loader\", "
@@ -272,6 +274,7 @@ static void test_text_shows_the_same(void **state)
         "FAILED: 1 of 128 words wrong", "LDGSTS (cp.async) [sm_80]", "sm_90a (wgmma) [sm_90a]", "2800 GB/s",
         "89% of D2D", "run: it broke", "compiles for", "sm_80  sm_90",
         "NVRTC: /venv/nvidia/cu13/lib/libnvrtc.so.13 (the version this build prefers)",
+        "compact images on: nvPTXCompiler 13.1.115 (/x)",
         "  * 13.1.115 /venv/nvidia/cu13/lib/libnvrtc.so.13 (a wheel in $VIRTUAL_ENV; version from its wheel's dist-info)",
         "    12 (minor unknown) libnvrtc.so.12 (the dynamic loader)",
         "arch auto on device 0: sm_90: NVRTC 13.1 knows \"9.0\"", "arch auto on device 1: NVRTC 14.0 is newer",

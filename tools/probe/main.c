@@ -93,6 +93,11 @@ int main(int argc, char **argv)
     asyncrt_nvrtc_info_get(true, &found); /* opened: its file and why; or why none could be */
     r.nvrtc_path = found.path;
     r.nvrtc_why = found.why;
+    asyncrt_program_image_info compact = ASYNCRT_PROGRAM_IMAGE_INFO_INIT; /* program NULL: the context's setting */
+    if (asyncrt_program_image_info_of(ctx, NULL, &compact) == ASYNCRT_SUCCESS) {
+        r.compact_images = compact.compact;
+        r.compact_why = compact.reason;
+    }
     probe_arch_matrix *matrix = NULL;
     bool matrix_built = false;
     if (o.arch_matrix) {

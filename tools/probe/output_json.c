@@ -146,6 +146,8 @@ void probe_write_json(FILE *f, const probe_report *r)
     json_string_or_null(f, r->nvrtc_path ? r->nvrtc_path : "");
     fputs(",\n  \"nvrtc_choice\": ", f);
     json_string_or_null(f, r->nvrtc_why ? r->nvrtc_why : "");
+    fprintf(f, ",\n  \"compact_images\": %s,\n  \"compact_images_why\": ", r->compact_images ? "true" : "false");
+    json_string_or_null(f, r->compact_why ? r->compact_why : "");
     fputs(",\n  \"nvrtc_candidates\": [", f);
     for (size_t i = 0; i < r->nvrtc_candidate_count; i++) {
         const asyncrt_nvrtc_candidate *c = &r->nvrtc_candidates[i];

@@ -143,6 +143,7 @@ void probe_write_text(FILE *f, const probe_report *r)
     fprintf(f, "asyncrt-probe %s (NVRTC %s)\n", ASYNCRT_VERSION_STRING, nvrtc);
     if (r->nvrtc_why)
         fprintf(f, "NVRTC: %s (%s)\n", r->nvrtc_path ? r->nvrtc_path : "none", r->nvrtc_why);
+    if (r->compact_why) fprintf(f, "%s\n", r->compact_why); /* "compact images on: ..." or why off */
     tool_print_nvrtc_candidates(f, "  ", r->nvrtc_candidates, r->nvrtc_candidate_count, r->nvrtc_chosen);
     fputc('\n', f);
     if (r->device_count) write_devices(f, r);

@@ -59,6 +59,8 @@ typedef struct probe_report {
     int nvrtc_version;
     const char *nvrtc_path;     /* the NVRTC chosen by the search order, NULL if none */
     const char *nvrtc_why;      /* why that one; or why none was usable */
+    bool compact_images;        /* the context's CUBIN compiles make compact images */
+    const char *compact_why;    /* why they are on or off */
     const asyncrt_nvrtc_candidate *nvrtc_candidates; /* every NVRTC the search found */
     size_t nvrtc_candidate_count;
     int nvrtc_chosen;           /* index into them, -1: none */

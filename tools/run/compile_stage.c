@@ -237,6 +237,9 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
                 : origin == ASYNCRT_ORIGIN_REMOTE_CACHE ? "remote cache hit, no NVRTC call"
                                                         : "disk cache hit, no NVRTC call",
                 r->compile_ms, r->arch, r->is_ptx ? "PTX" : "CUBIN", r->image_bytes);
+        asyncrt_program_image_info info = ASYNCRT_PROGRAM_IMAGE_INFO_INIT; /* compact images' verdict */
+        if (!r->is_ptx && asyncrt_program_image_info_of(ctx, *out, &info) == ASYNCRT_SUCCESS && info.reason[0])
+            fprintf(stderr, "asyncrt-run: image: %s\n", info.reason);
         explain_remote_cache(ctx);
     }
     /* Warnings are shown as nvcc shows them; -v shows any other log too. */

@@ -404,7 +404,10 @@ typedef struct asyncrt_program_image_info {
                                  "" where not recorded (PTX, LTO-IR, a link, an older cache entry) */
 } asyncrt_program_image_info;
 #define ASYNCRT_PROGRAM_IMAGE_INFO_INIT ASYNCRT_SIZED_INIT(asyncrt_program_image_info)
-/* Fills *out for `program`; a size below the first layout is
+/* Fills *out for `program`; with program NULL, for the context's next CUBIN
+ * compile (compact: whether compact images are on with a usable
+ * nvPTXCompiler; reason: "compact images on: nvPTXCompiler V (path)" or why
+ * they are off; the sizes 0). A size below the first layout is
  * ASYNCRT_ERROR_INVALID_ARGUMENT, with ctx's message saying why. Leaves the
  * last error alone unless it fails. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx, const asyncrt_program *program,
