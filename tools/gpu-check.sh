@@ -43,6 +43,17 @@ export ASYNCRT_TEST_SOURCE_DIR=$PWD ASYNCRT_CACHE_DIR=/tmp/asyncrt-gpu-cache
 # The library runs only an installed worker by itself; the build tree's is named (as ctest does).
 export ASYNCRT_COMPILE_WORKER=$PWD/$build/runtime/asyncrt-compile-worker
 
+# Compact images are on by default: a loader carried in .ptxc/ (e.g. 13.0.88, built on a CPU machine
+# for the toolkit's NVRTC 13.0 when no .pip/ came) is the one every stage uses; else the one beside
+# the NVRTC in use, if any (the probe's line says which, or why none).
+if [ -z "${ASYNCRT_PTXCOMPILER:-}" ] && [ -f .ptxc/libasyncrt_ptxcompiler.so.xz ] && [ ! -f .ptxc/libasyncrt_ptxcompiler.so ]; then
+  xz -dk .ptxc/libasyncrt_ptxcompiler.so.xz
+fi
+if [ -z "${ASYNCRT_PTXCOMPILER:-}" ] && [ -f .ptxc/libasyncrt_ptxcompiler.so ]; then
+  export ASYNCRT_PTXCOMPILER=$PWD/.ptxc/libasyncrt_ptxcompiler.so
+fi
+note "$($build/tools/probe/asyncrt-probe --arch-matrix 2>&1 | grep -m1 '^compact images')"
+
 rc=0
 for stage in $stages; do
   case $stage in
@@ -192,12 +203,6 @@ PY
     # kernel's verdict ("compact image: ..." or why NVRTC's stayed). nvPTXCompiler of NVRTC's exact
     # version: beside the NVRTC in use (.pip/, tools/setup-ptxcompiler.sh), or a loader carried in
     # .ptxc/ (e.g. 13.0.88, built on a CPU machine, for the toolkit's NVRTC 13.0 when no .pip/ came).
-    if [ -z "${ASYNCRT_PTXCOMPILER:-}" ] && [ -f .ptxc/libasyncrt_ptxcompiler.so.xz ] && [ ! -f .ptxc/libasyncrt_ptxcompiler.so ]; then
-      xz -dk .ptxc/libasyncrt_ptxcompiler.so.xz
-    fi
-    if [ -z "${ASYNCRT_PTXCOMPILER:-}" ] && [ -f .ptxc/libasyncrt_ptxcompiler.so ]; then
-      export ASYNCRT_PTXCOMPILER=$PWD/.ptxc/libasyncrt_ptxcompiler.so
-    fi
     note "compact: $($build/tools/run/asyncrt-run --version 2>&1 | head -1); toolkit: $("${CUDA_PATH:-/usr/local/cuda}/bin/nvcc" --version 2>&1 | tail -1); nvPTXCompiler ${ASYNCRT_PTXCOMPILER:-beside that NVRTC}"
     # The CPU half on this machine's NVRTC first (ASYNCRT_COMPACT_CPU=0 skips it, e.g. in a second
     # call that runs other kernels): the flow's verdicts and the proof of every kernel.
