@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "capture.h"
 #include "compile.h"
 #include "target.h"
 
@@ -33,6 +34,7 @@ static asyncrt_status op_create(asyncrt_context *ctx, const asyncrt_op_module *m
     *out = NULL;
     if (!desc) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the description is NULL", m->name);
     ASYNCRT_TRY(m->check(ctx, desc));
+    if (asyncrt_context_device(ctx)) ASYNCRT_TRY(asyncrt__capture_refuse(ctx, "creating built-in op", m->name));
     asyncrt_dispatch_op ranking;
     asyncrt_op_path wanted, path;
     const char *arch_text;
