@@ -7,6 +7,7 @@
 #include "capture.h"
 #include "context.h"
 #include "launch_preflight.h"
+#include "nvtx.h"
 #include "program.h"
 #include "target.h"
 
@@ -85,7 +86,11 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
                                    asyncrt_module **out)
 {
     asyncrt__enter(ctx);
-    return asyncrt__leave(ctx, module_load(ctx, program, out));
+    asyncrt__range_push(ASYNCRT_RANGE_LOAD, "load %s (%s)", program->source_name ? program->source_name : "image",
+                        program->arch);
+    asyncrt_status s = module_load(ctx, program, out);
+    asyncrt__range_pop();
+    return asyncrt__leave(ctx, s);
 }
 
 static asyncrt_status module_make_resident(asyncrt_module *m)
@@ -326,5 +331,8 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
                                      const size_t *arg_sizes, size_t arg_count)
 {
     asyncrt__enter(k->module->ctx);
-    return asyncrt__leave(k->module->ctx, kernel_launch(k, c, args, arg_sizes, arg_count));
+    asyncrt__range_push(ASYNCRT_RANGE_LAUNCH, "launch %s", k->name);
+    asyncrt_status s = kernel_launch(k, c, args, arg_sizes, arg_count);
+    asyncrt__range_pop();
+    return asyncrt__leave(k->module->ctx, s);
 }
