@@ -12,8 +12,8 @@
 
 #define HOW_TO_LOAD_FIRST                                                                           \
     "load it before the capture begins: build or load the module and call "                       \
-    "asyncrt_module_make_resident on it (a built-in op: create it before the capture); the capture " \
-    "is still valid"
+    "asyncrt_module_make_resident on it (a built-in op: create it before the capture, which loads it); " \
+    "the capture is still valid"
 
 /* The stream's capture status; NONE where the driver cannot say (no
  * cuStreamGetCaptureInfo, or it fails): then nothing is refused and the

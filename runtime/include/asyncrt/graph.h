@@ -12,7 +12,8 @@
  *     asyncrt_stream_capture_begin (a capture begun elsewhere is not known to
  *     the library: only the launch check covers it).
  * asyncrt_program_compile alone is allowed: NVRTC never touches the driver.
- * The way to capture: build and load, asyncrt_module_make_resident, then
+ * The way to capture: build and load, asyncrt_module_make_resident (a
+ * built-in op is made resident when it is created), then
  * asyncrt_stream_capture_begin, launches, asyncrt_stream_capture_end. */
 #ifndef ASYNCRT_GRAPH_H
 #define ASYNCRT_GRAPH_H
