@@ -4,8 +4,10 @@
  * none, points them at no-ops. We go further and skip even the formatting
  * unless the variable is set, and never let the environment name a library
  * to load in a set-uid process (settings.h's rule). */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "nvtx.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,8 +24,11 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void decide(void)
 {
+    /* a tool injects through the variable (nsys) or a preloaded library
+     * exporting NVTX's pre-injection entry point */
     const char *inject = getenv("NVTX_INJECTION64_PATH");
-    g_on = inject && *inject && !asyncrt__settings_secure();
+    bool injected = (inject && *inject) || dlsym(RTLD_DEFAULT, "InitializeInjectionNvtx2Preinject");
+    g_on = injected && !asyncrt__settings_secure();
     if (g_on) g_domain = nvtxDomainCreateA("asyncrt");
 }
 
