@@ -54,16 +54,24 @@ static nvtxEventAttributes_t attributes(asyncrt_range_kind kind, const char *mes
     return a;
 }
 
+/* A range's start or a mark, with its message formatted from ap. */
+static void emit(asyncrt_range_kind kind, bool mark, const char *fmt, va_list ap) ASYNCRT_PRINTF(3, 0);
+static void emit(asyncrt_range_kind kind, bool mark, const char *fmt, va_list ap)
+{
+    char message[256];
+    vsnprintf(message, sizeof message, fmt, ap);
+    nvtxEventAttributes_t a = attributes(kind, message);
+    if (mark) nvtxDomainMarkEx(g_domain, &a);
+    else nvtxDomainRangePushEx(g_domain, &a);
+}
+
 void asyncrt__range_push(asyncrt_range_kind kind, const char *fmt, ...)
 {
     if (!asyncrt__nvtx_on()) return;
-    char message[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emit(kind, false, fmt, ap);
     va_end(ap);
-    nvtxEventAttributes_t a = attributes(kind, message);
-    nvtxDomainRangePushEx(g_domain, &a);
 }
 
 void asyncrt__range_pop(void)
@@ -74,13 +82,10 @@ void asyncrt__range_pop(void)
 void asyncrt__range_mark(asyncrt_range_kind kind, const char *fmt, ...)
 {
     if (!asyncrt__nvtx_on()) return;
-    char message[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
+    emit(kind, true, fmt, ap);
     va_end(ap);
-    nvtxEventAttributes_t a = attributes(kind, message);
-    nvtxDomainMarkEx(g_domain, &a);
 }
 
 #else /* built without NVTX headers: nothing to record */
