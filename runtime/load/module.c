@@ -32,6 +32,12 @@ struct asyncrt_module {
     asyncrt_kernel *kernels;
 };
 
+/* The program's source name for messages; an image of the caller's has none. */
+static const char *name_of(const asyncrt_program *p)
+{
+    return p->source_name && *p->source_name ? p->source_name : "image";
+}
+
 static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                   asyncrt_module **out)
 {
@@ -42,7 +48,7 @@ static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *p
      * is not held here, so loading one needs no NVRTC facts. */
     asyncrt__arch arch;
     if (program->ptx && asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
-    ASYNCRT_TRY(asyncrt__capture_refuse(ctx, "loading module", program->source_name));
+    ASYNCRT_TRY(asyncrt__capture_refuse(ctx, "loading module", name_of(program)));
     asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
     char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
@@ -86,8 +92,7 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
                                    asyncrt_module **out)
 {
     asyncrt__enter(ctx);
-    asyncrt__range_push(ASYNCRT_RANGE_LOAD, "load %s (%s)", program->source_name ? program->source_name : "image",
-                        program->arch);
+    asyncrt__range_push(ASYNCRT_RANGE_LOAD, "load %s (%s)", name_of(program), program->arch);
     asyncrt_status s = module_load(ctx, program, out);
     asyncrt__range_pop();
     return asyncrt__leave(ctx, s);
@@ -97,8 +102,8 @@ static asyncrt_status module_make_resident(asyncrt_module *m)
 {
     ASYNCRT_TRY(asyncrt__require_device(m->ctx));
     unsigned loaded = 0;
-    ASYNCRT_TRY(asyncrt__module_load_functions(m->ctx, m->handle, m->program->source_name, &loaded));
-    asyncrt__log(m->ctx, 2, "module '%s': %u function%s loaded eagerly", m->program->source_name, loaded,
+    ASYNCRT_TRY(asyncrt__module_load_functions(m->ctx, m->handle, name_of(m->program), &loaded));
+    asyncrt__log(m->ctx, 2, "module '%s': %u function%s loaded eagerly", name_of(m->program), loaded,
                  loaded == 1 ? "" : "s");
     return ASYNCRT_SUCCESS;
 }

@@ -98,6 +98,7 @@ static void load_during_capture_is_refused_and_the_capture_survives(void **state
     asyncrt_module *m = (asyncrt_module *)1;
     assert_status(f->ctx, ASYNCRT_ERROR_CAPTURE, asyncrt_module_load(f->ctx, p, &m));
     assert_null(m);
+    assert_says(f->ctx, "loading module 'image' refused: stream");
     assert_says(f->ctx, "is capturing a CUDA graph");
     assert_says(f->ctx, "asyncrt_module_make_resident");
     assert_says(f->ctx, "the capture is still valid");
