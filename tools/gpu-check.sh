@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
 #   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [compact] [link]
+#                      [graph] [nsys]
 #   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
 # parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), compact.md (and compact/,
-# compact.log), summary.txt.
+# compact.log), graph.log (and graph-*.json), nsys/ (cold and warm .nsys-rep and .sqlite, timeline.png
+# where matplotlib is), summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
 # as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/), or the installed .pip/
@@ -232,6 +234,63 @@ PY
     bash tools/bench/link_bench.sh $build "$OUT" >"$OUT/link.log" 2>&1 || rc=1
     grep -q 'FAILED\|exit [1-9]' "$OUT/link.log" && rc=1
     grep '^link bench\|exit' "$OUT/link.log" | sed 's/^/link: /' | tee -a "$summary"
+    ;;
+  graph)
+    # asyncrt-run --graph (issue 36): a --then sequence captured once and replayed as a CUDA graph,
+    # checked like the plain run (--expect), then timed per iteration against the same launches on
+    # the stream: a PDL pair plus an in-place kernel (launch_kernels.cu, the producer spins ~0.1 ms),
+    # and three tiny launches, where launch overhead is all there is.
+    asyncrt_run=$build/tools/run/asyncrt-run src=tests/runtime/launch_kernels.cu n=1048576 small=4096
+    # out = 3 * iota(0, 0.5) + 2 (PDL pair + add_one) and iota(0, 0.5) + 3 (add_one three times), as .npy
+    python3 - "$OUT" $n $small <<'PY'
+import struct, sys
+out, n, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def npy(path, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % len(values)
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%df" % len(values), *values))
+npy(out + "/graph-pdl-want.npy", [3 * (0.5 * i) + 2 for i in range(n)])
+npy(out + "/graph-tiny-want.npy", [0.5 * i + 3 for i in range(small)])
+PY
+    g=$((n / 256)) gs=$((small / 256))
+    # shellcheck disable=SC2054,SC2206 # iota=START,STEP; the counts are numbers
+    pdl=(--buf in=f32:$n:iota=0,0.5 --buf mid=f32:$n:poison --buf out=f32:$n:poison
+         --kernel pdl_producer --grid $g --block 256 --arg buf:in --arg buf:mid --arg i32:$n
+         --then --kernel pdl_consumer --grid $g --block 256 --arg buf:mid --arg buf:out --arg i32:$n --pdl
+         --then --kernel add_one --grid $g --block 256 --arg buf:out --arg i32:$n --expect out="$OUT/graph-pdl-want.npy")
+    # shellcheck disable=SC2054,SC2206
+    tiny=(--buf x=f32:$small:iota=0,0.5 --kernel add_one --grid $gs --block 256 --arg buf:x --arg i32:$small
+          --then --kernel add_one --grid $gs --block 256 --arg buf:x --arg i32:$small
+          --then --kernel add_one --grid $gs --block 256 --arg buf:x --arg i32:$small --expect x="$OUT/graph-tiny-want.npy")
+    : >"$OUT/graph.log"
+    for case in pdl tiny; do
+      if [ $case = pdl ]; then args=("${pdl[@]}"); else args=("${tiny[@]}"); fi
+      "$asyncrt_run" $src --arch auto -v "${args[@]}" --graph 1000 --warmup 50 >>"$OUT/graph.log" 2>&1 || rc=1
+      "$asyncrt_run" $src --arch auto "${args[@]}" --graph 1000 --warmup 50 --json >"$OUT/graph-$case.json" 2>>"$OUT/graph.log" || rc=1
+      note "graph ($case): $(grep -E '^graph:|^check|mismatch' "$OUT/graph.log" | tail -2 | tr '\n' ' ')"
+    done
+    ;;
+  nsys)
+    # The README's timeline (issue 36): a cold and a warm asyncrt-run (a fresh disk cache, then the
+    # same one) under Nsight Systems with CUDA and NVTX tracing, each exported as SQLite, then
+    # tools/docs/nvtx_timeline.py's PNG where matplotlib is (else run it on the CPU machine).
+    if ! command -v nsys >/dev/null; then note "nsys: not on this machine: skipped"; continue; fi
+    mkdir -p "$OUT/nsys"
+    cache=$(mktemp -d /tmp/asyncrt-nsys-cache.XXXXXX)
+    for pass in cold warm; do
+      ASYNCRT_CACHE_DIR=$cache nsys profile --trace=cuda,nvtx --force-overwrite=true -o "$OUT/nsys/$pass" \
+        $build/tools/run/asyncrt-run examples/stage_scale.cu --arch auto --grid 8192 --block 256 \
+        --buf x=f32:16777216:iota=0,0.25 --buf y=f32:16777216:poison \
+        --arg buf:x --arg buf:y --arg f32:2 --arg f32:1 --arg i32:16777216 --graph 20 >"$OUT/nsys/$pass.log" 2>&1 || rc=1
+      nsys export --type sqlite --force-overwrite=true -o "$OUT/nsys/$pass.sqlite" "$OUT/nsys/$pass.nsys-rep" \
+        >>"$OUT/nsys/$pass.log" 2>&1 || rc=1
+    done
+    rm -rf "$cache"
+    note "nsys: $(nsys --version 2>&1 | head -1); $(cd "$OUT/nsys" && echo *)"
+    python3 tools/docs/nvtx_timeline.py "$OUT/nsys/cold.sqlite" "$OUT/nsys/warm.sqlite" --titles "cold cache,warm cache" \
+      -o "$OUT/nsys/timeline.png" 2>&1 | sed 's/^/nsys: /' | tee -a "$summary"
     ;;
   *) note "unknown stage $stage"; rc=2 ;;
   esac

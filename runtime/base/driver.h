@@ -56,7 +56,24 @@
 
 /* Present only on newer drivers; NULL when missing, and callers cope. */
 #define ASYNCRT_DRIVER_OPTIONAL_FUNCTIONS(X)          \
-    X(cuFuncGetParamInfo, 12040)
+    X(cuFuncGetParamInfo, 12040)                      \
+    ASYNCRT_DRIVER_GRAPH_FUNCTIONS(X)
+
+/* Stream capture and eager loading (load/capture.c). cuStreamGetCaptureInfo
+ * is CUDA 13's cuStreamGetCaptureInfo_v3, the 7-argument form of 12.3. */
+#define ASYNCRT_DRIVER_GRAPH_FUNCTIONS(X)             \
+    X(cuStreamGetCaptureInfo, 12030)                  \
+    X(cuModuleGetLoadingMode, 11070)                  \
+    X(cuModuleGetFunctionCount, 12040)                \
+    X(cuModuleEnumerateFunctions, 12040)              \
+    X(cuFuncIsLoaded, 12040)                          \
+    X(cuFuncLoad, 12040)                              \
+    X(cuStreamBeginCapture, 10010)                    \
+    X(cuStreamEndCapture, 10000)                      \
+    X(cuGraphInstantiateWithFlags, 11040)             \
+    X(cuGraphLaunch, 10000)                           \
+    X(cuGraphExecDestroy, 10000)                      \
+    X(cuGraphDestroy, 10000)
 
 typedef struct asyncrt_driver {
     void *handle;          /* from dlopen */

@@ -2,6 +2,7 @@
  * program for the open device, then the load layer's module. This layer is
  * the one place that does both: compile never loads, load never compiles. */
 #include "compile.h"
+#include "capture.h"
 #include "context.h"
 #include "program.h"
 
@@ -9,6 +10,8 @@ static asyncrt_status module_build(asyncrt_context *ctx, const char *source_name
                                    const asyncrt_compile_options *opts, asyncrt_module **out)
 {
     *out = NULL;
+    /* a capture would refuse the load anyway: refuse before the compile */
+    ASYNCRT_TRY(asyncrt__capture_refuse(ctx, "building module", source_name));
     double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
     asyncrt_status s = asyncrt__program_compile_to_load(ctx, source_name, source, opts, &program);

@@ -4,12 +4,18 @@
  * its result (store.c), so a duplicate request waits in its own lookup, then
  * hits: one lookup, one count, per request. A job holds at most one claim. */
 #include "compile_job.h"
+#include "nvtx.h"
 
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     if (job->state != ASYNCRT_COMPILE_KEYED) return;
+    asyncrt__range_push(ASYNCRT_RANGE_CACHE, "cache lookup %s", job->source_name);
     asyncrt_program *p = asyncrt__program_look_up(ctx->cache, job->key, ASYNCRT_TIERS_ALL, claim ? &job->claim : NULL);
+    /* the tier that answered is known only now: a mark inside the range, and the range's end */
+    asyncrt__range_mark(ASYNCRT_RANGE_CACHE, "cache %s: %s", job->source_name,
+                        p ? asyncrt_program_origin_string(p->origin) : "miss");
+    asyncrt__range_pop();
     if (!p) { /* a remote value refused after its hit went unclaimed: compiled unclaimed, as without a claim */
         job->state = job->claim.held ? ASYNCRT_COMPILE_CLAIMED : ASYNCRT_COMPILE_MISSED;
         return;

@@ -10,6 +10,7 @@
 
 #include "compact_use.h"
 #include "compile_job.h"
+#include "nvtx.h"
 #include "safe_io.h"
 
 /* Asks NVRTC for a time trace into a fresh private directory: the trace
@@ -240,6 +241,7 @@ static asyncrt_status read_names(const asyncrt_compile_job *job, const asyncrt_n
  * context's message when it fails. */
 static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
 {
+    asyncrt__range_push(ASYNCRT_RANGE_COMPILE, "compile %s (%s)", job->source_name, job->arch_name);
     const asyncrt_nvrtc *nv = NULL;
     nvrtcProgram prog = NULL;
     char *log = NULL, why[256];
@@ -272,6 +274,7 @@ static asyncrt_status run_nvrtc(asyncrt_compile_job *job, asyncrt_program **out)
     if (prog) nv->nvrtcDestroyProgram(&prog);
     asyncrt_program_destroy(p);
     free(log);
+    asyncrt__range_pop();
     return s;
 }
 

@@ -57,6 +57,11 @@ struct asyncrt_context {
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
     pthread_mutex_t lock;            /* guards drv's first load and the slots' first make */
     asyncrt_opening opening;         /* open_device_async's thread and result */
+
+    /* ---- graphs: streams capturing through asyncrt_stream_capture_begin,
+     * under lock; loads ask each of them first (load/capture.c) */
+    CUstream capturing[8];
+    int capturing_count;
 };
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true

@@ -18,6 +18,7 @@
 #include "link_jit.h"
 #include "link_worker.h"
 #include "nvrtc_facts.h"
+#include "nvtx.h"
 #include "program.h"
 #include "sha256.h"
 #include "string_list.h"
@@ -533,5 +534,9 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
 asyncrt_status asyncrt_link_complete(asyncrt_link *l, asyncrt_program **out)
 {
     asyncrt__enter(l->ctx);
-    return asyncrt__leave(l->ctx, link_complete(l, out));
+    asyncrt__range_push(ASYNCRT_RANGE_LINK, "link %s%s (%zu input%s, %s)", l->count ? l->inputs[0].name : "",
+                        l->count > 1 ? " and more" : "", l->count, l->count == 1 ? "" : "s", l->arch_name);
+    asyncrt_status s = link_complete(l, out);
+    asyncrt__range_pop();
+    return asyncrt__leave(l->ctx, s);
 }

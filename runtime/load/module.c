@@ -3,8 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asyncrt/graph.h"
+#include "capture.h"
 #include "context.h"
 #include "launch_preflight.h"
+#include "nvtx.h"
 #include "program.h"
 #include "target.h"
 
@@ -18,6 +21,7 @@ struct asyncrt_kernel {
     size_t *param_sizes;  /* from cuFuncGetParamInfo, read once */
     size_t param_count;
     bool params_read;
+    bool launched;        /* once: loaded, even where the driver cannot say (capture.c) */
     asyncrt_kernel *next;
 };
 
@@ -27,6 +31,12 @@ struct asyncrt_module {
     asyncrt_program *program; /* for lowered names */
     asyncrt_kernel *kernels;
 };
+
+/* The program's source name for messages; an image of the caller's has none. */
+static const char *name_of(const asyncrt_program *p)
+{
+    return p->source_name && *p->source_name ? p->source_name : "image";
+}
 
 static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *program,
                                   asyncrt_module **out)
@@ -38,6 +48,7 @@ static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *p
      * is not held here, so loading one needs no NVRTC facts. */
     asyncrt__arch arch;
     if (program->ptx && asyncrt__arch_parse(program->arch, &arch)) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch));
+    ASYNCRT_TRY(asyncrt__capture_refuse(ctx, "loading module", name_of(program)));
     asyncrt_status s = ASYNCRT_SUCCESS;
     asyncrt_module *m = calloc(1, sizeof *m);
     char *info = calloc(1, JIT_LOG_SIZE), *error = calloc(1, JIT_LOG_SIZE);
@@ -81,7 +92,26 @@ asyncrt_status asyncrt_module_load(asyncrt_context *ctx, const asyncrt_program *
                                    asyncrt_module **out)
 {
     asyncrt__enter(ctx);
-    return asyncrt__leave(ctx, module_load(ctx, program, out));
+    asyncrt__range_push(ASYNCRT_RANGE_LOAD, "load %s (%s)", name_of(program), program->arch);
+    asyncrt_status s = module_load(ctx, program, out);
+    asyncrt__range_pop();
+    return asyncrt__leave(ctx, s);
+}
+
+static asyncrt_status module_make_resident(asyncrt_module *m)
+{
+    ASYNCRT_TRY(asyncrt__require_device(m->ctx));
+    unsigned loaded = 0;
+    ASYNCRT_TRY(asyncrt__module_load_functions(m->ctx, m->handle, name_of(m->program), &loaded));
+    asyncrt__log(m->ctx, 2, "module '%s': %u function%s loaded eagerly", name_of(m->program), loaded,
+                 loaded == 1 ? "" : "s");
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_module_make_resident(asyncrt_module *m)
+{
+    asyncrt__enter(m->ctx);
+    return asyncrt__leave(m->ctx, module_make_resident(m));
 }
 
 void asyncrt_module_destroy(asyncrt_module *m)
@@ -267,6 +297,8 @@ static asyncrt_status kernel_launch(asyncrt_kernel *k, const asyncrt_launch_conf
     ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_LAUNCH_CONFIG, config, &full, "launch config"));
     const asyncrt_launch_config *c = &full;
     ASYNCRT_TRY(asyncrt__require_device(ctx));
+    /* first: a lazy kernel's attribute queries below would load it */
+    ASYNCRT_TRY(asyncrt__capture_check_launch(ctx, (CUstream)c->stream, k->function, k->launched, k->name));
     unsigned grid[3], block[3];
     for (int i = 0; i < 3; i++) {
         grid[i] = c->grid[i] ? c->grid[i] : (i ? 1 : 0);
@@ -296,6 +328,7 @@ static asyncrt_status kernel_launch(asyncrt_kernel *k, const asyncrt_launch_conf
                                "kernel '%s', grid %ux%ux%u, block %ux%ux%u, %zu bytes dynamic shared memory",
                                k->name, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                c->shared_bytes);
+    k->launched = true;
     return ASYNCRT_SUCCESS;
 }
 
@@ -303,5 +336,8 @@ asyncrt_status asyncrt_kernel_launch(asyncrt_kernel *k, const asyncrt_launch_con
                                      const size_t *arg_sizes, size_t arg_count)
 {
     asyncrt__enter(k->module->ctx);
-    return asyncrt__leave(k->module->ctx, kernel_launch(k, c, args, arg_sizes, arg_count));
+    asyncrt__range_push(ASYNCRT_RANGE_LAUNCH, "launch %s", k->name);
+    asyncrt_status s = kernel_launch(k, c, args, arg_sizes, arg_count);
+    asyncrt__range_pop();
+    return asyncrt__leave(k->module->ctx, s);
 }

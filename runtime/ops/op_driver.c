@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "asyncrt/graph.h"
+#include "capture.h"
 #include "compile.h"
 #include "target.h"
 
@@ -23,7 +25,11 @@ static asyncrt_status load(asyncrt_op *op)
     size_t count = op->module->kernels(op, names, slots);
     ASYNCRT_TRY(asyncrt_module_load(op->ctx, op->program, &op->loaded));
     for (size_t k = 0; k < count; k++) ASYNCRT_TRY(asyncrt_module_get_kernel(op->loaded, names[k], slots[k]));
-    return ASYNCRT_SUCCESS;
+    /* loaded now, not lazily at the first launch: an op made before a stream
+     * capture may then launch inside it (asyncrt/graph.h); a lazy driver
+     * without cuFuncLoad (before 12.4) leaves that to the first launch */
+    asyncrt_status s = asyncrt_module_make_resident(op->loaded);
+    return s == ASYNCRT_ERROR_UNSUPPORTED ? ASYNCRT_SUCCESS : s;
 }
 
 static asyncrt_status op_create(asyncrt_context *ctx, const asyncrt_op_module *m, const void *desc,
@@ -33,6 +39,7 @@ static asyncrt_status op_create(asyncrt_context *ctx, const asyncrt_op_module *m
     *out = NULL;
     if (!desc) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: the description is NULL", m->name);
     ASYNCRT_TRY(m->check(ctx, desc));
+    if (asyncrt_context_device(ctx)) ASYNCRT_TRY(asyncrt__capture_refuse(ctx, "creating built-in op", m->name));
     asyncrt_dispatch_op ranking;
     asyncrt_op_path wanted, path;
     const char *arch_text;

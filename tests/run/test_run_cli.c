@@ -216,6 +216,13 @@ static void test_results_and_timing(void **state)
     assert_int_equal(cli.batch, 200);
     assert_usage_error("--batch only applies", "k.cu", "--batch", "200");
     assert_usage_error("--batch '0'", "k.cu", "--repeat", "3", "--batch", "0");
+    /* --graph N: the sequence captured once and replayed N times; --warmup applies to it too */
+    assert_int_equal(PARSE("k.cu", "--graph", "50", "--warmup", "3", "--then", "--pdl"), RUN_EXIT_OK);
+    assert_int_equal(cli.graph, 50);
+    assert_int_equal(cli.warmup, 3);
+    assert_usage_error("--graph '0'", "k.cu", "--graph", "0");
+    assert_usage_error("--graph captures one stream: launch 2's --priority differs", "k.cu", "--graph", "5",
+                       "--priority", "-1", "--then");
 }
 
 /* Several sources, --link, --lto, -Xnvjitlink (issue 27). */

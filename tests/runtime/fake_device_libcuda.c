@@ -9,7 +9,14 @@
  * that fails with CUDA_ERROR_NOT_SUPPORTED, to reach a tool's "a driver call
  * failed" exit code. Nothing here runs a kernel: cuLaunchKernelEx fails, but
  * first keeps what it was asked (fake_last_launch), so that a test sees what
- * the library made of a launch config (tests/abi). */
+ * the library made of a launch config (tests/abi).
+ * Stream capture as the real driver does it: cuStreamBeginCapture makes a
+ * stream capture; a module load, or a lazy function load (a launch or an
+ * attribute query of a function not cuFuncLoad-ed, under
+ * CUDA_MODULE_LOADING=LAZY, the default here; $FAKE_LOADING=eager turns it
+ * off), invalidates the capture and fails; a launch of a loaded function is
+ * captured (succeeds). fake_capture_state and fake_function_loads tell the
+ * tests (tests/runtime/test_capture.c). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,6 +32,8 @@ void fake_gate_hold(void);
 void fake_gate_release(void);
 int fake_module_loads(void);
 int fake_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared_bytes, unsigned *attrs);
+int fake_capture_state(void);
+int fake_function_loads(void);
 
 static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gate_open = PTHREAD_COND_INITIALIZER;
@@ -72,6 +81,107 @@ int fake_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared_bytes
     int n = g_launches;
     pthread_mutex_unlock(&g_launch_lock);
     return n;
+}
+
+/* ---- stream capture: one capturing stream at a time ---- */
+enum { CAPTURE_NONE = 0, CAPTURE_ACTIVE = 1, CAPTURE_INVALIDATED = 2, FUNCTIONS = 2 };
+static pthread_mutex_t g_capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_capture_stream;
+static int g_capture = CAPTURE_NONE;
+static int g_function_loaded[FUNCTIONS]; /* functions 0x2 and 0x3 of the last module */
+static atomic_int g_function_loads;
+
+/* The capture's state: 0 none, 1 capturing, 2 invalidated. */
+int fake_capture_state(void)
+{
+    pthread_mutex_lock(&g_capture_lock);
+    int c = g_capture;
+    pthread_mutex_unlock(&g_capture_lock);
+    return c;
+}
+int fake_function_loads(void) { return atomic_load(&g_function_loads); }
+
+static int lazy(void)
+{
+    const char *mode = getenv("FAKE_LOADING");
+    return !mode || strcmp(mode, "eager") != 0;
+}
+/* A module or function load: during a capture it invalidates the capture
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED). Returns the result to give. */
+static CUresult load_under_capture(void)
+{
+    pthread_mutex_lock(&g_capture_lock);
+    int capturing = g_capture == CAPTURE_ACTIVE;
+    if (capturing) g_capture = CAPTURE_INVALIDATED;
+    pthread_mutex_unlock(&g_capture_lock);
+    return capturing ? 900 : OK;
+}
+/* A function used: lazily loaded first, which a capture does not survive. */
+static CUresult use_function(void *f)
+{
+    size_t i = (size_t)((char *)f - (char *)0x2);
+    if (i >= FUNCTIONS || !lazy() || g_function_loaded[i]) return OK;
+    CUresult r = load_under_capture();
+    if (r == OK) g_function_loaded[i] = 1;
+    return r;
+}
+static CUresult capture_info(void *stream, int *status, void *id, void *graph, void *deps, void *edges, void *n)
+{
+    (void)id, (void)graph, (void)deps, (void)edges, (void)n;
+    pthread_mutex_lock(&g_capture_lock);
+    *status = stream && stream == g_capture_stream ? g_capture : CAPTURE_NONE;
+    pthread_mutex_unlock(&g_capture_lock);
+    return OK;
+}
+static CUresult begin_capture(void *stream, int mode)
+{
+    (void)mode;
+    pthread_mutex_lock(&g_capture_lock);
+    CUresult r = g_capture != CAPTURE_NONE || !stream ? 1 : OK;
+    if (r == OK) g_capture_stream = stream, g_capture = CAPTURE_ACTIVE;
+    pthread_mutex_unlock(&g_capture_lock);
+    return r;
+}
+static CUresult end_capture(void *stream, void **graph)
+{
+    pthread_mutex_lock(&g_capture_lock);
+    CUresult r = stream != g_capture_stream ? 1 : g_capture == CAPTURE_INVALIDATED ? 901 : OK;
+    if (stream == g_capture_stream) g_capture_stream = NULL, g_capture = CAPTURE_NONE;
+    pthread_mutex_unlock(&g_capture_lock);
+    *graph = r == OK ? malloc(1) : NULL;
+    return r == OK && !*graph ? 2 : r;
+}
+static CUresult graph_instantiate(void **exec, void *graph, unsigned long long flags)
+{
+    (void)flags;
+    *exec = graph ? malloc(1) : NULL;
+    return *exec ? OK : 1;
+}
+static CUresult graph_free(void *g) { free(g); return OK; }
+static CUresult graph_launch(void *exec, void *stream) { (void)stream; return exec ? OK : 1; }
+static CUresult stream_create(void **stream, unsigned flags) { (void)flags; *stream = malloc(1); return *stream ? OK : 2; }
+static CUresult loading_mode(int *mode) { *mode = lazy() ? 2 : 1; return OK; }
+static CUresult function_count(unsigned *n, void *module) { *n = module ? FUNCTIONS : 0; return module ? OK : 1; }
+static CUresult enumerate_functions(void **fs, unsigned n, void *module)
+{
+    if (!module || n != FUNCTIONS) return 1;
+    for (unsigned i = 0; i < n; i++) fs[i] = (char *)0x2 + i;
+    return OK;
+}
+static CUresult func_load(void *f)
+{
+    size_t i = (size_t)((char *)f - (char *)0x2);
+    if (i >= FUNCTIONS) return 1;
+    CUresult r = load_under_capture();
+    if (r == OK && !g_function_loaded[i]) g_function_loaded[i] = 1, atomic_fetch_add(&g_function_loads, 1);
+    return r;
+}
+static CUresult func_is_loaded(int *state, void *f)
+{
+    size_t i = (size_t)((char *)f - (char *)0x2);
+    if (i >= FUNCTIONS) return 1;
+    *state = !lazy() || g_function_loaded[i];
+    return OK;
 }
 
 CUresult cuInit(unsigned flags) { return flags ? 1 : OK; }
@@ -127,6 +237,9 @@ static CUresult module_load(void **module, const void *image, unsigned n, void *
 {
     (void)n, (void)keys, (void)values;
     if (!image) return 1;
+    CUresult captured = load_under_capture();
+    if (captured != OK) return captured;
+    memset(g_function_loaded, 0, sizeof g_function_loaded); /* a new module: nothing loaded yet */
     atomic_fetch_add(&g_loads, 1);
     *module = malloc(1);
     return *module ? OK : 2;
@@ -142,9 +255,9 @@ static CUresult module_function(void **f, void *module, const char *name)
  * launch to raise its dynamic shared memory. */
 static CUresult func_get_attribute(int *value, int attr, void *f)
 {
-    (void)attr, (void)f;
+    (void)attr;
     *value = 0;
-    return OK;
+    return use_function(f);
 }
 static CUresult func_set_attribute(void *f, int attr, int value)
 {
@@ -154,12 +267,16 @@ static CUresult func_set_attribute(void *f, int attr, int value)
 static CUresult unsupported(void) { return UNSUPPORTED; }
 static CUresult launch_kernel_ex(const launch_config *config, void *f, void **params, void **extra)
 {
-    (void)f, (void)params, (void)extra;
+    (void)params, (void)extra;
+    CUresult loaded = use_function(f);
+    if (loaded != OK) return loaded;
     pthread_mutex_lock(&g_launch_lock);
     g_last_launch = *config;
     g_launches++;
     pthread_mutex_unlock(&g_launch_lock);
-    return UNSUPPORTED;
+    int status = CAPTURE_NONE;
+    capture_info(config->stream, &status, NULL, NULL, NULL, NULL, NULL);
+    return status == CAPTURE_ACTIVE ? OK : UNSUPPORTED; /* captured: nothing runs yet */
 }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
@@ -189,6 +306,20 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuFuncGetAttribute", (void *)func_get_attribute},
         {"cuFuncSetAttribute", (void *)func_set_attribute},
         {"cuLaunchKernelEx", (void *)launch_kernel_ex},
+        {"cuStreamCreate", (void *)stream_create},
+        {"cuStreamDestroy", (void *)graph_free},
+        {"cuStreamGetCaptureInfo", (void *)capture_info},
+        {"cuStreamBeginCapture", (void *)begin_capture},
+        {"cuStreamEndCapture", (void *)end_capture},
+        {"cuGraphInstantiateWithFlags", (void *)graph_instantiate},
+        {"cuGraphLaunch", (void *)graph_launch},
+        {"cuGraphExecDestroy", (void *)graph_free},
+        {"cuGraphDestroy", (void *)graph_free},
+        {"cuModuleGetLoadingMode", (void *)loading_mode},
+        {"cuModuleGetFunctionCount", (void *)function_count},
+        {"cuModuleEnumerateFunctions", (void *)enumerate_functions},
+        {"cuFuncLoad", (void *)func_load},
+        {"cuFuncIsLoaded", (void *)func_is_loaded},
     };
     const char *fail = getenv("FAKE_FAIL");
     if (fail && strcmp(fail, symbol) == 0) {

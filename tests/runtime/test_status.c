@@ -27,6 +27,7 @@ static void status_values_keep_their_positions(void **state)
     assert_int_equal(ASYNCRT_ERROR_NO_NVRTC, 17);
     assert_int_equal(ASYNCRT_ERROR_VERSION_MISMATCH, 18);
     assert_int_equal(ASYNCRT_ERROR_CORRUPT, 19);
+    assert_int_equal(ASYNCRT_ERROR_CAPTURE, 20);
     assert_string_equal(asyncrt_status_string(ASYNCRT_ERROR_NO_NVRTC), "ASYNCRT_ERROR_NO_NVRTC");
     assert_string_equal(asyncrt_status_description(ASYNCRT_ERROR_IO), "a file could not be read or written");
 }

@@ -69,6 +69,7 @@ int tool_exit_for_status(asyncrt_status s)
     case ASYNCRT_ERROR_IO: return TOOL_EXIT_IO;
     case ASYNCRT_ERROR_CORRUPT: return TOOL_EXIT_CHECK; /* a file failed its checks */
     case ASYNCRT_ERROR_OUT_OF_MEMORY: return TOOL_EXIT_INTERNAL;
+    case ASYNCRT_ERROR_CAPTURE: return TOOL_EXIT_CUDA; /* a load refused during graph capture */
     default: return TOOL_EXIT_CUDA;
     }
 }

@@ -97,8 +97,14 @@ static bool check_combination(run_cli_parser *p)
      * line is checked as far as it can be without a device (README). */
     if (c->compile_only && !strcmp(c->arch, "auto"))
         return run_cli_fail(p, "--compile-only needs an explicit --arch (e.g. sm_90 or compute_80): 'auto' reads the GPU");
-    if (p->warmup_given && !c->repeat) return run_cli_fail(p, "--warmup only applies with --repeat N");
+    if (p->warmup_given && !c->repeat && !c->graph)
+        return run_cli_fail(p, "--warmup only applies with --repeat N or --graph N");
     if (p->batch_given && !c->repeat) return run_cli_fail(p, "--batch only applies with --repeat N");
+    for (size_t i = 1; c->graph && i < c->launch_count; i++)
+        if (c->launches[i].has_priority != c->launches[0].has_priority ||
+            (c->launches[i].has_priority && c->launches[i].priority != c->launches[0].priority))
+            return run_cli_fail(p, "--graph captures one stream: launch %zu's --priority differs from launch 1's; give "
+                                   "every launch the same --priority (or none)", i + 1);
     if (!run_link_check(c, p->err, p->err_size)) return false;
     for (size_t i = 0; i < c->launch_count; i++) {
         const run_launch_spec *l = &c->launches[i];
@@ -242,6 +248,11 @@ static bool take_batch(run_cli_parser *p, const char *name, const char *v)
     return true;
 }
 
+static bool take_graph(run_cli_parser *p, const char *name, const char *v)
+{
+    return take_count(p, name, v, 1, &p->cli->graph);
+}
+
 static bool take_bytes(run_cli_parser *p, const char *name, const char *v)
 {
     (void)name;
@@ -297,6 +308,7 @@ static const valued_option k_valued[] = {
     {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--batch", take_batch},
     {"--bytes", take_bytes},       {"--emit-ptx", take_emit_ptx},     {"--emit-cubin", take_emit_cubin},
     {"--priority", take_priority}, {"--image", take_image},           {"--bundle", take_bundle},
+    {"--graph", take_graph},
 };
 
 static bool parse_one(run_cli_parser *p, int argc, char *const *argv, int *i, bool *options_done)

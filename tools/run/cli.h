@@ -130,6 +130,7 @@ typedef struct run_cli {
     double rtol, atol;        /* negative: per-dtype defaults; --expect's own win */
     unsigned repeat, warmup;
     unsigned batch;           /* launches per timed sample (--batch; 1: one event pair per launch) */
+    unsigned graph;           /* --graph N: the run captured once, replayed N times and timed (graph.h); 0: off */
     uint64_t bytes;           /* 0: derived from the buffers */
     bool compile_only, json;
     int verbose;

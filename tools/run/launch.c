@@ -307,6 +307,20 @@ static int launch_once(const run_cli *cli, size_t i, const run_prepared *p)
     return asyncrt_kernel_launch(p->kernel, &config, p->args, p->sizes, cli->launches[i].arg_count);
 }
 
+asyncrt_status run_launch_all(const run_cli *cli, const run_gpu *g, asyncrt_stream stream)
+{
+    asyncrt_status s = ASYNCRT_SUCCESS;
+    for (size_t i = 0; s == ASYNCRT_SUCCESS && i < cli->launch_count; i++) {
+        asyncrt_launch_config config = config_of(&cli->launches[i], stream);
+        const run_prepared *p = &g->prepared[i];
+        s = asyncrt_kernel_launch(p->kernel, &config, p->args, p->sizes, cli->launches[i].arg_count);
+    }
+    return s;
+}
+
+asyncrt_stream run_launch_stream(const run_gpu *g) { return g->prepared[0].stream; }
+asyncrt_module *run_launch_module(const run_gpu *g) { return g->module; }
+
 int run_launch_sequence(asyncrt_context *ctx, const run_cli *cli, const run_gpu *g, run_result *r)
 {
     for (size_t i = 0; i < cli->launch_count; i++) {

@@ -33,6 +33,13 @@ int run_launch_time(asyncrt_context *ctx, const run_cli *cli, const run_gpu *g, 
 
 void run_launch_free(asyncrt_context *ctx, run_gpu *g); /* NULL is fine */
 
+/* --graph (graph.c): every launch once, in order, on `stream`, nothing
+ * synchronized: one iteration, to capture or to time. */
+asyncrt_status run_launch_all(const run_cli *cli, const run_gpu *g, asyncrt_stream stream);
+/* The stream of the launches' --priority (one, or none: then NULL), and the module. */
+asyncrt_stream run_launch_stream(const run_gpu *g);
+asyncrt_module *run_launch_module(const run_gpu *g);
+
 /* --compile-only: what a run would check of the arguments before it needs
  * the device, but the parameter sizes (the driver lists them): each --arg
  * buf:NAME+N inside its buffer, each launch's argument count against the

@@ -11,6 +11,7 @@
 #include "asyncrt/tensormap.h"
 #include "buffers.h"
 #include "check.h"
+#include "graph.h"
 #include "cli.h"
 #include "compile_stage.h"
 #include "launch.h"
@@ -254,8 +255,10 @@ static int run_kernels(asyncrt_context *ctx, const run_cli *cli, const asyncrt_p
                        run_result *r)
 {
     run_gpu *g = NULL;
+    run_graph *graph = NULL;
     int rc = run_launch_prepare(ctx, cli, program, buffers, &g, r);
-    if (rc == RUN_EXIT_OK) rc = run_launch_sequence(ctx, cli, g, r);
+    /* --graph: the checked run is the captured graph's first replay */
+    if (rc == RUN_EXIT_OK) rc = cli->graph ? run_graph_first(ctx, cli, g, &graph, r) : run_launch_sequence(ctx, cli, g, r);
     if (rc == RUN_EXIT_OK) {
         asyncrt_status s = run_buffers_download(ctx, buffers, cli->buffer_count);
         if (s != ASYNCRT_SUCCESS) rc = run_fail_library(r, ctx, s);
@@ -265,7 +268,10 @@ static int run_kernels(asyncrt_context *ctx, const run_cli *cli, const asyncrt_p
     if (checked == RUN_EXIT_OK || checked == RUN_EXIT_MISMATCH) {
         int timed = run_launch_time(ctx, cli, g, buffers, r);
         if (timed != RUN_EXIT_OK && checked == RUN_EXIT_OK) checked = timed;
+        timed = cli->graph ? run_graph_time(ctx, cli, g, graph, r) : RUN_EXIT_OK;
+        if (timed != RUN_EXIT_OK && checked == RUN_EXIT_OK) checked = timed;
     }
+    run_graph_free(ctx, graph);
     run_launch_free(ctx, g);
     return checked;
 }

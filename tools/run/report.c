@@ -77,6 +77,10 @@ void run_report_text(const run_cli *cli, const run_result *r, const run_buffer *
     }
     for (size_t i = 0; i < r->check_count; i++) text_check(&r->checks[i], &buffers[cli->expects[i].buffer], out);
     for (size_t i = 0; i < r->launch_count; i++) text_timing(cli, &r->launches[i], i, out);
+    if (r->graph_timed)
+        fprintf(out, "graph: %zu launch%s captured once; per iteration, median of %u (warm-up %u): graph replay "
+                "%.4f ms, stream launches %.4f ms (%.2fx)\n", cli->launch_count, cli->launch_count == 1 ? "" : "es",
+                cli->graph, cli->warmup, r->graph_ms, r->stream_ms, r->graph_ms > 0 ? r->stream_ms / r->graph_ms : 0.0);
     if (r->exit_code != RUN_EXIT_OK) return;
     for (size_t i = 0; i < r->launch_count; i++) {
         const run_launch_spec *l = &cli->launches[i];
@@ -208,5 +212,8 @@ void run_report_json(const run_cli *cli, const run_result *r, const run_buffer *
     fputc(']', out);
     if (r->check_count) json_checks(out, cli, r, buffers);
     if (first->timed) json_timing(out, cli, first);
+    if (r->graph_timed)
+        fprintf(out, ",\"graph\":{\"iterations\":%u,\"warmup\":%u,\"launches\":%zu,\"graph_median_ms\":%.6f,"
+                "\"stream_median_ms\":%.6f}", cli->graph, cli->warmup, cli->launch_count, r->graph_ms, r->stream_ms);
     fputs("}\n", out);
 }

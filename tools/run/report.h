@@ -42,6 +42,8 @@ typedef struct run_result {
     size_t scan_count;
     asyncrt_bundle *bundle;            /* --bundle, loaded for the compiles */
     asyncrt_program *named;            /* --image: the compiled program, whose lowered names the launches use */
+    bool graph_timed;                  /* --graph: medians per iteration of the whole sequence (graph.c) */
+    float graph_ms, stream_ms;         /* replayed as a graph; launched on the stream as the plain run does */
 } run_result;
 
 /* Records the first failure (later ones are consequences). Returns code. */

@@ -11,5 +11,6 @@
 #include "asyncrt/ops.h"
 #include "asyncrt/tile_ops.h"
 #include "asyncrt/tensormap.h"
+#include "asyncrt/graph.h"
 
 #endif

@@ -34,7 +34,8 @@ extern "C" {
     XX(ERROR_NO_NVRTC, "no usable NVRTC library to compile with") /* a compile is needed and none was found */  \
     XX(ERROR_VERSION_MISMATCH, "NVRTC, nvJitLink and the driver are of versions that do not work together") \
     /* NVRTC too new for the driver to load what it builds; nvJitLink older than NVRTC's LTO-IR */            \
-    XX(ERROR_CORRUPT, "a file failed its checks") /* damaged, foreign, truncated: asyncrt/cache.h */
+    XX(ERROR_CORRUPT, "a file failed its checks") /* damaged, foreign, truncated: asyncrt/cache.h */       \
+    XX(ERROR_CAPTURE, "refused: a stream is capturing a CUDA graph") /* a compile, load or lazy load */
 
 typedef enum asyncrt_status {
 #define ASYNCRT_STATUS_ENUM_(code, description) ASYNCRT_##code,
