@@ -143,9 +143,16 @@ static void emit_lib(void **state)
     assert_non_null(strstr(run_tool_output(), "\"library\":"));
     assert_tool(0, "'%s' --emit-lib '%s' --arch sm_90", src("util.cu"), tmp_path("util.ltoir"));
     assert_non_null(strstr(run_tool_output(), "for sm_90 (LTO-IR"));
-    assert_tool(0, "'%s' --link '%s' --compile-only --arch sm_90 -v --json", src("main.cu"), tmp_path("util.cubin"));
-    assert_non_null(strstr(run_tool_output(), "asyncrt-run: link of 1 source and 1 file: "));
-    assert_non_null(strstr(run_tool_output(), "\"arch_reason\":\"sm_90: explicit target\""));
+    /* the reason on a link the cache has (the first run stores it where it had not) and on one it cannot have */
+    assert_tool(0, "'%s' --link '%s' --compile-only --arch sm_90", src("main.cu"), tmp_path("util.cubin"));
+    for (int cached = 1; cached >= 0; cached--) {
+        assert_tool(0, "'%s' --link '%s' --compile-only --arch sm_90 -v --json", src("main.cu"), tmp_path("util.cubin"));
+        assert_non_null(strstr(run_tool_output(), "asyncrt-run: link of 1 source and 1 file: "));
+        assert_non_null(strstr(run_tool_output(), cached ? "disk cache hit" : "cache miss, nvJitLink linked"));
+        assert_non_null(strstr(run_tool_output(), "\"arch_reason\":\"sm_90: explicit target\""));
+        setenv("ASYNCRT_CACHE", "0", 1);
+    }
+    unsetenv("ASYNCRT_CACHE");
     assert_tool(0, "'%s' --link '%s' --compile-only --arch sm_90", src("main.cu"), tmp_path("util.o"));
     assert_tool(0, "'%s' --link '%s' --lto --compile-only --arch sm_90 -v", src("main.cu"), tmp_path("util.ltoir"));
     assert_non_null(strstr(run_tool_output(), "asyncrt-run: link of 1 source and 1 file with LTO: "));
