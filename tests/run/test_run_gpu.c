@@ -448,6 +448,19 @@ static void test_emit_lib_linked_and_run(void **state)
     free(x), free(y), free(want);
 }
 
+/* On a GPU, --arch auto compiles too: a broken source's error (exit 3) before
+ * "no __global__ function" (the CPU test can only do it with --arch). */
+static void test_compile_error_before_kernel_verdict_auto(void **state)
+{
+    (void)state;
+    FILE *f = fopen(tmp_path("garbage.cu"), "w");
+    assert_non_null(f);
+    fputs("this is not C++ {\n", f);
+    fclose(f);
+    assert_tool(3, "'%s'", tmp_path("garbage.cu"));
+    assert_non_null(strstr(run_tool_output(), "error: expected a declaration"));
+}
+
 int main(void)
 {
     asyncrt_context *ctx = test_open_device_or_skip("test_run_gpu");
@@ -473,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_pdl_pair),
         cmocka_unit_test(test_standard_headers_kernel),
         cmocka_unit_test(test_emit_lib_linked_and_run),
+        cmocka_unit_test(test_compile_error_before_kernel_verdict_auto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,6 +176,8 @@ int run_compile_errors(asyncrt_context *ctx, const run_cli *cli, const char *fir
     const char *mode = run_link_wanted(cli) ? cli->lto ? "-dlto" : "-rdc=true" : NULL;
     r->error = NULL;
     r->exit_code = RUN_EXIT_OK;
+    /* auto reads the device: open it quietly (without one the verdict stands; a run says why later) */
+    if (!strcmp(cli->arch, "auto") && !cli->compile_only) (void)asyncrt_context_open_device(ctx, cli->device);
     for (size_t i = 0; i <= cli->more_source_count && r->exit_code == RUN_EXIT_OK; i++) {
         const char *path = i ? cli->more_sources[i - 1] : strcmp(cli->source, "-") ? cli->source : "stdin.cu";
         char *text = i ? read_text(path, r) : (char *)first;
