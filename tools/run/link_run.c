@@ -171,6 +171,7 @@ static int write_image(const char *path, const asyncrt_program *p, run_result *r
 
 int run_compile_errors(asyncrt_context *ctx, const run_cli *cli, const char *first, run_result *r)
 {
+    if (cli->bundle) return r->exit_code; /* compile_one has no bundle: its errors would not be the run's */
     int verdict = r->exit_code;
     char *why = r->error;
     const char *mode = run_link_wanted(cli) ? cli->lto ? "-dlto" : "-rdc=true" : NULL;

@@ -33,8 +33,8 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
  * source compiled as the run would, without name expressions (for --arch
  * auto on the device, opened here). A compile error replaces the verdict
  * (RUN_EXIT_COMPILE, NVRTC's log): it is the real story. Otherwise, also
- * when it cannot compile here (auto without a device), the verdict stands
- * and is returned. */
+ * when it cannot compile here (auto without a device; --bundle, not
+ * checked), the verdict stands and is returned. */
 int run_compile_errors(asyncrt_context *ctx, const run_cli *cli, const char *first, run_result *r);
 
 /* --emit-lib FILE: the source compiled without kernels for linking,
