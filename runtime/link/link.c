@@ -37,6 +37,7 @@ struct asyncrt_link {
     asyncrt_context *ctx;
     asyncrt__arch arch;
     char arch_name[32];      /* "sm_90": nvJitLink's -arch */
+    char *arch_why;          /* why that target (asyncrt_program_arch_reason of the result) */
     link_input *inputs;
     size_t count, cap;
     asyncrt_string_list options;
@@ -63,7 +64,9 @@ static asyncrt_status link_create(asyncrt_context *ctx, const char *arch, asyncr
     bool is_auto = !arch || strcmp(arch, "auto") == 0;
     if (is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx));
     asyncrt__arch target;
-    ASYNCRT_TRY(asyncrt__arch_resolve(ctx, arch, &target));
+    char why[2048] = "";
+    ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, arch, &target, why, sizeof why));
+    bool was_ptx = target.ptx;
     if (target.ptx && !is_auto)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                              "link arch %s: a link makes a CUBIN; name sm_%d (or sm_%da) instead", arch,
@@ -74,6 +77,11 @@ static asyncrt_status link_create(asyncrt_context *ctx, const char *arch, asyncr
     l->ctx = ctx;
     l->arch = target;
     asyncrt__arch_format(&target, l->arch_name, sizeof l->arch_name);
+    l->arch_why = was_ptx ? asyncrt__format("%s; a link makes a CUBIN: %s", why, l->arch_name) : strdup(why);
+    if (!l->arch_why) {
+        free(l);
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
     *out = l;
     return ASYNCRT_SUCCESS;
 }
@@ -92,6 +100,7 @@ void asyncrt_link_destroy(asyncrt_link *l)
         free(l->inputs[i].data);
     }
     free(l->inputs);
+    free(l->arch_why);
     asyncrt__list_free(&l->options);
     asyncrt__list_free(&l->expressions);
     asyncrt__list_free(&l->lowered);
@@ -109,10 +118,12 @@ static asyncrt_status check_arch(asyncrt_link *l, int kind, const void *data, si
     char list[256] = "";
     for (size_t i = 0, used = 0; i < n && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%ssm_%d", i ? ", " : "", archs[i]);
+    char members[512] = ""; /* a library: which member says which arch */
+    if (kind == ASYNCRT_JIT_LIBRARY) asyncrt__link_describe_members(data, size, members, sizeof members);
     return asyncrt__fail(l->ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH,
-                         "link input %s (%s) is built for %s, this link for %s: every input must be built for "
-                         "the link's target (recompile it for %s)", name, kind_name(kind), list, l->arch_name,
-                         l->arch_name);
+                         "link input %s (%s) is built for %s%s%s%s, this link for %s: every input must be built for "
+                         "the link's target (recompile it for %s)", name, kind_name(kind), list,
+                         members[0] ? " (members: " : "", members, members[0] ? ")" : "", l->arch_name, l->arch_name);
 }
 
 /* Takes ownership of data (freed on failure too). */
@@ -437,6 +448,7 @@ static asyncrt_program *make_program(const asyncrt_link *l, const uint8_t result
     }
     memcpy(p->key, result_key, 32);
     snprintf(p->arch, sizeof p->arch, "%s", l->arch_name);
+    p->arch_reason = strdup(l->arch_why); /* NULL when out of memory: the reason is then "" */
     p->image = image;
     p->image_size = size;
     p->log = log;
@@ -484,6 +496,8 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
     double start = asyncrt__now_ms();
     asyncrt_cache_claim claim = {0};
     if ((*out = asyncrt__program_look_up(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &claim))) {
+        free((*out)->arch_reason); /* not in the cache's entry: this link's */
+        (*out)->arch_reason = strdup(l->arch_why);
         asyncrt__log(ctx, 2, "link for %s: %s cache hit, no nvJitLink call (%.2f ms)", l->arch_name,
                      (*out)->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", asyncrt__now_ms() - start);
         free(note);

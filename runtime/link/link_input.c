@@ -1,6 +1,7 @@
 #include "link_input.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,13 @@ int asyncrt__link_sniff(const void *data, size_t size)
     return 0;
 }
 
+static bool object_fatbin(const unsigned char *d, size_t size, const unsigned char **fatbin, size_t *fatbin_size);
+static void add_member_archs(const char *name, const void *member, size_t member_size, void *arg);
+typedef struct arch_union {
+    int *archs;
+    size_t n, cap;
+} arch_union;
+
 /* The number after ".target sm_" or "compute_" in PTX, 0 if none. */
 static int ptx_target(const char *t, size_t size)
 {
@@ -70,6 +78,15 @@ size_t asyncrt__link_archs(int kind, const void *data, size_t size, int *archs, 
     } else if (kind == ASYNCRT_JIT_PTX && cap) {
         int sm = ptx_target(data, size);
         if (sm) archs[n++] = sm;
+    } else if (kind == ASYNCRT_JIT_OBJECT) {
+        const unsigned char *fatbin;
+        size_t fatbin_size;
+        if (object_fatbin(d, size, &fatbin, &fatbin_size))
+            n = asyncrt__link_archs(ASYNCRT_JIT_FATBIN, fatbin, fatbin_size, archs, cap);
+    } else if (kind == ASYNCRT_JIT_LIBRARY) {
+        arch_union u = {archs, 0, cap};
+        asyncrt__link_members(data, size, add_member_archs, &u);
+        n = u.n;
     } else if (kind == ASYNCRT_JIT_FATBIN && size >= 16) {
         /* header: magic u32, version u16, header size u16, payload size u64; then entries
          * of kind u16, u16, header size u32, payload size u64, ..., the arch u32 at 28 */
@@ -86,6 +103,78 @@ size_t asyncrt__link_archs(int kind, const void *data, size_t size, int *archs, 
         }
     }
     return n;
+}
+
+/* The device code a host object carries: its __nv_relfatbin (-rdc) or
+ * .nv_fatbin section, a fatbin; false when it has none in bounds. */
+static bool object_fatbin(const unsigned char *d, size_t size, const unsigned char **fatbin, size_t *fatbin_size)
+{
+    if (!is_elf64(d, size)) return false;
+    uint64_t shoff = rd(d + 0x28, 8), shentsize = rd(d + 0x3a, 2), shnum = rd(d + 0x3c, 2), shstrndx = rd(d + 0x3e, 2);
+    if (shentsize != 64 || shoff > size || shnum > (size - shoff) / 64 || shstrndx >= shnum) return false;
+    const unsigned char *strh = d + shoff + 64 * shstrndx;
+    uint64_t stroff = rd(strh + 0x18, 8), strsize = rd(strh + 0x20, 8);
+    if (stroff > size || strsize > size - stroff) return false;
+    for (uint64_t i = 0; i < shnum; i++) {
+        const unsigned char *h = d + shoff + 64 * i;
+        uint64_t name = rd(h, 4), off = rd(h + 0x18, 8), bytes = rd(h + 0x20, 8);
+        const char *n = (const char *)d + stroff + name;
+        size_t room = name < strsize ? (size_t)(strsize - name) : 0;
+        bool wanted = (room > 14 && memcmp(n, "__nv_relfatbin", 15) == 0) || (room > 10 && memcmp(n, ".nv_fatbin", 11) == 0);
+        if (!wanted || off > size || bytes > size - off) continue;
+        *fatbin = d + off;
+        *fatbin_size = (size_t)bytes;
+        return true;
+    }
+    return false;
+}
+
+bool asyncrt__link_members(const void *data, size_t size,
+                           void (*each)(const char *name, const void *member, size_t member_size, void *arg), void *arg)
+{
+    const unsigned char *d = data;
+    if (size < 8 || memcmp(d, "!<arch>\n", 8) != 0) return false;
+    const unsigned char *names = NULL; /* GNU's "//" member: long names, each ending "/\n" */
+    size_t names_size = 0;
+    for (size_t off = 8; off + 60 <= size;) {
+        const unsigned char *h = d + off;
+        if (h[58] != '`' || h[59] != '\n') return false;
+        uint64_t bytes = 0;
+        for (int i = 48; i < 58 && h[i] >= '0' && h[i] <= '9'; i++) bytes = bytes * 10 + (uint64_t)(h[i] - '0');
+        if (bytes > size - off - 60) return false;
+        const unsigned char *body = h + 60;
+        char name[256];
+        size_t len = 0;
+        if (h[0] == '/' && h[1] == '/') {
+            names = body, names_size = (size_t)bytes;
+        } else if (h[0] == '/' && h[1] >= '0' && h[1] <= '9') { /* "/123": at 123 in the long names */
+            uint64_t at = 0;
+            for (int i = 1; i < 16 && h[i] >= '0' && h[i] <= '9'; i++) at = at * 10 + (uint64_t)(h[i] - '0');
+            while (names && at + len < names_size && names[at + len] != '/' && names[at + len] != '\n' &&
+                   len < sizeof name - 1)
+                name[len] = (char)names[at + len], len++;
+        } else if (h[0] != '/') { /* "name/" (GNU) or "name   " (BSD without #1/) */
+            while (len < 16 && h[len] != '/' && h[len] != ' ') name[len] = (char)h[len], len++;
+        }
+        name[len] = '\0';
+        if (len) each(name, body, (size_t)bytes, arg);
+        off += 60 + (size_t)bytes + (bytes & 1);
+    }
+    return true;
+}
+
+static void add_member_archs(const char *name, const void *member, size_t member_size, void *arg)
+{
+    (void)name;
+    arch_union *u = arg;
+    int found[32], kind = asyncrt__link_sniff(member, member_size);
+    /* a library in a library is not read: nesting must not recurse without bound */
+    size_t n = kind == ASYNCRT_JIT_LIBRARY ? 0 : asyncrt__link_archs(kind, member, member_size, found, 32);
+    for (size_t i = 0; i < n && u->n < u->cap; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < u->n; j++) seen |= u->archs[j] == found[i];
+        if (!seen) u->archs[u->n++] = found[i];
+    }
 }
 
 bool asyncrt__link_relocatable(const void *data, size_t size)
@@ -117,4 +206,27 @@ bool asyncrt__link_symbols(const void *data, size_t size, void (*each)(const cha
         }
     }
     return true;
+}
+
+typedef struct member_text {
+    char *out;
+    size_t size, used;
+} member_text;
+
+static void describe_member(const char *name, const void *member, size_t member_size, void *arg)
+{
+    member_text *t = arg;
+    int archs[32], kind = asyncrt__link_sniff(member, member_size);
+    size_t n = kind == ASYNCRT_JIT_LIBRARY ? 0 : asyncrt__link_archs(kind, member, member_size, archs, 32);
+    for (size_t i = 0; i < n && t->used < t->size; i++)
+        t->used += (size_t)snprintf(t->out + t->used, t->size - t->used, "%s%s%ssm_%d", t->used && !i ? "; " : "",
+                                    i ? ", " : name, i ? "" : " ", archs[i]);
+}
+
+void asyncrt__link_describe_members(const void *data, size_t size, char *out, size_t out_size)
+{
+    if (!out_size) return;
+    out[0] = '\0';
+    member_text t = {out, out_size, 0};
+    asyncrt__link_members(data, size, describe_member, &t);
 }

@@ -16,10 +16,23 @@
 int asyncrt__link_sniff(const void *data, size_t size);
 
 /* The SM numbers (90 for sm_90) the input holds code for: a CUBIN's one
- * (ELF e_flags), every entry of a fatbin, a PTX text's .target. Returns the
- * count written (at most cap; 0 when the kind does not say: LTO-IR, host
- * objects and libraries, whose members nvJitLink itself picks by arch). */
+ * (ELF e_flags), every entry of a fatbin, a PTX text's .target, a host
+ * object's fatbin section (nvcc -c, -rdc or not), every member of a library
+ * together (a library within a library is not read). Returns the count
+ * written (at most cap; 0 when the kind does not say: LTO-IR, an object
+ * without device code). */
 size_t asyncrt__link_archs(int kind, const void *data, size_t size, int *archs, size_t cap);
+
+/* Calls `each` for every named member of an ar archive ("!<arch>", GNU
+ * long names too; the symbol tables are skipped). False when it is not one
+ * or a header is damaged (the members before it were given). */
+bool asyncrt__link_members(const void *data, size_t size,
+                           void (*each)(const char *name, const void *member, size_t member_size, void *arg),
+                           void *arg);
+
+/* "b80.o sm_80; c.o sm_80, sm_86": each member of a library that says its
+ * arch, for a message (truncated to out_size). */
+void asyncrt__link_describe_members(const void *data, size_t size, char *out, size_t out_size);
 
 /* True for relocatable ELF (ET_REL: -rdc=true), false for a whole-program
  * image, whose symbols are already resolved. */

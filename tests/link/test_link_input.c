@@ -1,6 +1,7 @@
 /* link_input.c on tables: what an input is from its bytes, the arch it says,
  * its symbols, and that no prefix or corruption of a real CUBIN or fatbin
  * makes it read out of bounds (run under ASan in CI). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,11 +82,133 @@ static void damaged_inputs(void **state)
     asyncrt_context_destroy(ctx);
 }
 
+/* A CUBIN header saying sm_N (ELF ABI version 8: the SM in e_flags bits 8-15). */
+static void fake_cubin(unsigned char elf[64], int sm)
+{
+    memset(elf, 0, 64);
+    memcpy(elf, "\x7f" "ELF\x02\x01", 6);
+    elf[8] = 8;
+    elf[18] = 190;
+    elf[0x31] = (unsigned char)sm;
+}
+
+/* One ar member: the 60-byte header (name, size, "`\n") and the body, padded to even. */
+static size_t ar_member(unsigned char *out, const char *name, const void *body, size_t size)
+{
+    char h[61];
+    snprintf(h, sizeof h, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name, "0", "0", "0", "644", size);
+    memcpy(out, h, 60);
+    memcpy(out + 60, body, size);
+    if (size & 1) out[60 + size++] = '\n';
+    return 60 + size;
+}
+
+static void collect_name(const char *name, const void *member, size_t member_size, void *arg)
+{
+    (void)member, (void)member_size;
+    strcat(strcat(arg, name), ";");
+}
+
+/* A GNU archive (symbol table, long names) of an sm_80 and an sm_86 CUBIN:
+ * the members, their archs together and by name; then every prefix and
+ * every byte's corruption read without a fault (ASan in CI). */
+static void library_archs(void **state)
+{
+    (void)state;
+    unsigned char a[64], b[64], ar[1024];
+    fake_cubin(a, 80);
+    fake_cubin(b, 86);
+    const char *longnames = "a_member_with_a_long_name.o/\n";
+    size_t n = 8;
+    memcpy(ar, "!<arch>\n", 8);
+    n += ar_member(ar + n, "/", "\0\0\0\0", 4);
+    n += ar_member(ar + n, "//", longnames, strlen(longnames));
+    n += ar_member(ar + n, "/0", a, sizeof a);
+    n += ar_member(ar + n, "b.o/", b, sizeof b);
+    char names[256] = "";
+    assert_true(asyncrt__link_members(ar, n, collect_name, names));
+    assert_string_equal(names, "a_member_with_a_long_name.o;b.o;");
+    int archs[4];
+    assert_int_equal(asyncrt__link_archs(ASYNCRT_JIT_LIBRARY, ar, n, archs, 4), 2);
+    assert_int_equal(archs[0], 80);
+    assert_int_equal(archs[1], 86);
+    char text[256];
+    asyncrt__link_describe_members(ar, n, text, sizeof text);
+    assert_string_equal(text, "a_member_with_a_long_name.o sm_80; b.o sm_86");
+    asyncrt__link_describe_members(ar, n, text, 8); /* truncated, terminated */
+    assert_int_equal(strlen(text), 7);
+    /* a library inside a library is not read (no unbounded recursion) */
+    unsigned char outer[1200];
+    size_t m = 8;
+    memcpy(outer, "!<arch>\n", 8);
+    m += ar_member(outer + m, "inner.a/", ar, n);
+    assert_int_equal(asyncrt__link_archs(ASYNCRT_JIT_LIBRARY, outer, m, archs, 4), 0);
+    for (size_t len = 0; len <= n; len++) {
+        unsigned char *copy = malloc(len ? len : 1);
+        memcpy(copy, ar, len);
+        asyncrt__link_archs(ASYNCRT_JIT_LIBRARY, copy, len, archs, 4);
+        asyncrt__link_describe_members(copy, len, text, sizeof text);
+        free(copy);
+    }
+    unsigned char *copy = malloc(n);
+    for (size_t at = 0; at < n; at++) {
+        memcpy(copy, ar, n);
+        copy[at] ^= 0xff;
+        asyncrt__link_archs(ASYNCRT_JIT_LIBRARY, copy, n, archs, 4);
+        asyncrt__link_describe_members(copy, n, text, sizeof text);
+    }
+    free(copy);
+    ar[8 + 58] = 'x'; /* the first header's "`\n": damaged, said */
+    assert_false(asyncrt__link_members(ar, n, collect_name, names));
+    assert_false(asyncrt__link_members("not an archive", 14, collect_name, names));
+}
+
+/* A host object (nvcc -c) carries its device code in a fatbin section,
+ * __nv_relfatbin with -rdc: its entries' archs are the object's. */
+static void object_archs(void **state)
+{
+    (void)state;
+    unsigned char o[512] = {0};
+    memcpy(o, "\x7f" "ELF\x02\x01", 6);
+    o[18] = 62; /* EM_X86_64 */
+    const char names[] = "\0.shstrtab\0__nv_relfatbin\0";
+    memcpy(o + 64, names, sizeof names);
+    unsigned char *fat = o + 128; /* header, then one entry of 64 bytes for sm_80 */
+    memcpy(fat, "\x50\xed\x55\xba\x01\x00\x10\x00", 8);
+    fat[8] = 64;
+    fat[16] = 2, fat[16 + 4] = 64, fat[16 + 28] = 80;
+    unsigned char *sh = o + 256; /* section headers: null, .shstrtab, __nv_relfatbin */
+    sh[64 + 0] = 1, sh[64 + 4] = 3, sh[64 + 0x18] = 64, sh[64 + 0x20] = sizeof names;
+    sh[128 + 0] = 11, sh[128 + 4] = 1, sh[128 + 0x18] = 128, sh[128 + 0x20] = 80;
+    o[0x28] = 0, o[0x29] = 1;    /* e_shoff 256 */
+    o[0x3a] = 64, o[0x3c] = 3, o[0x3e] = 1;
+    assert_int_equal(asyncrt__link_sniff(o, sizeof o), ASYNCRT_JIT_OBJECT);
+    int archs[4];
+    assert_int_equal(asyncrt__link_archs(ASYNCRT_JIT_OBJECT, o, sizeof o, archs, 4), 1);
+    assert_int_equal(archs[0], 80);
+    for (size_t len = 0; len <= sizeof o; len++) {
+        unsigned char *copy = malloc(len ? len : 1);
+        memcpy(copy, o, len);
+        asyncrt__link_archs(ASYNCRT_JIT_OBJECT, copy, len, archs, 4);
+        free(copy);
+    }
+    for (size_t at = 0; at < sizeof o; at++) {
+        unsigned char copy[sizeof o];
+        memcpy(copy, o, sizeof o);
+        copy[at] ^= 0xff;
+        asyncrt__link_archs(ASYNCRT_JIT_OBJECT, copy, sizeof copy, archs, 4);
+    }
+    o[64 + 11] = 'x'; /* another section name: no device code, no arch */
+    assert_int_equal(asyncrt__link_archs(ASYNCRT_JIT_OBJECT, o, sizeof o, archs, 4), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sniff_kinds),
         cmocka_unit_test(damaged_inputs),
+        cmocka_unit_test(library_archs),
+        cmocka_unit_test(object_archs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,10 @@ trap 'rm -rf "$T"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1"
 export ASYNCRT_CACHE_DIR=$T/cache
 
-head -c 4096 /dev/urandom >"$T/garbage.cu"
+# '@' first: NVRTC reads up to the first NUL, and always sees an error (a source that does not compile
+# is reported before any word on its kernels).
+printf '@@@ ' >"$T/garbage.cu"
+head -c 4096 /dev/urandom >>"$T/garbage.cu"
 printf '\x00\x01\x02__global__\xff\xfe' >>"$T/garbage.cu"
 # The same without NUL bytes, so that NVRTC sees all of it (real errors).
 tr -d '\000' <"$T/garbage.cu" >"$T/garbage2.cu"
@@ -161,9 +164,10 @@ check 7 "8 bytes follow the data the shape describes" "$RUN" "$SAXPY" --buf x=np
 check 2 "element 1: nan cannot be stored in i32" "$RUN" "$SAXPY" --buf x=i32:4:npy="$T/nan.npy"
 check 7 "cannot write $T/file/x.ptx" "$RUN" "$SAXPY" --arch sm_90 --compile-only --emit-ptx "$T/file/x.ptx"
 # ---- asyncrt-run: sources NVRTC or the scanner refuse ------------------------
-check 2 "no __global__ function found" "$RUN" "$T/garbage.cu" --arch sm_90 --compile-only
+check 3 "garbage.cu for sm_90 failed (NVRTC_ERROR_COMPILATION)" "$RUN" "$T/garbage.cu" --arch sm_90 --compile-only
 check 2 "no __global__ function found" "$RUN" "$T/empty.cu" --arch sm_90 --compile-only
-check 2 "no __global__ function found in -" sh -c '"$0" - --arch sm_90 --compile-only <"$1"' "$RUN" "$T/garbage.cu"
+check 3 "compiling stdin.cu for sm_90 failed" sh -c '"$0" - --arch sm_90 --compile-only <"$1"' "$RUN" "$T/garbage.cu"
+check 2 "no __global__ function found in -" sh -c '"$0" - --arch sm_90 --compile-only <"$1"' "$RUN" "$T/empty.cu"
 check 3 "identifier \"undefined_thing\" is undefined" "$RUN" "$T/error.cu" --arch sm_90 --compile-only
 check 2 "identifier \"nosuch\" is undefined" "$RUN" "$SAXPY" --arch sm_90 --compile-only --kernel nosuch
 check 3 "garbage2.cu" "$RUN" "$T/garbage2.cu" --arch sm_90 --compile-only --kernel k

@@ -2,25 +2,42 @@
 #include "run_tool.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "test_support.h"
 
 static char output[1 << 16];
 static char *dir;
+static pid_t dir_owner; /* a forked child makes its own and never removes its parent's */
 
 const char *run_tool_output(void) { return output; }
+
+/* At exit, a failed test's too (cmocka's failures return to main). */
+static void remove_dir(void)
+{
+    if (!dir || dir_owner != getpid()) return;
+    test_remove_tree(dir);
+    free(dir);
+    dir = NULL;
+}
 
 const char *tmp_path(const char *name)
 {
     static char paths[8][4096];
     static int next;
-    if (!dir) dir = test_make_temp_dir("asyncrt-run-test");
+    static bool registered;
+    if (!dir || dir_owner != getpid()) {
+        dir = test_make_temp_dir("asyncrt-run-test");
+        dir_owner = getpid();
+        if (!registered) registered = atexit(remove_dir) == 0;
+    }
     char *p = paths[next++ % 8];
     snprintf(p, sizeof paths[0], "%s/%s", dir, name);
     return p;

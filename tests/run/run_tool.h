@@ -18,7 +18,8 @@ const char *run_tool_output(void);
         if (rc_ != (expected)) fail_msg("exit %d, expected %d; output:\n%s", rc_, (expected), run_tool_output()); \
     } while (0)
 
-/* A path inside this test's temporary directory (static buffer rotation). */
+/* A path inside this test's temporary directory (static buffer rotation);
+ * the directory is the process's own and is removed when it exits. */
 const char *tmp_path(const char *name);
 /* The kernels directory of the source tree. */
 const char *kernel_path(const char *file);

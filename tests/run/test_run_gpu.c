@@ -409,10 +409,64 @@ static void test_standard_headers_kernel(void **state)
     assert_detects_mismatch(args, "out", RUN_F32, shape, 1, want, N);
 }
 
+static char g_arch[16]; /* the device's sm_XY, for --emit-lib */
+
+/* --emit-lib: axpy_util.cu (a __device__ function, no kernel) as a
+ * relocatable CUBIN and as LTO-IR for this device, each linked into
+ * axpy_main.cu's kernel and run: y = fmaf(a, x, y) exactly as the CPU
+ * computes it, on fresh random data. */
+static void test_emit_lib_linked_and_run(void **state)
+{
+    (void)state;
+    enum { N = 4099 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *want = malloc(N * sizeof *want);
+    assert_true(x && y && want);
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)test_random_u32() / 4294967296.0f * 2 - 1;
+        y[i] = (float)test_random_u32() / 4294967296.0f * 2 - 1;
+        want[i] = fmaf(1.5f, x[i], y[i]);
+    }
+    unsigned long long shape[1] = {N};
+    write_npy_or_fail(tmp_path("axpy_x.npy"), RUN_F32, shape, 1, x);
+    write_npy_or_fail(tmp_path("axpy_y.npy"), RUN_F32, shape, 1, y);
+    write_npy_or_fail(tmp_path("axpy_want.npy"), RUN_F32, shape, 1, want);
+    char main_cu[4096], util_cu[4096];
+    snprintf(main_cu, sizeof main_cu, "%s/tests/link/kernels/axpy_main.cu", getenv("ASYNCRT_TEST_SOURCE_DIR"));
+    snprintf(util_cu, sizeof util_cu, "%s/tests/link/kernels/axpy_util.cu", getenv("ASYNCRT_TEST_SOURCE_DIR"));
+    static const char *const libs[] = {"axpy_util.cubin", "axpy_util.ltoir"};
+    for (int lto = 0; lto < 2; lto++) {
+        const char *lib = tmp_path(libs[lto]);
+        assert_tool(0, "'%s' --emit-lib '%s' --arch %s", util_cu, lib, g_arch);
+        char args[8192];
+        snprintf(args, sizeof args,
+                 "'%s' --link '%s'%s --grid 8 --block 128 --buf x=f32:%d:npy=%s --buf y=f32:%d:npy=%s "
+                 "--arg f32:1.5 --arg buf:x --arg buf:y --arg i32:%d",
+                 main_cu, lib, lto ? " --lto" : "", N, tmp_path("axpy_x.npy"), N, tmp_path("axpy_y.npy"), N);
+        assert_tool(0, "%s --expect y=%s --rtol 0 --atol 0", args, tmp_path("axpy_want.npy"));
+        assert_detects_mismatch(args, "y", RUN_F32, shape, 1, want, N);
+    }
+    free(x), free(y), free(want);
+}
+
+/* On a GPU, --arch auto compiles too: a broken source's error (exit 3) before
+ * "no __global__ function" (the CPU test can only do it with --arch). */
+static void test_compile_error_before_kernel_verdict_auto(void **state)
+{
+    (void)state;
+    FILE *f = fopen(tmp_path("garbage.cu"), "w");
+    assert_non_null(f);
+    fputs("this is not C++ {\n", f);
+    fclose(f);
+    assert_tool(3, "'%s'", tmp_path("garbage.cu"));
+    assert_non_null(strstr(run_tool_output(), "error: expected a declaration"));
+}
+
 int main(void)
 {
     asyncrt_context *ctx = test_open_device_or_skip("test_run_gpu");
     if (!ctx) return ASYNCRT_TEST_SKIP;
+    const asyncrt_device_info *d = asyncrt_context_device(ctx);
+    snprintf(g_arch, sizeof g_arch, "sm_%d%d", d->cc_major, d->cc_minor);
     asyncrt_context_destroy(ctx);
     test_seed_random("test_run_gpu");
     const struct CMUnitTest tests[] = {
@@ -431,6 +485,8 @@ int main(void)
         cmocka_unit_test(test_pointer_offset),
         cmocka_unit_test(test_pdl_pair),
         cmocka_unit_test(test_standard_headers_kernel),
+        cmocka_unit_test(test_emit_lib_linked_and_run),
+        cmocka_unit_test(test_compile_error_before_kernel_verdict_auto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "npy.h"
@@ -361,6 +362,64 @@ static void test_arch_auto_follows_the_versions(void **state)
     setenv("ASYNCRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
 }
 
+/* A source that does not compile says so (exit 3, NVRTC's log) before any
+ * verdict on its kernels; one that compiles keeps the verdict (exit 2). */
+static void test_compile_error_before_kernel_verdict(void **state)
+{
+    (void)state;
+    const char *garbage = tmp_path("garbage.cu"), *helper = tmp_path("helper.cu"), *two = tmp_path("two.cu");
+    FILE *f = fopen(garbage, "w");
+    assert_non_null(f);
+    fputs("this is not C++ {\n", f);
+    fclose(f);
+    assert_non_null(f = fopen(helper, "w"));
+    fputs("__device__ float twice(float x) { return 2 * x; }\n", f);
+    fclose(f);
+    assert_non_null(f = fopen(two, "w"));
+    fputs("__global__ void a(int *p) { *p = undeclared; }\n__global__ void b(int *p) { *p = 2; }\n", f);
+    fclose(f);
+    assert_tool(3, "'%s' --compile-only --arch sm_90", garbage);
+    assert_non_null(strstr(run_tool_output(), "error: expected a declaration"));
+    assert_null(strstr(run_tool_output(), "__global__"));
+    assert_tool(3, "'%s' --compile-only --arch sm_90", two); /* two kernels, one broken: the error first */
+    assert_non_null(strstr(run_tool_output(), "\"undeclared\" is undefined"));
+    assert_tool(2, "'%s' --compile-only --arch sm_90", helper);
+    assert_non_null(strstr(run_tool_output(), "no __global__ function found in"));
+    /* no --arch and no driver: it cannot be compiled here, the verdict stands */
+    assert_tool(2, "'%s'", garbage);
+    assert_non_null(strstr(run_tool_output(), "no __global__ function found in"));
+}
+
+/* The temporary folder of run_tool.c goes when its process exits, also
+ * after a failure (a child that fails and exits). */
+static void test_temp_dir_removed(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        const char *path = tmp_path("left.txt");
+        FILE *f = fopen(path, "w");
+        if (f) fputs("x", f), fclose(f);
+        if (write(fds[1], path, strlen(path) + 1) < 0) _exit(9);
+        exit(1); /* as a failed test's process does: atexit handlers run */
+    }
+    close(fds[1]);
+    char path[4096] = "";
+    ssize_t n = read(fds[0], path, sizeof path - 1);
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(n > 0 && strstr(path, "/asyncrt-run-test-"));
+    struct stat st;
+    assert_int_not_equal(stat(path, &st), 0);
+    *strrchr(path, '/') = '\0';
+    assert_int_not_equal(stat(path, &st), 0); /* the folder too */
+    assert_int_equal(stat(tmp_path(""), &st), 0); /* this process's own is still there */
+}
+
 int main(void)
 {
     /* The no-driver case needs a libcuda that cannot load, on any machine. */
@@ -374,6 +433,8 @@ int main(void)
         cmocka_unit_test(test_json_escapes_raw_bytes),
         cmocka_unit_test(test_compile_only_checks_the_command_line),
         cmocka_unit_test(test_arch_auto_follows_the_versions),
+        cmocka_unit_test(test_compile_error_before_kernel_verdict),
+        cmocka_unit_test(test_temp_dir_removed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

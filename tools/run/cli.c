@@ -271,6 +271,11 @@ static bool take_emit_cubin(run_cli_parser *p, const char *name, const char *v)
     return (void)name, take_text(p, v, &p->cli->emit_cubin, "--emit-cubin needs a file name");
 }
 
+static bool take_emit_lib(run_cli_parser *p, const char *name, const char *v)
+{
+    return (void)name, take_text(p, v, &p->cli->emit_lib, "--emit-lib needs a file name");
+}
+
 static bool take_image(run_cli_parser *p, const char *name, const char *v)
 {
     return (void)name, take_text(p, v, &p->cli->image, "--image needs a file name");
@@ -308,7 +313,7 @@ static const valued_option k_valued[] = {
     {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--batch", take_batch},
     {"--bytes", take_bytes},       {"--emit-ptx", take_emit_ptx},     {"--emit-cubin", take_emit_cubin},
     {"--priority", take_priority}, {"--image", take_image},           {"--bundle", take_bundle},
-    {"--graph", take_graph},
+    {"--graph", take_graph},       {"--emit-lib", take_emit_lib},
 };
 
 static bool parse_one(run_cli_parser *p, int argc, char *const *argv, int *i, bool *options_done)

@@ -143,6 +143,7 @@ typedef struct run_cli {
     const char *link_files[RUN_MAX_ITEMS]; size_t link_file_count;
     const char *link_options[RUN_MAX_ITEMS]; size_t link_option_count;
     bool lto;
+    const char *emit_lib;     /* --emit-lib: write a kernel-less device library, run nothing (link_run.h) */
 } run_cli;
 
 /* Returns RUN_EXIT_OK or RUN_EXIT_USAGE (with a message naming the offending

@@ -14,9 +14,44 @@ bool run_link_wanted(const run_cli *cli)
     return cli->more_source_count || cli->link_file_count || cli->lto || cli->link_option_count;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && !strcmp(s + n - m, suffix);
+}
+
+bool run_emit_lib_lto(const char *path)
+{
+    return ends_with(path, ".ltoir");
+}
+
+/* --emit-lib: one source, an explicit sm_XY, a name that says the kind, and nothing of a run. */
+static bool emit_lib_check(const run_cli *cli, char *err, size_t err_size)
+{
+    const char *lib = cli->emit_lib, *why = NULL;
+    bool lto = run_emit_lib_lto(lib), launch = cli->launch_count > 1 || cli->launches[0].kernel ||
+                                                  cli->launches[0].arg_count;
+    if (!lto && !ends_with(lib, ".cubin") && !ends_with(lib, ".o"))
+        why = "the name chooses the kind: FILE.ltoir for LTO-IR (-dlto, linked with --lto), FILE.cubin or FILE.o "
+              "for a relocatable CUBIN (-rdc=true)";
+    else if (strncmp(cli->arch, "sm_", 3))
+        why = "needs --arch sm_XY (e.g. sm_90): a library is for the one target every input of a link shares";
+    else if (cli->more_source_count || cli->link_file_count || cli->link_option_count)
+        why = "builds a library of one source (give the others to the link that uses it)";
+    else if (cli->lto && !lto)
+        why = "--lto: the name chooses the kind (FILE.ltoir for LTO-IR)";
+    else if (cli->emit_ptx || cli->emit_cubin || cli->image || cli->bundle)
+        why = "writes the library only: not with --emit-ptx, --emit-cubin, --image or --bundle";
+    else if (launch || cli->buffer_count || cli->tmap_count || cli->out_count || cli->expect_count || cli->repeat)
+        why = "runs no kernel: --kernel, --then, --buf, --tmap, --arg, --out, --expect and --repeat do not apply";
+    if (why) snprintf(err, err_size, "--emit-lib %s: %s", lib, why);
+    return !why;
+}
+
 bool run_link_check(const run_cli *cli, char *err, size_t err_size)
 {
     const char *why = NULL;
+    if (cli->emit_lib) return emit_lib_check(cli, err, err_size);
     if (!run_link_wanted(cli)) return true;
     bool stdin_used = cli->source && !strcmp(cli->source, "-");
     for (size_t i = 0; i < cli->more_source_count; i++) stdin_used |= !strcmp(cli->more_sources[i], "-");
@@ -74,9 +109,11 @@ static void show_log(const char *prefix, const char *log, int verbose)
         fprintf(stderr, "%s%s%s", prefix, log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 }
 
-/* One source for the link: the launches' kernels it declares are its name expressions. */
-static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *path, const char *text,
-                       asyncrt_program **out, run_result *r)
+/* One source for the link (mode "-rdc=true" or "-dlto"; NULL: as a single
+ * source): with `with_names`, the launches' kernels it declares are its name
+ * expressions. -v describes it where it is for linking. */
+static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *path, const char *text, const char *mode,
+                       bool with_names, asyncrt_program **out, run_result *r)
 {
     run_found_kernel *found = calloc(64, sizeof *found);
     char *dir = NULL;
@@ -90,7 +127,7 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
     n = n < 64 ? n : 64;
     const char *names[RUN_MAX_LAUNCHES];
     size_t name_count = 0;
-    for (size_t i = 0; i < r->launch_count; i++) {
+    for (size_t i = 0; with_names && i < r->launch_count; i++) {
         const char *k = r->launches[i].kernel;
         bool seen = !run_scan_find(found, n, k) || !run_scan_needs_name(found, n, k);
         for (size_t j = 0; j < name_count; j++) seen |= !strcmp(names[j], k);
@@ -101,7 +138,7 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
     for (size_t i = 0; i < cli->include_count; i++) includes[include_count++] = cli->includes[i];
     includes[include_count++] = dir;
     for (size_t i = 0; i < cli->nvrtc_option_count; i++) options[option_count++] = cli->nvrtc_options[i];
-    options[option_count++] = cli->lto ? "-dlto" : "-rdc=true";
+    if (mode) options[option_count++] = mode;
     asyncrt_compile_options opts = {
         .size = sizeof opts,
         .arch = cli->arch, .std = cli->std,
@@ -112,14 +149,72 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
     };
     double start = now_ms();
     asyncrt_status s = asyncrt_program_compile(ctx, path, text, &opts, out);
-    if (s == ASYNCRT_SUCCESS && cli->verbose)
+    if (s == ASYNCRT_SUCCESS && cli->verbose && mode)
         fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s for linking, %s)\n", path,
                 asyncrt_program_origin_string(asyncrt_program_origin_of(*out)), now_ms() - start,
-                asyncrt_program_arch(*out), cli->lto ? "LTO-IR" : "relocatable");
+                asyncrt_program_arch(*out), strcmp(mode, "-dlto") ? "relocatable" : "LTO-IR");
     if (s == ASYNCRT_SUCCESS) show_log("", asyncrt_program_log(*out), cli->verbose);
     free(found);
     free(dir);
     return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
+}
+
+static int write_image(const char *path, const asyncrt_program *p, run_result *r)
+{
+    FILE *f = fopen(path, "wb");
+    size_t size = 0;
+    const void *image = asyncrt_program_image(p, &size);
+    bool ok = f && fwrite(image, 1, size, f) == size;
+    if (f) ok = fclose(f) == 0 && ok;
+    return ok ? RUN_EXIT_OK : run_fail(r, RUN_EXIT_IO, "cannot write %s: %s", path, strerror(errno));
+}
+
+int run_compile_errors(asyncrt_context *ctx, const run_cli *cli, const char *first, run_result *r)
+{
+    if (cli->bundle) return r->exit_code; /* compile_one has no bundle: its errors would not be the run's */
+    int verdict = r->exit_code;
+    char *why = r->error;
+    const char *mode = run_link_wanted(cli) ? cli->lto ? "-dlto" : "-rdc=true" : NULL;
+    r->error = NULL;
+    r->exit_code = RUN_EXIT_OK;
+    /* auto reads the device: open it quietly (without one the verdict stands; a run says why later) */
+    if (!strcmp(cli->arch, "auto") && !cli->compile_only) (void)asyncrt_context_open_device(ctx, cli->device);
+    for (size_t i = 0; i <= cli->more_source_count && r->exit_code == RUN_EXIT_OK; i++) {
+        const char *path = i ? cli->more_sources[i - 1] : strcmp(cli->source, "-") ? cli->source : "stdin.cu";
+        char *text = i ? read_text(path, r) : (char *)first;
+        asyncrt_program *p = NULL;
+        if (text) compile_one(ctx, cli, path, text, mode, false, &p, r);
+        asyncrt_program_destroy(p);
+        if (i) free(text);
+    }
+    if (r->exit_code == RUN_EXIT_COMPILE) {
+        free(why);
+        return r->exit_code;
+    }
+    free(r->error); /* it compiles, or cannot be compiled here (no --arch, no device): the verdict stands */
+    r->error = why;
+    return r->exit_code = verdict;
+}
+
+int run_emit_lib(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source, run_result *r)
+{
+    bool lto = run_emit_lib_lto(cli->emit_lib);
+    asyncrt_program *p = NULL;
+    double start = now_ms();
+    int rc = compile_one(ctx, cli, source_name, source, lto ? "-dlto" : "-rdc=true", false, &p, r);
+    r->compile_ms = now_ms() - start;
+    if (rc == RUN_EXIT_OK) {
+        static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};
+        asyncrt_program_origin origin = asyncrt_program_origin_of(p);
+        r->origin = origin <= ASYNCRT_ORIGIN_REMOTE_CACHE ? origins[origin] : "?";
+        snprintf(r->arch, sizeof r->arch, "%s", asyncrt_program_arch(p));
+        snprintf(r->arch_why, sizeof r->arch_why, "%s", asyncrt_program_arch_reason(p));
+        r->is_ptx = false;
+        asyncrt_program_image(p, &r->image_bytes);
+        rc = write_image(cli->emit_lib, p, r);
+    }
+    asyncrt_program_destroy(p);
+    return rc;
 }
 
 int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first, asyncrt_program **out,
@@ -135,7 +230,8 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
     for (size_t i = 0; rc == RUN_EXIT_OK && i < count; i++) {
         const char *path = i ? cli->more_sources[i - 1] : cli->source;
         char *text = i ? read_text(path, r) : (char *)first;
-        rc = text ? compile_one(ctx, cli, path, text, &programs[i], r) : r->exit_code;
+        rc = text ? compile_one(ctx, cli, path, text, cli->lto ? "-dlto" : "-rdc=true", true, &programs[i], r)
+                  : r->exit_code;
         if (i) free(text);
     }
     asyncrt_status s = ASYNCRT_SUCCESS;
@@ -156,6 +252,7 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
         static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache"};
         r->origin = origin <= ASYNCRT_ORIGIN_DISK_CACHE ? origins[origin] : "?";
         snprintf(r->arch, sizeof r->arch, "%s", asyncrt_program_arch(*out));
+        snprintf(r->arch_why, sizeof r->arch_why, "%s", asyncrt_program_arch_reason(*out)); /* the link's target */
         r->is_ptx = false;
         asyncrt_program_image(*out, &r->image_bytes);
         for (size_t i = 0; i < r->launch_count; i++) {
@@ -163,21 +260,15 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
             r->launches[i].lowered = lowered ? lowered : r->launches[i].kernel;
         }
         if (cli->verbose)
-            fprintf(stderr, "asyncrt-run: link of %zu sources and %zu files%s: %s in %.1f ms (%s CUBIN, %zu bytes)\n",
-                    count, cli->link_file_count, cli->lto ? " with LTO" : "",
+            fprintf(stderr, "asyncrt-run: link of %zu source%s and %zu file%s%s: %s in %.1f ms (%s CUBIN, %zu bytes)\n",
+                    count, count == 1 ? "" : "s", cli->link_file_count, cli->link_file_count == 1 ? "" : "s",
+                    cli->lto ? " with LTO" : "",
                     origin == ASYNCRT_ORIGIN_COMPILED ? "cache miss, nvJitLink linked"
                     : origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory cache hit" : "disk cache hit, no nvJitLink call",
                     now_ms() - linked_at, r->arch, r->image_bytes);
         show_log("asyncrt-run: link: ", asyncrt_program_log(*out), cli->verbose);
     }
-    if (rc == RUN_EXIT_OK && cli->emit_cubin) {
-        FILE *f = fopen(cli->emit_cubin, "wb");
-        size_t size = 0;
-        const void *image = asyncrt_program_image(*out, &size);
-        bool ok = f && fwrite(image, 1, size, f) == size;
-        if (f) ok = fclose(f) == 0 && ok;
-        if (!ok) rc = run_fail(r, RUN_EXIT_IO, "cannot write %s: %s", cli->emit_cubin, strerror(errno));
-    }
+    if (rc == RUN_EXIT_OK && cli->emit_cubin) rc = write_image(cli->emit_cubin, *out, r);
     asyncrt_link_destroy(link);
     for (size_t i = 0; i < count; i++) asyncrt_program_destroy(programs[i]);
     free(programs);

@@ -17,7 +17,7 @@
 bool run_link_wanted(const run_cli *cli);
 
 /* The combinations linking rules out (stdin among several sources, --emit-ptx
- * of a linked CUBIN); false with the message. For the parser. */
+ * of a linked CUBIN, --emit-lib's rules); false with the message. For the parser. */
 bool run_link_check(const run_cli *cli, char *err, size_t err_size);
 
 /* The other sources' texts appended to `first`'s, for the kernel scan
@@ -28,5 +28,21 @@ int run_link_join_sources(const run_cli *cli, const char *first, char **joined, 
  * writes --emit-cubin. */
 int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first, asyncrt_program **out,
                      run_result *r);
+
+/* After a kernel-choice verdict (r: "no __global__ function", ...): each
+ * source compiled as the run would, without name expressions (for --arch
+ * auto on the device, opened here). A compile error replaces the verdict
+ * (RUN_EXIT_COMPILE, NVRTC's log): it is the real story. Otherwise, also
+ * when it cannot compile here (auto without a device; --bundle, not
+ * checked), the verdict stands and is returned. */
+int run_compile_errors(asyncrt_context *ctx, const run_cli *cli, const char *first, run_result *r);
+
+/* --emit-lib FILE: the source compiled without kernels for linking,
+ * FILE.ltoir as LTO-IR (-dlto), FILE.cubin or FILE.o as a relocatable CUBIN
+ * (-rdc=true); fills r's arch and image as run_compile does. */
+int run_emit_lib(asyncrt_context *ctx, const run_cli *cli, const char *source_name, const char *source, run_result *r);
+
+/* True for a --emit-lib name that asks for LTO-IR (FILE.ltoir). */
+bool run_emit_lib_lto(const char *path);
 
 #endif

@@ -76,6 +76,7 @@ static int template_hint(run_result *r, const run_found_kernel *k, const char *g
  * not given) and the parameter count the source declares. */
 static int choose_kernels(const run_cli *cli, const char *source, run_result *r)
 {
+    if (cli->emit_lib) return RUN_EXIT_OK; /* a library: no kernel, no launch */
     run_found_kernel *found = calloc(64, sizeof *found);
     if (!found) return run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     size_t n = run_scan_kernels(source, found, 64);
@@ -339,6 +340,9 @@ int main(int argc, char **argv)
     rc = read_source(cli, &source, &dir, r);
     if (rc == RUN_EXIT_OK && cli->more_source_count) rc = run_link_join_sources(cli, source, &all_sources, r);
     if (rc == RUN_EXIT_OK) rc = choose_kernels(cli, all_sources ? all_sources : source, r);
+    /* A source that does not compile says so before any verdict on its kernels. */
+    if (rc == RUN_EXIT_USAGE && asyncrt_context_create(&ctx) == ASYNCRT_SUCCESS)
+        rc = run_compile_errors(ctx, cli, source, r);
     if (rc == RUN_EXIT_OK && (rc = run_buffers_init(cli, buffers, err, sizeof err)) != RUN_EXIT_OK)
         run_fail(r, rc, "%s", err);
     if (rc == RUN_EXIT_OK) rc = check_out_files(cli, r);
@@ -352,13 +356,14 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK && asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS)
         rc = run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
-    if (rc == RUN_EXIT_OK && !cli->compile_only) rc = open_device(ctx, cli, r);
+    if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = open_device(ctx, cli, r);
     const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
-    if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(ctx, cli, source, &program, r);
+    if (rc == RUN_EXIT_OK && cli->emit_lib) rc = run_emit_lib(ctx, cli, source_name, source, r);
+    else if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(ctx, cli, source, &program, r);
     else if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
         name_hint(cli, r);
     if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(ctx, cli->image, &program, r);
-    if (rc == RUN_EXIT_OK && !cli->compile_only) rc = run_kernels(ctx, cli, program, buffers, r);
+    if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = run_kernels(ctx, cli, program, buffers, r);
 
     if (cli->json) run_report_json(cli, r, buffers, stdout);
     else run_report_text(cli, r, buffers, stdout);

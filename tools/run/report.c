@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "link_run.h"
 #include "tool.h"
 
 int run_fail(run_result *r, int code, const char *fmt, ...)
@@ -69,6 +70,11 @@ static void text_timing(const run_cli *cli, const run_launch_result *l, size_t i
 void run_report_text(const run_cli *cli, const run_result *r, const run_buffer *buffers, FILE *out)
 {
     if (r->exit_code != RUN_EXIT_OK && r->exit_code != RUN_EXIT_MISMATCH) return;
+    if (cli->emit_lib) {
+        fprintf(out, "library %s for %s (%s, %zu bytes): %s\n", cli->source, r->arch,
+                run_emit_lib_lto(cli->emit_lib) ? "LTO-IR" : "relocatable CUBIN", r->image_bytes, cli->emit_lib);
+        return;
+    }
     if (cli->compile_only) {
         for (size_t i = 0; i < r->launch_count; i++)
             fprintf(out, "compiled %s for %s (%s, %zu bytes)\n", r->launches[i].kernel, r->arch,
@@ -196,14 +202,21 @@ void run_report_json(const run_cli *cli, const run_result *r, const run_buffer *
     if (r->arch[0]) {
         fputs(",\"arch\":", out);
         tool_json_string(out, r->arch);
-        fputs(",\"arch_reason\":", out);
-        tool_json_string(out, r->arch_why);
+        if (r->arch_why[0]) { /* the target's reason; omitted where there is none */
+            fputs(",\"arch_reason\":", out);
+            tool_json_string(out, r->arch_why);
+        }
         fprintf(out, ",\"image\":\"%s\",\"image_bytes\":%zu,\"origin\":\"%s\",\"compile_ms\":%.3f",
-                r->is_ptx ? "ptx" : "cubin", r->image_bytes, r->origin ? r->origin : "", r->compile_ms);
+                cli->emit_lib ? run_emit_lib_lto(cli->emit_lib) ? "ltoir" : "cubin" : r->is_ptx ? "ptx" : "cubin",
+                r->image_bytes, r->origin ? r->origin : "", r->compile_ms);
+        if (cli->emit_lib) {
+            fputs(",\"library\":", out);
+            tool_json_string(out, cli->emit_lib);
+        }
     }
     if (r->load_ms > 0) fprintf(out, ",\"load_ms\":%.3f", r->load_ms);
     json_params(out, first);
-    if (!cli->compile_only) json_shape(out, &cli->launches[0]);
+    if (!cli->compile_only && !cli->emit_lib) json_shape(out, &cli->launches[0]);
     fputs(",\"launches\":[", out);
     for (size_t i = 0; i < r->launch_count; i++) {
         if (i) fputc(',', out);
