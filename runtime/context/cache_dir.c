@@ -35,7 +35,7 @@ asyncrt_status asyncrt__folder_trusted(asyncrt_cache_dir *dir, const char *what)
 static int open_export(asyncrt_cache_dir *dir, bool create)
 {
     if (create && mkdir(dir->name, 0700) != 0 && errno != EEXIST) {
-        snprintf(dir->why, sizeof dir->why, "cannot create %s (%s)", dir->name, strerror(errno));
+        asyncrt__mkdir_why(dir->name, errno, dir->why, sizeof dir->why);
         return -1;
     }
     int fd = open(dir->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
