@@ -215,7 +215,7 @@ static asyncrt_status dir_pull(asyncrt_cache_dir *dir, asyncrt_cache_dir_pull_re
                              "through the context's cache)", dir->name);
     char why[512];
     bool ok = asyncrt__cache_remote_pull(dir->ctx->cache, &full.installed, &full.refused, &full.not_for_this_machine,
-                                         why, sizeof why);
+                                         &full.already_here, why, sizeof why);
     asyncrt__sized_give(dir->ctx, ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT, out, &full, "pull result");
     return ok ? ASYNCRT_SUCCESS : asyncrt__fail(dir->ctx, ASYNCRT_ERROR_IO, "%s", why);
 }
