@@ -1,12 +1,14 @@
 /* Errors and logs, the bottom of the runtime: the per-thread last-error
  * messages of one asyncrt_diag (a context's), the failure helpers every file
  * reports through, the debug log and its clock. Knows no context. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "diag.h"
 
@@ -143,12 +145,37 @@ asyncrt_status asyncrt__diag_vfail_cu(asyncrt_diag *d, const asyncrt_driver *drv
     return status;
 }
 
+/* One line, one write(2): stdio would write the prefix, the text and the
+ * newline apart, and lines of threads or processes sharing stderr would
+ * interleave ("asyncrt: asyncrt: ..."). Up to PIPE_BUF bytes a pipe keeps
+ * the write whole; a longer line is allocated and still written at once. */
 void asyncrt__diag_vlog(const asyncrt_diag *d, int level, const char *fmt, va_list ap)
 {
     if (!d || level > d->log_level) return;
-    fputs("asyncrt: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    static const char prefix[] = "asyncrt: ";
+    char small[1024], *line = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small + sizeof prefix - 1, sizeof small - sizeof prefix, fmt, ap);
+    size_t size = n < 0 ? 0 : (size_t)n + sizeof prefix; /* prefix, text, newline */
+    if (n >= 0 && size > sizeof small - 1 && (line = malloc(size + 1)))
+        vsnprintf(line + sizeof prefix - 1, size + 1 - (sizeof prefix - 1), fmt, again);
+    va_end(again);
+    if (!line) { /* out of memory: the line cut short, still whole */
+        line = small;
+        size = sizeof small - 1;
+    }
+    if (n < 0) size = sizeof prefix; /* a bad format: the prefix and newline */
+    memcpy(line, prefix, sizeof prefix - 1);
+    line[size - 1] = '\n';
+    fflush(stderr); /* what stdio holds of the program's own goes first */
+    for (size_t done = 0; done < size;) {
+        ssize_t w = write(fileno(stderr), line + done, size - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    if (line != small) free(line);
 }
 
 void asyncrt__diag_log(const asyncrt_diag *d, int level, const char *fmt, ...)

@@ -75,27 +75,52 @@ static bool team_owned(const struct stat *st, gid_t team, const char *path, char
 
 /* mkdir -p, the components above `dir` 0700 where it creates them; *created:
  * it made `dir` itself (its mode is set on the opened directory, not here:
- * a chmod by name would follow whatever was put at the name meanwhile). */
-static int make_dirs(const char *dir, mode_t mode, bool *created)
+ * a chmod by name would follow whatever was put at the name meanwhile).
+ * 0, or the errno of the mkdir that failed, with that component in `failed`
+ * (the caller's lstat would otherwise replace EACCES by ENOENT). */
+static int make_dirs(const char *dir, mode_t mode, bool *created, char *failed, size_t failed_size)
 {
     *created = false;
+    snprintf(failed, failed_size, "%s", dir);
     char *copy = strdup(dir);
-    if (!copy) return -1;
-    int rc = 0;
-    for (char *p = copy + 1; rc == 0; p++) {
+    if (!copy) return ENOMEM;
+    int err = 0;
+    for (char *p = copy + 1; !err; p++) {
         bool last = *p == '\0';
         if (!last && *p != '/') continue;
         *p = '\0';
         if (mkdir(copy, last ? mode : 0700) == 0) {
             *created = last;
         } else if (errno != EEXIST) {
-            rc = -1;
+            err = errno;
+            snprintf(failed, failed_size, "%s", copy);
         }
         if (last) break;
         *p = '/';
     }
     free(copy);
-    return rc;
+    return err;
+}
+
+void asyncrt__mkdir_why(const char *dir, int err, char *why, size_t why_size)
+{
+    if (err != EACCES && err != EPERM) {
+        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(err));
+        return;
+    }
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    while (slash && slash > parent && slash[1] == '\0') { /* "a/b/" names b */
+        *slash = '\0';
+        slash = strrchr(parent, '/');
+    }
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else slash[slash == parent] = '\0'; /* "/x": the parent is "/" */
+    /* A parent that cannot even be looked into: a folder above it is closed. */
+    bool searchable = faccessat(AT_FDCWD, parent, X_OK, AT_EACCESS) == 0 || errno != EACCES;
+    snprintf(why, why_size, "permission denied creating %s (parent %s is not %s by uid %u)", dir, parent,
+             searchable ? "writable" : "searchable", (unsigned)geteuid());
 }
 
 static bool load_key(int dir_fd, const char *dir, const struct stat *dir_st, uint8_t key[32], char *why,
@@ -150,8 +175,10 @@ int asyncrt__dir_open_door(const char *dir, bool shared, bool create, uint8_t ma
     *is_trusted = false;
     bool created = false;
     mode_t mode = shared ? 02770 : 0700;
-    if (create && make_dirs(dir, mode, &created) != 0 && lstat(dir, &st) != 0) {
-        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(errno));
+    char failed[PATH_MAX];
+    int made = create ? make_dirs(dir, mode, &created, failed, sizeof failed) : 0;
+    if (made && lstat(dir, &st) != 0) {
+        asyncrt__mkdir_why(failed, made, why, why_size);
         return -1;
     }
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

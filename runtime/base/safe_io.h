@@ -45,6 +45,10 @@ int asyncrt__dir_open_trusted(const char *dir, bool shared, uint8_t mac_key[32],
 int asyncrt__dir_open_door(const char *dir, bool shared, bool create, uint8_t mac_key[32], bool *trusted,
                             char *why, size_t why_size);
 
+/* Why mkdir(dir) failed with errno err, for a message: EACCES and EPERM as
+ * "permission denied creating DIR (parent P is not writable by uid N)". */
+void asyncrt__mkdir_why(const char *dir, int err, char *why, size_t why_size);
+
 /* The checks above on a directory already open (dir_fd, named `dir` in
  * messages): a compile worker's, handed its parent's descriptor. True, with
  * mac_key filled in shared mode, when it may be used; false with why. */

@@ -41,6 +41,7 @@ static long find_file(const asyncrt_bundle_names *b, const char *real)
     return -1;
 }
 
+/* sha NULL: a file found by the include closure (no recorded hash to match). */
 bool asyncrt__bundle_names_add_file(asyncrt_bundle_names *b, const char *path, const uint8_t sha[32], char *why,
                                     size_t why_size)
 {
@@ -60,7 +61,7 @@ bool asyncrt__bundle_names_add_file(asyncrt_bundle_names *b, const char *path, c
     asyncrt__sha256_final(&h, now);
     asyncrt_bundle_file *grown = realloc(b->files, (b->file_count + 1) * sizeof *grown);
     char *copy = strdup(real);
-    if (memcmp(now, sha, 32) != 0 || !grown || !copy) {
+    if ((sha && memcmp(now, sha, 32) != 0) || !grown || !copy) {
         if (grown) b->files = grown;
         snprintf(why, why_size, grown && copy ? "%s changed while it was being bundled: run again" : "out of memory",
                  real);
@@ -153,6 +154,53 @@ static bool scan(asyncrt_bundle_names *b, const char *text, const char *path, co
     return true;
 }
 
+/* The directive at q (past '#' and blanks): its word's length when it is w. */
+static bool directive_is(const char *q, const char *w)
+{
+    size_t n = strlen(w);
+    return strncmp(q, w, n) == 0 && !(q[n] == '_' || (q[n] >= 'a' && q[n] <= 'z'));
+}
+
+/* Adds the files that the unconditional #includes of a read file (or a
+ * source) reach, and theirs in turn: NVRTC read them too, whatever its time
+ * trace says. Its trace can leave a header out (<cuda/std/complex>'s
+ * <cuda/std/detail/__config>, whose text is only directives, gets no event
+ * of its own), and the bundle then lacked it. An #include inside #if is
+ * left to the trace (a branch NVRTC skipped is never bundled); the include
+ * guard (a first #ifndef, then its #define) does not count as a condition. */
+static bool add_unconditional(asyncrt_bundle_names *b, const char *text, const char *path, char *why, size_t why_size)
+{
+    char dir_buf[PATH_MAX];
+    snprintf(dir_buf, sizeof dir_buf, "%s", path);
+    const char *dir = dirname(dir_buf);
+    int depth = 0, guard = 0, directives = 0;
+    for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *q = p + strspn(p, " \t");
+        if (*q++ != '#') continue;
+        q += strspn(q, " \t");
+        directives++;
+        if (directive_is(q, "if") || directive_is(q, "ifdef") || directive_is(q, "ifndef")) {
+            depth++;
+            if (directives == 1 && directive_is(q, "ifndef")) guard = -1; /* a guard if a #define follows */
+            continue;
+        }
+        if (guard == -1) guard = directives == 2 && directive_is(q, "define") ? 1 : 0;
+        if (directive_is(q, "endif")) depth -= depth > 0;
+        if (depth > guard || !directive_is(q, "include")) continue;
+        q += 7;
+        q += strspn(q, " \t");
+        char quote = *q, close = quote == '"' ? '"' : quote == '<' ? '>' : 0;
+        size_t n = close ? strcspn(++q, close == '"' ? "\"\n" : ">\n") : 0;
+        if (!close || q[n] != close || n == 0 || n >= PATH_MAX) continue;
+        char name[PATH_MAX], real[PATH_MAX];
+        memcpy(name, q, n);
+        name[n] = '\0';
+        if (in_memory(b, name) || !resolve(b, dir, quote, name, real) || find_file(b, real) >= 0) continue;
+        if (!asyncrt__bundle_names_add_file(b, real, NULL, why, why_size)) return false;
+    }
+    return true;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const asyncrt_bundle_name *)a)->name, ((const asyncrt_bundle_name *)b)->name);
@@ -161,6 +209,15 @@ static int by_name(const void *a, const void *b)
 bool asyncrt__bundle_names_resolve(asyncrt_bundle_names *b, const char *const *sources, size_t source_count,
                                    char *why, size_t why_size)
 {
+    for (size_t i = 0; i < source_count; i++) {
+        char *text = read_text(sources[i], why, why_size);
+        char real[PATH_MAX];
+        bool ok = text && realpath(sources[i], real) && add_unconditional(b, text, real, why, why_size);
+        free(text);
+        if (!ok) return false;
+    }
+    for (size_t i = 0; i < b->file_count; i++) /* the list grows as it goes: theirs are closed over too */
+        if (!add_unconditional(b, b->files[i].text, b->files[i].real, why, why_size)) return false;
     for (size_t i = 0; i < source_count; i++) {
         char *text = read_text(sources[i], why, why_size);
         char real[PATH_MAX];

@@ -4,7 +4,9 @@
  * folder as it does on disk. So each header NVRTC read from disk is bundled
  * under every name some read file (or a source) includes it by, found the
  * way NVRTC found it: a quoted name beside its includer first, then the -I
- * folders in order, the first existing file winning. */
+ * folders in order, the first existing file winning. The files NVRTC's
+ * trace named are closed over their unconditional #includes, which NVRTC
+ * read too (its trace can leave one out). */
 #ifndef ASYNCRT_BUILD_BUNDLE_NAMES_H
 #define ASYNCRT_BUILD_BUNDLE_NAMES_H
 
@@ -35,7 +37,8 @@ typedef struct asyncrt_bundle_names {
 } asyncrt_bundle_names;
 
 /* Adds a file NVRTC read (path as the cache manifest recorded it) whose
- * SHA-256 was sha: false with why when it is gone or changed since. */
+ * SHA-256 was sha (NULL: not recorded): false with why when it is gone or
+ * changed since. */
 bool asyncrt__bundle_names_add_file(asyncrt_bundle_names *b, const char *path, const uint8_t sha[32], char *why,
                                     size_t why_size);
 

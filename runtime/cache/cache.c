@@ -215,9 +215,21 @@ bool asyncrt__cache_remote_push(asyncrt_cache *c, const uint8_t key1[32], const 
     return asyncrt__remote_tier_push(c->remote, key1, deps, payload, size, kept, why, why_size);
 }
 
+/* Whether the disk's newest compile for key1 is already the entry of `set`
+ * (a pull repeated: nothing to install). */
+static bool on_disk(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *set)
+{
+    asyncrt_cache_entry e = {0};
+    asyncrt_dep_set held = {0};
+    bool same = asyncrt__disk_find(c, key1, &held, &e) && !memcmp(held.result_key, set->result_key, 32);
+    asyncrt__dep_set_free(&held);
+    asyncrt__cache_entry_free(&e);
+    return same;
+}
+
 /* asyncrt-cache pull: every value of one shard fetched and installed;
- * counts: installed, refused, stale. */
-static bool pull_shard(asyncrt_cache *c, asyncrt_remote *r, size_t i, size_t counts[3], char *why, size_t why_size)
+ * counts: installed, refused, stale, already on disk. */
+static bool pull_shard(asyncrt_cache *c, asyncrt_remote *r, size_t i, size_t counts[4], char *why, size_t why_size)
 {
     unsigned long long cursor = 0;
     size_t rounds = 0;
@@ -232,16 +244,18 @@ static bool pull_shard(asyncrt_cache *c, asyncrt_remote *r, size_t i, size_t cou
             asyncrt_dep_set set = {0};
             asyncrt_tier_got g = keys[k].valid ? asyncrt__remote_tier_fetch(c->diag, r, keys[k].key1, false, &e, &set, err)
                                                : ASYNCRT_TIER_BAD;
-            if (g == ASYNCRT_TIER_FOUND) install(c, keys[k].key1, &set, e.payload, e.size);
+            bool present = g == ASYNCRT_TIER_FOUND && on_disk(c, keys[k].key1, &set);
+            if (g == ASYNCRT_TIER_FOUND && !present) install(c, keys[k].key1, &set, e.payload, e.size);
             if (g == ASYNCRT_TIER_ERROR) { /* the server failed: no value was refused, and the rest would fail too */
                 char name[ASYNCRT_REMOTE_NAME_SIZE];
                 asyncrt__remote_name(r, "v", keys[k].key1, name);
                 snprintf(why, why_size, "the value %.100s: %s", name, err);
                 failed = true;
             } else {
-                counts[g == ASYNCRT_TIER_FOUND ? 0 : g == ASYNCRT_TIER_STALE ? 2 : 1] += g != ASYNCRT_TIER_NOTHING;
+                counts[present ? 3 : g == ASYNCRT_TIER_FOUND ? 0 : g == ASYNCRT_TIER_STALE ? 2 : 1] +=
+                    g != ASYNCRT_TIER_NOTHING;
             }
-            if (g == ASYNCRT_TIER_FOUND) /* taken from the remote, as a lookup's hit */
+            if (g == ASYNCRT_TIER_FOUND && !present) /* taken from the remote, as a lookup's hit */
                 asyncrt__remote_count(r, ASYNCRT_RC_HITS, 1);
             asyncrt__dep_set_free(&set);
             asyncrt__cache_entry_free(&e);
@@ -252,14 +266,14 @@ static bool pull_shard(asyncrt_cache *c, asyncrt_remote *r, size_t i, size_t cou
     return true;
 }
 
-bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale, char *why,
-                                size_t why_size)
+bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale,
+                                size_t *present, char *why, size_t why_size)
 {
     asyncrt_remote *r = c->remote;
-    size_t counts[3] = {0};
+    size_t counts[4] = {0};
     bool ok = asyncrt__remote_usable(r);
     if (!ok) snprintf(why, why_size, "no usable remote cache");
     for (size_t i = 0; ok && i < asyncrt__remote_shard_count(r); i++) ok = pull_shard(c, r, i, counts, why, why_size);
-    *installed = counts[0], *refused = counts[1], *stale = counts[2];
+    *installed = counts[0], *refused = counts[1], *stale = counts[2], *present = counts[3];
     return ok;
 }

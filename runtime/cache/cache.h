@@ -167,11 +167,12 @@ void asyncrt__cache_remote_tally_at(const char *name, int dir_fd, bool shared, c
  * key1 (false with why); *kept (when not NULL) says a value was there
  * already, which was left as it is (SET NX), so nothing was stored. pull:
  * every value of every shard installed (counts in *installed, *refused,
- * *stale); false when a shard failed. */
+ * *stale; *present: verified, and the disk held that very entry already:
+ * not written again); false when a shard failed. */
 bool asyncrt__cache_remote_push(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
                                 const unsigned char *payload, size_t size, bool *kept, char *why, size_t why_size);
-bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale, char *why,
-                                size_t why_size);
+bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *refused, size_t *stale,
+                                size_t *present, char *why, size_t why_size);
 
 /* ---- side files (side.c) ------------------------------------------------- */
 

@@ -35,7 +35,7 @@ asyncrt_status asyncrt__folder_trusted(asyncrt_cache_dir *dir, const char *what)
 static int open_export(asyncrt_cache_dir *dir, bool create)
 {
     if (create && mkdir(dir->name, 0700) != 0 && errno != EEXIST) {
-        snprintf(dir->why, sizeof dir->why, "cannot create %s (%s)", dir->name, strerror(errno));
+        asyncrt__mkdir_why(dir->name, errno, dir->why, sizeof dir->why);
         return -1;
     }
     int fd = open(dir->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -215,7 +215,7 @@ static asyncrt_status dir_pull(asyncrt_cache_dir *dir, asyncrt_cache_dir_pull_re
                              "through the context's cache)", dir->name);
     char why[512];
     bool ok = asyncrt__cache_remote_pull(dir->ctx->cache, &full.installed, &full.refused, &full.not_for_this_machine,
-                                         why, sizeof why);
+                                         &full.already_here, why, sizeof why);
     asyncrt__sized_give(dir->ctx, ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT, out, &full, "pull result");
     return ok ? ASYNCRT_SUCCESS : asyncrt__fail(dir->ctx, ASYNCRT_ERROR_IO, "%s", why);
 }

@@ -440,9 +440,13 @@ bool asyncrt__remote_put(asyncrt_remote *r, const uint8_t key1[32], const unsign
     } else if (ok) {
         add(r, ASYNCRT_RC_STORES, 1);
         add(r, ASYNCRT_RC_BYTES_WRITTEN, size);
-    } else {
-        snprintf(why, why_size, "%s", size > VALUE_MAX ? "larger than the remote's limit"
-                                                       : "the server failed (see the log)");
+    } else if (size > VALUE_MAX) {
+        snprintf(why, why_size, "larger than the remote's limit");
+    } else { /* the server and the cause, as a GET's */
+        char server[256];
+        asyncrt__remote_describe_server(&r->cfg.servers[asyncrt__remote_shard_of(&r->cfg, key1)], server,
+                                        sizeof server);
+        snprintf(why, why_size, "%.200s: %s", server, o.why[0] ? o.why : "switched off for this process");
     }
     return ok;
 }

@@ -17,6 +17,7 @@
 #include "codec.h"      /* the seal header's size */
 #include "cache_internal.h"   /* manifests */
 #include "compile_internal.h" /* the bundle format */
+#include "bundle_names.h"     /* the maker's header discovery */
 #include "test_support.h"
 
 /* "lib/a.h" includes "b.h" as written: NVRTC looks in-memory names up as written. */
@@ -399,6 +400,35 @@ static void test_make(void **state)
     free(dir);
 }
 
+/* Header discovery closes over unconditional #includes: a trace that names
+ * only top.h (as NVRTC's left out <cuda/std/detail/__config>) still bundles
+ * the config.h it includes under its guard, and what that includes, but not
+ * the header of an #if branch NVRTC may have skipped. */
+static void test_the_trace_s_gaps_are_closed(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("asyncrt-bundle-names");
+    write_text(dir, "top.h", "#ifndef TOP_H\n#define TOP_H\n#include <config.h>\n#if WANT_SKIPPED\n"
+                             "#include <skipped.h>\n#endif\n#endif\n");
+    write_text(dir, "config.h", "#pragma once\n#include \"inner.h\"\n");
+    write_text(dir, "inner.h", "#define INNER 1\n");
+    write_text(dir, "skipped.h", "#define SKIPPED 1\n");
+    write_text(dir, "k.cu", "#include <top.h>\n");
+    char *top = asyncrt__format("%s/top.h", dir), *src = asyncrt__format("%s/k.cu", dir);
+    const char *dirs[] = {dir}, *sources[] = {src};
+    asyncrt_bundle_names b = {.dirs = dirs, .dir_count = 1};
+    char why[512] = "";
+    assert_true(asyncrt__bundle_names_add_file(&b, top, NULL, why, sizeof why));
+    if (!asyncrt__bundle_names_resolve(&b, sources, 1, why, sizeof why)) fail_msg("%s", why);
+    const char *want[] = {"config.h", "inner.h", "top.h"};
+    assert_int_equal(b.name_count, 3);
+    for (size_t i = 0; i < 3; i++) assert_string_equal(b.names[i].name, want[i]);
+    asyncrt__bundle_names_free(&b);
+    free(top), free(src);
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     unsetenv("ASYNCRT_TOOLKIT");
@@ -417,6 +447,7 @@ int main(void)
                                         test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(test_the_worker_gets_the_bundle, test_setup_cache_context,
                                         test_teardown_cache_context),
+        cmocka_unit_test(test_the_trace_s_gaps_are_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,8 @@ printf '#define B 2\n' >b/common.h
 printf '#include <x.h>\n#include <y.h>\nextern "C" __global__ void k(int *p) { *p = A + B; }\n' >clash.cu
 
 check 0 "Exit codes" "$bundle" --help
+# The shared table names asyncrt-bundle too: its own help is true of it.
+check 0 "asyncrt-cache and asyncrt-bundle)" "$bundle" --help
 check 0 "asyncrt-bundle" "$bundle" --version
 check 0 "ok.bin: 1 headers under 1 names" "$bundle" ok.cu -I inc --arch compute_80 -o ok.bin
 check 0 "checked: each source compiles from it alone" "$bundle" ok.cu -Iinc -DUNUSED=1 --format c --symbol my_data -o ok.c

@@ -9,7 +9,9 @@
 #  5. a changed bundle misses the cache, the old one hits again; a damaged one is refused
 #     when NVRTC would read it;
 #  6. the consumer program (the bundle compiled in with --format c) compiles the
-#     <cuda/barrier> kernel with no toolkit to the toolkit's CUBIN.
+#     <cuda/barrier> kernel with no toolkit to the toolkit's CUBIN;
+#  7. a <cuda/std/complex> kernel, one of whose headers NVRTC's trace omits, bundles
+#     and passes the check.
 # usage: test_bundle_tool.sh ASYNCRT-BUNDLE ASYNCRT-RUN BUNDLE-CONSUMER KERNELS-DIR WORK-DIR
 set -euo pipefail
 bundle=$1 run=$2 consumer=$3 kernels=$4 work=$5
@@ -74,4 +76,9 @@ expect_fail 7 'cannot read the header bundle none.bin' "$run" mine.cu --bundle n
 echo "== 6. the consumer program, its bundle compiled in"
 ASYNCRT_CACHE=0 ASYNCRT_TOOLKIT=none "$consumer" "$kernels/barrier_scale.cu" --compile sm_90 consumer.cubin
 cmp consumer.cubin tk-barrier_scale.cubin
+
+echo "== 7. a header NVRTC's time trace leaves out (<cuda/std/complex>'s <cuda/std/detail/__config>)"
+# Before, the bundle lacked it and its own check refused the bundle (exit 3).
+"$bundle" "$kernels/complex_mul.cu" --arch sm_90 -o complex.bin | tee complex.log
+grep -q "checked: each source compiles from it alone to the toolkit's image" complex.log
 echo "test_bundle_tool: all passed"

@@ -4,7 +4,9 @@
 - every relative link in README.md and docs/*.md names a file that exists, and a #anchor into a
   Markdown file names one of its headings (GitHub's slugs);
 - every page of docs/ is linked from README.md;
-- no "issue N": a reader cannot follow the project's issue numbers, so the text says what, not which.
+- no "issue N": a reader cannot follow the project's issue numbers, so the text says what, not which;
+- a recipe that writes a key file writes it under umask 077, so it is never readable by others, not
+  even until a chmod after it.
 Prints one line per fault, FILE:LINE first, and exits 1 if there is any."""
 import os, re, sys
 
@@ -13,6 +15,18 @@ QUICK_START = ["bash tools/demo.sh    # install what is missing, build, and run 
                "bash tools/test.sh    # build if needed and run every test (GPU tests are skipped without a GPU)"]
 LINK = re.compile(r'\[[^\]]*\]\(([^)\s]+)\)')
 ISSUE = re.compile(r'\bissues? #?[0-9]', re.I)
+KEY_WRITE = re.compile(r'>\s*\S*key\b')  # a shell redirect into a key file
+PRIVATE = re.compile(r'\bumask 0?077\b')
+
+
+def code_lines(text):
+    """(line number, line) inside fenced code blocks."""
+    fence = False
+    for n, line in enumerate(text.split('\n'), 1):
+        if line.lstrip().startswith('```'):
+            fence = not fence
+        elif fence:
+            yield n, line
 
 
 def prose_lines(text):
@@ -72,6 +86,11 @@ def check(root):
                     linked.add(dest)
                 if anchor and dest.endswith('.md') and anchor not in slugs(dest):
                     faults.append(f'{rel}:{ln}: link to {target}: {os.path.relpath(dest, root)} has no heading #{anchor}')
+        for ln, line in code_lines(open(path, encoding='utf-8').read()):
+            m = KEY_WRITE.search(line)
+            if m and not PRIVATE.search(line[:m.start()]):
+                faults.append(f'{rel}:{ln}: a key file written without umask 077 before it: readable by others '
+                              f'until a chmod; write it in (umask 077 && ...)')
     for page in pages:
         if page not in linked:
             faults.append(f'README.md: docs/{os.path.basename(page)} is not linked from the README')

@@ -2,7 +2,8 @@
 # The README and docs/ keep their rules in this tree (check_docs.py), and the
 # checker sees a break of each: a link to a missing file, an anchor with no
 # heading, an issue number, a README of 260 lines, a changed quick-start
-# command and a docs/ page the README does not link.
+# command, a docs/ page the README does not link, and a key recipe that
+# leaves the key readable until its chmod. The key recipe is also run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 check="$repo/tests/docs/check_docs.py"
@@ -38,4 +39,14 @@ fresh; sed -i 's|^bash tools/test.sh    #|bash tools/test.sh   #|' "$work/t/READ
 refused "a changed quick-start command" 'quick start command is missing or changed: bash tools/test\.sh'
 fresh; echo '# New' >"$work/t/docs/new.md"
 refused "a page the README does not link" '^README\.md: docs/new\.md is not linked'
-echo "ok: README.md and docs/ keep their rules; the checker refuses a broken link, a missing anchor, an issue number, a 260-line README, a changed quick-start command and an unlinked page"
+fresh; sed -i 's|^(umask 077 \&\& mkdir -p ~/.config \&\& head -c 32 /dev/urandom > ~/.config/asyncrt.key)|head -c 32 /dev/urandom > ~/.config/asyncrt.key \&\& chmod 600 ~/.config/asyncrt.key|' "$work/t/docs/cache.md"
+refused "a key written before its chmod" '^docs/cache\.md:[0-9]+: a key file written without umask 077'
+
+# docs/cache.md's key recipe, run as written (HOME elsewhere) under a umask
+# of 022 and with chmod a no-op: the key must be 0600 from its creation on.
+recipe=$(grep -E '^\(?(umask [0-9]+ && )?.*/dev/urandom > ~/\.config/asyncrt\.key' "$repo/docs/cache.md")
+mkdir -p "$work/home/.config" # as most homes have it
+(cd "$work" && umask 022 && HOME="$work/home" bash -c "chmod() { :; }; $recipe")
+mode=$(stat -c %a "$work/home/.config/asyncrt.key") size=$(stat -c %s "$work/home/.config/asyncrt.key")
+[ "$mode" = 600 ] && [ "$size" = 32 ] || { echo "FAIL: the key recipe made a key of mode $mode, $size bytes: $recipe"; exit 1; }
+echo "ok: README.md and docs/ keep their rules; the checker refuses a broken link, a missing anchor, an issue number, a 260-line README, a changed quick-start command, an unlinked page and a key left readable; the key recipe makes a 0600 key"

@@ -91,7 +91,10 @@ static bool pull(const char *spec, char *why, size_t why_size, size_t counts[3])
     assert_int_equal(asyncrt_context_create(&ctx), ASYNCRT_SUCCESS);
     assert_int_equal(asyncrt_context_set_cache_dir(ctx, cache), ASYNCRT_SUCCESS);
     assert_int_equal(asyncrt_context_set_remote_cache(ctx, spec, g_key), ASYNCRT_SUCCESS);
-    bool ok = asyncrt__cache_remote_pull(asyncrt__context_cache(ctx), &counts[0], &counts[1], &counts[2], why, why_size);
+    size_t present = 0; /* a fresh cache holds nothing already */
+    bool ok = asyncrt__cache_remote_pull(asyncrt__context_cache(ctx), &counts[0], &counts[1], &counts[2], &present, why,
+                                         why_size);
+    assert_int_equal(present, 0);
     asyncrt_context_destroy(ctx);
     free(cache);
     return ok;

@@ -68,8 +68,11 @@ static void test_push_pull_stats(void **state)
     tool_says(a, "--json push", 0, "\"pushed\": 0", "\"already_there\": 1");
     out = tool(b, "pull", &rc);
     assert_int_equal(rc, 0);
-    assert_non_null(strstr(out, "pull: 1 installed, 0 refused, 0 not for this machine"));
+    assert_non_null(strstr(out, "pull: 1 installed, 0 already here, 0 refused, 0 not for this machine"));
     free(out);
+    /* Again: b holds that compile already; before, "1 installed" again. */
+    tool_says(b, "pull", 0, "pull: 0 installed, 1 already here, 0 refused, 0 not for this machine", NULL);
+    tool_says(b, "--json pull", 0, "\"installed\": 0", "\"already_here\": 1");
     unsetenv("ASYNCRT_REMOTE_CACHE"); /* b now serves from its own disk */
     run.cache_dir = b;
     assert_int_equal(remote_compile(&run).origin, ASYNCRT_ORIGIN_DISK_CACHE);
@@ -84,9 +87,17 @@ static void test_push_pull_stats(void **state)
     assert_non_null(strstr(out, "\"state\": \"redis+unix:"));
     assert_non_null(strstr(out, "\"hits\": 1"));
     free(out);
+    /* The server gone: push names the cause, as pull does (before: "the
+     * server failed (see the log)"). */
+    redis_stop(&server);
+    out = tool(a, "push", &rc);
+    if (rc != 7 || !strstr(out, "not pushed: ") || strstr(out, "see the log") || !strstr(out, "connect"))
+        fail_msg("push to a stopped server: exit %d:\n%s", rc, out);
+    print_message("%s", out);
+    free(out);
+    tool_says(b, "pull", 7, "the remote cache failed: ", "connect");
     unsetenv("ASYNCRT_REMOTE_CACHE");
     unsetenv("ASYNCRT_REMOTE_CACHE_KEY_FILE");
-    redis_stop(&server);
     test_remove_tree(dir);
     free(dir), free(key), free(a), free(b);
 }

@@ -21,7 +21,7 @@ static void test_help(void **state)
     assert_non_null(strstr(run_tool_output(), "--then"));
     assert_non_null(strstr(run_tool_output(), "tmapptr:NAME"));
     assert_non_null(strstr(run_tool_output(), "struct:T:V"));
-    assert_non_null(strstr(run_tool_output(), "the same for asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache"));
+    assert_non_null(strstr(run_tool_output(), "the same for asyncrt-run, asyncrt-probe, asyncrt-bench,\nasyncrt-cache and asyncrt-bundle)"));
     assert_tool(0, "--version");
     /* "asyncrt-run X (libasyncrt X, NVRTC 13.0)": NVRTC as major.minor, never 13000. */
     const char *v = strstr(run_tool_output(), "NVRTC ");

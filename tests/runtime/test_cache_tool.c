@@ -162,7 +162,7 @@ static void every_command_on_a_real_cache(void **state)
     expect("--frobnicate", 2, "unknown option '--frobnicate'");
 
     /* Help, everywhere. */
-    expect("--help", 0, "Exit codes (the same for asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache)");
+    expect("--help", 0, "Exit codes (the same for asyncrt-run, asyncrt-probe, asyncrt-bench,\nasyncrt-cache and asyncrt-bundle)");
     expect("--version", 0, "asyncrt-cache " ASYNCRT_VERSION_STRING " (libasyncrt ");
     const char *commands[] = {"stats", "list", "verify", "prune", "clear"};
     for (int i = 0; i < 5; i++) {
@@ -179,7 +179,10 @@ static void every_command_on_a_real_cache(void **state)
     assert_int_equal(chmod(g_dir, 0777), 0);
     RUN(7, "writable by others", "%s verify");
     RUN(7, "would not use", "%s clear");
-    RUN(0, "NOT used by the library", "%s stats");
+    RUN(7, "NOT used by the library", "%s stats"); /* shown, and not trusted: 7, as --help says */
+    RUN(7, "writable by others", "%s stats");
+    RUN(7, "\"trusted\": false", "--json %s stats");
+    RUN(7, "does not use this directory", "%s list");
     assert_int_equal(chmod(g_dir, 0700), 0);
 #undef RUN
     free(entry);

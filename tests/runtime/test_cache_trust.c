@@ -8,6 +8,7 @@
  * several threads at once. */
 #define _DEFAULT_SOURCE /* mkfifo, symlink */
 #include <dirent.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -176,6 +177,68 @@ static void created_directories_are_private(void **state)
     }
     assert_int_equal(fresh_compile(deep, 1, NULL, NULL), ASYNCRT_ORIGIN_DISK_CACHE);
     free(deep);
+}
+
+/* A folder that cannot be created says why: EACCES named as such, with the
+ * parent this user may not write, never the ENOENT of a later lstat (as
+ * before: "No such file or directory"). Root may write anywhere, so as root
+ * a child process drops to nobody (65534) to meet the permissions. */
+static void open_as_someone_who_may_not_write(const char *dir, char *why, size_t size)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        char text[1024] = "";
+        uint8_t key[32];
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+            snprintf(text, sizeof text, "SKIP: cannot become uid 65534");
+        else if (asyncrt__dir_open_trusted(dir, false, key, text, sizeof text) >= 0)
+            snprintf(text, sizeof text, "created or opened %s", dir);
+        ssize_t n = write(fds[1], text, strlen(text));
+        _exit(n < 0);
+    }
+    close(fds[1]);
+    ssize_t n = read(fds[0], why, size - 1);
+    why[n > 0 ? n : 0] = '\0';
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!strncmp(why, "SKIP", 4)) {
+        printf("%s (running as root, permissions do not bite)\n", why);
+        skip();
+    }
+}
+
+static void a_folder_that_cannot_be_created_says_permission_denied(void **state)
+{
+    fixture *f = *state;
+    char *locked = asyncrt__format("%s/locked", f->root), why[1024];
+    assert_int_equal(chmod(f->root, 0755), 0);
+    assert_int_equal(mkdir(locked, 0555), 0);
+    assert_int_equal(chmod(locked, 0555), 0);
+    unsigned uid = geteuid() == 0 ? 65534 : (unsigned)geteuid();
+    const char *names[] = {"x", "x/y/cache"}; /* the folder, or one above it, is the one refused */
+    for (int i = 0; i < 2; i++) {
+        char *dir = asyncrt__format("%s/%s", locked, names[i]);
+        open_as_someone_who_may_not_write(dir, why, sizeof why);
+        char *expected = asyncrt__format("permission denied creating %s/x (parent %s is not writable by uid %u)",
+                                         locked, locked, uid);
+        if (strcmp(why, expected)) fail_msg("opening %s: \"%s\"\n(expected \"%s\")", dir, why, expected);
+        free(expected);
+        free(dir);
+    }
+    /* A parent this user cannot even look into. */
+    assert_int_equal(chmod(locked, 0), 0);
+    char *dir = asyncrt__format("%s/x", locked);
+    open_as_someone_who_may_not_write(dir, why, sizeof why);
+    if (!strstr(why, "permission denied creating") || !strstr(why, "is not searchable by uid"))
+        fail_msg("opening %s: \"%s\"", dir, why);
+    assert_int_equal(chmod(locked, 0700), 0);
+    free(dir);
+    free(locked);
 }
 
 /* Whoever may write the parent puts a symlink at the name the instant the
@@ -942,6 +1005,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(a_directory_of_another_user_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(a_symlinked_directory_is_not_used, setup, teardown),
         cmocka_unit_test_setup_teardown(created_directories_are_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_folder_that_cannot_be_created_says_permission_denied, setup, teardown),
         cmocka_unit_test_setup_teardown(a_new_directory_s_mode_never_follows_a_symlink, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_removed_under_a_context_is_made_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_swapped_between_compiles_is_never_read, setup, teardown),

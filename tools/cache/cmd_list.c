@@ -123,7 +123,7 @@ static int run(cache_tool *tool, int argc, char **argv)
         printf("%zu entries, %zu manifests, %s\n", cf.totals.entries, cf.totals.manifests, total);
     }
     cache_files_free(&cf);
-    return TOOL_EXIT_OK;
+    return cache_shown_code(tool);
 }
 
 const cache_command cmd_list = {
@@ -137,5 +137,6 @@ const cache_command cmd_list = {
     "expressions and NVRTC options (but -arch and the toolkit's -I); entries\n"
     "written before asyncrt recorded them say \"source not recorded\". Under each\n"
     "manifest, its dependency sets. A file the library would refuse says why.\n"
-    "Exit codes: 0 success, 2 bad usage, 7 no usable cache directory.\n",
+    "Exit codes: 0 success, 2 bad usage, 7 no usable cache directory (also one\n"
+    "the library would not use: it is listed, and why).\n",
     false, run};

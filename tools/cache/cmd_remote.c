@@ -85,9 +85,11 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
     if (asyncrt_cache_dir_pull(tool->cache, &r) != ASYNCRT_SUCCESS)
         return cache_fail(tool, "pull", TOOL_EXIT_IO, "the remote cache failed: %s",
                           asyncrt_context_last_error(tool->ctx));
-    size_t counts[3] = {r.installed, r.refused, r.not_for_this_machine};
-    static const char *const names[3] = {"installed", "refused", "not for this machine"};
-    return finish(tool, "pull", counts, names, 3, counts[1] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
+    /* Newly installed, then what this cache held already (a repeated pull:
+     * "0 installed, 5 already here", not "installed 5" again). */
+    size_t counts[4] = {r.installed, r.already_here, r.refused, r.not_for_this_machine};
+    static const char *const names[4] = {"installed", "already here", "refused", "not for this machine"};
+    return finish(tool, "pull", counts, names, 4, counts[2] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
 }
 
 void cache_remote_stats(const cache_tool *tool)
@@ -145,8 +147,8 @@ const cache_command cmd_pull = {
     "\n"
     "Reads every value of the remote cache (ASYNCRT_REMOTE_CACHE, all shards),\n"
     "checks its HMAC, bounds and seals, and installs those whose headers hold the\n"
-    "same content here (re-hashed) into this cache; the others are counted as not\n"
-    "for this machine. Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
+    "same content here (re-hashed) into this cache; those it holds already are\n"
+    "counted \"already here\", the others not for this machine. Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
     "checks (counted, not installed), 7 no usable cache directory or remote cache,\n"
     "or a server that failed (a SCAN, or a value's GET: named).\n",
     true, run_pull};

@@ -62,7 +62,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     if (tool->json) {
         write_json(tool, &l, cap, cap_ok, oldest, newest, odd);
         cache_files_free(&cf);
-        return TOOL_EXIT_OK;
+        return cache_shown_code(tool);
     }
     char a[32], b[32], c[32], d[32];
     tool_format_bytes(l.entry_bytes, a, sizeof a);
@@ -84,7 +84,7 @@ static int run(cache_tool *tool, int argc, char **argv)
     if (odd) printf("odd        %zu entry names that are not regular files\n", odd);
     cache_remote_stats(tool);
     cache_files_free(&cf);
-    return TOOL_EXIT_OK;
+    return cache_shown_code(tool);
 }
 
 const cache_command cmd_stats = {
@@ -94,5 +94,5 @@ const cache_command cmd_stats = {
     "Counts the entries (compiled programs) and manifests (which files each compile\n"
     "read), their bytes against ASYNCRT_CACHE_MAX_BYTES (default 1 GiB), and how\n"
     "recently entries were used. Exit codes: 0 success, 2 bad usage, 7 no usable\n"
-    "cache directory.\n",
+    "cache directory (also one the library would not use: it is shown, and why).\n",
     false, run};

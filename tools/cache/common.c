@@ -50,6 +50,8 @@ static bool g_json_started; /* a document is on stdout: main adds none */
 
 bool cache_json_started(void) { return g_json_started; }
 
+int cache_shown_code(const cache_tool *tool) { return tool->trusted ? TOOL_EXIT_OK : TOOL_EXIT_IO; }
+
 int cache_fail(const cache_tool *tool, const char *cmd, int code, const char *fmt, ...)
 {
     char message[1024];

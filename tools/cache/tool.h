@@ -86,5 +86,8 @@ int cache_fail(const cache_tool *tool, const char *cmd, int code, const char *fm
 void cache_json_key(const char *name, bool first);
 /* Whether cache_json_key or cache_fail has begun a document on stdout. */
 bool cache_json_started(void);
+/* The exit code of a command that showed the directory (stats, list): 0, or
+ * 7 (not trusted) for one the library would not use (main said why). */
+int cache_shown_code(const cache_tool *tool);
 
 #endif

@@ -1,6 +1,6 @@
-/* One exit-code table for asyncrt-run, asyncrt-probe, asyncrt-bench and
- * asyncrt-cache, so that scripts can treat "no driver" (and everything else)
- * the same way whichever tool they call. Each tool's --help prints
+/* One exit-code table for asyncrt-run, asyncrt-probe, asyncrt-bench,
+ * asyncrt-cache and asyncrt-bundle, so that scripts can treat "no driver"
+ * (and everything else) the same way whichever tool they call. Each tool's --help prints
  * TOOL_EXIT_CODES_HELP, then what each code means for it. */
 #ifndef ASYNCRT_TOOL_EXIT_CODES_H
 #define ASYNCRT_TOOL_EXIT_CODES_H
@@ -17,7 +17,8 @@ enum {
 };
 
 #define TOOL_EXIT_CODES_HELP                                                                  \
-    "Exit codes (the same for asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache)\n" \
+    "Exit codes (the same for asyncrt-run, asyncrt-probe, asyncrt-bench,\n"                   \
+    "asyncrt-cache and asyncrt-bundle)\n"                                                    \
     "  0 success                       4 no CUDA driver, or no (such) device\n"               \
     "  1 internal error (memory)       5 driver call, module load, launch, fault\n"           \
     "  2 usage: bad command line       6 a checked result or file is wrong\n"                 \

@@ -14,6 +14,7 @@
 #define asyncrt__file_read tool_file_read
 #define asyncrt__file_read_private tool_file_read_private
 #define asyncrt__file_write tool_file_write
+#define asyncrt__mkdir_why tool_mkdir_why
 #define asyncrt__private_dir_make tool_private_dir_make
 #define asyncrt__private_dirs_sweep tool_private_dirs_sweep
 #define asyncrt__safe_io_euid tool_safe_io_euid

@@ -1,4 +1,4 @@
-/* Shared by asyncrt-run, asyncrt-probe, asyncrt-bench and asyncrt-cache. */
+/* Shared by asyncrt-run, asyncrt-probe, asyncrt-bench, asyncrt-cache and asyncrt-bundle. */
 #include "tool.h"
 
 #include <stdarg.h>
