@@ -4,11 +4,14 @@
  * its result (store.c), so a duplicate request waits in its own lookup, then
  * hits: one lookup, one count, per request. A job holds at most one claim. */
 #include "compile_job.h"
+#include "progress.h"
 
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     if (job->state != ASYNCRT_COMPILE_KEYED) return;
+    asyncrt__progress(job->opts->progress, job->opts->progress_user, ASYNCRT_PROGRESS_CACHE_LOOKUP, job->source_name,
+                      job->arch_name, -1);
     asyncrt_program *p = asyncrt__program_look_up(ctx->cache, job->key, ASYNCRT_TIERS_ALL, claim ? &job->claim : NULL);
     if (!p) { /* a remote value refused after its hit went unclaimed: compiled unclaimed, as without a claim */
         job->state = job->claim.held ? ASYNCRT_COMPILE_CLAIMED : ASYNCRT_COMPILE_MISSED;
