@@ -346,6 +346,7 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK && asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS)
         rc = run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
+    if (rc == RUN_EXIT_OK) r->progress = tool_progress_new(ctx, "", cli->quiet || cli->verbose >= 2);
     if (rc == RUN_EXIT_OK && !cli->compile_only) rc = open_device(ctx, cli, r);
     const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
     if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(ctx, cli, source, &program, r);
@@ -369,6 +370,7 @@ int main(int argc, char **argv)
     free(r->scan);
     asyncrt_bundle_destroy(r->bundle);
     asyncrt_program_destroy(r->named);
+    tool_progress_free(r->progress);
     free(cli), free(r), free(buffers);
     return rc;
 }

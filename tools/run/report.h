@@ -7,6 +7,7 @@
 #include "buffers.h"
 #include "check.h"
 #include "cli.h"
+#include "tool_progress.h"
 #include "scan.h"
 
 /* One launch of the run (--then separates them). */
@@ -42,6 +43,7 @@ typedef struct run_result {
     size_t scan_count;
     asyncrt_bundle *bundle;            /* --bundle, loaded for the compiles */
     asyncrt_program *named;            /* --image: the compiled program, whose lowered names the launches use */
+    tool_progress *progress;           /* the status line on a terminal, NULL when off (--quiet, a pipe) */
 } run_result;
 
 /* Records the first failure (later ones are consequences). Returns code. */
