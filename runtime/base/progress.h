@@ -15,17 +15,17 @@ static inline void asyncrt__progress(asyncrt_progress_fn fn, void *user, asyncrt
     fn(&e, user);
 }
 
-/* The callback of a caller's compile options (read by their size, as
- * every call reads them); NULL for none, or options the size rule refuses
- * (the call that compiles says why). */
-static inline asyncrt_progress_fn asyncrt__progress_of(const asyncrt_compile_options *caller, void **user)
+/* The same through the callback of a caller's compile options, read by
+ * their size as every call reads them (none for options the size rule
+ * refuses: the call that compiles says why); a NULL source_name is the
+ * compile's default name. */
+static inline void asyncrt__progress_options(const asyncrt_compile_options *caller, asyncrt_progress_phase phase,
+                                             const char *source_name, const char *arch)
 {
     asyncrt_compile_options o;
     char why[ASYNCRT_SIZED_WHY];
-    *user = NULL;
-    if (!caller || !asyncrt__sized_in(ASYNCRT_SIZED_COMPILE_OPTIONS, caller, &o, why)) return NULL;
-    *user = o.progress_user;
-    return o.progress;
+    if (caller && asyncrt__sized_in(ASYNCRT_SIZED_COMPILE_OPTIONS, caller, &o, why))
+        asyncrt__progress(o.progress, o.progress_user, phase, source_name ? source_name : "kernel.cu", arch, -1);
 }
 
 #endif

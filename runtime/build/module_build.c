@@ -13,11 +13,7 @@ static asyncrt_status module_build(asyncrt_context *ctx, const char *source_name
     double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
     asyncrt_status s = asyncrt__program_compile_to_load(ctx, source_name, source, opts, &program);
-    void *user;
-    asyncrt_progress_fn progress = asyncrt__progress_of(opts, &user);
-    if (s == ASYNCRT_SUCCESS)
-        asyncrt__progress(progress, user, ASYNCRT_PROGRESS_LOAD, source_name ? source_name : "kernel.cu",
-                          program->arch, -1);
+    if (s == ASYNCRT_SUCCESS) asyncrt__progress_options(opts, ASYNCRT_PROGRESS_LOAD, source_name, program->arch);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_module_load(ctx, program, out);
     if (s == ASYNCRT_SUCCESS)
         asyncrt__log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",
