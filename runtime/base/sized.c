@@ -60,7 +60,7 @@ static const struct {
                                        sizeof(asyncrt_nvrtc_candidate)},
     [ASYNCRT_SIZED_CALIBRATE_OPTIONS] = {"asyncrt_calibrate_options", sizeof(asyncrt_calibrate_options),
                                          sizeof(asyncrt_calibrate_options)},
-    [ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS] = {"asyncrt_bundle_make_options", sizeof(asyncrt_bundle_make_options),
+    [ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS] = {"asyncrt_bundle_make_options", offsetof(asyncrt_bundle_make_options, progress),
                                            sizeof(asyncrt_bundle_make_options)},
     [ASYNCRT_SIZED_PROGRAM_IMAGE_INFO] = {"asyncrt_program_image_info", sizeof(asyncrt_program_image_info),
                                           sizeof(asyncrt_program_image_info)},

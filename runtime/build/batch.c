@@ -24,6 +24,7 @@
 #include "worker_client.h"
 #include "context.h"
 #include "program.h"
+#include "progress.h"
 #include "sha256.h"
 #include "target.h"
 #include "thread_pool.h"
@@ -103,6 +104,7 @@ static void fail_request(asyncrt_context *ctx, asyncrt_build_request *r, asyncrt
 
 static void load_request(asyncrt_context *ctx, asyncrt_build_request *r)
 {
+    asyncrt__progress_options(r->opts, ASYNCRT_PROGRESS_LOAD, r->source_name, r->program->arch);
     asyncrt_status s = asyncrt_module_load(ctx, r->program, &r->module);
     if (s != ASYNCRT_SUCCESS) fail_request(ctx, r, s);
 }
@@ -144,6 +146,8 @@ static void compile_in_worker(void *arg, size_t index)
     asyncrt_build_request *r = &b->reqs[b->leaders[b->misses[index]]];
     char name[32], *message = NULL; /* the target as the worker's request spells it */
     asyncrt__arch_format(&st->arch, name, sizeof name);
+    /* The worker's NVRTC cannot tell this process: its compile is told here. */
+    asyncrt__progress_options(r->opts, ASYNCRT_PROGRESS_COMPILE, r->source_name, name);
     st->worker = asyncrt__compile_in_worker(b->worker, b->dir_fd, b->shared, b->dir_name, r->source_name, r->source,
                                            r->opts, name, st->key, &message);
     if (st->worker != ASYNCRT_SUCCESS)

@@ -21,6 +21,7 @@
 #include "compile.h"
 #include "context.h"
 #include "embedded.h"
+#include "progress.h"
 #include "safe_io.h"
 #include "sha256.h"
 #include "toolkit.h"
@@ -47,7 +48,8 @@ static asyncrt_compile_options options_for(const maker *m, size_t t, const async
 {
     return (asyncrt_compile_options){.size = sizeof(asyncrt_compile_options), .arch = arch_of(m, t),
                                      .include_dirs = m->o.include_dirs, .include_dir_count = m->o.include_dir_count,
-                                     .defines = m->o.defines, .define_count = m->o.define_count, .bundle = bundle};
+                                     .defines = m->o.defines, .define_count = m->o.define_count, .bundle = bundle,
+                                     .progress = m->o.progress, .progress_user = m->o.progress_user};
 }
 
 /* What the compile with key `key` read: its manifest in the private cache, added to m->names. */
@@ -74,9 +76,13 @@ static asyncrt_status add_what_it_read(maker *m, const char *source, const char 
         asyncrt__manifest_free(&man);
         return add_what_it_read(m, source, arch, NULL);
     }
-    for (size_t i = 0; ok && i < man.sets[0].count; i++)
+    for (size_t i = 0, had = m->names.file_count; ok && i < man.sets[0].count; i++, had = m->names.file_count) {
         ok = asyncrt__bundle_names_add_file(&m->names, man.sets[0].deps[i].path, man.sets[0].deps[i].sha, m->why,
                                             sizeof m->why);
+        if (m->names.file_count > had) /* a header read for the first time */
+            asyncrt__progress(m->o.progress, m->o.progress_user, ASYNCRT_PROGRESS_BUNDLE_HEADER, source, arch,
+                              (long long)m->names.file_count);
+    }
     asyncrt__manifest_free(&man);
     if (ok) return ASYNCRT_SUCCESS;
     return asyncrt__fail(m->ctx, strcmp(m->why, "out of memory") ? ASYNCRT_ERROR_IO : ASYNCRT_ERROR_OUT_OF_MEMORY,
@@ -102,6 +108,7 @@ static asyncrt_status record(maker *m)
             if ((m->images[k] = malloc(size))) memcpy(m->images[k], image, m->image_sizes[k] = size);
             asyncrt_program_destroy(p);
             p = NULL;
+            o.progress = NULL; /* only for its key: nothing the caller waits for */
             st = asyncrt__program_lookup(m->rec, source, m->texts[s], &o, &p, key, NULL);
             asyncrt_program_destroy(p);
             if (!m->images[k])

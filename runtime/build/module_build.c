@@ -5,6 +5,7 @@
 #include "capture.h"
 #include "context.h"
 #include "program.h"
+#include "progress.h"
 
 static asyncrt_status module_build(asyncrt_context *ctx, const char *source_name, const char *source,
                                    const asyncrt_compile_options *opts, asyncrt_module **out)
@@ -15,6 +16,7 @@ static asyncrt_status module_build(asyncrt_context *ctx, const char *source_name
     double start = asyncrt__now_ms();
     asyncrt_program *program = NULL;
     asyncrt_status s = asyncrt__program_compile_to_load(ctx, source_name, source, opts, &program);
+    if (s == ASYNCRT_SUCCESS) asyncrt__progress_options(opts, ASYNCRT_PROGRESS_LOAD, source_name, program->arch);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_module_load(ctx, program, out);
     if (s == ASYNCRT_SUCCESS)
         asyncrt__log(ctx, 2, "%s: source to loaded module in %.2f ms (%s)",

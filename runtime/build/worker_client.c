@@ -22,9 +22,11 @@ static void put_list(asyncrt_writer *b, const char *const *items, size_t count)
     for (size_t i = 0; i < count; i++) put_str(b, items[i]);
 }
 
-/* Every field of asyncrt_compile_options goes to the worker: one added to
- * the struct must be added here (and to the worker's decoder) too. */
-_Static_assert(sizeof(asyncrt_compile_options) == 16 * sizeof(void *), /* size, 13 pointers and counts, 3 bools */
+/* Every field of asyncrt_compile_options goes to the worker, but the
+ * progress callback and its pointer (they mean nothing in another process:
+ * batch.c tells the callback instead): one added to the struct must be added
+ * here (and to the worker's decoder) too. */
+_Static_assert(sizeof(asyncrt_compile_options) == 18 * sizeof(void *), /* size, 13 pointers and counts, 4 bools, the progress pair */
                "asyncrt_compile_options changed: send the new field to the compile worker");
 
 static bool encode_request(asyncrt_writer *b, const uint8_t key[32], const char *cache_name, bool shared,

@@ -63,7 +63,9 @@ static asyncrt_status look_up_earlier_retry(asyncrt_compile_job *job, const asyn
                                             asyncrt_program **out)
 {
     asyncrt_compile_job alt;
-    asyncrt__job_init(&alt, job->ctx, job->source_name, job->source, job->opts, retry);
+    asyncrt_compile_options untold = *job->opts; /* part of the job's own lookup: not told as another */
+    untold.progress = NULL;
+    asyncrt__job_init(&alt, job->ctx, job->source_name, job->source, &untold, retry);
     asyncrt_status s = key_and_look_up(&alt, false, out);
     asyncrt__job_free(&alt);
     if (*out) {

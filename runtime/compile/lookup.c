@@ -5,11 +5,14 @@
  * hits: one lookup, one count, per request. A job holds at most one claim. */
 #include "compile_job.h"
 #include "nvtx.h"
+#include "progress.h"
 
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
     asyncrt_context *ctx = job->ctx;
     if (job->state != ASYNCRT_COMPILE_KEYED) return;
+    asyncrt__progress(job->opts->progress, job->opts->progress_user, ASYNCRT_PROGRESS_CACHE_LOOKUP, job->source_name,
+                      job->arch_name, -1);
     asyncrt__range_push(ASYNCRT_RANGE_CACHE, "cache lookup %s", job->source_name);
     asyncrt_program *p = asyncrt__program_look_up(ctx->cache, job->key, ASYNCRT_TIERS_ALL, claim ? &job->claim : NULL);
     /* the tier that answered is known only now: a mark inside the range, and the range's end */

@@ -11,6 +11,7 @@
 #include "compact_use.h"
 #include "compile_job.h"
 #include "nvtx.h"
+#include "progress.h"
 #include "safe_io.h"
 
 /* Asks NVRTC for a time trace into a fresh private directory: the trace
@@ -309,6 +310,8 @@ asyncrt_status asyncrt__job_nvrtc(asyncrt_compile_job *job, asyncrt_program **ou
      * written after this instant (so after the PCH check below) has an mtime
      * at or after it, and the compile is not recorded. */
     clock_gettime(CLOCK_REALTIME_COARSE, &job->began);
+    asyncrt__progress(job->opts->progress, job->opts->progress_user, ASYNCRT_PROGRESS_COMPILE, job->source_name,
+                      job->arch_name, -1);
     add_run_options(job);
     asyncrt_status s = job->options.failed ? asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY,
                                                           "out of memory compiling %s", job->source_name)

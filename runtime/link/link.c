@@ -20,6 +20,7 @@
 #include "nvrtc_facts.h"
 #include "nvtx.h"
 #include "program.h"
+#include "progress.h"
 #include "sha256.h"
 #include "string_list.h"
 #include "worker_process.h"
@@ -42,6 +43,8 @@ struct asyncrt_link {
     size_t count, cap;
     asyncrt_string_list options;
     asyncrt_string_list expressions, lowered; /* the programs' name expressions, in pairs */
+    asyncrt_progress_fn progress;             /* asyncrt_link_set_progress */
+    void *progress_user;
 };
 
 /* A copy of s onto a; false (a as it was) when out of memory. */
@@ -479,6 +482,25 @@ static asyncrt_program *make_program(const asyncrt_link *l, const uint8_t result
     return p;
 }
 
+asyncrt_status asyncrt_link_set_progress(asyncrt_link *l, asyncrt_progress_fn fn, void *user)
+{
+    if (!l) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    l->progress = fn;
+    l->progress_user = user;
+    return ASYNCRT_SUCCESS;
+}
+
+/* Tells the callback the link's next phase, naming the inputs ("a.cu b.cu ..."). */
+static void tell(const asyncrt_link *l, asyncrt_progress_phase phase)
+{
+    if (!l->progress) return;
+    char names[160] = "";
+    for (size_t i = 0, used = 0; i < l->count && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? " " : "", l->inputs[i].name);
+    if (strlen(names) == sizeof names - 1) memcpy(names + sizeof names - 4, "...", 4);
+    asyncrt__progress(l->progress, l->progress_user, phase, names, l->arch_name, -1);
+}
+
 static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
 {
     asyncrt_context *ctx = l->ctx;
@@ -495,6 +517,7 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
     asyncrt__sha256_final(&h, result_key);
     double start = asyncrt__now_ms();
     asyncrt_cache_claim claim = {0};
+    tell(l, ASYNCRT_PROGRESS_CACHE_LOOKUP);
     if ((*out = asyncrt__program_look_up(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &claim))) {
         free((*out)->arch_reason); /* not in the cache's entry: this link's */
         (*out)->arch_reason = strdup(l->arch_why);
@@ -509,6 +532,7 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
     char *log = NULL;
     asyncrt_status s = check_lto_versions(l); /* its message is already the context's */
     bool versions_fit = s == ASYNCRT_SUCCESS;
+    if (versions_fit) tell(l, ASYNCRT_PROGRESS_LINK);
     if (versions_fit) s = run_link(l, &image, &size, &log);
     if (s == ASYNCRT_SUCCESS && note) { /* the note goes with the program, into its log */
         char *both = asyncrt__format("%s%s", note, log ? log : "");

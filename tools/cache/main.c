@@ -9,7 +9,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: asyncrt-cache [--dir DIR] [--json] COMMAND [options]\n"
+    fprintf(out, "usage: asyncrt-cache [--dir DIR] [--json] [--quiet] COMMAND [options]\n"
                  "\n"
                  "Looks at and manages asyncrt's on-disk program cache: by default the directory\n"
                  "the library uses ($ASYNCRT_CACHE_DIR, else $XDG_CACHE_HOME/asyncrt, else\n"
@@ -24,6 +24,10 @@ static void usage(FILE *out)
                  "  --json      one JSON document on stdout instead of text (also after COMMAND;\n"
                  "              keys: tools/cache/README.md); a command that fails prints\n"
                  "              {\"error\": why, \"exit_code\": code}\n"
+                 "  --quiet     no status line: on a terminal, warm's compiles that take over\n"
+                 "              0.5 s show on stderr what is compiled and the time, one line\n"
+                 "              cleared at the end (never on a pipe, nor with ASYNCRT_LOG);\n"
+                 "              warm --quiet also prints only failures\n"
                  "  --version   asyncrt-cache, libasyncrt and NVRTC versions\n"
                  "  -h, --help  this text; COMMAND --help for a command's\n"
                  "\n" TOOL_EXIT_CODES_HELP
@@ -50,7 +54,7 @@ static int take_json(int argc, char **argv, bool *json)
 int main(int argc, char **argv)
 {
     const char *dir_arg = NULL;
-    bool json = false;
+    bool json = false, quiet = false;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "--version")) {
@@ -62,6 +66,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
         } else if (!strcmp(argv[i], "--dir")) {
             if (i + 1 >= argc || !argv[i + 1][0]) return tool_usage_error("asyncrt-cache", "--dir needs a value");
             dir_arg = argv[++i];
@@ -80,7 +86,7 @@ int main(int argc, char **argv)
         return TOOL_EXIT_OK;
     }
 
-    cache_tool tool = {.json = json};
+    cache_tool tool = {.json = json, .quiet = quiet};
     /* The directory, cap and mode as the library reads them from the environment. */
     if (asyncrt_context_create(&tool.ctx) != ASYNCRT_SUCCESS)
         return cache_fail(&tool, NULL, TOOL_EXIT_IO, "out of memory");

@@ -25,6 +25,7 @@ typedef struct cache_tool {
     bool cap_malformed;       /* it was set but is not a size: the default applies */
     bool trusted;             /* passed the library's trust checks */
     bool json;                /* --json: one document on stdout */
+    bool quiet;               /* --quiet: no status line on a terminal (warm: and only failures) */
     char why[512];            /* why not, when !trusted */
 } cache_tool;
 

@@ -18,6 +18,7 @@
 #include "asyncrt/asyncrt.h"
 #include "scan.h"
 #include "tool.h"
+#include "tool_progress.h"
 
 #define WARM_MAX_ITEMS 64
 
@@ -33,7 +34,9 @@ static const char k_usage[] =
     "                   in the same order); default: the file's one kernel, as asyncrt-run picks it\n"
     "  -Xnvrtc OPT      an NVRTC option passed as it is (repeatable)\n"
     "  --threads N      compile threads (default: the CPU count)\n"
-    "  --quiet          print only failures\n"
+    "  --quiet          print only failures, and no status line (on a terminal, a warm that\n"
+    "                   takes over 0.5 s shows the compile it waits for and the time on\n"
+    "                   stderr, one line cleared at the end; never on a pipe, nor with ASYNCRT_LOG)\n"
     "  --json           (before or after warm) one JSON document: the programs, the counts\n"
     "Exit codes: 0 all compiled, 2 bad usage (also a malformed target), 3 a source did\n"
     "not compile, 4 auto/all and no usable GPU, 7 a FILE unreadable or no usable\n"
@@ -348,8 +351,13 @@ static int run(cache_tool *tool, int argc, char **argv)
             reqs[r] = (asyncrt_build_request){.source_name = a.files[f], .source = sources[f], .opts = &opts[r]};
         }
     }
+    /* The status line: the batch tells it from its pool threads (tool_progress.h is thread-safe). */
+    tool_progress *progress = tool_progress_new(ctx, "warm: ", a.quiet || tool->quiet);
+    for (size_t r = 0; r < n; r++) opts[r].progress = tool_progress_fn(progress), opts[r].progress_user = progress;
     double start = now_ms();
+    tool_progress_begin(progress);
     asyncrt_build_batch(ctx, reqs, n, a.threads, false);
+    tool_progress_free(progress);
     rc = report(tool, &a, reqs, opts, n, now_ms() - start, asyncrt_context_cache_dir(ctx));
 done:
     if (reqs) asyncrt_build_batch_release(reqs, n);

@@ -330,6 +330,7 @@ static bool parse_one(run_cli_parser *p, int argc, char *const *argv, int *i, bo
     if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) return c->verbose++, true;
     if (!strcmp(a, "-vv")) return c->verbose += 2, true;
     if (!strcmp(a, "--json")) return c->json = true, true;
+    if (!strcmp(a, "--quiet")) return c->quiet = true, true;
     if (!strcmp(a, "--compile-only")) return c->compile_only = true, true;
     if (!strcmp(a, "--cooperative")) return run_cli_launch(p)->cooperative = true, true;
     if (!strcmp(a, "--pdl")) return run_cli_launch(p)->pdl = true, true;

@@ -134,6 +134,7 @@ typedef struct run_cli {
     uint64_t bytes;           /* 0: derived from the buffers */
     bool compile_only, json;
     int verbose;
+    bool quiet;               /* --quiet: no status line while compiling or linking */
     const char *emit_ptx, *emit_cubin;
     const char *image;        /* --image: load this CUBIN instead of the compiled one */
     const char *bundle;       /* --bundle: the header bundle to compile with */

@@ -113,7 +113,9 @@ static int emit(asyncrt_context *ctx, const asyncrt_program *program, bool want_
     opts.arch = name;
     asyncrt_program *sibling = NULL;
     double start = run_now_ms();
+    tool_progress_begin(r->progress);
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, &sibling);
+    tool_progress_end(r->progress);
     if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
     if (verbose) {
         asyncrt_program_origin origin = asyncrt_program_origin_of(sibling);
@@ -214,7 +216,10 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
      * --compile-only, --image (its CUBIN is loaded instead) or --emit-ptx's second compile: those
      * images may be for another machine. */
     opts.for_load = !cli->compile_only && !cli->image;
+    opts.progress = tool_progress_fn(r->progress), opts.progress_user = r->progress;
+    tool_progress_begin(r->progress);
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);
+    tool_progress_end(r->progress);
     r->compile_ms = run_now_ms() - start;
     if (s != ASYNCRT_SUCCESS) return compile_fail(ctx, s, r);
     static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};

@@ -147,8 +147,11 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
         .options = options, .option_count = option_count,
         .name_expressions = names, .name_expression_count = name_count,
     };
+    opts.progress = tool_progress_fn(r->progress), opts.progress_user = r->progress;
     double start = now_ms();
+    tool_progress_begin(r->progress);
     asyncrt_status s = asyncrt_program_compile(ctx, path, text, &opts, out);
+    tool_progress_end(r->progress);
     if (s == ASYNCRT_SUCCESS && cli->verbose && mode)
         fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s for linking, %s)\n", path,
                 asyncrt_program_origin_string(asyncrt_program_origin_of(*out)), now_ms() - start,
@@ -242,8 +245,11 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
     if (s == ASYNCRT_SUCCESS && cli->lto) s = asyncrt_link_add_option(link, "-lto");
     for (size_t i = 0; s == ASYNCRT_SUCCESS && i < cli->link_option_count; i++)
         s = asyncrt_link_add_option(link, cli->link_options[i]);
+    if (s == ASYNCRT_SUCCESS) s = asyncrt_link_set_progress(link, tool_progress_fn(r->progress), r->progress);
     double linked_at = now_ms();
+    tool_progress_begin(r->progress);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_link_complete(link, out);
+    tool_progress_end(r->progress);
     if (rc == RUN_EXIT_OK && s != ASYNCRT_SUCCESS)
         rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
     r->compile_ms = now_ms() - start;

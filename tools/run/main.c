@@ -356,6 +356,7 @@ int main(int argc, char **argv)
     if (rc == RUN_EXIT_OK && asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS)
         rc = run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
+    if (rc == RUN_EXIT_OK) r->progress = tool_progress_new(ctx, "", cli->quiet || cli->verbose >= 2);
     if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = open_device(ctx, cli, r);
     const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
     if (rc == RUN_EXIT_OK && cli->emit_lib) rc = run_emit_lib(ctx, cli, source_name, source, r);
@@ -380,6 +381,7 @@ int main(int argc, char **argv)
     free(r->scan);
     asyncrt_bundle_destroy(r->bundle);
     asyncrt_program_destroy(r->named);
+    tool_progress_free(r->progress);
     free(cli), free(r), free(buffers);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "buffers.h"
 #include "check.h"
 #include "cli.h"
+#include "tool_progress.h"
 #include "scan.h"
 
 /* One launch of the run (--then separates them). */
@@ -44,6 +45,7 @@ typedef struct run_result {
     asyncrt_program *named;            /* --image: the compiled program, whose lowered names the launches use */
     bool graph_timed;                  /* --graph: medians per iteration of the whole sequence (graph.c) */
     float graph_ms, stream_ms;         /* replayed as a graph; launched on the stream as the plain run does */
+    tool_progress *progress;           /* the status line on a terminal, NULL when off (--quiet, a pipe) */
 } run_result;
 
 /* Records the first failure (later ones are consequences). Returns code. */

@@ -59,6 +59,13 @@ typedef struct asyncrt_bundle_make_options {
     size_t arch_count;
     bool no_check;                /* skip compiling each source again from the bundle alone */
     const char *note;             /* recorded in the bundle (asyncrt-bundle: its command line); NULL: "" */
+    /* ---- The first layout ends here. Fields added later: a caller whose
+     * size stops short of one gets zero, its default. */
+    /* Told each compile (the cache lookup, NVRTC: the check's too) and each
+     * header read (ASYNCRT_PROGRESS_BUNDLE_HEADER, with the count so far), on
+     * the calling thread, with progress_user (asyncrt/runtime.h, "progress"). */
+    asyncrt_progress_fn progress;
+    void *progress_user;
 } asyncrt_bundle_make_options;
 #define ASYNCRT_BUNDLE_MAKE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_bundle_make_options)
 

@@ -75,6 +75,11 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_link_add_data(asyncrt_link *link, const vo
  * "-Xptxas=-v", "-ftz=1"; in order. -arch is the link's own (create). */
 ASYNCRT_EXTERN asyncrt_status asyncrt_link_add_option(asyncrt_link *link, const char *option);
 
+/* Tells fn, with user, each phase of this link's asyncrt_link_complete
+ * (the cache lookup, nvJitLink), on the thread that calls it (asyncrt/runtime.h,
+ * "progress"); NULL fn: nothing is told (the default). */
+ASYNCRT_EXTERN asyncrt_status asyncrt_link_set_progress(asyncrt_link *link, asyncrt_progress_fn fn, void *user);
+
 /* Links into a loadable program (a CUBIN for the link's arch). The result
  * is cached in memory and on disk like a compile: the key holds every
  * input's kind, name and SHA-256, the options, the arch and the nvJitLink

@@ -201,6 +201,41 @@ ASYNCRT_EXTERN int asyncrt_nvrtc_version(void);
 
 /* ---- compile ------------------------------------------------------------ */
 
+/* ---- progress ------------------------------------------------------------- */
+
+/* What a long call is doing now, for a status line (the tools draw one on a
+ * terminal: docs/tools.md, "Progress"). A call given a callback tells it at
+ * each phase boundary, before the phase starts; it prints nothing itself and
+ * starts no thread or timer for it (NVRTC blocks for seconds: a caller that
+ * shows elapsed time keeps its own clock).
+ *
+ * Threads: the callback runs on the thread that made the call
+ * (asyncrt_program_compile, asyncrt_module_build, asyncrt_link_complete,
+ * asyncrt_bundle_make), except in asyncrt_build_batch, where it also runs on
+ * the batch's pool threads, several at once: there it must be thread-safe.
+ * It is never called after the call that was given it returns. It must
+ * return quickly and make no call on the same context. A NULL callback costs
+ * nothing. */
+typedef enum asyncrt_progress_phase {
+    ASYNCRT_PROGRESS_CACHE_LOOKUP = 0, /* the cache is asked for a compile or link (memory, disk, remote,
+                                          and waiting for another process's compile of the same key) */
+    ASYNCRT_PROGRESS_COMPILE,          /* NVRTC runs (here, or in a batch's compile worker) */
+    ASYNCRT_PROGRESS_LINK,             /* nvJitLink runs */
+    ASYNCRT_PROGRESS_LOAD,             /* the driver loads the image (module_build, a batch with load) */
+    ASYNCRT_PROGRESS_BUNDLE_HEADER     /* asyncrt_bundle_make has read one more header (count) */
+} asyncrt_progress_phase;
+
+typedef struct asyncrt_progress_event {
+    size_t size;                  /* sizeof the library's struct: a field at or past it is absent */
+    asyncrt_progress_phase phase;
+    const char *source_name;      /* the source (a link: its inputs' names, shortened); never NULL */
+    const char *arch;             /* the target, e.g. "sm_90"; never NULL */
+    long long count;              /* BUNDLE_HEADER: the distinct headers read so far; otherwise -1 */
+} asyncrt_progress_event;
+
+/* The strings live until the callback returns: copy what is kept. */
+typedef void (*asyncrt_progress_fn)(const asyncrt_progress_event *event, void *user);
+
 /* An element of an array (asyncrt_compile_options.headers): its layout is frozen. */
 typedef struct asyncrt_header {
     const char *name;    /* as written in #include, e.g. "tile.cuh" */
@@ -249,6 +284,11 @@ typedef struct asyncrt_compile_options {
      * load is ASYNCRT_ERROR_VERSION_MISMATCH before anything is compiled, as
      * asyncrt_module_build does (asyncrt-run). */
     bool for_load;
+    /* Told each phase of this compile (the cache lookup, NVRTC, and with
+     * asyncrt_module_build the load), with progress_user; NULL: nothing is
+     * told. Neither is part of the cache key, nor sent to a compile worker. */
+    asyncrt_progress_fn progress;
+    void *progress_user;
 } asyncrt_compile_options;
 #define ASYNCRT_COMPILE_OPTIONS_INIT ASYNCRT_SIZED_INIT(asyncrt_compile_options)
 
