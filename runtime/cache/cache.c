@@ -111,14 +111,6 @@ static void install(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_
     asyncrt__disk_store(c, key1, deps, payload, size);
 }
 
-/* Lets this process's claim go; the lease is release's. */
-static void unclaim(asyncrt_cache *c, asyncrt_cache_claim *claim)
-{
-    if (!claim || !claim->held) return;
-    asyncrt__claims_leave(c->claims, claim->key1);
-    claim->held = false;
-}
-
 bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
                            asyncrt_cache_claim *claim, asyncrt_cache_entry *out)
 {
@@ -143,7 +135,7 @@ bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cac
         found = true;
     }
     asyncrt__dep_set_free(&set);
-    if (found) unclaim(c, claim);
+    if (found) asyncrt__cache_release(c, claim); /* no lease is taken yet: the claim alone goes */
     return found;
 }
 
@@ -174,7 +166,9 @@ void asyncrt__cache_release(asyncrt_cache *c, asyncrt_cache_claim *claim)
 {
     if (!claim) return;
     if (claim->leased) asyncrt__remote_unlease(c->remote, claim->key1, &claim->leased);
-    unclaim(c, claim);
+    if (!claim->held) return;
+    asyncrt__claims_leave(c->claims, claim->key1); /* this process's claim */
+    claim->held = false;
 }
 
 /* The lookup counted a hit (and a remote hit a store) that was none: taken

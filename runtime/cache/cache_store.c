@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cache_manifest.h"
+#include "cache_tiers.h"
 #include "safe_io.h"
 #include "sha256.h"
 
@@ -242,4 +243,27 @@ size_t asyncrt__cache_remove_all_at(int dir_fd)
         if (l.files[i].kind != ASYNCRT_CACHE_OTHER && unlinkat(dir_fd, l.files[i].name, 0) == 0) removed++;
     asyncrt__cache_listing_free(&l);
     return removed;
+}
+
+/* disk.c's store: here, beside the eviction it runs. Trims the directory to
+ * the cap after a store. A cap smaller than the entry
+ * just stored (with its manifest) could only ever empty the cache: it is
+ * refused with a warning, and the default applies from then on. */
+void asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored)
+{
+    uint64_t max = atomic_load_explicit(&c->max_bytes, memory_order_relaxed);
+    asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir_fd, max, stored);
+    if (r.refused_below && max != ASYNCRT_CACHE_DEFAULT_MAX_BYTES &&
+        atomic_compare_exchange_strong_explicit(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES,
+                                                memory_order_relaxed, memory_order_relaxed)) {
+        asyncrt__diag_log(c->diag, 1, "warning: the cache cap ASYNCRT_CACHE_MAX_BYTES (%llu bytes) is smaller than one "
+                            "entry with its manifest (%llu bytes) in %s: refused, using %llu",
+                    (unsigned long long)max, (unsigned long long)r.refused_below, dir,
+                    (unsigned long long)ASYNCRT_CACHE_DEFAULT_MAX_BYTES);
+        r = asyncrt__cache_evict_at(dir_fd, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, stored);
+    }
+    asyncrt__cache_count(c, C_EVICTIONS, r.evicted);
+    if (r.evicted || r.temps)
+        asyncrt__diag_log(c->diag, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
+                    r.evicted, (unsigned long long)atomic_load_explicit(&c->max_bytes, memory_order_relaxed), r.temps);
 }

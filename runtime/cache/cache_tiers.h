@@ -68,5 +68,9 @@ bool asyncrt__disk_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt
 void asyncrt__disk_discard(asyncrt_cache *c, const uint8_t key2[32], const char *why);
 /* The directory handling's own state, freed (destroy). */
 void asyncrt__disk_close(asyncrt_cache *c);
+/* cache_store.c, after a store: the directory trimmed to the cap, evictions
+ * counted; a cap smaller than the entry just stored is refused (warned),
+ * and the default applies from then on. */
+void asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored);
 
 #endif

@@ -111,11 +111,13 @@ int asyncrt__cache_dir_fd(asyncrt_cache *c, char **name, bool *shared)
     return asyncrt__disk_open(c, name, mac_key, shared);
 }
 
-/* Reads one cache file; a refused one is logged and counted. */
-static unsigned char *read_cache_file(asyncrt_cache *c, int dir_fd, const char *dir, const char *name,
-                                      size_t *size)
+/* Reads one cache file, <hex key><suffix> (its name into `name`); a refused
+ * one is logged and counted. */
+static unsigned char *read_cache_file(asyncrt_cache *c, int dir_fd, const char *dir, const uint8_t key[32],
+                                      const char *suffix, char name[72], size_t *size)
 {
     char why[256];
+    file_name(key, suffix, name);
     unsigned char *data = asyncrt__file_read(dir_fd, name, ASYNCRT_FILE_MAX, true, size, why,
                                                   sizeof why);
     if (!data && why[0]) {
@@ -144,9 +146,8 @@ bool asyncrt__disk_find(asyncrt_cache *c, const uint8_t key1[32], asyncrt_dep_se
     if (dir_fd < 0) return false;
     const uint8_t *mac = shared ? mac_key : NULL;
     char mf_name[72], name[72];
-    file_name(key1, ".mf", mf_name);
     size_t size = 0;
-    unsigned char *data = read_cache_file(c, dir_fd, dir, mf_name, &size);
+    unsigned char *data = read_cache_file(c, dir_fd, dir, key1, ".mf", mf_name, &size);
     asyncrt_manifest m = {0};
     char why[256];
     if (data && !asyncrt__manifest_decode(data, size, key1, mac, &m, why, sizeof why))
@@ -155,8 +156,7 @@ bool asyncrt__disk_find(asyncrt_cache *c, const uint8_t key1[32], asyncrt_dep_se
     bool found = false;
     for (size_t s = 0; s < m.count; s++) {
         if (!asyncrt__dep_set_valid(&m.sets[s])) continue;
-        file_name(m.sets[s].result_key, ".bin", name);
-        data = read_cache_file(c, dir_fd, dir, name, &size);
+        data = read_cache_file(c, dir_fd, dir, m.sets[s].result_key, ".bin", name, &size);
         if (data && !(found = asyncrt__cache_entry_open(data, size, m.sets[s].result_key, mac, out, why, sizeof why)))
             discard(c, dir_fd, dir, name, why);
         if (found) {
@@ -175,55 +175,42 @@ bool asyncrt__disk_find(asyncrt_cache *c, const uint8_t key1[32], asyncrt_dep_se
     return found;
 }
 
-/* The manifest for key1 with `deps` first and up to MAX_SETS - 1 older sets
- * (a damaged or absent manifest simply starts afresh). Two processes
- * updating one manifest at once may lose one's set: a later miss adds it
- * back. */
-static bool write_manifest(asyncrt_cache *c, int dir_fd, const char *dir, const uint8_t key1[32],
-                           const asyncrt_dep_set *deps, const uint8_t *mac_key, mode_t mode)
+/* The entry for `payload`, sealed (its name, <hex result key>.bin, into
+ * `name`), then the manifest for key1 with `deps` first and up to
+ * MAX_SETS - 1 older sets (a damaged or absent manifest simply starts
+ * afresh): written in that order, so that a manifest never names an entry
+ * not yet there. Two processes updating one manifest at once may lose one's
+ * set: a later miss adds it back. NULL when both are written, else what
+ * failed. */
+static const char *write_entry(asyncrt_cache *c, int dir_fd, const char *dir, const uint8_t key1[32],
+                               const asyncrt_dep_set *deps, const unsigned char *payload, size_t payload_size,
+                               const uint8_t *mac_key, mode_t mode, char name[72], size_t *size)
 {
-    char name[72];
-    file_name(key1, ".mf", name);
-    size_t size = 0;
+    char mf_name[72];
+    file_name(deps->result_key, ".bin", name);
+    file_name(key1, ".mf", mf_name);
+    unsigned char *data = asyncrt__cache_entry_seal(payload, payload_size, deps->result_key, mac_key, size);
+    if (!data) return "out of memory";
+    bool written = asyncrt__file_write(dir_fd, name, data, *size, mode);
+    free(data);
+    if (!written) return "cannot write the entry";
+    size_t mf_size = 0;
     char why[256];
-    unsigned char *data = asyncrt__file_read(dir_fd, name, ASYNCRT_FILE_MAX, false, &size, why,
-                                                  sizeof why);
+    data = asyncrt__file_read(dir_fd, mf_name, ASYNCRT_FILE_MAX, false, &mf_size, why, sizeof why);
     asyncrt_manifest old = {0};
-    if (data && !asyncrt__manifest_decode(data, size, key1, mac_key, &old, why, sizeof why))
-        asyncrt__diag_log(c->diag, 1, "warning: replacing cache manifest %s/%s: %s", dir, name, why);
+    if (data && !asyncrt__manifest_decode(data, mf_size, key1, mac_key, &old, why, sizeof why))
+        asyncrt__diag_log(c->diag, 1, "warning: replacing cache manifest %s/%s: %s", dir, mf_name, why);
     free(data);
     asyncrt_dep_set sets[ASYNCRT_MANIFEST_MAX_SETS];
     asyncrt_manifest m = {sets, 1};
     sets[0] = *deps;
     for (size_t i = 0; i < old.count && m.count < ASYNCRT_MANIFEST_MAX_SETS; i++)
         if (memcmp(old.sets[i].result_key, deps->result_key, 32) != 0) sets[m.count++] = old.sets[i];
-    data = asyncrt__manifest_encode(&m, key1, mac_key, &size);
-    bool ok = data && asyncrt__file_write(dir_fd, name, data, size, mode);
+    data = asyncrt__manifest_encode(&m, key1, mac_key, &mf_size);
+    bool ok = data && asyncrt__file_write(dir_fd, mf_name, data, mf_size, mode);
     free(data);
     asyncrt__manifest_free(&old);
-    return ok;
-}
-
-/* Trims the directory to the cap after a store. A cap smaller than the entry
- * just stored (with its manifest) could only ever empty the cache: it is
- * refused with a warning, and the default applies from then on. */
-static void trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored)
-{
-    uint64_t max = atomic_load_explicit(&c->max_bytes, memory_order_relaxed);
-    asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir_fd, max, stored);
-    if (r.refused_below && max != ASYNCRT_CACHE_DEFAULT_MAX_BYTES &&
-        atomic_compare_exchange_strong_explicit(&c->max_bytes, &max, ASYNCRT_CACHE_DEFAULT_MAX_BYTES,
-                                                memory_order_relaxed, memory_order_relaxed)) {
-        asyncrt__diag_log(c->diag, 1, "warning: the cache cap ASYNCRT_CACHE_MAX_BYTES (%llu bytes) is smaller than one "
-                            "entry with its manifest (%llu bytes) in %s: refused, using %llu",
-                    (unsigned long long)max, (unsigned long long)r.refused_below, dir,
-                    (unsigned long long)ASYNCRT_CACHE_DEFAULT_MAX_BYTES);
-        r = asyncrt__cache_evict_at(dir_fd, ASYNCRT_CACHE_DEFAULT_MAX_BYTES, stored);
-    }
-    asyncrt__cache_count(c, C_EVICTIONS, r.evicted);
-    if (r.evicted || r.temps)
-        asyncrt__diag_log(c->diag, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
-                    r.evicted, (unsigned long long)atomic_load_explicit(&c->max_bytes, memory_order_relaxed), r.temps);
+    return ok ? NULL : "cannot write the manifest";
 }
 
 bool asyncrt__disk_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_set *deps,
@@ -237,22 +224,16 @@ bool asyncrt__disk_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt
     const uint8_t *mac = shared ? mac_key : NULL;
     mode_t mode = shared ? 0660 : 0600;
     char name[72];
-    file_name(deps->result_key, ".bin", name);
     size_t size = 0;
-    unsigned char *data = asyncrt__cache_entry_seal(payload, payload_size, deps->result_key, mac, &size);
-    const char *failed = !data                                                 ? "out of memory"
-                         : !asyncrt__file_write(fd, name, data, size, mode)    ? "cannot write the entry"
-                         : !write_manifest(c, fd, dir, key1, deps, mac, mode)  ? "cannot write the manifest"
-                                                                               : NULL;
+    const char *failed = write_entry(c, fd, dir, key1, deps, payload, payload_size, mac, mode, name, &size);
     if (failed) {
         int err = errno;
         asyncrt__diag_log(c->diag, 1, "warning: not caching in %s: %s (%s)", dir, failed, strerror(err));
         if (err == ENOENT) forget_dir(c); /* removed under us */
     } else {
         asyncrt__diag_log(c->diag, 2, "cached %s/%s (%zu bytes, %zu dependencies)", dir, name, size, deps->count);
-        trim(c, fd, dir, name);
+        asyncrt__cache_trim(c, fd, dir, name);
     }
-    free(data);
     free(dir);
     close(fd);
     return !failed;

@@ -94,84 +94,57 @@ static asyncrt_status compile_job(asyncrt_compile_job *job, bool from_auto, asyn
     return asyncrt__retry_finish(job, &retry, s);
 }
 
-/* One compile for a resolved target, from its job's start to its end. */
-static asyncrt_status compile_target(asyncrt_context *ctx, const char *source_name, const char *source,
-                                     const asyncrt_compile_options *opts, const asyncrt__arch *arch, bool from_auto,
-                                     asyncrt_program **out)
-{
-    asyncrt_compile_job job;
-    asyncrt__job_init(&job, ctx, source_name, source, opts, arch);
-    asyncrt_status s = compile_job(&job, from_auto, out);
-    asyncrt__job_free(&job);
-    return s;
-}
-
 /* What the flow is for: a program, a cache lookup only (build/batch.c asks which
  * requests miss before farming them out to worker processes), or a program
  * to be loaded on the open device (refused before compiling when its driver
  * cannot load it: target.h's asyncrt__arch_loadable). */
 typedef enum flow_mode { FLOW_COMPILE, FLOW_LOOKUP, FLOW_TO_LOAD } flow_mode;
 
-/* The whole flow. A given arch is used as is; otherwise opts->arch is
- * resolved here, once. */
-static asyncrt_status compile_flow_body(asyncrt_context *ctx, const char *source_name, const char *source,
-                                        const asyncrt_compile_options *opts, const asyncrt__arch *given,
-                                        flow_mode mode, uint8_t *key_out, asyncrt__arch *arch_out,
-                                        asyncrt_program **out)
+/* One request of the flow, as the caller gave it. */
+typedef struct flow_request {
+    const char *source_name, *source;
+    const asyncrt_compile_options *opts; /* the caller's, read by its size */
+    uint8_t *key_out;
+    asyncrt__arch *arch_out;
+} flow_request;
+
+/* One compile (or lookup) for the target the flow resolved, from its job's
+ * start to its end. */
+static asyncrt_status compile_target(asyncrt_context *ctx, const flow_request *r, const asyncrt__target *t,
+                                     asyncrt_program **out)
 {
-    bool lookup_only = mode == FLOW_LOOKUP;
-    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT; /* NULL opts: the defaults */
-    *out = NULL;
-    if (!source) return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
-    if (opts) ASYNCRT_TRY(asyncrt__sized_take(ctx, ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, "compile options"));
-    opts = &o; /* the caller's, read by its size, from here on */
-    if (mode == FLOW_COMPILE && o.for_load) mode = FLOW_TO_LOAD;
-    if (!source_name || !*source_name) source_name = "kernel.cu";
-    asyncrt__arch arch = given ? *given : (asyncrt__arch){0};
-    bool resolved = given != NULL, is_auto = !given && (!opts->arch || strcmp(opts->arch, "auto") == 0);
-    asyncrt_status s = ASYNCRT_SUCCESS;
-    char why[2048] = ""; /* the target's reason (asyncrt_program_arch_reason); a given arch's is its caller's */
-    /* "auto" while the device opens on another thread: compile for the
-     * remembered target meanwhile (speculative.c guesses and judges). */
-    asyncrt_speculation sp;
-    if (!lookup_only && is_auto && asyncrt__device_pending(ctx)) {
-        if (!asyncrt__speculation_begin(ctx, &sp, &s)) {
-            ASYNCRT_TRY(s);
-        } else {
-            s = sp.known ? compile_target(ctx, source_name, source, opts, &sp.guess, false, out) : s;
-            if (asyncrt__speculation_end(ctx, &sp, source_name, s, out, &s, &arch, why, sizeof why)) return s;
-            resolved = true;
-        }
-    }
-    if (!resolved && is_auto) ASYNCRT_TRY(asyncrt__wait_device(ctx)); /* "auto" needs the device */
-    asyncrt__arch named; /* PTX to be loaded is held to the driver of the device it is for: wait for it */
-    if (mode == FLOW_TO_LOAD && !is_auto && asyncrt__arch_parse(opts->arch, &named) && named.ptx)
-        ASYNCRT_TRY(asyncrt__wait_device(ctx));
-    if (!resolved) ASYNCRT_TRY(asyncrt__arch_resolve_why(ctx, opts->arch, &arch, why, sizeof why));
-    if (mode == FLOW_TO_LOAD) ASYNCRT_TRY(asyncrt__arch_loadable(ctx, &arch)); /* before any compile */
-    if (arch_out) *arch_out = arch;
+    if (r->arch_out) *r->arch_out = t->arch;
     asyncrt_compile_job job;
-    asyncrt__job_init(&job, ctx, source_name, source, opts, &arch);
-    if (lookup_only) {
+    asyncrt__job_init(&job, ctx, r->source_name, r->source, r->opts, &t->arch);
+    asyncrt_status s;
+    if (t->lookup_only) {
         s = key_and_look_up(&job, false, out);
-        if (key_out) memcpy(key_out, job.key, 32);
+        if (r->key_out) memcpy(r->key_out, job.key, 32);
         if (s == ASYNCRT_SUCCESS) s = asyncrt__compile_lookup_status(job.state);
     } else {
-        s = compile_job(&job, is_auto, out);
+        s = compile_job(&job, t->from_auto, out);
     }
     asyncrt__job_free(&job);
-    if (s == ASYNCRT_SUCCESS && !given) asyncrt__target_note(*out, &arch, why);
     return s;
 }
 
+/* The whole flow: the options read, then target.c's steps, each compiled
+ * for. A given arch is used as is; otherwise opts->arch is resolved, once. */
 static asyncrt_status compile_flow(asyncrt_context *ctx, const char *source_name, const char *source,
                                    const asyncrt_compile_options *opts, const asyncrt__arch *given,
                                    flow_mode mode, uint8_t *key_out, asyncrt__arch *arch_out,
                                    asyncrt_program **out)
 {
-    asyncrt__enter(ctx);
-    return asyncrt__leave(ctx,
-                          compile_flow_body(ctx, source_name, source, opts, given, mode, key_out, arch_out, out));
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT; /* NULL opts: the defaults */
+    *out = NULL;
+    asyncrt_status s = asyncrt__enter_with(ctx, ASYNCRT_SIZED_COMPILE_OPTIONS, opts, &o, "compile options");
+    if (!source) s = asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "source is NULL");
+    flow_request r = {source_name && *source_name ? source_name : "kernel.cu", source, &o, key_out, arch_out};
+    asyncrt__target t = {.text = o.arch, .given = given, .lookup_only = mode == FLOW_LOOKUP,
+                         .to_load = mode == FLOW_TO_LOAD || (mode == FLOW_COMPILE && o.for_load)};
+    if (s == ASYNCRT_SUCCESS)
+        while (asyncrt__target_next(ctx, &t, r.source_name, out, &s)) s = compile_target(ctx, &r, &t, out);
+    return asyncrt__leave(ctx, s);
 }
 
 asyncrt_status asyncrt_program_compile(asyncrt_context *ctx, const char *source_name,

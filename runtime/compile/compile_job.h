@@ -9,8 +9,8 @@
  *                then compact_use.c's compact image of a CUBIN (when on);
  *   deps.c       the files the compile read, from the trace;
  *   store.c      the result into the cache, the PCH's record, the claim let go.
- * retry.c (sm_XYa after ptxas) and speculative.c (a guessed target while the
- * device opens) decide around that flow. Private to runtime/compile. */
+ * retry.c (sm_XYa after ptxas) and target.c (the target, a guessed one while
+ * the device opens) decide around that flow. Private to runtime/compile. */
 #ifndef ASYNCRT_COMPILE_JOB_H
 #define ASYNCRT_COMPILE_JOB_H
 
@@ -124,26 +124,5 @@ typedef struct asyncrt_retry {
 bool asyncrt__retry_earlier(const asyncrt_compile_job *job, bool from_auto, asyncrt__arch *retry);
 bool asyncrt__retry_plan(const asyncrt_compile_job *job, bool from_auto, asyncrt_retry *r, asyncrt_status *s);
 asyncrt_status asyncrt__retry_finish(const asyncrt_compile_job *job, asyncrt_retry *r, asyncrt_status s);
-
-/* speculative.c: "auto" while asyncrt_context_open_device_async still opens
- * the device, the target remembered for it (speculate.h) is compiled for
- * meanwhile. begin: true when there is a guess (sp->guess, when sp->known:
- * this NVRTC knows it), which the flow compiles as an explicit target;
- * false, with *status the device's open (its failure is the answer, "auto"
- * has none), when the flow must compile as usual. end, once the guess was
- * compiled (compiled, *p): waits for the device and resolves its target into
- * *real (`why`: the reason it was chosen, target.h); true when *status (and
- * *p) is the answer; false when the flow must compile for *real (*p
- * destroyed). A wrong guess is never returned. */
-typedef struct asyncrt_speculation {
-    char text[32];        /* the hint's target, as written */
-    asyncrt__arch guess;
-    bool known;
-    double start;
-} asyncrt_speculation;
-bool asyncrt__speculation_begin(asyncrt_context *ctx, asyncrt_speculation *sp, asyncrt_status *status);
-bool asyncrt__speculation_end(asyncrt_context *ctx, asyncrt_speculation *sp, const char *source_name,
-                              asyncrt_status compiled, asyncrt_program **p, asyncrt_status *status,
-                              asyncrt__arch *real, char *why, size_t why_size);
 
 #endif

@@ -29,6 +29,11 @@ asyncrt_status asyncrt__fail_cu(asyncrt_context *ctx, asyncrt_status status, CUr
 void asyncrt__log(const asyncrt_context *ctx, int level, const char *fmt, ...)
     ASYNCRT_PRINTF(3, 4);
 
+/* asyncrt__enter, then, for an entry point whose options struct is optional,
+ * the caller's struct read into `full` as asyncrt__sized_take does (NULL
+ * caller: `full` keeps its defaults). Leave with asyncrt__leave either way. */
+asyncrt_status asyncrt__enter_with(asyncrt_context *ctx, asyncrt_sized type, const void *caller, void *full,
+                                   const char *what);
 /* A caller's struct of `type` read into `full` (take) or written from it
  * (give) by its size (sized.h); a NULL caller or a size refused is
  * ASYNCRT_ERROR_INVALID_ARGUMENT, the message starting with `what`. */

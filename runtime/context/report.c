@@ -6,6 +6,18 @@ static asyncrt_diag *diag_of(asyncrt_context *ctx) { return ctx ? &ctx->diag : N
 
 void asyncrt__enter(asyncrt_context *ctx) { asyncrt__diag_enter(diag_of(ctx)); }
 
+/* One call where the entry reads its options: the flow it starts then
+ * comes back to this file once, to leave. */
+asyncrt_status asyncrt__enter_with(asyncrt_context *ctx, asyncrt_sized type, const void *caller, void *full,
+                                   const char *what)
+{
+    char why[ASYNCRT_SIZED_WHY];
+    asyncrt__diag_enter(diag_of(ctx));
+    if (caller && !asyncrt__sized_in(type, caller, full, why))
+        return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "%s: %s", what, why);
+    return ASYNCRT_SUCCESS;
+}
+
 asyncrt_status asyncrt__leave(asyncrt_context *ctx, asyncrt_status status)
 {
     asyncrt__diag_leave(diag_of(ctx));

@@ -25,15 +25,15 @@ grep -q 'compile/key.c:.*: calls asyncrt_module_load, defined in load/ (load/mod
     { echo "FAIL: $out"; exit 1; }
 
 cp "$repo/runtime/compile/key.c" "$work/runtime/compile/key.c"
-# The speculative step compiling again through the flow that called it (the
-# loop compile.c <-> speculative.c had).
+# The target step compiling again through the flow that called it (the loop
+# compile.c <-> speculative.c had, before the guess moved into target.c).
 printf '\nvoid asyncrt__again(void);\nvoid asyncrt__again(void) { asyncrt__program_compile_arch(0, 0, 0, 0, 0, 0); }\n' \
-    >>"$work/runtime/compile/speculative.c"
+    >>"$work/runtime/compile/target.c"
 if out=$("$work/tools/check-layers.sh" "$work"); then echo "FAIL: a call loop passed"; exit 1; fi
-grep -q 'round a loop' <<<"$out" && grep -q 'compile/speculative.c' <<<"$out" && grep -q 'compile/compile.c' <<<"$out" ||
+grep -q 'round a loop' <<<"$out" && grep -q 'compile/target.c' <<<"$out" && grep -q 'compile/compile.c' <<<"$out" ||
     { echo "FAIL: $out"; exit 1; }
 
-cp "$repo/runtime/compile/speculative.c" "$work/runtime/compile/speculative.c"
+cp "$repo/runtime/compile/target.c" "$work/runtime/compile/target.c"
 seq 700 | sed 's|^|// |' >>"$work/runtime/base/sha256.c"
 if out=$("$work/tools/check-layers.sh" "$work"); then echo "FAIL: a 700-line file passed"; exit 1; fi
 grep -q 'base/sha256.c: .* lines (the rule: at most 600)' <<<"$out" || { echo "FAIL: $out"; exit 1; }
