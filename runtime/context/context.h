@@ -57,6 +57,11 @@ struct asyncrt_context {
     /* ---- threads: see "Threads" in runtime.h ---------------------------- */
     pthread_mutex_t lock;            /* guards drv's first load and the slots' first make */
     asyncrt_opening opening;         /* open_device_async's thread and result */
+
+    /* ---- peers (asyncrt_context_create_peer): one cache and library set -- */
+    asyncrt_context *root;           /* itself, or the context whose cache a peer shares */
+    atomic_int refs;                 /* on the root: itself until destroyed, plus one per live peer */
+    asyncrt_context_slot libraries;  /* on the root: images loaded for every device (load/library.c) */
 };
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true

@@ -9,7 +9,12 @@
  * that fails with CUDA_ERROR_NOT_SUPPORTED, to reach a tool's "a driver call
  * failed" exit code. Nothing here runs a kernel: cuLaunchKernelEx fails, but
  * first keeps what it was asked (fake_last_launch), so that a test sees what
- * the library made of a launch config (tests/abi). */
+ * the library made of a launch config (tests/abi).
+ * Many GPUs: $FAKE_DEVICES devices (default 1), device 1 and up of compute
+ * capability $FAKE_CC1 (default $FAKE_CC); context-independent loading
+ * (cuLibrary*, counted by fake_library_loads; fake_module_loads counts the
+ * modules made on a device, from an image or a library) unless
+ * $FAKE_NO_LIBRARY is set; every pair of devices peers. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,12 +29,14 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
 void fake_gate_hold(void);
 void fake_gate_release(void);
 int fake_module_loads(void);
+int fake_library_loads(void);
 int fake_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared_bytes, unsigned *attrs);
 
 static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gate_open = PTHREAD_COND_INITIALIZER;
 static int g_gate_held;
 static atomic_int g_loads;
+static atomic_int g_library_loads;
 
 void fake_gate_hold(void)
 {
@@ -47,6 +54,13 @@ void fake_gate_release(void)
 }
 
 int fake_module_loads(void) { return atomic_load(&g_loads); }
+int fake_library_loads(void) { return atomic_load(&g_library_loads); }
+
+static int devices(void)
+{
+    const char *n = getenv("FAKE_DEVICES");
+    return n ? atoi(n) : 1;
+}
 
 /* CUlaunchConfig's layout (cuda.h, CUDA 12 and 13), without cuda.h. */
 typedef struct launch_config {
@@ -83,8 +97,8 @@ static CUresult driver_version(int *v)
     return OK;
 }
 static CUresult error_name(CUresult r, const char **s) { (void)r; *s = "FAKE_ERROR"; return OK; }
-static CUresult device_count(int *n) { *n = 1; return OK; }
-static CUresult device_get(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? OK : 101; }
+static CUresult device_count(int *n) { *n = devices(); return OK; }
+static CUresult device_get(int *dev, int ordinal) { *dev = ordinal; return ordinal >= 0 && ordinal < devices() ? OK : 101; }
 static CUresult device_name(char *name, int len, int dev)
 {
     (void)dev;
@@ -96,8 +110,7 @@ static CUresult total_mem(size_t *bytes, int dev) { (void)dev; *bytes = (size_t)
 
 static CUresult attribute(int *value, int attr, int dev)
 {
-    (void)dev;
-    const char *cc = getenv("FAKE_CC");
+    const char *cc = dev > 0 && getenv("FAKE_CC1") ? getenv("FAKE_CC1") : getenv("FAKE_CC");
     int v = cc ? atoi(cc) : 90;
     switch (attr) {
     case 75: *value = v / 10; break;            /* COMPUTE_CAPABILITY_MAJOR */
@@ -117,7 +130,7 @@ static CUresult primary_retain(void **ctx, int dev)
     pthread_mutex_lock(&g_gate_lock);
     while (g_gate_held) pthread_cond_wait(&g_gate_open, &g_gate_lock);
     pthread_mutex_unlock(&g_gate_lock);
-    *ctx = (void *)0x1;
+    *ctx = (void *)(size_t)(dev + 1); /* one per device, never NULL */
     return OK;
 }
 static CUresult primary_release(int dev) { (void)dev; return OK; }
@@ -152,6 +165,44 @@ static CUresult func_set_attribute(void *f, int attr, int value)
     return OK;
 }
 static CUresult unsupported(void) { return UNSUPPORTED; }
+
+/* A library is a malloc'd byte; its module on a device, another. */
+static CUresult library_load(void **lib, const void *image, void *o, void *ov, unsigned n, void *lo, void *lov,
+                             unsigned ln)
+{
+    (void)o, (void)ov, (void)n, (void)lo, (void)lov, (void)ln;
+    if (!image) return 1;
+    atomic_fetch_add(&g_library_loads, 1);
+    *lib = malloc(1);
+    return *lib ? OK : 2;
+}
+static CUresult library_unload(void *lib) { free(lib); return OK; }
+static CUresult library_module(void **module, void *lib)
+{
+    (void)lib;
+    atomic_fetch_add(&g_loads, 1);
+    *module = (void *)0x3;
+    return OK;
+}
+static CUresult library_kernel(void **kernel, void *lib, const char *name)
+{
+    (void)lib, (void)name;
+    *kernel = (void *)0x4;
+    return OK;
+}
+static CUresult kernel_function(void **f, void *kernel)
+{
+    (void)kernel;
+    *f = (void *)0x2;
+    return OK;
+}
+static CUresult can_access_peer(int *can, int dev, int peer) { *can = dev != peer; return OK; }
+static CUresult p2p_attribute(int *value, int attr, int src, int dst)
+{
+    (void)src, (void)dst;
+    *value = attr == 1 /* PERFORMANCE_RANK */ ? 0 : 1;
+    return OK;
+}
 static CUresult launch_kernel_ex(const launch_config *config, void *f, void **params, void **extra)
 {
     (void)f, (void)params, (void)extra;
@@ -189,6 +240,18 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuFuncGetAttribute", (void *)func_get_attribute},
         {"cuFuncSetAttribute", (void *)func_set_attribute},
         {"cuLaunchKernelEx", (void *)launch_kernel_ex},
+        {"cuDeviceCanAccessPeer", (void *)can_access_peer},
+        {"cuDeviceGetP2PAttribute", (void *)p2p_attribute},
+    };
+    static const struct {
+        const char *name;
+        void *fn;
+    } library[] = {
+        {"cuLibraryLoadData", (void *)library_load},
+        {"cuLibraryUnload", (void *)library_unload},
+        {"cuLibraryGetModule", (void *)library_module},
+        {"cuLibraryGetKernel", (void *)library_kernel},
+        {"cuKernelGetFunction", (void *)kernel_function},
     };
     const char *fail = getenv("FAKE_FAIL");
     if (fail && strcmp(fail, symbol) == 0) {
@@ -199,6 +262,11 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         if (strcmp(table[i].name, symbol) == 0) {
             *pfn = table[i].fn;
             return OK;
+        }
+    for (size_t i = 0; i < sizeof library / sizeof library[0]; i++)
+        if (strcmp(library[i].name, symbol) == 0) {
+            *pfn = getenv("FAKE_NO_LIBRARY") ? NULL : library[i].fn;
+            return *pfn ? OK : NOT_FOUND;
         }
     if (strcmp(symbol, "cuFuncGetParamInfo") == 0) {
         *pfn = NULL;
