@@ -73,6 +73,7 @@
     X(cuCtxEnablePeerAccess, 4000)                    \
     X(cuMemcpyPeerAsync, 4000)                        \
     X(cuStreamGetCtx, 9020)                           \
+    X(cuStreamGetDevice, 12080)                       \
     X(cuPointerGetAttribute, 4000)
 
 typedef struct asyncrt_driver {

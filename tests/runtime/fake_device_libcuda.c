@@ -14,7 +14,8 @@
  * capability $FAKE_CC1 (default $FAKE_CC); context-independent loading
  * (cuLibrary*, counted by fake_library_loads; fake_module_loads counts the
  * modules made on a device, from an image or a library) unless
- * $FAKE_NO_LIBRARY is set; every pair of devices peers. */
+ * $FAKE_NO_LIBRARY is set; every pair of devices peers; stream 0x1000 + N
+ * (made up by a test) is device N's. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -196,6 +197,21 @@ static CUresult kernel_function(void **f, void *kernel)
     *f = (void *)0x2;
     return OK;
 }
+/* Streams are made by the tests, not here: 0x1000 + N is one of device N's. */
+static CUresult stream_ctx(void *stream, void **ctx)
+{
+    size_t s = (size_t)stream;
+    if (s < 0x1000 || s >= 0x1000 + (size_t)devices()) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    *ctx = (void *)(s - 0x1000 + 1);
+    return OK;
+}
+static CUresult stream_device(void *stream, int *dev)
+{
+    void *ctx;
+    CUresult r = stream_ctx(stream, &ctx);
+    if (r == OK) *dev = (int)(size_t)ctx - 1;
+    return r;
+}
 static CUresult can_access_peer(int *can, int dev, int peer) { *can = dev != peer; return OK; }
 static CUresult p2p_attribute(int *value, int attr, int src, int dst)
 {
@@ -242,6 +258,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuLaunchKernelEx", (void *)launch_kernel_ex},
         {"cuDeviceCanAccessPeer", (void *)can_access_peer},
         {"cuDeviceGetP2PAttribute", (void *)p2p_attribute},
+        {"cuStreamGetCtx", (void *)stream_ctx},
+        {"cuStreamGetDevice", (void *)stream_device},
     };
     static const struct {
         const char *name;

@@ -4,12 +4,14 @@
  * compiled once is one miss and loads on each device (one cuLibraryLoadData,
  * or one cuModuleLoadDataEx per device with $FAKE_NO_LIBRARY); devices of
  * two arches ($FAKE_CC1) compile once each; an ordinal out of range is
- * refused naming it and the count. */
+ * refused naming it and the count; a built-in op made for device 0 refuses
+ * a stream of device 1 (the fake's stream 0x1000 + N is device N's). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "asyncrt/ops.h"
 #include "test_support.h"
 
 static int (*module_loads)(void);
@@ -116,6 +118,28 @@ static void ordinal_out_of_range_is_refused(void **state)
     assert_status(f->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, asyncrt_context_create_peer(f->ctx, 0, NULL));
 }
 
+static void op_refuses_another_devices_stream(void **state)
+{
+    test_cache_fixture *f = *state;
+    assert_ok(f->ctx, asyncrt_context_open_device(f->ctx, 0));
+    asyncrt_map_arg x = {"x", ASYNCRT_F32}, y = {"y", ASYNCRT_F32};
+    asyncrt_map_desc desc = ASYNCRT_MAP_DESC_INIT;
+    desc.inputs = &x, desc.input_count = 1, desc.outputs = &y, desc.output_count = 1;
+    desc.expression = "y = 2 * x;";
+    desc.path = ASYNCRT_PATH_PLAIN;
+    asyncrt_map *map = NULL;
+    assert_ok(f->ctx, asyncrt_map_create(f->ctx, &desc, &map));
+    asyncrt_deviceptr in = 0x10000, out = 0x20000;
+    assert_status(f->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                  asyncrt_map_launch(map, 256, &in, &out, NULL, (asyncrt_stream)(uintptr_t)0x1001));
+    assert_says(f->ctx, "made for device 0");
+    assert_says(f->ctx, "is device 1's");
+    /* device 0's own stream passes the check (the fake then refuses to launch anything) */
+    assert_status(f->ctx, ASYNCRT_ERROR_LAUNCH,
+                  asyncrt_map_launch(map, 256, &in, &out, NULL, (asyncrt_stream)(uintptr_t)0x1000));
+    asyncrt_map_destroy(map);
+}
+
 int main(void)
 {
     const char *lib = getenv("ASYNCRT_LIBCUDA");
@@ -131,6 +155,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(one_miss_and_a_load_per_device, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(base_destroyed_before_its_peer, test_setup_cache_context, test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(ordinal_out_of_range_is_refused, test_setup_cache_context, test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(op_refuses_another_devices_stream, test_setup_cache_context, test_teardown_cache_context),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dlclose(h);
