@@ -388,6 +388,25 @@ static void test_device_flags(void **state)
     assert_tool(2, "%s --devices 1 %s", saxpy, args);
     assert_non_null(strstr(run_tool_output(), "--devices '1': only 'all' is known"));
     assert_tool(2, "%s --devices all --compile-only --arch sm_90", saxpy);
+    /* With the fake's host-memory runs (a launch that does nothing): every device is run and
+     * reported, device 1's compile a memory hit; a check that fails on device 0 says so and ends there. */
+    setenv("FAKE_RUNS", "1", 1);
+    assert_tool(0, "%s --devices all %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "device 1 of 2"));
+    assert_tool(0, "%s --devices all --json %s", saxpy, args);
+    const char *json = run_tool_output();
+    assert_true(json[0] == '[');
+    const char *second = strstr(json, "}\n,{"); /* each object ends its line */
+    assert_non_null(second);
+    assert_non_null(strstr(second, "\"origin\":\"memory-cache\""));
+    float ones[32];
+    for (int i = 0; i < 32; i++) ones[i] = 1;
+    unsigned long long shape[1] = {32};
+    write_npy_or_fail(tmp_path("ones.npy"), RUN_F32, shape, 1, ones);
+    assert_tool(6, "%s --devices all %s --expect y=%s", saxpy, args, tmp_path("ones.npy"));
+    assert_non_null(strstr(run_tool_output(), "device 0: --expect"));
+    assert_null(strstr(run_tool_output(), "device 1 of 2"));
+    unsetenv("FAKE_RUNS");
     unsetenv("FAKE_DEVICES");
     setenv("ASYNCRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
 }

@@ -15,7 +15,10 @@
  * (cuLibrary*, counted by fake_library_loads; fake_module_loads counts the
  * modules made on a device, from an image or a library) unless
  * $FAKE_NO_LIBRARY is set; every pair of devices peers; stream 0x1000 + N
- * (made up by a test) is device N's. */
+ * (made up by a test) is device N's. With $FAKE_RUNS set, memory is host
+ * memory (a device pointer is a malloc'd address), copies and fills are
+ * memcpy/memset, and a launch succeeds doing nothing: enough for a tool's
+ * whole run (asyncrt-run --devices all) without a GPU. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -226,8 +229,40 @@ static CUresult launch_kernel_ex(const launch_config *config, void *f, void **pa
     g_last_launch = *config;
     g_launches++;
     pthread_mutex_unlock(&g_launch_lock);
-    return UNSUPPORTED;
+    return getenv("FAKE_RUNS") ? OK : UNSUPPORTED;
 }
+
+/* $FAKE_RUNS: memory on the host. */
+static CUresult mem_alloc(unsigned long long *p, size_t bytes)
+{
+    void *m = malloc(bytes);
+    *p = (unsigned long long)(size_t)m;
+    return m ? OK : 2;
+}
+static CUresult mem_free(unsigned long long p) { free((void *)(size_t)p); return OK; }
+static CUresult mem_htod(unsigned long long dst, const void *src, size_t bytes)
+{
+    memcpy((void *)(size_t)dst, src, bytes);
+    return OK;
+}
+static CUresult mem_dtoh(void *dst, unsigned long long src, size_t bytes)
+{
+    memcpy(dst, (const void *)(size_t)src, bytes);
+    return OK;
+}
+static CUresult mem_dtod(unsigned long long dst, unsigned long long src, size_t bytes, void *stream)
+{
+    (void)stream;
+    memmove((void *)(size_t)dst, (const void *)(size_t)src, bytes);
+    return OK;
+}
+static CUresult mem_set(unsigned long long dst, unsigned char byte, size_t bytes, void *stream)
+{
+    (void)stream;
+    memset((void *)(size_t)dst, byte, bytes);
+    return OK;
+}
+static CUresult synchronize(void) { return OK; }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
                              int *status)
@@ -271,6 +306,20 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuLibraryGetKernel", (void *)library_kernel},
         {"cuKernelGetFunction", (void *)kernel_function},
     };
+    static const struct {
+        const char *name;
+        void *fn;
+    } runs[] = {
+        {"cuMemAlloc", (void *)mem_alloc},       {"cuMemFree", (void *)mem_free},
+        {"cuMemcpyHtoD", (void *)mem_htod},      {"cuMemcpyDtoH", (void *)mem_dtoh},
+        {"cuMemcpyDtoDAsync", (void *)mem_dtod}, {"cuMemsetD8Async", (void *)mem_set},
+        {"cuCtxSynchronize", (void *)synchronize}, {"cuStreamSynchronize", (void *)synchronize},
+    };
+    for (size_t i = 0; getenv("FAKE_RUNS") && i < sizeof runs / sizeof runs[0]; i++)
+        if (strcmp(runs[i].name, symbol) == 0) {
+            *pfn = runs[i].fn;
+            return OK;
+        }
     const char *fail = getenv("FAKE_FAIL");
     if (fail && strcmp(fail, symbol) == 0) {
         *pfn = (void *)unsupported;

@@ -435,8 +435,11 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx
 
 /* ---- modules and kernels ------------------------------------------------ */
 
-/* Loads a program on the opened device with cuModuleLoadDataEx; a rejected
- * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. PTX the
+/* Loads a program on the opened device: a CUBIN from the library the context
+ * and its peers share (cuLibraryLoadData once per image, then this device's
+ * module of it), PTX (or any image, on a driver without cuLibrary*) with
+ * cuModuleLoadDataEx; a rejected image gives ASYNCRT_ERROR_MODULE_LOAD with
+ * the driver's reason (and, for cuModuleLoadDataEx, its JIT log). PTX the
  * driver cannot take (made by an NVRTC newer than the driver) is
  * ASYNCRT_ERROR_VERSION_MISMATCH before the driver is asked, naming both
  * versions and what to do (docs/library.md: arch selection). *out is NULL on
