@@ -393,7 +393,7 @@ int main(int argc, char **argv)
         if (d > 0 && rc == RUN_EXIT_OK) rc = next_device(ctx, cli, d, &start, buffers, &peer, r);
         if (peer) here = peer;
         int ordinal = cli->all_devices ? d : cli->device;
-        if (cli->all_devices && !cli->json) printf("device %d of %d\n", d, devices);
+        if (cli->all_devices && !cli->json && rc == RUN_EXIT_OK) printf("device %d of %d\n", d, devices);
         if (rc == RUN_EXIT_OK && !cli->compile_only) rc = open_device(here, cli, ordinal, r);
         const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
         if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(here, cli, source, &program, r);
