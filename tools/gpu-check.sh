@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds asyncrt on a GPU machine and runs, in one go, what needs the GPU:
 #   tools/gpu-check.sh [test] [sanitize] [bench] [sweep] [profile] [parity] [parity-sweep] [compact] [link]
-#                      [graph] [nsys]
+#                      [graph] [nsys] [multi]
 #   (default: test)
 # Logs go under $OUT (or ./gpu-out): build.log, test.log, sanitize.log, bench.log, sweep.log, ncu.txt,
 # parity.md, parity-sweep.md (and parity-sweep/parity.json, profile/), compact.md (and compact/,
 # compact.log), graph.log (and graph-*.json), nsys/ (cold and warm .nsys-rep and .sqlite, timeline.png
-# where matplotlib is), summary.txt.
+# where matplotlib is), multi.log (and multi-probe.txt/.json, multi-run.json), summary.txt.
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
 # as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/), or the installed .pip/
@@ -291,6 +291,42 @@ PY
     note "nsys: $(nsys --version 2>&1 | head -1); $(cd "$OUT/nsys" && echo *)"
     python3 tools/docs/nvtx_timeline.py "$OUT/nsys/cold.sqlite" "$OUT/nsys/warm.sqlite" --titles "cold cache,warm cache" \
       -o "$OUT/nsys/timeline.png" 2>&1 | sed 's/^/nsys: /' | tee -a "$summary"
+    ;;
+  multi)
+    # Many GPUs in one process (issue 36), for a machine with two or more (kind nvidia-h100-x2):
+    # the library (test_multi_gpu: results on every device, one compile, tensor maps per device,
+    # an op's device), asyncrt-run --devices all (test_run_multi_gpu) and the probe's peer matrix
+    # (probe_cli_peers-gpu), each skipped, saying so, below two devices; the fake-driver tests
+    # too. Then, for the record: the peer matrix, and one --devices all run with each device's
+    # origin, compile and load times and kernel time.
+    ctest --test-dir $build -R '^(test_multi_gpu|test_run_multi_gpu|probe_cli_peers-gpu|probe_cli_peers|test_multi_device.*)$' \
+      --output-on-failure -V --timeout 300 >"$OUT/multi.log" 2>&1 || rc=1
+    note "multi: $(grep -E 'tests passed|tests failed' "$OUT/multi.log" | tail -1)"
+    grep -E '\*\*\*Failed|Not Run|\*\*\*Skipped|Timeout|skipped, |compiled_once_runs_everywhere: |saxpy_on_every_device: ' \
+      "$OUT/multi.log" | sed 's/^[0-9]*: //; s/^/  /' | sort -u | tee -a "$summary"
+    $build/tools/probe/asyncrt-probe --json >"$OUT/multi-probe.json" 2>>"$OUT/multi.log"
+    devices=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$OUT/multi-probe.json" 2>/dev/null || echo 0)
+    if [ "$devices" -lt 2 ]; then
+      note "multi: $devices device(s): the peer matrix and the --devices all record need 2 or more; not run"
+      continue
+    fi
+    $build/tools/probe/asyncrt-probe >"$OUT/multi-probe.txt" 2>&1 || rc=1
+    sed -n '/^peer /,$p' "$OUT/multi-probe.txt" | sed 's/^/multi: /' | tee -a "$summary"
+    n=$((1 << 24))
+    ASYNCRT_CACHE_DIR=$(mktemp -d) $build/tools/run/asyncrt-run tests/run/kernels/saxpy.cu --devices all --json \
+      --grid $(((n + 255) / 256)) --block 256 --buf x=f32:$n:rand=1 --buf y=f32:$n:rand=2 --arg f32:2 --arg buf:x \
+      --arg buf:y --arg i32:$n --repeat 50 --warmup 5 --bytes $((12 * n)) >"$OUT/multi-run.json" 2>>"$OUT/multi.log" || rc=1
+    python3 - "$OUT/multi-run.json" <<'PY' | tee -a "$summary"
+import json, sys
+try:
+    runs = json.load(open(sys.argv[1]))
+except ValueError as e:
+    sys.exit(f"multi: --devices all printed no JSON array: {e}")
+for d, r in enumerate(runs):
+    t = r.get("timing", {})
+    print(f"multi: --devices all, device {d}: {r.get('status')}, {r.get('origin')} in {r.get('compile_ms', 0):.1f} ms, "
+          f"load {r.get('load_ms', 0):.2f} ms, saxpy 2^24 median {t.get('median_ms', 0):.4f} ms ({t.get('gbps', 0):.0f} GB/s)")
+PY
     ;;
   *) note "unknown stage $stage"; rc=2 ;;
   esac

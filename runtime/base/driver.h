@@ -57,7 +57,8 @@
 /* Present only on newer drivers; NULL when missing, and callers cope. */
 #define ASYNCRT_DRIVER_OPTIONAL_FUNCTIONS(X)          \
     X(cuFuncGetParamInfo, 12040)                      \
-    ASYNCRT_DRIVER_GRAPH_FUNCTIONS(X)
+    ASYNCRT_DRIVER_GRAPH_FUNCTIONS(X) \
+    ASYNCRT_DRIVER_MULTI_GPU_FUNCTIONS(X)
 
 /* Stream capture and eager loading (load/capture.c). cuStreamGetCaptureInfo
  * is CUDA 13's cuStreamGetCaptureInfo_v3, the 7-argument form of 12.3. */
@@ -74,6 +75,23 @@
     X(cuGraphLaunch, 10000)                           \
     X(cuGraphExecDestroy, 10000)                      \
     X(cuGraphDestroy, 10000)
+
+/* Many GPUs (load/library.c, tools/probe's peer matrix): context-independent
+ * loading (CUDA 12.0+; cuModuleLoadDataEx per device where absent), the
+ * peer queries and copies, and which device a stream or pointer is on. */
+#define ASYNCRT_DRIVER_MULTI_GPU_FUNCTIONS(X)         \
+    X(cuLibraryLoadData, 12000)                       \
+    X(cuLibraryUnload, 12000)                         \
+    X(cuLibraryGetKernel, 12000)                      \
+    X(cuLibraryGetModule, 12000)                      \
+    X(cuKernelGetFunction, 12000)                     \
+    X(cuDeviceCanAccessPeer, 4000)                    \
+    X(cuDeviceGetP2PAttribute, 8000)                  \
+    X(cuCtxEnablePeerAccess, 4000)                    \
+    X(cuMemcpyPeerAsync, 4000)                        \
+    X(cuStreamGetCtx, 9020)                           \
+    X(cuStreamGetDevice, 12080)                       \
+    X(cuPointerGetAttribute, 4000)
 
 typedef struct asyncrt_driver {
     void *handle;          /* from dlopen */

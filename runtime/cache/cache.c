@@ -96,7 +96,15 @@ void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out)
     for (int i = 0; c && i < C_COUNT; i++) v[i] = atomic_load_explicit(&c->counters[i], memory_order_relaxed);
     *out = (asyncrt_cache_stats){.size = sizeof *out, .memory_hits = v[C_MEMORY_HITS], .disk_hits = v[C_DISK_HITS],
                                  .misses = v[C_MISSES], .stores = v[C_STORES], .evictions = v[C_EVICTIONS],
-                                 .rejected = v[C_REJECTED]};
+                                 .rejected = v[C_REJECTED], .image_loads = v[C_IMAGE_LOADS],
+                                 .module_loads = v[C_MODULE_LOADS]};
+}
+
+void asyncrt__cache_count_load(asyncrt_cache *c, bool image)
+{
+    if (!c) return;
+    if (image) asyncrt__cache_count(c, C_IMAGE_LOADS, 1);
+    asyncrt__cache_count(c, C_MODULE_LOADS, 1);
 }
 
 /* ---- lookup, lease, store ------------------------------------------------ */

@@ -122,6 +122,9 @@ const char *asyncrt__cache_dir(const asyncrt_cache *c);
 bool asyncrt__cache_adopt_dir(asyncrt_cache *c, const char *name, int dir_fd, bool shared, const uint8_t mac_key[32]);
 bool asyncrt__cache_enabled(const asyncrt_cache *c);
 void asyncrt__cache_stats(const asyncrt_cache *c, asyncrt_cache_stats *out);
+/* A module loaded on a device (load/module.c), and whether the driver was
+ * handed the image for it (false: the device took it from a shared library). */
+void asyncrt__cache_count_load(asyncrt_cache *c, bool image);
 /* The disk tier as asyncrt_context_cache_info reports it (cache_info.c):
  * the directory checked as a lookup checks it; out->size is left alone. */
 void asyncrt__cache_info(asyncrt_cache *c, asyncrt_cache_info *out);

@@ -18,7 +18,7 @@
 #include "cache.h"
 #include "remote.h"
 
-enum { C_MEMORY_HITS, C_DISK_HITS, C_MISSES, C_STORES, C_EVICTIONS, C_REJECTED, C_COUNT };
+enum { C_MEMORY_HITS, C_DISK_HITS, C_MISSES, C_STORES, C_EVICTIONS, C_REJECTED, C_IMAGE_LOADS, C_MODULE_LOADS, C_COUNT };
 
 typedef struct asyncrt_memory_entry asyncrt_memory_entry; /* memory.c */
 

@@ -48,6 +48,8 @@ asyncrt_status asyncrt__context_create_with(const char *const *names, const char
                           "names a library, program, file, folder or server is whoever ran the program's to set, "
                           "not its owner's)", ignored);
     bool locks = asyncrt__opening_init(ctx);
+    ctx->root = ctx;
+    atomic_init(&ctx->refs, 1);
     ctx->cache = asyncrt__cache_create(env, &ctx->diag);
     if (!locks || !ctx->cache) {
         asyncrt_context_destroy(ctx);
@@ -57,18 +59,95 @@ asyncrt_status asyncrt__context_create_with(const char *const *names, const char
     return ASYNCRT_SUCCESS;
 }
 
-void asyncrt_context_destroy(asyncrt_context *ctx)
+/* What is the context's alone: its memory, lock, messages and settings. */
+static void free_own(asyncrt_context *ctx)
 {
-    if (!ctx) return;
-    asyncrt__opening_done(ctx); /* never free what the opener thread writes */
-    asyncrt__cache_destroy(ctx->cache);
-    if (ctx->pch.state) ctx->pch.free(ctx->pch.state); /* deletes its directories */
-    if (ctx->compact.state) ctx->compact.free(ctx->compact.state);
-    if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
     pthread_mutex_destroy(&ctx->lock);
     asyncrt__diag_destroy(&ctx->diag);
     asyncrt__settings_free(&ctx->settings);
     free(ctx);
+}
+
+/* The root keeps its memory (the shared cache reports through its diag)
+ * until the last of it and its peers is destroyed. */
+static void release_root(asyncrt_context *root)
+{
+    if (atomic_fetch_sub(&root->refs, 1) != 1) return;
+    asyncrt__cache_destroy(root->cache);
+    if (root->libraries.state) root->libraries.free(root->libraries.state);
+    free_own(root);
+}
+
+void asyncrt_context_destroy(asyncrt_context *ctx)
+{
+    if (!ctx) return;
+    asyncrt__opening_done(ctx); /* never free what the opener thread writes */
+    if (ctx->pch.state) ctx->pch.free(ctx->pch.state); /* deletes its directories */
+    if (ctx->compact.state) ctx->compact.free(ctx->compact.state);
+    if (ctx->device_open) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
+    asyncrt_context *root = ctx->root;
+    if (!root) { /* failed before it had one: its cache, if any, is its own */
+        asyncrt__cache_destroy(ctx->cache);
+        free_own(ctx);
+        return;
+    }
+    if (ctx != root) free_own(ctx);
+    release_root(root);
+}
+
+/* ---- peers: a context per device, one cache ----------------------------- */
+
+static bool copy_settings(asyncrt_settings *to, const asyncrt_settings *from)
+{
+    bool ok = true;
+#define ASYNCRT_COPY_SETTING(field, name, rule) ok = ok && asyncrt__settings_set(to, name, from->field);
+    ASYNCRT_SETTINGS(ASYNCRT_COPY_SETTING)
+#undef ASYNCRT_COPY_SETTING
+    to->ignored = from->ignored;
+    return ok;
+}
+
+static asyncrt_status create_peer(asyncrt_context *base, int ordinal, asyncrt_context **out)
+{
+    asyncrt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return asyncrt__fail(base, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory creating a peer context");
+    bool made = pthread_mutex_init(&ctx->lock, NULL) == 0;
+    if (!made || !asyncrt__diag_init(&ctx->diag, base->diag.log_level)) {
+        if (made) pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return asyncrt__fail(base, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory creating a peer context");
+    }
+    asyncrt_context *root = base->root;
+    atomic_fetch_add(&root->refs, 1);
+    ctx->root = root;
+    ctx->cache = root->cache;
+    ctx->drv = base->drv;
+    if (!copy_settings(&ctx->settings, &base->settings) || !asyncrt__opening_init(ctx)) {
+        asyncrt_context_destroy(ctx);
+        return asyncrt__fail(base, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory creating a peer context");
+    }
+    asyncrt_status s = asyncrt_context_open_device(ctx, ordinal);
+    if (s != ASYNCRT_SUCCESS) {
+        s = asyncrt__fail(base, s, "%s", asyncrt_context_last_error(ctx));
+        asyncrt_context_destroy(ctx);
+        return s;
+    }
+    *out = ctx;
+    return ASYNCRT_SUCCESS;
+}
+
+asyncrt_status asyncrt_context_create_peer(asyncrt_context *base, int ordinal, asyncrt_context **out)
+{
+    if (out) *out = NULL;
+    if (!base) return ASYNCRT_ERROR_INVALID_ARGUMENT;
+    asyncrt__enter(base);
+    if (!out) return asyncrt__leave(base, asyncrt__fail(base, ASYNCRT_ERROR_INVALID_ARGUMENT, "out is NULL"));
+    return asyncrt__leave(base, create_peer(base, ordinal, out));
+}
+
+bool asyncrt_context_shares_cache(const asyncrt_context *a, const asyncrt_context *b)
+{
+    return a && b && a->root == b->root;
 }
 
 void asyncrt_context_set_log_level(asyncrt_context *ctx, int level) { ctx->diag.log_level = level; }

@@ -62,6 +62,10 @@ struct asyncrt_context {
      * under lock; loads ask each of them first (load/capture.c) */
     CUstream capturing[8];
     int capturing_count;
+    /* ---- peers (asyncrt_context_create_peer): one cache and library set -- */
+    asyncrt_context *root;           /* itself, or the context whose cache a peer shares */
+    atomic_int refs;                 /* on the root: itself until destroyed, plus one per live peer */
+    asyncrt_context_slot libraries;  /* on the root: images loaded for every device (load/library.c) */
 };
 
 /* Test seam for calls that do not go through the driver table (NVRTC): true

@@ -4,9 +4,11 @@
 #include <string.h>
 
 #include "asyncrt/graph.h"
+#include "cache.h"
 #include "capture.h"
 #include "context.h"
 #include "launch_preflight.h"
+#include "library.h"
 #include "nvtx.h"
 #include "program.h"
 #include "target.h"
@@ -27,7 +29,8 @@ struct asyncrt_kernel {
 
 struct asyncrt_module {
     asyncrt_context *ctx;
-    CUmodule handle;
+    CUmodule handle;          /* the library's on this device (not ours to unload), or loaded here */
+    asyncrt_library *library; /* NULL: handle came from cuModuleLoadDataEx */
     asyncrt_program *program; /* for lowered names */
     asyncrt_kernel *kernels;
 };
@@ -57,6 +60,20 @@ static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *p
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
         goto done;
     }
+    /* A CUBIN: one library for every device (library.h); this device's
+     * module from it, which loads it here and so fails here if it must. */
+    bool handed = false; /* the image went to the driver in this call */
+    if ((s = asyncrt__library_acquire(ctx, program, &m->library, &handed)) != ASYNCRT_SUCCESS) goto done;
+    if (m->library) {
+        CUresult r = ctx->drv->cuLibraryGetModule(&m->handle, asyncrt__library_handle(m->library));
+        if (r != CUDA_SUCCESS) {
+            s = asyncrt__fail_cu(ctx, ASYNCRT_ERROR_MODULE_LOAD, r, "cuLibraryGetModule",
+                                 "CUBIN image for %s on device %d (compute capability %d.%d)", program->arch,
+                                 ctx->info.ordinal, ctx->info.cc_major, ctx->info.cc_minor);
+            goto done;
+        }
+        goto loaded;
+    }
     CUjit_option keys[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE};
@@ -75,11 +92,15 @@ static asyncrt_status module_load(asyncrt_context *ctx, const asyncrt_program *p
         goto done;
     }
     if (*info) asyncrt__log(ctx, 2, "JIT info log: %s", info);
+    handed = true;
+loaded:
+    asyncrt__cache_count_load(ctx->cache, handed);
     m->ctx = ctx;
     *out = m;
     m = NULL;
 done:
     if (m) {
+        asyncrt__library_release(ctx, m->library);
         asyncrt_program_destroy(m->program);
         free(m);
     }
@@ -124,7 +145,9 @@ void asyncrt_module_destroy(asyncrt_module *m)
         free(k->name);
         free(k);
     }
-    if (m->handle && asyncrt__require_device(m->ctx) == ASYNCRT_SUCCESS)
+    if (m->library)
+        asyncrt__library_release(m->ctx, m->library);
+    else if (m->handle && asyncrt__require_device(m->ctx) == ASYNCRT_SUCCESS)
         m->ctx->drv->cuModuleUnload(m->handle);
     asyncrt_program_destroy(m->program);
     free(m);
@@ -142,14 +165,27 @@ static asyncrt_status module_get_kernel(asyncrt_module *m, const char *name, asy
     ASYNCRT_TRY(asyncrt__require_device(ctx));
     const char *lowered = asyncrt_program_lowered_name(m->program, name);
     CUfunction f;
-    CUresult r = ctx->drv->cuModuleGetFunction(&f, m->handle, lowered ? lowered : name);
+    CUresult r;
+    const char *call = "cuModuleGetFunction";
+    if (m->library) { /* the library's kernel, then its function on this device */
+        CUkernel kernel;
+        call = "cuLibraryGetKernel";
+        r = ctx->drv->cuLibraryGetKernel(&kernel, asyncrt__library_handle(m->library), lowered ? lowered : name);
+        if (r == CUDA_SUCCESS) {
+            call = "cuKernelGetFunction";
+            r = ctx->drv->cuKernelGetFunction(&f, kernel);
+        }
+    } else {
+        r = ctx->drv->cuModuleGetFunction(&f, m->handle, lowered ? lowered : name);
+    }
     if (r == CUDA_ERROR_NOT_FOUND)
         return asyncrt__fail(ctx, ASYNCRT_ERROR_NOT_FOUND,
                             "no kernel '%s' in the module: give an extern \"C\" __global__ name, or "
                             "register a C++ name such as \"scale<float>\" as a name expression when "
                             "compiling", name);
     if (r != CUDA_SUCCESS)
-        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, "cuModuleGetFunction", "kernel '%s'", name);
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_DRIVER, r, call, "kernel '%s' on device %d", name,
+                                ctx->info.ordinal);
     asyncrt_kernel *k = calloc(1, sizeof *k);
     if (!k || !(k->name = strdup(name))) {
         free(k);

@@ -1,6 +1,7 @@
 /* The steps every built-in op shares (op_driver.h), run over its table. */
 #include "op_driver.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "asyncrt/graph.h"
@@ -15,6 +16,30 @@ void asyncrt__op_destroy(asyncrt_op *op)
     asyncrt_program_destroy(op->program);
     free(op->source);
     free(op);
+}
+
+asyncrt_status asyncrt__op_check_stream(asyncrt_op *op, asyncrt_stream stream)
+{
+    asyncrt_context *ctx = op->ctx;
+    const asyncrt_driver *drv = ctx->drv;
+    if (!stream || stream == op->checked_stream || !drv->cuStreamGetCtx) return ASYNCRT_SUCCESS;
+    CUcontext owner = NULL;
+    CUresult r = drv->cuStreamGetCtx((CUstream)stream, &owner);
+    if (r != CUDA_SUCCESS)
+        return asyncrt__fail_cu(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, r, "cuStreamGetCtx", "%s: stream %p", op->module->name,
+                                stream);
+    if (owner == ctx->cu_context) {
+        op->checked_stream = stream;
+        return ASYNCRT_SUCCESS;
+    }
+    CUdevice other;
+    char whose[64] = "another context's (not device's primary one)";
+    if (drv->cuStreamGetDevice && drv->cuStreamGetDevice((CUstream)stream, &other) == CUDA_SUCCESS)
+        snprintf(whose, sizeof whose, "device %d's", (int)other);
+    return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
+                         "%s: the op was made for device %d (%s) but stream %p is %s; make the op on a context of "
+                         "that device (asyncrt_context_create_peer shares the cache: its program is a memory hit there)",
+                         op->module->name, ctx->info.ordinal, ctx->info.name, stream, whose);
 }
 
 /* Loads the program and looks up the module's kernels. */

@@ -26,6 +26,7 @@ typedef struct asyncrt_op {
     char *source;
     asyncrt_program *program;
     asyncrt_module *loaded;    /* NULL when compiled without a device */
+    asyncrt_stream checked_stream; /* the last stream found to be of this op's device */
 } asyncrt_op;
 
 #define ASYNCRT_OP_MAX_KERNELS 2
@@ -56,6 +57,11 @@ struct asyncrt_op_module {
 asyncrt_status asyncrt__op_create(asyncrt_context *ctx, const asyncrt_op_module *module, const void *desc,
                                  asyncrt_op **out);
 void asyncrt__op_destroy(asyncrt_op *op); /* NULL is fine */
+
+/* An op runs on the device it was made for: a stream of another context
+ * (another device's) is INVALID_ARGUMENT naming both devices, before any
+ * launch. NULL is the op's context's own default stream. */
+asyncrt_status asyncrt__op_check_stream(asyncrt_op *op, asyncrt_stream stream);
 
 /* The target and path for an op (op_select.c): `arch_text` (NULL/"auto" or
  * explicit) resolved once; AUTO defers to ASYNCRT_PATH (ctx->settings), then

@@ -432,6 +432,7 @@ static asyncrt_status map_launch(asyncrt_map *m, size_t n, const asyncrt_devicep
         return asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT,
                             "map: inputs, outputs and (with %zu scalars) scalars must not be NULL", m->scalars);
     if (n == 0) return ASYNCRT_SUCCESS;
+    ASYNCRT_TRY(asyncrt__op_check_stream(&m->base, stream));
 
     uint64_t params[3 + MAP_MAX_INPUTS + MAP_MAX_OUTPUTS + MAP_MAX_SCALARS] = {0};
     uint64_t *ptrs = params + 3;

@@ -466,6 +466,7 @@ static asyncrt_status tile_launch(asyncrt_tile_op *op, size_t rows, size_t cols,
                             "tile: in (0x%llx) and out (0x%llx) must be device pointers aligned to the element "
                             "size (%zu bytes)", (unsigned long long)in, (unsigned long long)out, op->esize);
     if (rows == 0 || cols == 0) return ASYNCRT_SUCCESS;
+    ASYNCRT_TRY(asyncrt__op_check_stream(&op->base, stream));
 
     size_t tw, th;
     tile_shape(op, &tw, &th);

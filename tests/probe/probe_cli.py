@@ -139,6 +139,66 @@ def gpu(tool):
     print(run(tool, "--check", "--bench").stdout)
 
 
+PEER_KEYS = ("src", "dst", "can_access_peer", "performance_rank", "access_supported", "native_atomics",
+             "cuda_array_access", "copy_gbs", "copy_bytes", "copy_runs", "copy_error")
+
+
+def peer_matrix(doc, p):
+    """Every ordered pair of the devices once, each with every key."""
+    ordinals = [d["ordinal"] for d in doc["devices"]]
+    pairs = [(q["src"], q["dst"]) for q in doc["peers"]]
+    want = [(a, b) for a in ordinals for b in ordinals if a != b]
+    if sorted(pairs) != sorted(want):
+        fail(f"peer pairs {pairs}, expected {want}", p)
+    for q in doc["peers"]:
+        missing = [k for k in PEER_KEYS if k not in q]
+        if missing:
+            fail(f"peer {q.get('src')} -> {q.get('dst')} lacks {missing}", p)
+    return doc["peers"]
+
+
+def peers_fake(tool):
+    """The fake driver's two devices: the driver's answers are in the matrix, and a
+    copy it cannot make says why (the fake allocates nothing); one device, no matrix."""
+    p = run(tool, "--json")
+    if p.returncode != 0:
+        fail("asyncrt-probe --json failed on the fake driver with two devices", p)
+    doc = json.loads(p.stdout)
+    for q in peer_matrix(doc, p):
+        if q["can_access_peer"] is not True or q["performance_rank"] != 0 or q["native_atomics"] is not True:
+            fail(f"the fake's peer answers are not in {q}", p)
+        if q["copy_gbs"] is not None or "failed" not in q["copy_error"]:
+            fail(f"a copy the fake cannot make is reported as {q}", p)
+    t = run(tool)
+    if t.returncode != 0 or "0 -> 1" not in t.stdout or "not measured: " not in t.stdout:
+        fail("the text output lacks the peer matrix", t)
+    one = run(tool, "--device", "1", "--json")
+    if one.returncode != 0 or json.loads(one.stdout)["peers"] != []:
+        fail("--device 1 printed a peer matrix", one)
+
+
+def peers_gpu(tool):
+    """Two or more GPUs: every pair answered and its copy measured at a plausible rate
+    (above 1 GB/s: PCIe 3 x16 staged through the host gives ~10; NVLink, hundreds)."""
+    p = run(tool, "--json")
+    if p.returncode == 4:
+        print(p.stderr.strip())
+        sys.exit(SKIP)
+    doc = json.loads(p.stdout)
+    if len(doc["devices"]) < 2:
+        print(f"peers-gpu: {len(doc['devices'])} device(s); the peer matrix needs 2 or more")
+        sys.exit(SKIP)
+    for q in peer_matrix(doc, p):
+        for k in ("can_access_peer", "access_supported", "native_atomics", "cuda_array_access"):
+            if q[k] is None:
+                fail(f"peer {q['src']} -> {q['dst']}: {k} unknown", p)
+        if q["performance_rank"] is None or q["performance_rank"] < 0:
+            fail(f"peer {q['src']} -> {q['dst']}: no performance rank", p)
+        if q["copy_gbs"] is None or not (1.0 < q["copy_gbs"] < 5000.0):
+            fail(f"peer {q['src']} -> {q['dst']}: copy {q['copy_gbs']} GB/s ({q['copy_error']})", p)
+    print(run(tool).stdout)
+
+
 def main():
     tool, mode = sys.argv[1], sys.argv[2]
     if mode == "arch-matrix":
@@ -153,6 +213,10 @@ def main():
         usage(tool)
     elif mode == "gpu":
         gpu(tool)
+    elif mode == "peers":
+        peers_fake(tool)
+    elif mode == "peers-gpu":
+        peers_gpu(tool)
     else:
         fail(f"unknown mode {mode}")
 

@@ -420,6 +420,56 @@ static void test_temp_dir_removed(void **state)
     assert_int_equal(stat(tmp_path(""), &st), 0); /* this process's own is still there */
 }
 
+/* --device and --devices all on the fake driver with two devices: an
+ * ordinal out of range is NO_DEVICE naming it and the count; --devices all
+ * walks the devices (the fake loads but allocates nothing, so device 0's run
+ * ends in a CUDA error after its compile and load); the two flags exclude
+ * each other; no driver is NO_DEVICE. */
+static void test_device_flags(void **state)
+{
+    (void)state;
+    const char *saxpy = kernel_path("saxpy.cu");
+    const char *args = "--kernel saxpy --grid 1 --block 32 --buf x=f32:32 --buf y=f32:32 --arg f32:2 --arg buf:x "
+                       "--arg buf:y --arg i32:32";
+    assert_tool(4, "%s --devices all %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "--devices all: "));
+    setenv("ASYNCRT_LIBCUDA", FAKE_LIBCUDA_PATH, 1);
+    setenv("FAKE_DEVICES", "2", 1);
+    assert_tool(4, "%s --device 2 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "--device 2: this machine has 2 CUDA devices"));
+    assert_tool(4, "%s --device 7 --json %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "\"status\":\"no-device\""));
+    assert_tool(5, "%s --devices all -v %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "device 0 of 2"));
+    assert_non_null(strstr(run_tool_output(), "device 0: "));
+    assert_tool(2, "%s --devices all --device 1 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "--devices all and --device N"));
+    assert_tool(2, "%s --devices 1 %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "--devices '1': only 'all' is known"));
+    assert_tool(2, "%s --devices all --compile-only --arch sm_90", saxpy);
+    /* With the fake's host-memory runs (a launch that does nothing): every device is run and
+     * reported, device 1's compile a memory hit; a check that fails on device 0 says so and ends there. */
+    setenv("FAKE_RUNS", "1", 1);
+    assert_tool(0, "%s --devices all %s", saxpy, args);
+    assert_non_null(strstr(run_tool_output(), "device 1 of 2"));
+    assert_tool(0, "%s --devices all --json %s", saxpy, args);
+    const char *json = run_tool_output();
+    assert_true(json[0] == '[');
+    const char *second = strstr(json, "}\n,{"); /* each object ends its line */
+    assert_non_null(second);
+    assert_non_null(strstr(second, "\"origin\":\"memory-cache\""));
+    float ones[32];
+    for (int i = 0; i < 32; i++) ones[i] = 1;
+    unsigned long long shape[1] = {32};
+    write_npy_or_fail(tmp_path("ones.npy"), RUN_F32, shape, 1, ones);
+    assert_tool(6, "%s --devices all %s --expect y=%s", saxpy, args, tmp_path("ones.npy"));
+    assert_non_null(strstr(run_tool_output(), "device 0: --expect"));
+    assert_null(strstr(run_tool_output(), "device 1 of 2"));
+    unsetenv("FAKE_RUNS");
+    unsetenv("FAKE_DEVICES");
+    setenv("ASYNCRT_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+}
+
 int main(void)
 {
     /* The no-driver case needs a libcuda that cannot load, on any machine. */
@@ -435,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_arch_auto_follows_the_versions),
         cmocka_unit_test(test_compile_error_before_kernel_verdict),
         cmocka_unit_test(test_temp_dir_removed),
+        cmocka_unit_test(test_device_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

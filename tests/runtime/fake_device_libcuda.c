@@ -17,6 +17,15 @@
  * off), invalidates the capture and fails; a launch of a loaded function is
  * captured (succeeds). fake_capture_state and fake_function_loads tell the
  * tests (tests/runtime/test_capture.c). */
+ * Many GPUs: $FAKE_DEVICES devices (default 1), device 1 and up of compute
+ * capability $FAKE_CC1 (default $FAKE_CC); context-independent loading
+ * (cuLibrary*, counted by fake_library_loads; fake_module_loads counts the
+ * modules made on a device, from an image or a library) unless
+ * $FAKE_NO_LIBRARY is set; every pair of devices peers; stream 0x1000 + N
+ * (made up by a test) is device N's. With $FAKE_RUNS set, memory is host
+ * memory (a device pointer is a malloc'd address), copies and fills are
+ * memcpy/memset, and a launch succeeds doing nothing: enough for a tool's
+ * whole run (asyncrt-run --devices all) without a GPU. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -31,6 +40,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
 void fake_gate_hold(void);
 void fake_gate_release(void);
 int fake_module_loads(void);
+int fake_library_loads(void);
 int fake_last_launch(unsigned grid[3], unsigned block[3], unsigned *shared_bytes, unsigned *attrs);
 int fake_capture_state(void);
 int fake_function_loads(void);
@@ -39,6 +49,7 @@ static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gate_open = PTHREAD_COND_INITIALIZER;
 static int g_gate_held;
 static atomic_int g_loads;
+static atomic_int g_library_loads;
 
 void fake_gate_hold(void)
 {
@@ -56,6 +67,13 @@ void fake_gate_release(void)
 }
 
 int fake_module_loads(void) { return atomic_load(&g_loads); }
+int fake_library_loads(void) { return atomic_load(&g_library_loads); }
+
+static int devices(void)
+{
+    const char *n = getenv("FAKE_DEVICES");
+    return n ? atoi(n) : 1;
+}
 
 /* CUlaunchConfig's layout (cuda.h, CUDA 12 and 13), without cuda.h. */
 typedef struct launch_config {
@@ -193,8 +211,8 @@ static CUresult driver_version(int *v)
     return OK;
 }
 static CUresult error_name(CUresult r, const char **s) { (void)r; *s = "FAKE_ERROR"; return OK; }
-static CUresult device_count(int *n) { *n = 1; return OK; }
-static CUresult device_get(int *dev, int ordinal) { *dev = ordinal; return ordinal == 0 ? OK : 101; }
+static CUresult device_count(int *n) { *n = devices(); return OK; }
+static CUresult device_get(int *dev, int ordinal) { *dev = ordinal; return ordinal >= 0 && ordinal < devices() ? OK : 101; }
 static CUresult device_name(char *name, int len, int dev)
 {
     (void)dev;
@@ -206,8 +224,7 @@ static CUresult total_mem(size_t *bytes, int dev) { (void)dev; *bytes = (size_t)
 
 static CUresult attribute(int *value, int attr, int dev)
 {
-    (void)dev;
-    const char *cc = getenv("FAKE_CC");
+    const char *cc = dev > 0 && getenv("FAKE_CC1") ? getenv("FAKE_CC1") : getenv("FAKE_CC");
     int v = cc ? atoi(cc) : 90;
     switch (attr) {
     case 75: *value = v / 10; break;            /* COMPUTE_CAPABILITY_MAJOR */
@@ -227,7 +244,7 @@ static CUresult primary_retain(void **ctx, int dev)
     pthread_mutex_lock(&g_gate_lock);
     while (g_gate_held) pthread_cond_wait(&g_gate_open, &g_gate_lock);
     pthread_mutex_unlock(&g_gate_lock);
-    *ctx = (void *)0x1;
+    *ctx = (void *)(size_t)(dev + 1); /* one per device, never NULL */
     return OK;
 }
 static CUresult primary_release(int dev) { (void)dev; return OK; }
@@ -265,6 +282,59 @@ static CUresult func_set_attribute(void *f, int attr, int value)
     return OK;
 }
 static CUresult unsupported(void) { return UNSUPPORTED; }
+
+/* A library is a malloc'd byte; its module on a device, another. */
+static CUresult library_load(void **lib, const void *image, void *o, void *ov, unsigned n, void *lo, void *lov,
+                             unsigned ln)
+{
+    (void)o, (void)ov, (void)n, (void)lo, (void)lov, (void)ln;
+    if (!image) return 1;
+    atomic_fetch_add(&g_library_loads, 1);
+    *lib = malloc(1);
+    return *lib ? OK : 2;
+}
+static CUresult library_unload(void *lib) { free(lib); return OK; }
+static CUresult library_module(void **module, void *lib)
+{
+    (void)lib;
+    atomic_fetch_add(&g_loads, 1);
+    *module = (void *)0x3;
+    return OK;
+}
+static CUresult library_kernel(void **kernel, void *lib, const char *name)
+{
+    (void)lib, (void)name;
+    *kernel = (void *)0x4;
+    return OK;
+}
+static CUresult kernel_function(void **f, void *kernel)
+{
+    (void)kernel;
+    *f = (void *)0x2;
+    return OK;
+}
+/* Streams are made by the tests, not here: 0x1000 + N is one of device N's. */
+static CUresult stream_ctx(void *stream, void **ctx)
+{
+    size_t s = (size_t)stream;
+    if (s < 0x1000 || s >= 0x1000 + (size_t)devices()) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    *ctx = (void *)(s - 0x1000 + 1);
+    return OK;
+}
+static CUresult stream_device(void *stream, int *dev)
+{
+    void *ctx;
+    CUresult r = stream_ctx(stream, &ctx);
+    if (r == OK) *dev = (int)(size_t)ctx - 1;
+    return r;
+}
+static CUresult can_access_peer(int *can, int dev, int peer) { *can = dev != peer; return OK; }
+static CUresult p2p_attribute(int *value, int attr, int src, int dst)
+{
+    (void)src, (void)dst;
+    *value = attr == 1 /* PERFORMANCE_RANK */ ? 0 : 1;
+    return OK;
+}
 static CUresult launch_kernel_ex(const launch_config *config, void *f, void **params, void **extra)
 {
     (void)params, (void)extra;
@@ -276,8 +346,41 @@ static CUresult launch_kernel_ex(const launch_config *config, void *f, void **pa
     pthread_mutex_unlock(&g_launch_lock);
     int status = CAPTURE_NONE;
     capture_info(config->stream, &status, NULL, NULL, NULL, NULL, NULL);
-    return status == CAPTURE_ACTIVE ? OK : UNSUPPORTED; /* captured: nothing runs yet */
+    if (status == CAPTURE_ACTIVE) return OK; /* captured: nothing runs yet */
+    return getenv("FAKE_RUNS") ? OK : UNSUPPORTED;
 }
+
+/* $FAKE_RUNS: memory on the host. */
+static CUresult mem_alloc(unsigned long long *p, size_t bytes)
+{
+    void *m = malloc(bytes);
+    *p = (unsigned long long)(size_t)m;
+    return m ? OK : 2;
+}
+static CUresult mem_free(unsigned long long p) { free((void *)(size_t)p); return OK; }
+static CUresult mem_htod(unsigned long long dst, const void *src, size_t bytes)
+{
+    memcpy((void *)(size_t)dst, src, bytes);
+    return OK;
+}
+static CUresult mem_dtoh(void *dst, unsigned long long src, size_t bytes)
+{
+    memcpy(dst, (const void *)(size_t)src, bytes);
+    return OK;
+}
+static CUresult mem_dtod(unsigned long long dst, unsigned long long src, size_t bytes, void *stream)
+{
+    (void)stream;
+    memmove((void *)(size_t)dst, (const void *)(size_t)src, bytes);
+    return OK;
+}
+static CUresult mem_set(unsigned long long dst, unsigned char byte, size_t bytes, void *stream)
+{
+    (void)stream;
+    memset((void *)(size_t)dst, byte, bytes);
+    return OK;
+}
+static CUresult synchronize(void) { return OK; }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags,
                              int *status)
@@ -306,21 +409,35 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuFuncGetAttribute", (void *)func_get_attribute},
         {"cuFuncSetAttribute", (void *)func_set_attribute},
         {"cuLaunchKernelEx", (void *)launch_kernel_ex},
-        {"cuStreamCreate", (void *)stream_create},
-        {"cuStreamDestroy", (void *)graph_free},
-        {"cuStreamGetCaptureInfo", (void *)capture_info},
-        {"cuStreamBeginCapture", (void *)begin_capture},
-        {"cuStreamEndCapture", (void *)end_capture},
-        {"cuGraphInstantiateWithFlags", (void *)graph_instantiate},
-        {"cuGraphLaunch", (void *)graph_launch},
-        {"cuGraphExecDestroy", (void *)graph_free},
-        {"cuGraphDestroy", (void *)graph_free},
-        {"cuModuleGetLoadingMode", (void *)loading_mode},
-        {"cuModuleGetFunctionCount", (void *)function_count},
-        {"cuModuleEnumerateFunctions", (void *)enumerate_functions},
-        {"cuFuncLoad", (void *)func_load},
-        {"cuFuncIsLoaded", (void *)func_is_loaded},
+    int status = CAPTURE_NONE;
+    capture_info(config->stream, &status, NULL, NULL, NULL, NULL, NULL);
+    if (status == CAPTURE_ACTIVE) return OK; /* captured: nothing runs yet */
+    return getenv("FAKE_RUNS") ? OK : UNSUPPORTED;
     };
+    static const struct {
+        const char *name;
+        void *fn;
+    } library[] = {
+        {"cuLibraryLoadData", (void *)library_load},
+        {"cuLibraryUnload", (void *)library_unload},
+        {"cuLibraryGetModule", (void *)library_module},
+        {"cuLibraryGetKernel", (void *)library_kernel},
+        {"cuKernelGetFunction", (void *)kernel_function},
+    };
+    static const struct {
+        const char *name;
+        void *fn;
+    } runs[] = {
+        {"cuMemAlloc", (void *)mem_alloc},       {"cuMemFree", (void *)mem_free},
+        {"cuMemcpyHtoD", (void *)mem_htod},      {"cuMemcpyDtoH", (void *)mem_dtoh},
+        {"cuMemcpyDtoDAsync", (void *)mem_dtod}, {"cuMemsetD8Async", (void *)mem_set},
+        {"cuCtxSynchronize", (void *)synchronize}, {"cuStreamSynchronize", (void *)synchronize},
+    };
+    for (size_t i = 0; getenv("FAKE_RUNS") && i < sizeof runs / sizeof runs[0]; i++)
+        if (strcmp(runs[i].name, symbol) == 0) {
+            *pfn = runs[i].fn;
+            return OK;
+        }
     const char *fail = getenv("FAKE_FAIL");
     if (fail && strcmp(fail, symbol) == 0) {
         *pfn = (void *)unsupported;
@@ -330,6 +447,11 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         if (strcmp(table[i].name, symbol) == 0) {
             *pfn = table[i].fn;
             return OK;
+        }
+    for (size_t i = 0; i < sizeof library / sizeof library[0]; i++)
+        if (strcmp(library[i].name, symbol) == 0) {
+            *pfn = getenv("FAKE_NO_LIBRARY") ? NULL : library[i].fn;
+            return *pfn ? OK : NOT_FOUND;
         }
     if (strcmp(symbol, "cuFuncGetParamInfo") == 0) {
         *pfn = NULL;

@@ -8,6 +8,7 @@
 #include "arch_matrix.h"
 #include "devices.h"
 #include "output.h"
+#include "peers.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -24,6 +25,10 @@ static const char usage[] =
     "                 cuMemcpyDtoD ceiling (a few seconds per device)\n"
     "  --arch-matrix  which feature's kernel compiles for which arch NVRTC supports;\n"
     "                 needs no driver or GPU, and alone it probes no device\n"
+    "With two or more devices (and no --device), the peer matrix follows: for each\n"
+    "ordered pair, cuDeviceCanAccessPeer, the P2P attributes (performance rank,\n"
+    "access, native atomics, CUDA array access) and the cuMemcpyPeerAsync copy\n"
+    "bandwidth (64 MiB, median of 9 after 3 warm-up copies).\n"
     "  --json         one JSON document instead of tables (keys: tools/probe/README.md)\n"
     "  --device N     only device N\n"
     "  --version      asyncrt-probe, libasyncrt and NVRTC versions\n"
@@ -115,6 +120,7 @@ int main(int argc, char **argv)
     /* --arch-matrix alone needs no driver, so it probes no device. */
     bool devices = !o.arch_matrix || o.check || o.bench || o.device >= 0;
     if (code == PROBE_EXIT_OK && devices) code = probe_collect_devices(ctx, o.device, o.check, o.bench, &r);
+    if (code == PROBE_EXIT_OK && devices && o.device < 0) code = probe_collect_peers(ctx, &r);
     if (code != PROBE_EXIT_OK && o.json) {
         r.exit_code = code;
         r.error = probe_last_error() ? probe_last_error() : "see the message on stderr";
@@ -132,6 +138,7 @@ int main(int argc, char **argv)
         code = probe_report_exit_code(&r);
     }
     free(r.devices);
+    free(r.peers);
     free(matrix);
     asyncrt_context_destroy(ctx);
     return code;

@@ -130,6 +130,41 @@ static void write_arch_matrix(FILE *f, const probe_arch_matrix *m)
     fputs("    }\n  }", f);
 }
 
+static void write_int_or_null(FILE *f, const char *key, int v)
+{
+    if (v < 0) fprintf(f, ", \"%s\": null", key);
+    else fprintf(f, ", \"%s\": %d", key, v);
+}
+
+static void write_bool_or_null(FILE *f, const char *key, int v)
+{
+    fprintf(f, ", \"%s\": %s", key, v < 0 ? "null" : v ? "true" : "false");
+}
+
+/* Every ordered pair: the driver's answers (null: unknown) and the copy. */
+static void write_peers(FILE *f, const probe_report *r)
+{
+    fputs(",\n  \"peers\": [", f);
+    for (size_t i = 0; i < r->peer_count; i++) {
+        const probe_peer *p = &r->peers[i];
+        fprintf(f, "%s\n    {\"src\": %d, \"dst\": %d", i ? "," : "", p->src, p->dst);
+        write_bool_or_null(f, "can_access_peer", p->can_access);
+        write_int_or_null(f, "performance_rank", p->performance_rank);
+        write_bool_or_null(f, "access_supported", p->access_supported);
+        write_bool_or_null(f, "native_atomics", p->native_atomics);
+        write_bool_or_null(f, "cuda_array_access", p->cuda_array_access);
+        if (p->measured)
+            fprintf(f, ", \"copy_gbs\": %.3f, \"copy_bytes\": %zu, \"copy_runs\": %d, \"copy_error\": null",
+                    p->copy_gbs, p->copy_bytes, p->copy_runs);
+        else {
+            fputs(", \"copy_gbs\": null, \"copy_bytes\": 0, \"copy_runs\": 0, \"copy_error\": ", f);
+            tool_json_string(f, p->error);
+        }
+        fputc('}', f);
+    }
+    fputs(r->peer_count ? "\n  ]" : "]", f);
+}
+
 void probe_write_json(FILE *f, const probe_report *r)
 {
     fprintf(f,
@@ -167,5 +202,6 @@ void probe_write_json(FILE *f, const probe_report *r)
         write_arch_matrix(f, r->arch_matrix);
     else
         fputs("null", f);
+    write_peers(f, r);
     fputs("\n}\n", f);
 }

@@ -129,6 +129,33 @@ static void write_arch_matrix(FILE *f, const probe_arch_matrix *m)
     table_free(&t);
 }
 
+static const char *yes_no(int v) { return v < 0 ? "?" : v ? "yes" : "no"; }
+
+/* The peer matrix: one row per ordered pair. */
+static void write_peers(FILE *f, const probe_report *r)
+{
+    probe_table t;
+    table_init(&t, 7);
+    size_t head = table_add_row(&t);
+    const char *titles[] = {"peer", "can access", "perf rank", "access", "atomics", "CUDA arrays", "copy GB/s"};
+    for (size_t c = 0; c < 7; c++) table_set(&t, head, c, "%s", titles[c]);
+    for (size_t i = 0; i < r->peer_count; i++) {
+        const probe_peer *p = &r->peers[i];
+        size_t row = table_add_row(&t);
+        table_set(&t, row, 0, "%d -> %d", p->src, p->dst);
+        table_set(&t, row, 1, "%s", yes_no(p->can_access));
+        if (p->performance_rank < 0) table_set(&t, row, 2, "?");
+        else table_set(&t, row, 2, "%d", p->performance_rank);
+        table_set(&t, row, 3, "%s", yes_no(p->access_supported));
+        table_set(&t, row, 4, "%s", yes_no(p->native_atomics));
+        table_set(&t, row, 5, "%s", yes_no(p->cuda_array_access));
+        if (p->measured) table_set(&t, row, 6, "%.1f", p->copy_gbs);
+        else table_set(&t, row, 6, "not measured: %s", p->error);
+    }
+    table_print(&t, f);
+    table_free(&t);
+}
+
 /* The arch rule that applies to each device, in the library's words. */
 static void write_auto_rules(FILE *f, const probe_report *r)
 {
@@ -148,6 +175,10 @@ void probe_write_text(FILE *f, const probe_report *r)
     fputc('\n', f);
     if (r->device_count) write_devices(f, r);
     if (r->device_count && !r->arch_matrix) write_auto_rules(f, r);
+    if (r->peer_count) {
+        fputc('\n', f);
+        write_peers(f, r);
+    }
     if (r->device_count && r->arch_matrix) fputc('\n', f);
     if (r->arch_matrix) {
         write_arch_matrix(f, r->arch_matrix);

@@ -39,6 +39,22 @@ typedef struct probe_bench {
     char error[256];  /* set when the whole bench failed */
 } probe_bench;
 
+/* One ordered pair of devices (src reads or writes dst's memory): the
+ * driver's answers, then a measured copy (peers.c). -1: not known. */
+typedef struct probe_peer {
+    int src, dst;
+    int can_access;          /* cuDeviceCanAccessPeer */
+    int performance_rank;    /* cuDeviceGetP2PAttribute: CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK */
+    int access_supported;    /* ..._ACCESS_SUPPORTED */
+    int native_atomics;      /* ..._NATIVE_ATOMIC_SUPPORTED */
+    int cuda_array_access;   /* ..._CUDA_ARRAY_ACCESS_SUPPORTED */
+    bool measured;           /* copy_gbs holds the median */
+    double copy_gbs;         /* cuMemcpyPeerAsync src -> dst, bytes / median time / 1e9 */
+    size_t copy_bytes;
+    int copy_runs;           /* timed, after warm-up */
+    char error[256];         /* why the copy was not measured */
+} probe_peer;
+
 typedef struct probe_device_report {
     asyncrt_device_info info;
     char auto_target[32];   /* what arch auto builds for it ("" when it cannot) */
@@ -71,6 +87,8 @@ typedef struct probe_report {
     const probe_arch_matrix *arch_matrix; /* NULL unless --arch-matrix */
     int exit_code;              /* the tool's exit code; not 0: error says why */
     const char *error;          /* NULL when there is none */
+    size_t peer_count;          /* every ordered pair of the devices probed (2 or more) */
+    probe_peer *peers;          /* malloc'd; NULL when fewer than 2 devices */
 } probe_report;
 
 const char *probe_bench_path_key(probe_bench_path path);   /* "plain", "ldgsts", "tma" */

@@ -99,6 +99,9 @@ static bool check_combination(run_cli_parser *p)
         return run_cli_fail(p, "--compile-only needs an explicit --arch (e.g. sm_90 or compute_80): 'auto' reads the GPU");
     if (p->warmup_given && !c->repeat && !c->graph)
         return run_cli_fail(p, "--warmup only applies with --repeat N or --graph N");
+    if (c->all_devices && p->device_given) return run_cli_fail(p, "--devices all and --device N: give one of them");
+    if (c->all_devices && c->compile_only)
+        return run_cli_fail(p, "--devices all runs on every device, --compile-only on none: give one of them");
     if (p->batch_given && !c->repeat) return run_cli_fail(p, "--batch only applies with --repeat N");
     for (size_t i = 1; c->graph && i < c->launch_count; i++)
         if (c->launches[i].has_priority != c->launches[0].has_priority ||
@@ -171,6 +174,16 @@ static bool take_device(run_cli_parser *p, const char *name, const char *v)
     uint64_t n;
     if (!run_parse_u64(v, strlen(v), &n) || n > 1024) return run_cli_fail(p, "--device '%s': expected a device ordinal", v);
     p->cli->device = (int)n;
+    p->device_given = true;
+    return true;
+}
+
+static bool take_devices(run_cli_parser *p, const char *name, const char *v)
+{
+    (void)name;
+    if (strcmp(v, "all") != 0)
+        return run_cli_fail(p, "--devices '%s': only 'all' is known (every device, each checked); use --device N for one", v);
+    p->cli->all_devices = true;
     return true;
 }
 
@@ -313,7 +326,7 @@ static const valued_option k_valued[] = {
     {"--repeat", take_repeat},     {"--warmup", take_warmup},         {"--batch", take_batch},
     {"--bytes", take_bytes},       {"--emit-ptx", take_emit_ptx},     {"--emit-cubin", take_emit_cubin},
     {"--priority", take_priority}, {"--image", take_image},           {"--bundle", take_bundle},
-    {"--graph", take_graph},       {"--emit-lib", take_emit_lib},
+    {"--graph", take_graph},       {"--emit-lib", take_emit_lib}, {"--devices", take_devices},
 };
 
 static bool parse_one(run_cli_parser *p, int argc, char *const *argv, int *i, bool *options_done)

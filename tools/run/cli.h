@@ -145,6 +145,7 @@ typedef struct run_cli {
     const char *link_options[RUN_MAX_ITEMS]; size_t link_option_count;
     bool lto;
     const char *emit_lib;     /* --emit-lib: write a kernel-less device library, run nothing (link_run.h) */
+    bool all_devices;         /* --devices all: the run on every device, each checked */
 } run_cli;
 
 /* Returns RUN_EXIT_OK or RUN_EXIT_USAGE (with a message naming the offending

@@ -16,6 +16,7 @@ typedef struct run_cli_parser {
     char out_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
     char expect_ref[RUN_MAX_ITEMS][RUN_NAME_MAX];
     bool warmup_given, batch_given;
+    bool device_given;    /* --device, which --devices all excludes */
 } run_cli_parser;
 
 /* Writes the message into the caller's buffer; always returns false, so that

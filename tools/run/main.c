@@ -114,14 +114,16 @@ static int choose_kernels(const run_cli *cli, const char *source, run_result *r)
     return rc;
 }
 
-static int open_device(asyncrt_context *ctx, const run_cli *cli, run_result *r)
+/* Device `ordinal` on ctx: opened here for the first, a peer of the first's
+ * context (one cache: the compile is a memory hit) for the others of --devices all. */
+static int open_device(asyncrt_context *ctx, const run_cli *cli, int ordinal, run_result *r)
 {
     int count = 0;
     asyncrt_status s = asyncrt_device_count(ctx, &count);
-    if (s == ASYNCRT_SUCCESS && cli->device >= count)
-        return run_fail(r, RUN_EXIT_NO_DEVICE, "--device %d: this machine has %d CUDA device%s", cli->device, count,
+    if (s == ASYNCRT_SUCCESS && ordinal >= count)
+        return run_fail(r, RUN_EXIT_NO_DEVICE, "--device %d: this machine has %d CUDA device%s", ordinal, count,
                         count == 1 ? "" : "s");
-    if (s == ASYNCRT_SUCCESS) s = asyncrt_context_open_device(ctx, cli->device);
+    if (s == ASYNCRT_SUCCESS && !asyncrt_context_device(ctx)) s = asyncrt_context_open_device(ctx, ordinal);
     if (s == ASYNCRT_ERROR_NO_DRIVER)
         return run_fail(r, RUN_EXIT_NO_DEVICE, "%s\nhint: without a GPU, compile only: asyncrt-run %s --compile-only "
                         "--arch sm_XY (e.g. sm_90; add --emit-cubin FILE to keep the image)",
@@ -135,6 +137,42 @@ static int open_device(asyncrt_context *ctx, const run_cli *cli, run_result *r)
         fprintf(stderr, "asyncrt-run: device %d: %s, compute capability %d.%d, driver CUDA %s, NVRTC %s\n",
                 d->ordinal, d->name, d->cc_major, d->cc_minor, driver, nvrtc);
     return RUN_EXIT_OK;
+}
+
+/* --devices all: how many there are (none is NO_DEVICE, as --device 0 would be). */
+static int count_devices(asyncrt_context *ctx, int *devices, run_result *r)
+{
+    asyncrt_status s = asyncrt_device_count(ctx, devices);
+    bool none = s == ASYNCRT_SUCCESS && *devices < 1;
+    if (s != ASYNCRT_SUCCESS || none) *devices = 1; /* the one report, of the failure */
+    if (s == ASYNCRT_ERROR_NO_DRIVER || s == ASYNCRT_ERROR_NO_DEVICE || none)
+        return run_fail(r, RUN_EXIT_NO_DEVICE, "--devices all: %s",
+                        none ? "this machine has no CUDA device" : asyncrt_context_last_error(ctx));
+    return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : run_fail_library(r, ctx, s);
+}
+
+static const char *device_label(int d)
+{
+    static char label[32]; /* one thread; used at once */
+    snprintf(label, sizeof label, "device %d: ", d);
+    return label;
+}
+
+/* --devices all, device d > 0: the result as it stood before device 0 ran
+ * (the kernels chosen, the source scanned), fresh buffers from the same
+ * command line, and a peer context sharing ctx's cache. */
+static int next_device(asyncrt_context *ctx, const run_cli *cli, int d, const run_result *start, run_buffer *buffers,
+                       asyncrt_context **peer, run_result *r)
+{
+    free(r->error);
+    asyncrt_bundle_destroy(r->bundle);
+    asyncrt_program_destroy(r->named);
+    *r = *start;
+    char err[1024];
+    int rc = run_buffers_init(cli, buffers, err, sizeof err);
+    if (rc != RUN_EXIT_OK) return run_fail(r, rc, "%s", err);
+    asyncrt_status s = asyncrt_context_create_peer(ctx, d, peer);
+    return s == ASYNCRT_SUCCESS ? RUN_EXIT_OK : run_fail_library(r, ctx, s);
 }
 
 static int write_outputs(const run_cli *cli, const run_buffer *buffers, run_result *r)
@@ -357,22 +395,40 @@ int main(int argc, char **argv)
         rc = run_fail(r, RUN_EXIT_INTERNAL, "out of memory");
     if (rc == RUN_EXIT_OK && cli->verbose >= 2) asyncrt_context_set_log_level(ctx, 2);
     if (rc == RUN_EXIT_OK) r->progress = tool_progress_new(ctx, "", cli->quiet || cli->verbose >= 2);
-    if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = open_device(ctx, cli, r);
-    const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
-    if (rc == RUN_EXIT_OK && cli->emit_lib) rc = run_emit_lib(ctx, cli, source_name, source, r);
-    else if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(ctx, cli, source, &program, r);
-    else if (rc == RUN_EXIT_OK && (rc = run_compile(ctx, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
-        name_hint(cli, r);
-    if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(ctx, cli->image, &program, r);
-    if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = run_kernels(ctx, cli, program, buffers, r);
+    int devices = 1;
+    if (rc == RUN_EXIT_OK && cli->all_devices) rc = count_devices(ctx, &devices, r);
+    const run_result start = *r; /* what each device's run starts from (--devices all) */
+    if (cli->json && cli->all_devices) fputs("[", stdout);
+    for (int d = 0; d < devices; d++) {
+        asyncrt_context *here = ctx, *peer = NULL;
+        if (d > 0 && rc == RUN_EXIT_OK) rc = next_device(ctx, cli, d, &start, buffers, &peer, r);
+        if (peer) here = peer;
+        int ordinal = cli->all_devices ? d : cli->device;
+        if (cli->all_devices && !cli->json && rc == RUN_EXIT_OK) printf("device %d of %d\n", d, devices);
+        if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = open_device(here, cli, ordinal, r);
+        const char *source_name = strcmp(cli->source, "-") ? cli->source : "stdin.cu";
+        if (rc == RUN_EXIT_OK && cli->emit_lib) rc = run_emit_lib(here, cli, source_name, source, r);
+        else if (rc == RUN_EXIT_OK && run_link_wanted(cli)) rc = run_link_compile(here, cli, source, &program, r);
+        else if (rc == RUN_EXIT_OK && (rc = run_compile(here, cli, source_name, source, dir, &program, r)) != RUN_EXIT_OK)
+            name_hint(cli, r);
+        if (rc == RUN_EXIT_OK && cli->image) rc = run_use_image(here, cli->image, &program, r);
+        if (rc == RUN_EXIT_OK && !cli->compile_only && !cli->emit_lib) rc = run_kernels(here, cli, program, buffers, r);
 
-    if (cli->json) run_report_json(cli, r, buffers, stdout);
-    else run_report_text(cli, r, buffers, stdout);
-    if (r->exit_code != RUN_EXIT_OK) fprintf(stderr, "asyncrt-run: error: %s\n", r->error ? r->error : "(no message)");
+        if (cli->json) run_report_json(cli, r, buffers, stdout);
+        else run_report_text(cli, r, buffers, stdout);
+        if (r->exit_code != RUN_EXIT_OK)
+            fprintf(stderr, "asyncrt-run: error: %s%s\n", devices > 1 ? device_label(d) : "",
+                    r->error ? r->error : "(no message)");
+        rc = r->exit_code;
+        asyncrt_program_destroy(program);
+        program = NULL;
+        run_buffers_free(here, buffers, cli->buffer_count);
+        asyncrt_context_destroy(peer);
+        if (rc != RUN_EXIT_OK) break; /* the first device that fails ends the run */
+        if (cli->json && d + 1 < devices) fputs(",", stdout);
+    }
+    if (cli->json && cli->all_devices) fputs("]\n", stdout);
     fflush(stdout);
-    rc = r->exit_code;
-    asyncrt_program_destroy(program);
-    run_buffers_free(ctx, buffers, cli->buffer_count);
     asyncrt_context_destroy(ctx);
     free(source);
     free(all_sources);

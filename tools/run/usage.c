@@ -16,6 +16,8 @@ const char *run_cli_usage(void)
 "  --arch A           auto (default: the device's own target), sm_XY, sm_XYa\n"
 "                     (CUBIN) or compute_XY (PTX, JIT-compiled by the driver)\n"
 "  --device N         GPU ordinal (default 0)\n"
+"  --devices all      run on every device in turn, each checked as one run is\n"
+"                     (one compile per arch: the others are memory-cache hits)\n"
 "  -I DIR, -D NAME[=VALUE], --std c++17|c++20   as for nvcc\n"
 "  -Xnvrtc OPT, --nvrtc-opt OPT   pass OPT to NVRTC as it is (repeatable),\n"
 "                     e.g. -Xnvrtc -lineinfo -Xnvrtc --use_fast_math\n"

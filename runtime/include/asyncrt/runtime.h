@@ -88,6 +88,11 @@ typedef struct asyncrt_cache_stats {
      * the caller's size covers them. */
     uint64_t evictions;     /* files this context deleted to keep under ASYNCRT_CACHE_MAX_BYTES */
     uint64_t rejected;      /* disk files refused: damaged, foreign, not a regular file, too big */
+    /* Loads, counted where the cache is shared (asyncrt_context_create_peer): a
+     * program compiled once and loaded on N devices is 1 miss and N module
+     * loads, and 1 image load where the driver has cuLibraryLoadData. */
+    uint64_t image_loads;   /* images handed to the driver (cuLibraryLoadData, or cuModuleLoadDataEx) */
+    uint64_t module_loads;  /* asyncrt_module_load calls that succeeded, on any device */
 } asyncrt_cache_stats;
 #define ASYNCRT_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_stats)
 
@@ -138,6 +143,24 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_c
  * it and makes device `ordinal`'s primary context current for this context's
  * calls. ASYNCRT_ERROR_NO_DRIVER / ASYNCRT_ERROR_NO_DEVICE say why not. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_context_open_device(asyncrt_context *ctx, int ordinal);
+
+/* Many GPUs (docs/library.md, "Many GPUs in one process"): a context is one
+ * device, and a peer is another device's context that shares base's program
+ * cache (its tiers and counters: asyncrt_context_cache_stats reads the same
+ * on each) and its set of loaded libraries, with a copy of base's settings.
+ * A program compiled on any of them is a memory hit on the others of its
+ * arch, and a CUBIN is handed to the driver once (cuLibraryLoadData) for
+ * every device, each taking its kernels from it; a device of another arch
+ * compiles its own image once. Opens `ordinal` on the new context; the
+ * failure (NO_DEVICE for an ordinal out of range, naming it and the count)
+ * is in base's last error. The contexts may be destroyed in any order; a
+ * module must be destroyed before its own context. set_cache_dir and
+ * set_remote_cache on any of them change the one cache, and must not
+ * overlap calls on the others. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_context_create_peer(asyncrt_context *base, int ordinal,
+                                                           asyncrt_context **out);
+/* Whether a and b share one cache (one made the other, or both came from a third). */
+ASYNCRT_EXTERN bool asyncrt_context_shares_cache(const asyncrt_context *a, const asyncrt_context *b);
 
 /* ---- device probe ------------------------------------------------------- */
 
@@ -455,8 +478,11 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx
 
 /* ---- modules and kernels ------------------------------------------------ */
 
-/* Loads a program on the opened device with cuModuleLoadDataEx; a rejected
- * image gives ASYNCRT_ERROR_MODULE_LOAD with the driver's JIT log. PTX the
+/* Loads a program on the opened device: a CUBIN from the library the context
+ * and its peers share (cuLibraryLoadData once per image, then this device's
+ * module of it), PTX (or any image, on a driver without cuLibrary*) with
+ * cuModuleLoadDataEx; a rejected image gives ASYNCRT_ERROR_MODULE_LOAD with
+ * the driver's reason (and, for cuModuleLoadDataEx, its JIT log). PTX the
  * driver cannot take (made by an NVRTC newer than the driver) is
  * ASYNCRT_ERROR_VERSION_MISMATCH before the driver is asked, naming both
  * versions and what to do (docs/library.md: arch selection). *out is NULL on
