@@ -16,7 +16,7 @@
  * CUDA_MODULE_LOADING=LAZY, the default here; $FAKE_LOADING=eager turns it
  * off), invalidates the capture and fails; a launch of a loaded function is
  * captured (succeeds). fake_capture_state and fake_function_loads tell the
- * tests (tests/runtime/test_capture.c). */
+ * tests (tests/runtime/test_capture.c).
  * Many GPUs: $FAKE_DEVICES devices (default 1), device 1 and up of compute
  * capability $FAKE_CC1 (default $FAKE_CC); context-independent loading
  * (cuLibrary*, counted by fake_library_loads; fake_module_loads counts the
@@ -409,10 +409,24 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsign
         {"cuFuncGetAttribute", (void *)func_get_attribute},
         {"cuFuncSetAttribute", (void *)func_set_attribute},
         {"cuLaunchKernelEx", (void *)launch_kernel_ex},
-    int status = CAPTURE_NONE;
-    capture_info(config->stream, &status, NULL, NULL, NULL, NULL, NULL);
-    if (status == CAPTURE_ACTIVE) return OK; /* captured: nothing runs yet */
-    return getenv("FAKE_RUNS") ? OK : UNSUPPORTED;
+        {"cuStreamCreate", (void *)stream_create},
+        {"cuStreamDestroy", (void *)graph_free},
+        {"cuStreamGetCaptureInfo", (void *)capture_info},
+        {"cuStreamBeginCapture", (void *)begin_capture},
+        {"cuStreamEndCapture", (void *)end_capture},
+        {"cuGraphInstantiateWithFlags", (void *)graph_instantiate},
+        {"cuGraphLaunch", (void *)graph_launch},
+        {"cuGraphExecDestroy", (void *)graph_free},
+        {"cuGraphDestroy", (void *)graph_free},
+        {"cuModuleGetLoadingMode", (void *)loading_mode},
+        {"cuModuleGetFunctionCount", (void *)function_count},
+        {"cuModuleEnumerateFunctions", (void *)enumerate_functions},
+        {"cuFuncLoad", (void *)func_load},
+        {"cuFuncIsLoaded", (void *)func_is_loaded},
+        {"cuDeviceCanAccessPeer", (void *)can_access_peer},
+        {"cuDeviceGetP2PAttribute", (void *)p2p_attribute},
+        {"cuStreamGetCtx", (void *)stream_ctx},
+        {"cuStreamGetDevice", (void *)stream_device},
     };
     static const struct {
         const char *name;
