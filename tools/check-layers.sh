@@ -15,10 +15,11 @@ set -euo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 layers=(base remote cache context compile link load build tensormap ops)
 cd "$repo/runtime"
-rank_of() { local i; for i in "${!layers[@]}"; do [[ ${layers[$i]} == "$1" ]] && { echo "$i"; return; }; done; echo -1; }
+declare -A rank=() # a layer's rank, bottom 0; ${rank[$x]:--1}, no subshell (the test runs this 5 times)
+for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 bad=0
 for layer in "${layers[@]}"; do
-    mine=$(rank_of "$layer")
+    mine=${rank[$layer]}
     for file in "$layer"/*.[ch]; do
         [[ -e $file ]] || continue
         lines=$(wc -l <"$file")
@@ -29,14 +30,14 @@ for layer in "${layers[@]}"; do
             for other in "${layers[@]}"; do [[ -e $other/$header ]] && found=$other; done
             if [[ -z $found ]]; then
                 echo "runtime/$file:$line: includes \"$header\", which is in no layer"; bad=1
-            elif (( $(rank_of "$found") > mine )); then
+            elif (( ${rank[$found]} > mine )); then
                 echo "runtime/$file:$line: includes \"$header\" from $found/, above $layer/"; bad=1
             fi
         done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
     done
 done
 stray=$(find . -maxdepth 2 -name '*.[ch]' ! -path './include/*' ! -path './worker/*' | while read -r f; do
-    d=${f#./}; d=${d%%/*}; [[ $(rank_of "$d") == -1 ]] && echo "$f"; done || true)
+    d=${f#./}; d=${d%%/*}; [[ ${rank[$d]:--1} == -1 ]] && echo "$f"; done || true)
 if [[ -n $stray ]]; then echo "files outside every layer folder:"; echo "$stray"; bad=1; fi
 
 # ---- calls -------------------------------------------------------------------
@@ -92,7 +93,7 @@ edges=""
 while read -r file kind name line; do
     [[ $kind == C && $file == *.c && -n ${defined_in[$name]:-} ]] || continue
     home=${defined_in[$name]}
-    if (( $(rank_of "${home%%/*}") > $(rank_of "${file%%/*}") )); then
+    if (( ${rank[${home%%/*}]:--1} > ${rank[${file%%/*}]:--1} )); then
         echo "runtime/$file:$line: calls $name, defined in ${home%%/*}/ ($home), above ${file%%/*}/"; bad=1
     fi
     [[ $home == *.c && $home != "$file" ]] && edges+="$file $home"$'\n'

@@ -13,11 +13,14 @@ set -euo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$repo"
 bad=0
+declare -A inside=() # runtime/LAYER/NAME by NAME, the first by path order (as ls runtime/*/NAME gave)
+for h in runtime/*/*; do [[ -f $h && -z ${inside[${h##*/}]:-} ]] && inside[${h##*/}]=$h; done
 for file in tools/*/*.[ch]; do
     [[ -e $file ]] || continue
     while IFS=: read -r line header; do
         [[ $header == asyncrt/* ]] && continue
-        private=$(ls runtime/*/"$header" 2>/dev/null | head -1 || true)
+        if [[ $header == */* ]]; then private=$(ls runtime/*/"$header" 2>/dev/null | head -1 || true)
+        else private=${inside[$header]:-}; fi
         if [[ -n $private ]]; then
             echo "$file:$line: includes \"$header\", inside the library (${private%/*}/): use the public API, asyncrt/*.h"
             bad=1

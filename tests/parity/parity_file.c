@@ -103,3 +103,10 @@ char *parity_read(const char *folder, const char *name, parity_file *pf, char **
     }
     return path;
 }
+
+bool parity_sampled(const char *folder, size_t i, bool full)
+{
+    size_t len = strlen(folder);
+    bool corpus = len >= 6 && strcmp(folder + len - 6, "corpus") == 0;
+    return full || !corpus || i % 8 == 0;
+}

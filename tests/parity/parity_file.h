@@ -8,6 +8,7 @@
 #ifndef ASYNCRT_PARITY_FILE_H
 #define ASYNCRT_PARITY_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct parity_file {
@@ -24,6 +25,12 @@ size_t parity_list(const char *folder, char ***names);
 /* Reads folder/name: returns its malloc'd full path and sets *source (the
  * text, malloc'd) and *pf; NULL with pf->error on a missing file or header. */
 char *parity_read(const char *folder, const char *name, parity_file *pf, char **source);
+
+/* Whether the i-th file (by sorted name) of `folder` is in the sample the
+ * corpus tests run by default, to keep the README's test command short:
+ * every file of tricky/ (each one layout hazard), one in eight of corpus/.
+ * `full` (ASYNCRT_TEST_FULL=1, as .ci/run sets): every file. */
+bool parity_sampled(const char *folder, size_t i, bool full);
 
 /* A whole file, malloc'd; NULL if it cannot be read. */
 void *parity_read_file(const char *path, size_t *size);

@@ -18,7 +18,8 @@
  * refused, or, for stats and list, says the library does not use it.
  * Same user for both here, which the exchange needs no more than a folder
  * both can write. ASYNCRT_RACE_TRIES sets the tries per command (default
- * 100), ASYNCRT_RACE_MEASURE=1 counts the foreign tries instead of failing
+ * 20, to keep the README's test command short; 100 under ASYNCRT_TEST_FULL=1,
+ * as .ci/run sets, 30 of them under ASan), ASYNCRT_RACE_MEASURE=1 counts the foreign tries instead of failing
  * at the first; the tool comes from ASYNCRT_CACHE_TOOL, the server (push,
  * pull) from the remote tests' fixture, skipped without redis-server.
  *
@@ -328,6 +329,9 @@ static void no_command_acts_on_a_folder_swapped_in(void **state)
 {
     (void)state;
     char *tries_env = getenv("ASYNCRT_RACE_TRIES");
+    /* The tool before the door was foreign in 3 to 17 of 100 tries for each of 8 commands: 20 tries of
+     * each miss them all with a chance under 1% (0.97^160); the full count is CI's. */
+    if (!test_full()) g_tries = 20;
     if (tries_env) g_tries = atoi(tries_env);
     const char *preload = getenv("LD_PRELOAD");
     if (!tries_env && preload && strstr(preload, "vgpreload")) {

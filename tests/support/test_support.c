@@ -82,6 +82,12 @@ asyncrt_context *test_context_with_device(void)
     return ctx;
 }
 
+bool test_full(void)
+{
+    const char *env = getenv("ASYNCRT_TEST_FULL");
+    return env && env[0] && strcmp(env, "0") != 0;
+}
+
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
 void test_seed_random(const char *test_name)

@@ -57,6 +57,11 @@ const char *test_unloadable_reason(asyncrt_context *ctx, const char *arch);
  * when a program for `arch` cannot be loaded on ctx's device. */
 void test_skip_unless_loadable(asyncrt_context *ctx, const char *arch);
 
+/* True under ASYNCRT_TEST_FULL=1 (.ci/run sets it): the tests that run a
+ * sample by default, to keep the README's test command short (the parity
+ * corpus, the tile matrix, race tries), run their full sets. */
+bool test_full(void);
+
 /* Seeded from the clock unless ASYNCRT_TEST_SEED is set; prints the seed. */
 void test_seed_random(const char *test_name);
 uint32_t test_random_u32(void);
