@@ -109,3 +109,11 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
     out->text = t.s;
     out->json = j.s;
 }
+
+void asyncrt_cache_explanation_free(asyncrt_cache_explanation *e)
+{
+    if (!e) return;
+    free(e->text);
+    free(e->json);
+    e->text = e->json = NULL;
+}

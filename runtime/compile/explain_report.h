@@ -17,4 +17,9 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
                              const char *arch, const char *remote, const asyncrt_key_diff *d, size_t count,
                              size_t total);
 
+/* explain_judge.c: the verdict on a job keyed by key.c, into *out (its
+ * strings malloc'd, NULL when out of memory); flags as asyncrt_cache_explain's. */
+typedef struct asyncrt_compile_job asyncrt_compile_job;
+void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_cache_explanation *out);
+
 #endif
