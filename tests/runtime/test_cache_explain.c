@@ -1,7 +1,7 @@
 /* asyncrt-cache explain (issue 36): a hit, and each cause of a miss named,
  * in text and in JSON: a header the compile read (path, digest), an option,
- * the arch, NVRTC's identity, the working folder, the bundle, an in-memory
- * header (library call); two keys compared; the remote asked (a redis-server
+ * the arch, NVRTC's identity, compact images' assembler, the working folder,
+ * the bundle, an in-memory header (library call); two keys compared; the remote asked (a redis-server
  * of the test's own; skipped without one); asyncrt-run -v's line and the
  * ASYNCRT_LOG=1 miss line. Entries are made on the CPU (explicit targets). */
 #include <stdarg.h>
@@ -152,6 +152,16 @@ static void nvrtcs_identity_is_named(void **state)
             "\"input\": \"nvrtc\"", NULL);
 }
 
+static void compact_images_assembler_is_named(void **state)
+{
+    fixture *f = *state;
+    warm(f, "", "");
+    /* compact images on (no nvPTXCompiler needed to key them): the CUBIN's assembler is an input */
+    explain(f, "ASYNCRT_COMPACT_IMAGES=1", "--arch sm_80 src/k.cu",
+            "miss: compact images' assembler (nvPTXCompiler): 'compact off' -> 'compact on", "--",
+            "\"input\": \"compact\"", NULL);
+}
+
 static void the_working_folder_is_named(void **state)
 {
     fixture *f = *state;
@@ -286,6 +296,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_option_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(the_arch_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(nvrtcs_identity_is_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(compact_images_assembler_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(the_working_folder_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(the_bundle_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(two_keys_compare, setup, teardown),
