@@ -64,6 +64,8 @@ static const struct {
                                            sizeof(asyncrt_bundle_make_options)},
     [ASYNCRT_SIZED_PROGRAM_IMAGE_INFO] = {"asyncrt_program_image_info", sizeof(asyncrt_program_image_info),
                                           sizeof(asyncrt_program_image_info)},
+    [ASYNCRT_SIZED_CACHE_EXPLANATION] = {"asyncrt_cache_explanation", sizeof(asyncrt_cache_explanation),
+                                         sizeof(asyncrt_cache_explanation)},
 };
 _Static_assert(sizeof k_sized / sizeof k_sized[0] == ASYNCRT_SIZED_COUNT, "one row per sized struct");
 

@@ -43,6 +43,7 @@ typedef enum asyncrt_sized {
     ASYNCRT_SIZED_CALIBRATE_OPTIONS,       /* in: asyncrt_calibrate_options */
     ASYNCRT_SIZED_BUNDLE_MAKE_OPTIONS,     /* in: asyncrt_bundle_make_options */
     ASYNCRT_SIZED_PROGRAM_IMAGE_INFO,      /* out: asyncrt_program_image_info */
+    ASYNCRT_SIZED_CACHE_EXPLANATION,       /* out: asyncrt_cache_explanation */
     ASYNCRT_SIZED_COUNT
 } asyncrt_sized;
 

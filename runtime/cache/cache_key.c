@@ -2,6 +2,7 @@
 #include "cache_key.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -35,3 +36,13 @@ void asyncrt__key_library_identity(asyncrt_sha256 *h, const void *symbol)
 }
 
 void asyncrt__key_dir_identity(asyncrt_sha256 *h, const char *dir) { hash_stat(h, dir); }
+
+void asyncrt__key_identity_text(const char *path, char *out, size_t size)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+        snprintf(out, size, "%s (%lld bytes, mtime %lld.%09ld)", path, (long long)st.st_size,
+                 (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    else
+        snprintf(out, size, "%s", path);
+}

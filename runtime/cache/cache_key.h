@@ -3,6 +3,8 @@
 #ifndef ASYNCRT_CACHE_KEY_H
 #define ASYNCRT_CACHE_KEY_H
 
+#include <stddef.h>
+
 #include "sha256.h"
 
 /* Length-prefixed, so that "a","bc" and "ab","c" differ. */
@@ -18,5 +20,8 @@ void asyncrt__key_library_identity(asyncrt_sha256 *h, const void *symbol);
  * path (the toolkit's include directory: the headers read under it are in
  * the manifest by content). */
 void asyncrt__key_dir_identity(asyncrt_sha256 *h, const char *dir);
+
+/* The same identity as text, for key records (key_record.h): "path (N bytes, mtime S.NS)". */
+void asyncrt__key_identity_text(const char *path, char *out, size_t size);
 
 #endif

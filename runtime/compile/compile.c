@@ -21,6 +21,7 @@ void asyncrt__job_free(asyncrt_compile_job *job)
 {
     asyncrt__job_release(job); /* an error before the store may leave the claim (and the lease) */
     asyncrt__list_free(&job->options);
+    asyncrt__list_free(&job->record);
     free(job->std_offered);
     job->std_offered = NULL;
 }

@@ -65,6 +65,7 @@ typedef struct asyncrt_compile_job {
     struct timespec began;           /* when the compile began, on the files' clock */
     asyncrt_pch_use pch;             /* the precompiled headers this compile uses */
     double start_ms;
+    asyncrt_string_list record;      /* key1's named inputs (key_record.h), stored beside the entry */
 } asyncrt_compile_job;
 
 /* compile.c: a job for a target; free releases its claim and its memory. */
@@ -87,6 +88,9 @@ asyncrt_status asyncrt__job_key(asyncrt_compile_job *job);
  * the claim and lease let go. */
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out);
 void asyncrt__job_release(asyncrt_compile_job *job);
+/* explain.c: at ASYNCRT_LOG=1 and above, a miss's one-line cause (what
+ * asyncrt_cache_explain says), logged by lookup.c. */
+void asyncrt__job_log_miss(asyncrt_compile_job *job);
 
 /* nvrtc_run.c: a fresh program in *out, or the failure. The state is left
  * for store.c to settle. */

@@ -10,6 +10,7 @@
 #include "cache_key.h"
 #include "compact_use.h"
 #include "compile_job.h"
+#include "key_record.h"
 #include "nvrtc_facts.h"
 #include "sha256.h"
 
@@ -114,10 +115,34 @@ static bool includes_search_cwd(const asyncrt_compile_job *job)
  * includes may search it (above), and the source; the PCH key = SHA-256 of
  * the environment and the working directory (quoted includes resolve from
  * it), since NVRTC's PCH reuse depends on all but the source. */
+/* A digest's hex into a record (key_record.h), as name "<label> <hex>" or name "<hex>". */
+static void note_digest(asyncrt_string_list *r, const char *name, const char *label, const uint8_t d[32])
+{
+    char hex[65];
+    asyncrt__sha256_hex(d, hex);
+    char *v = label ? asyncrt__format("%s %s", label, hex) : NULL;
+    asyncrt__key_note(r, name, label ? v : hex);
+    free(v);
+}
+
+static void note_text_digest(asyncrt_string_list *r, const char *name, const char *label, const char *text)
+{
+    uint8_t d[32];
+    asyncrt_sha256 h;
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, text, strlen(text));
+    asyncrt__sha256_final(&h, d);
+    note_digest(r, name, label, d);
+}
+
+/* Every input below is also noted, by name, in job->record (key_record.h):
+ * what explains a miss. A new input of the key gets its note here too. */
 static void compute_key(asyncrt_compile_job *job)
 {
     pthread_once(&g_digests_once, digest_builtins);
     const asyncrt_compile_options *o = job->opts;
+    asyncrt_string_list *r = &job->record;
+    asyncrt__list_free(r);
     asyncrt_sha256 h;
     asyncrt__sha256_init(&h);
     /* NVRTC's version (memo beside the cache) and file identity (stat): a hit opens no NVRTC. */
@@ -126,21 +151,34 @@ static void compute_key(asyncrt_compile_job *job)
     char versions[64];
     snprintf(versions, sizeof versions, "asyncrt %s nvrtc %d key 4", ASYNCRT_VERSION_STRING, nvrtc_version);
     asyncrt__key_str(&h, versions);
+    asyncrt__key_note(r, "version", versions);
     /* A CUBIN may be the compact image: whether they are on, and which nvPTXCompiler (compact_use.h). */
     if (!job->arch.ptx) asyncrt__key_str(&h, asyncrt__compact_key(job->ctx));
+    if (!job->arch.ptx) asyncrt__key_note(r, "compact", asyncrt__compact_key(job->ctx));
     asyncrt_nvrtc_identity file = {0};
+    char identity[4200];
     if (asyncrt__nvrtc_identity_get(&file)) asyncrt__key_dir_identity(&h, file.path);
+    if (file.path[0]) asyncrt__key_identity_text(file.path, identity, sizeof identity);
+    asyncrt__key_note(r, "nvrtc", file.path[0] ? identity : "(none found)");
     asyncrt__key_dir_identity(&h, job->toolkit);
+    asyncrt__key_note(r, "toolkit", job->toolkit);
+    asyncrt__key_note(r, "arch", job->arch_name);
     for (size_t i = 0; i < job->options.count; i++) asyncrt__key_str(&h, job->options.items[i]);
+    for (size_t i = 0; i < job->options.count; i++)
+        if (strncmp(job->options.items[i], "-arch=", 6) != 0) asyncrt__key_note(r, "option", job->options.items[i]);
     for (size_t i = 0; i < o->header_count; i++) {
         asyncrt__key_str(&h, o->headers[i].name);
         asyncrt__key_str(&h, o->headers[i].content);
+        note_text_digest(r, "header", o->headers[i].name, o->headers[i].content);
     }
     asyncrt__bundle_key(&h, o->bundle); /* its digest: a hit checks no bundled file */
+    asyncrt__key_note(r, "bundle", o->bundle ? asyncrt_bundle_digest(o->bundle) : "(none)");
     asyncrt__sha256_update(&h, g_embedded_digest, sizeof g_embedded_digest);
+    note_digest(r, "builtins", NULL, g_embedded_digest);
     for (size_t i = 0; i < asyncrt__std_header_file_count; i++)
         if (job->std_offered[i]) {
             asyncrt__key_str(&h, asyncrt__std_header_files[i].name);
+            asyncrt__key_note(r, "std header", asyncrt__std_header_files[i].name);
             if (g_std_digested) asyncrt__sha256_update(&h, g_std_digests[i], 32);
             else asyncrt__key_str(&h, asyncrt__std_header_files[i].content);
         }
@@ -159,11 +197,16 @@ static void compute_key(asyncrt_compile_job *job)
     asyncrt__key_str(&h, job->source_name);
     asyncrt__key_str(&h, job->source);
     for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_str(&h, o->name_expressions[i]);
+    asyncrt__key_note(r, "cwd", cwd_matters ? cwd : "(not searched)");
+    asyncrt__key_note(r, "source name", job->source_name);
+    note_text_digest(r, "source", NULL, job->source);
+    for (size_t i = 0; i < o->name_expression_count; i++) asyncrt__key_note(r, "name expression", o->name_expressions[i]);
     asyncrt__sha256_final(&h, job->key);
     const char *why = asyncrt__cache_enabled(job->ctx->cache) ? uncacheable_reason(job, nvrtc_version) : "";
     if (!why && cwd_matters && !cwd[0]) why = "includes may search the working directory, which cannot be read";
     job->state = why ? ASYNCRT_COMPILE_UNCACHEABLE : ASYNCRT_COMPILE_KEYED;
     if (why && *why) asyncrt__log(job->ctx, 1, "not caching %s: %s", job->source_name, why);
+    if (why && *why) asyncrt__key_note(r, "uncacheable", why); /* for explain: such a record is never stored */
 }
 
 asyncrt_status asyncrt__job_key(asyncrt_compile_job *job)

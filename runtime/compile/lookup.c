@@ -21,6 +21,7 @@ void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program *
     asyncrt__range_pop();
     if (!p) { /* a remote value refused after its hit went unclaimed: compiled unclaimed, as without a claim */
         job->state = job->claim.held ? ASYNCRT_COMPILE_CLAIMED : ASYNCRT_COMPILE_MISSED;
+        if (claim) asyncrt__job_log_miss(job); /* the compile's own lookup: not a retry's or a batch's probe */
         return;
     }
     job->state = ASYNCRT_COMPILE_HIT; /* a hit lets the claim go */

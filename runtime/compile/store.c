@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "compile_job.h"
+#include "key_record.h"
 
 /* Removes the trace's directory. */
 static void remove_trace(asyncrt_compile_job *job)
@@ -34,6 +35,8 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
                 asyncrt__cache_store(ctx->cache, job->key, ASYNCRT_TIERS_ALL, deps, payload, size,
                                      job->state == ASYNCRT_COMPILE_CLAIMED ? &job->claim : NULL);
                 if (job->state == ASYNCRT_COMPILE_CLAIMED) job->state = ASYNCRT_COMPILE_MISSED;
+                /* what a later miss of this source name is compared with (asyncrt_cache_explain) */
+                asyncrt__key_records_save(ctx->cache, job->source_name, job->key, &job->record);
                 stored = true;
             } else {
                 asyncrt__log(ctx, 1, "not caching %s: out of memory", job->source_name);

@@ -5,6 +5,7 @@
 extern const cache_command cmd_stats, cmd_list, cmd_verify, cmd_prune, cmd_clear;
 extern const cache_command cmd_warm, cmd_export, cmd_import; /* warm.c, transfer.c (issue 15) */
 extern const cache_command cmd_push, cmd_pull;               /* cmd_remote.c (issue 26) */
+extern const cache_command cmd_explain;                      /* cmd_explain.c (issue 36) */
 
 const cache_command *const cache_commands[] = {
     &cmd_stats,
@@ -17,6 +18,7 @@ const cache_command *const cache_commands[] = {
     &cmd_import,
     &cmd_push,
     &cmd_pull,
+    &cmd_explain,
     NULL,
 };
 

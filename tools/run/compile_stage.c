@@ -211,6 +211,9 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
         if (s != ASYNCRT_SUCCESS) return run_fail_library(r, ctx, s);
         opts.bundle = r->bundle;
     }
+    /* -v: why a miss missed, asked before the compile stores it (asyncrt-cache explain's answer) */
+    asyncrt_cache_explanation why = ASYNCRT_CACHE_EXPLANATION_INIT;
+    bool explained = cli->verbose && asyncrt_cache_explain(ctx, source_name, source, &opts, 0, &why) == ASYNCRT_SUCCESS;
     double start = run_now_ms();
     /* A run loads it: a target the driver cannot load is refused before compiling. Not so with
      * --compile-only, --image (its CUBIN is loaded instead) or --emit-ptx's second compile: those
@@ -221,6 +224,10 @@ int run_compile(asyncrt_context *ctx, const run_cli *cli, const char *source_nam
     asyncrt_status s = asyncrt_program_compile(ctx, source_name, source, &opts, out);
     tool_progress_end(r->progress);
     r->compile_ms = run_now_ms() - start;
+    if (explained && s == ASYNCRT_SUCCESS && asyncrt_program_origin_of(*out) == ASYNCRT_ORIGIN_COMPILED &&
+        why.verdict != ASYNCRT_CACHE_VERDICT_HIT)
+        fprintf(stderr, "asyncrt-run: %s: why the cache missed: %s\n", source_name, why.cause);
+    asyncrt_cache_explanation_free(&why);
     if (s != ASYNCRT_SUCCESS) return compile_fail(ctx, s, r);
     static const char *origins[] = {"nvrtc", "memory-cache", "disk-cache", "remote-cache"};
     asyncrt_program_origin origin = asyncrt_program_origin_of(*out);

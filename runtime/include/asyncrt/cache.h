@@ -218,6 +218,57 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_pull(asyncrt_cache_dir *dir, asy
 ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_remote_tally(const asyncrt_cache_dir *dir,
                                                              asyncrt_remote_cache_stats *out, uint64_t *kept);
 
+/* ---- why a compile misses (asyncrt-cache explain) ------------------------ */
+
+/* Each compile stored on disk keeps its key's named inputs beside its entry
+ * (docs/cache.md, "Why a miss"): the arch, each NVRTC option, each
+ * in-memory header's digest, the bundle, NVRTC's and the toolkit's identity,
+ * the working folder where includes search it, the source's digest... so a
+ * miss can be compared with the nearest entry of the same source name. */
+typedef enum asyncrt_cache_verdict {
+    ASYNCRT_CACHE_VERDICT_HIT = 0,     /* the compile would find its entry on disk */
+    ASYNCRT_CACHE_VERDICT_MISS,        /* a miss: cause and the differences say what changed */
+    ASYNCRT_CACHE_VERDICT_NO_RECORD,   /* a miss, and no entry of this source name to compare with */
+    ASYNCRT_CACHE_VERDICT_UNCACHEABLE, /* this compile is never cached (cause says why) */
+    ASYNCRT_CACHE_VERDICT_NO_CACHE,    /* no usable cache directory (cause says why) */
+} asyncrt_cache_verdict;
+
+typedef struct asyncrt_cache_explanation {
+    /* Set it with ASYNCRT_CACHE_EXPLANATION_INIT (or .size = sizeof(asyncrt_cache_explanation)). */
+    size_t size;
+    asyncrt_cache_verdict verdict;
+    char key[65];        /* key1 of the compile (the manifest's name less ".mf"); KEY_A for two keys */
+    char nearest[65];    /* key1 of the entry compared with ("" when none); KEY_B for two keys */
+    size_t differences;  /* the inputs that differ from it */
+    char cause[512];     /* one line: the most telling difference, or the hit, or why nothing compares */
+    char *text;          /* the whole report, a line per difference (malloc'd) */
+    char *json;          /* the same as one JSON object (malloc'd) */
+} asyncrt_cache_explanation;
+#define ASYNCRT_CACHE_EXPLANATION_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_explanation)
+
+/* Also ask the remote cache (ASYNCRT_REMOTE_CACHE) whether it holds the key. */
+#define ASYNCRT_CACHE_EXPLAIN_REMOTE 1u
+
+/* Whether asyncrt_program_compile(ctx, source_name, source, opts) would hit
+ * ctx's disk cache, and on a miss what differs from the nearest recorded
+ * entry of source_name: a header the compile read (path, recorded and
+ * current digest), an option, the arch, NVRTC's identity, the working
+ * folder, the bundle... Reads with a lookup's checks and changes nothing
+ * (no LRU refresh, no compile). "auto" waits for the device as a compile
+ * does. ASYNCRT_SUCCESS whatever the verdict; free *out's strings with
+ * asyncrt_cache_explanation_free. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_explain(asyncrt_context *ctx, const char *source_name, const char *source,
+                                                    const asyncrt_compile_options *opts, unsigned flags,
+                                                    asyncrt_cache_explanation *out);
+/* Compares the records of two entries of ctx's disk cache, named by their
+ * key1 (64 hex digits, ".mf" allowed): verdict MISS with their differences
+ * (HIT when none). ASYNCRT_ERROR_NOT_FOUND when a key has no record there;
+ * ASYNCRT_ERROR_INVALID_ARGUMENT for a malformed key. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_cache_explain_keys(asyncrt_context *ctx, const char *key_a, const char *key_b,
+                                                         asyncrt_cache_explanation *out);
+/* Frees text and json (NULL is fine). */
+ASYNCRT_EXTERN void asyncrt_cache_explanation_free(asyncrt_cache_explanation *e);
+
 #ifdef __cplusplus
 }
 #endif

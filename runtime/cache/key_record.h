@@ -1,0 +1,79 @@
+/* Key records (issue 36): the named inputs of a compile's key1 (compile/key.c
+ * notes them as it hashes them), kept beside the entries so that a miss can
+ * say what differs from the nearest entry of the same source name
+ * (asyncrt_cache_explain, asyncrt-cache explain, the miss line at
+ * ASYNCRT_LOG=1).
+ *
+ * A record is a list of "name\tvalue" lines, values escaped (\\, \n, \t);
+ * large inputs (the source, in-memory headers, built-in headers, a bundle)
+ * by their SHA-256. The records of one source name live in one side file
+ * (cache.h's side files: checked, sealed with the entries' digest or team
+ * MAC, 64 KiB at most), "keys-<16 hex of SHA-256(source name)>", newest
+ * first, ASYNCRT_KEY_RECORDS_MAX of them, in format ASYNCRT_KEY_RECORDS_FORMAT:
+ *   asyncrt key records 1
+ *   key <key1 hex> <seconds since the epoch>
+ *   <name>\t<value>
+ *   ...
+ * A file of another format, or an entry stored before records existed, is
+ * "no record": never guessed at. */
+#ifndef ASYNCRT_KEY_RECORD_H
+#define ASYNCRT_KEY_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "string_list.h"
+
+#define ASYNCRT_KEY_RECORDS_FORMAT 1
+#define ASYNCRT_KEY_RECORDS_MAX 8
+
+typedef struct asyncrt_cache asyncrt_cache;
+
+typedef struct asyncrt_key_record {
+    uint8_t key1[32];
+    int64_t when;              /* stored at, seconds since the epoch */
+    asyncrt_string_list lines; /* "name\tvalue", value escaped */
+} asyncrt_key_record;
+
+/* Appends one named input (value escaped) to l; NULL value: "". */
+void asyncrt__key_note(asyncrt_string_list *l, const char *name, const char *value);
+/* The value of the first line named `name` (unescaped, malloc'd), or NULL. */
+char *asyncrt__key_value(const asyncrt_string_list *l, const char *name);
+
+/* The side file of a source name's records, into out[32]. */
+void asyncrt__key_records_file(const char *source_name, char out[32]);
+/* Parses a side file's text; how many records went into out (at most max;
+ * 0 for another format). */
+size_t asyncrt__key_records_parse(const char *text, asyncrt_key_record *out, size_t max);
+/* The records of source_name in c's directory, newest first (0: none). */
+size_t asyncrt__key_records_load(asyncrt_cache *c, const char *source_name, asyncrt_key_record *out, size_t max);
+/* rec as the newest record of source_name (replacing one of its key1),
+ * older ones dropped past the count or the side file's size. False when
+ * not written (no usable directory: the side-file helpers log why). */
+bool asyncrt__key_records_save(asyncrt_cache *c, const char *source_name, const uint8_t key1[32],
+                               const asyncrt_string_list *lines);
+void asyncrt__key_record_free(asyncrt_key_record *r);
+
+/* One input that differs. what: "version", "nvrtc", "compact", "toolkit",
+ * "arch", "option", "header", "bundle", "cwd", "source", "name expression",
+ * "builtins", "std header" (a record's names), or "dependency" (a file the
+ * compile read, cache_explain.c). name: the option, header or file; was /
+ * now: NULL where absent on that side. All malloc'd. */
+typedef struct asyncrt_key_diff {
+    char what[24];
+    char *name, *was, *now;
+} asyncrt_key_diff;
+
+/* The differences from `was` to `now`, most telling first (arch, options,
+ * headers, bundle, NVRTC, ... the source last); up to max into out, the
+ * total returned. */
+size_t asyncrt__key_diff(const asyncrt_string_list *was, const asyncrt_string_list *now, asyncrt_key_diff *out,
+                         size_t max);
+void asyncrt__key_diff_free(asyncrt_key_diff *d, size_t count);
+
+/* One line for a difference: "option -DN=2 added", "header a.h: digest
+ * 1234abcd... -> 5678ef01...", "arch: sm_80 -> sm_90". */
+void asyncrt__key_diff_say(const asyncrt_key_diff *d, char *out, size_t size);
+
+#endif

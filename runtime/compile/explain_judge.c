@@ -1,0 +1,100 @@
+/* The verdict on a keyed job (explain_report.h): the disk tier read for its
+ * key1 (cache_explain.h); with nothing stored under it, the key records of
+ * the same source name (key_record.h) compared and the nearest one, the
+ * fewest differences, newest first, reported. Also the miss line that
+ * lookup.c logs. Calls nothing of compile.c (no loop between them). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_explain.h"
+#include "compile_job.h"
+#include "explain_report.h"
+#include "key_record.h"
+#include "sha256.h"
+
+#define SHOWN_DIFFS 32
+
+/* The nearest record of source_name to `now`, other than key1 itself:
+ * its differences into d (up to SHOWN_DIFFS), the total returned, its key
+ * into nearest; SIZE_MAX when there is no record to compare. */
+static size_t nearest_record(asyncrt_cache *c, const char *source_name, const uint8_t key1[32],
+                             const asyncrt_string_list *now, asyncrt_key_diff *d, char nearest[65])
+{
+    asyncrt_key_record recs[ASYNCRT_KEY_RECORDS_MAX];
+    size_t n = asyncrt__key_records_load(c, source_name, recs, ASYNCRT_KEY_RECORDS_MAX), best = SIZE_MAX, at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(recs[i].key1, key1, 32) == 0) continue; /* stored, then evicted or cleared: not "nearest" */
+        size_t total = asyncrt__key_diff(&recs[i].lines, now, NULL, 0);
+        if (total < best) best = total, at = i;
+    }
+    if (best != SIZE_MAX) {
+        asyncrt__key_diff(&recs[at].lines, now, d, SHOWN_DIFFS);
+        asyncrt__sha256_hex(recs[at].key1, nearest);
+    }
+    for (size_t i = 0; i < n; i++) asyncrt__key_record_free(&recs[i]);
+    return best;
+}
+
+/* The verdict on a keyed job, into *out (its strings malloc'd). */
+void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_cache_explanation *out)
+{
+    asyncrt_cache *c = job->ctx->cache;
+    asyncrt_key_diff d[SHOWN_DIFFS];
+    memset(d, 0, sizeof d);
+    size_t total = 0;
+    char remote[320] = "", subject[400];
+    asyncrt__sha256_hex(job->key, out->key);
+    char *why = asyncrt__key_value(&job->record, "uncacheable");
+    if (job->state == ASYNCRT_COMPILE_UNCACHEABLE) {
+        out->verdict = ASYNCRT_CACHE_VERDICT_UNCACHEABLE;
+        asyncrt__say(out->cause, sizeof out->cause, "not cached: %s", why && *why ? why : "caching is off (ASYNCRT_CACHE=0)");
+    } else {
+        asyncrt_key_diff stale;
+        asyncrt_key1_state state = asyncrt__cache_key1_state(c, job->key, &stale);
+        out->verdict = state == ASYNCRT_KEY1_HIT ? ASYNCRT_CACHE_VERDICT_HIT
+                       : state == ASYNCRT_KEY1_NO_DIR ? ASYNCRT_CACHE_VERDICT_NO_CACHE
+                                                      : ASYNCRT_CACHE_VERDICT_MISS;
+        if (state == ASYNCRT_KEY1_HIT) {
+            asyncrt__say(out->cause, sizeof out->cause, "%s holds this key and its headers hold",
+                         asyncrt__cache_dir(c) ? asyncrt__cache_dir(c) : "the cache");
+        } else if (state == ASYNCRT_KEY1_NO_DIR) {
+            asyncrt__say(out->cause, sizeof out->cause, "no usable cache directory (asyncrt-cache stats says why)");
+        } else if (state == ASYNCRT_KEY1_DAMAGED) {
+            asyncrt__say(out->cause, sizeof out->cause, "the manifest of this key fails its checks (a lookup discards it)");
+        } else if (state == ASYNCRT_KEY1_ENTRY_GONE) {
+            asyncrt__say(out->cause, sizeof out->cause, "the entry stored for this key is gone (evicted or cleared)");
+        } else if (state == ASYNCRT_KEY1_STALE) {
+            memcpy(out->nearest, out->key, sizeof out->nearest); /* the same key: what it read changed */
+            d[0] = stale;
+            total = 1;
+            if (!stale.name && !stale.was)
+                asyncrt__say(out->cause, sizeof out->cause, "a header this key read was touched while checked: try again");
+        } else if ((total = nearest_record(c, job->source_name, job->key, &job->record, d, out->nearest)) == SIZE_MAX) {
+            out->verdict = ASYNCRT_CACHE_VERDICT_NO_RECORD;
+            total = 0;
+            asyncrt__say(out->cause, sizeof out->cause,
+                         "no entry of %s is recorded here (never stored with this cache, or by an asyncrt "
+                         "without key records)", job->source_name);
+        }
+        if (state == ASYNCRT_KEY1_STALE && !stale.name && !stale.was) total = 0;
+        if ((flags & ASYNCRT_CACHE_EXPLAIN_REMOTE) && state != ASYNCRT_KEY1_NO_DIR)
+            asyncrt__cache_remote_state(c, job->key, remote, sizeof remote);
+    }
+    free(why);
+    asyncrt__say(subject, sizeof subject, "%s for %s", job->source_name, job->arch_name);
+    size_t shown = total < SHOWN_DIFFS ? total : SHOWN_DIFFS;
+    asyncrt__explain_report(out, subject, job->source_name, job->arch_name, remote[0] ? remote : NULL, d, shown, total);
+    asyncrt__key_diff_free(d, shown);
+}
+
+void asyncrt__job_log_miss(asyncrt_compile_job *job)
+{
+    if (job->ctx->diag.log_level < 1) return;
+    asyncrt_cache_explanation e = {.size = sizeof e};
+    asyncrt__explain_judge(job, 0, &e);
+    if (e.verdict != ASYNCRT_CACHE_VERDICT_HIT) /* a hit here: another process stored it meanwhile */
+        asyncrt__log(job->ctx, 1, "%s: cache miss for %s: %s", job->source_name, job->arch_name, e.cause);
+    asyncrt_cache_explanation_free(&e);
+}

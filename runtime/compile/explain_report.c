@@ -1,0 +1,119 @@
+/* asyncrt_cache_explanation's cause, text and JSON (explain_report.h). */
+#include "explain_report.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+/* A growing string; a failed growth leaves it NULL. */
+typedef struct buf {
+    char *s;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const char *fmt, ...) ASYNCRT_PRINTF(2, 3);
+static void put(buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *t = asyncrt__vformat(fmt, ap);
+    va_end(ap);
+    size_t len = t ? strlen(t) : 0;
+    if (t && b->n + len + 1 > b->cap) {
+        size_t cap = (b->n + len + 1) * 2;
+        char *grown = realloc(b->s, cap);
+        if (!grown) free(b->s);
+        b->s = grown;
+        b->cap = grown ? cap : 0;
+    }
+    if (t && b->s) memcpy(b->s + b->n, t, len + 1), b->n += len;
+    if (!t) free(b->s), b->s = NULL;
+    free(t);
+}
+
+/* s as a JSON string, or null. */
+static void put_json(buf *b, const char *s)
+{
+    if (!s) {
+        put(b, "null");
+        return;
+    }
+    put(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p && b->s; p++) {
+        if (*p == '"' || *p == '\\') put(b, "\\%c", *p);
+        else if (*p < 0x20) put(b, "\\u%04x", *p);
+        else put(b, "%c", *p);
+    }
+    put(b, "\"");
+}
+
+static const char *verdict_name(asyncrt_cache_verdict v)
+{
+    static const char *const names[] = {"hit", "miss", "no-record", "uncacheable", "no-cache"};
+    return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "?";
+}
+
+void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject, const char *source_name,
+                             const char *arch, const char *remote, const asyncrt_key_diff *d, size_t count,
+                             size_t total)
+{
+    char line[400];
+    out->differences = total;
+    if (count) {
+        asyncrt__key_diff_say(&d[0], line, sizeof line);
+        if (total > 1) asyncrt__say(out->cause, sizeof out->cause, "%s (and %zu more difference%s from entry %.12s)",
+                                    line, total - 1, total == 2 ? "" : "s", out->nearest);
+        else asyncrt__say(out->cause, sizeof out->cause, "%s (the one difference from entry %.12s)", line, out->nearest);
+    }
+    buf t = {0}, j = {0};
+    put(&t, "%s: %s: %s\n", subject, verdict_name(out->verdict), out->cause);
+    if (out->key[0]) put(&t, "  key      %s\n", out->key);
+    if (out->nearest[0]) put(&t, "  nearest  %s\n", out->nearest);
+    for (size_t i = 0; i < count; i++) {
+        asyncrt__key_diff_say(&d[i], line, sizeof line);
+        put(&t, "  differs  %s\n", line);
+        if (d[i].was && d[i].now && (!strcmp(d[i].what, "header") || !strcmp(d[i].what, "dependency")))
+            put(&t, "             was %s\n             now %s\n", d[i].was, d[i].now);
+    }
+    if (total > count) put(&t, "  ... and %zu more\n", total - count);
+    if (remote) put(&t, "  remote   %s\n", remote);
+    put(&j, "{\"verdict\": \"%s\", \"source\": ", verdict_name(out->verdict));
+    put_json(&j, source_name);
+    put(&j, ", \"arch\": ");
+    put_json(&j, arch);
+    put(&j, ", \"key\": ");
+    put_json(&j, out->key[0] ? out->key : NULL);
+    put(&j, ", \"nearest\": ");
+    put_json(&j, out->nearest[0] ? out->nearest : NULL);
+    put(&j, ", \"cause\": ");
+    put_json(&j, out->cause);
+    put(&j, ", \"difference_count\": %zu, \"differences\": [", total);
+    for (size_t i = 0; i < count; i++) {
+        put(&j, "%s{\"input\": ", i ? ", " : "");
+        put_json(&j, d[i].what);
+        put(&j, ", \"name\": ");
+        put_json(&j, d[i].name);
+        put(&j, ", \"was\": ");
+        put_json(&j, d[i].was);
+        put(&j, ", \"now\": ");
+        put_json(&j, d[i].now);
+        put(&j, "}");
+    }
+    put(&j, "], \"remote\": ");
+    put_json(&j, remote);
+    put(&j, "}");
+    out->text = t.s;
+    out->json = j.s;
+}
+
+void asyncrt_cache_explanation_free(asyncrt_cache_explanation *e)
+{
+    if (!e) return;
+    free(e->text);
+    free(e->json);
+    e->text = e->json = NULL;
+}

@@ -1,0 +1,25 @@
+/* An explanation's words (explain.c decides, this file says it): the one-line
+ * cause, the text report and the JSON object of asyncrt_cache_explanation. */
+#ifndef ASYNCRT_EXPLAIN_REPORT_H
+#define ASYNCRT_EXPLAIN_REPORT_H
+
+#include <stddef.h>
+
+#include "asyncrt/cache.h"
+#include "key_record.h"
+
+/* What explain.c found: out->verdict, key, nearest and cause (for verdicts
+ * without differences) are set; subject is "SOURCE for ARCH" or "two
+ * entries"; the differences are d[0..count) of total. Fills out->cause
+ * (from d[0] when there is one), differences, text and json (NULL when out
+ * of memory). */
+void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject, const char *source_name,
+                             const char *arch, const char *remote, const asyncrt_key_diff *d, size_t count,
+                             size_t total);
+
+/* explain_judge.c: the verdict on a job keyed by key.c, into *out (its
+ * strings malloc'd, NULL when out of memory); flags as asyncrt_cache_explain's. */
+typedef struct asyncrt_compile_job asyncrt_compile_job;
+void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_cache_explanation *out);
+
+#endif
