@@ -15,6 +15,12 @@ static CUresult fail_load(CUmodule *m, const void *image, unsigned n, CUjit_opti
     (void)m, (void)image, (void)n, (void)o, (void)v;
     return CUDA_ERROR_INVALID_IMAGE;
 }
+static CUresult fail_library_load(CUlibrary *l, const void *image, CUjit_option *o, void **v, unsigned n,
+                                  CUlibraryOption *lo, void **lv, unsigned ln)
+{
+    (void)l, (void)image, (void)o, (void)v, (void)n, (void)lo, (void)lv, (void)ln;
+    return CUDA_ERROR_INVALID_IMAGE;
+}
 static CUresult fail_launch(const CUlaunchConfig *c, CUfunction f, void **p, void **e)
 {
     (void)c, (void)f, (void)p, (void)e;
@@ -84,12 +90,22 @@ static void module_load_failure(void **state)
     asyncrt_context *ctx = loaded_context(&broken);
     assert_ok(ctx, asyncrt_context_open_device(ctx, 0));
     const asyncrt_driver *real = ctx->drv;
+    /* A CUBIN goes to cuLibraryLoadData where the driver has it (load/library.c), else cuModuleLoadDataEx. */
     broken.cuModuleLoadDataEx = fail_load;
+    broken.cuLibraryLoadData = NULL;
     ctx->drv = &broken;
     asyncrt_module *m = (asyncrt_module *)1;
     assert_status(ctx, ASYNCRT_ERROR_MODULE_LOAD, asyncrt_module_build(ctx, "fill.cu", k_source, NULL, &m));
     assert_null(m);
     expect_message(ctx, "cuModuleLoadDataEx", "CUDA_ERROR_INVALID_IMAGE");
+    if (real->cuLibraryLoadData) {
+        broken.cuModuleLoadDataEx = real->cuModuleLoadDataEx;
+        broken.cuLibraryLoadData = fail_library_load;
+        m = (asyncrt_module *)1;
+        assert_status(ctx, ASYNCRT_ERROR_MODULE_LOAD, asyncrt_module_build(ctx, "fill.cu", k_source, NULL, &m));
+        assert_null(m);
+        expect_message(ctx, "cuLibraryLoadData", "CUDA_ERROR_INVALID_IMAGE");
+    }
     ctx->drv = real;
     context_still_works(ctx);
     asyncrt_context_destroy(ctx);

@@ -148,44 +148,86 @@ static void cold_compile_during_capture_is_refused_and_the_capture_survives(void
     sequence_free(&q);
 }
 
+/* One launch of `lazy` from `m` inside a capture: refused before the driver
+ * would load it (the capture still valid), or, where the function was loaded
+ * with its image (a CUBIN through cuLibraryLoadData), captured; returns
+ * whether it was refused. Either way the capture ends valid. */
+static bool launch_in_capture(asyncrt_module *m, asyncrt_stream stream, asyncrt_deviceptr x)
+{
+    asyncrt_kernel *k = kernel(m, "lazy");
+    void *args[] = {&x};
+    asyncrt_launch_config c = ASYNCRT_LAUNCH_CONFIG_INIT;
+    c.grid[0] = c.block[0] = 1, c.stream = stream;
+    assert_ok(g_ctx, asyncrt_stream_capture_begin(g_ctx, stream));
+    asyncrt_status s = asyncrt_kernel_launch(k, &c, args, NULL, 1);
+    asyncrt_graph *graph = NULL;
+    assert_ok(g_ctx, asyncrt_stream_capture_end(g_ctx, stream, &graph)); /* still valid */
+    asyncrt_graph_destroy(graph);
+    if (s == ASYNCRT_SUCCESS) return false;
+    assert_int_equal(s, ASYNCRT_ERROR_CAPTURE);
+    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "launch of 'lazy' refused"));
+    return true;
+}
+
 static void lazy_kernel_is_refused_inside_a_capture(void **state)
 {
     (void)state;
     const char *mode = getenv("CUDA_MODULE_LOADING");
     if (mode && strcmp(mode, "LAZY")) skip(); /* eager: every kernel is loaded with its module */
-    char src[256];
+    const asyncrt_device_info *d = asyncrt_context_device(g_ctx);
+    char src[256], ptx_arch[16];
     snprintf(src, sizeof src, "// lazy %u\nextern \"C\" __global__ void lazy(float *x) { x[0] = 2.f; }\n",
              test_random_u32());
-    asyncrt_module *m = NULL;
-    assert_ok(g_ctx, asyncrt_module_build(g_ctx, "lazy.cu", src, NULL, &m));
-    asyncrt_kernel *k = kernel(m, "lazy");
+    snprintf(ptx_arch, sizeof ptx_arch, "compute_%d%d", d->cc_major, d->cc_minor);
     asyncrt_deviceptr x;
     assert_ok(g_ctx, asyncrt_memory_alloc(g_ctx, 4, &x));
-    void *args[] = {&x};
     asyncrt_stream stream;
     assert_ok(g_ctx, asyncrt_stream_create(g_ctx, &stream));
-    asyncrt_launch_config c = ASYNCRT_LAUNCH_CONFIG_INIT;
-    c.grid[0] = c.block[0] = 1, c.stream = stream;
-    assert_ok(g_ctx, asyncrt_stream_capture_begin(g_ctx, stream));
-    assert_status(g_ctx, ASYNCRT_ERROR_CAPTURE, asyncrt_kernel_launch(k, &c, args, NULL, 1));
-    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "launch of 'lazy' refused"));
-    asyncrt_graph *graph = NULL;
-    assert_ok(g_ctx, asyncrt_stream_capture_end(g_ctx, stream, &graph)); /* still valid, empty */
-    asyncrt_graph_destroy(graph);
-    /* made resident, the same launch is captured and replayed */
-    assert_ok(g_ctx, asyncrt_module_make_resident(m));
-    assert_ok(g_ctx, asyncrt_stream_capture_begin(g_ctx, stream));
-    assert_ok(g_ctx, asyncrt_kernel_launch(k, &c, args, NULL, 1));
-    assert_ok(g_ctx, asyncrt_stream_capture_end(g_ctx, stream, &graph));
-    assert_ok(g_ctx, asyncrt_graph_launch(graph, stream));
-    assert_ok(g_ctx, asyncrt_stream_synchronize(g_ctx, stream));
-    float got = 0;
-    assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, &got, x, 4));
-    assert_true(got == 2.f);
-    asyncrt_graph_destroy(graph);
+    /* PTX loads per context with cuModuleLoadDataEx, lazily: the launch must be refused. A CUBIN may come
+     * loaded (cuLibraryLoadData + cuKernelGetFunction): then its launch is simply captured. */
+    for (int ptx = 0; ptx < 2; ptx++) {
+        asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT;
+        if (ptx) {
+            asyncrt_program *probe = NULL; /* PTX from an NVRTC newer than the driver is refused at load */
+            o.arch = ptx_arch;
+            asyncrt_status ls = asyncrt_program_compile(g_ctx, "lazy.cu", src, &o, &probe);
+            asyncrt_module *pm = NULL;
+            if (ls == ASYNCRT_SUCCESS) ls = asyncrt_module_load(g_ctx, probe, &pm);
+            asyncrt_program_destroy(probe);
+            if (ls == ASYNCRT_ERROR_VERSION_MISMATCH) {
+                print_message("PTX case skipped: %s\n", asyncrt_context_last_error(g_ctx));
+                break;
+            }
+            assert_ok(g_ctx, ls);
+            asyncrt_module_destroy(pm);
+        }
+        asyncrt_module *m = NULL;
+        assert_ok(g_ctx, asyncrt_module_build(g_ctx, "lazy.cu", src, &o, &m));
+        bool refused = launch_in_capture(m, stream, x);
+        if (ptx) assert_true(refused);
+        else if (!refused) print_message("the CUBIN's function came loaded with its library: captured\n");
+        /* made resident, the same launch is captured and replayed */
+        assert_ok(g_ctx, asyncrt_module_make_resident(m));
+        assert_false(launch_in_capture(m, stream, x));
+        asyncrt_kernel *k = kernel(m, "lazy");
+        void *args[] = {&x};
+        asyncrt_launch_config c = ASYNCRT_LAUNCH_CONFIG_INIT;
+        c.grid[0] = c.block[0] = 1, c.stream = stream;
+        asyncrt_graph *graph = NULL;
+        float got = 0;
+        assert_ok(g_ctx, asyncrt_memory_to_device(g_ctx, x, &got, 4));
+        assert_ok(g_ctx, asyncrt_stream_capture_begin(g_ctx, stream));
+        assert_ok(g_ctx, asyncrt_kernel_launch(k, &c, args, NULL, 1));
+        assert_ok(g_ctx, asyncrt_stream_capture_end(g_ctx, stream, &graph));
+        assert_ok(g_ctx, asyncrt_graph_launch(graph, stream));
+        assert_ok(g_ctx, asyncrt_stream_synchronize(g_ctx, stream));
+        assert_ok(g_ctx, asyncrt_memory_to_host(g_ctx, &got, x, 4));
+        assert_true(got == 2.f);
+        asyncrt_graph_destroy(graph);
+        asyncrt_module_destroy(m);
+    }
     asyncrt_stream_destroy(g_ctx, stream);
     asyncrt_memory_free(g_ctx, x);
-    asyncrt_module_destroy(m);
 }
 
 /* A cooperative grid-sync kernel from a priority stream, and a built-in op's

@@ -184,8 +184,9 @@ static void a_cubin_for_another_arch_is_a_load_error(void **state)
     asyncrt_module *m = NULL;
     assert_status(g_ctx, ASYNCRT_ERROR_MODULE_LOAD,
                   asyncrt_module_build(g_ctx, "k.cu", "extern \"C\" __global__ void k() {}", &o, &m));
-    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), "cuModuleLoadDataEx"));
-    assert_non_null(strstr(asyncrt_context_last_error(g_ctx), other));
+    const char *e = asyncrt_context_last_error(g_ctx); /* a CUBIN goes to cuLibraryLoadData where it is */
+    if (!strstr(e, "cuModuleLoadDataEx") && !strstr(e, "cuLibraryLoadData")) fail_msg("no load call named: %s", e);
+    assert_non_null(strstr(e, other));
     assert_null(m);
 }
 
