@@ -116,7 +116,8 @@ static void compiled_once_runs_everywhere(void **state)
 static void tensor_maps_per_device(void **state)
 {
     (void)state;
-    const size_t rows = 515, cols = 340; /* ragged edges; rows of 1360 bytes, a multiple of 16 as TMA needs */
+    const size_t rows = 516, cols = 340; /* ragged edges (not multiples of the tile); rows of the input and
+                                           * of the transpose a multiple of 16 bytes, as TMA needs */
     for (int d = 0; d < g.count; d++) {
         asyncrt_context *ctx = g.ctx[d];
         if (!asyncrt_context_device(ctx)->features.tma) {
