@@ -155,8 +155,8 @@ static void nvrtcs_identity_is_named(void **state)
 static void compact_images_assembler_is_named(void **state)
 {
     fixture *f = *state;
-    warm(f, "", "");
-    /* compact images on (no nvPTXCompiler needed to key them): the CUBIN's assembler is an input */
+    warm(f, "ASYNCRT_COMPACT_IMAGES=0", "");
+    /* compact images on (the default; no nvPTXCompiler needed to key them): the CUBIN's assembler is an input */
     explain(f, "ASYNCRT_COMPACT_IMAGES=1", "--arch sm_80 src/k.cu",
             "miss: compact images' assembler (nvPTXCompiler): 'compact off' -> 'compact on", "--",
             "\"input\": \"compact\"", NULL);
