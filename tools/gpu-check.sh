@@ -276,7 +276,14 @@ PY
     # The README's timeline (issue 36): a cold and a warm asyncrt-run (a fresh disk cache, then the
     # same one) under Nsight Systems with CUDA and NVTX tracing, each exported as SQLite, then
     # tools/docs/nvtx_timeline.py's PNG where matplotlib is (else run it on the CPU machine).
+    # Without an Nsight Systems on PATH, the one Nsight Compute carries (its host/target-linux-x64/nsys,
+    # whose raw .qdstrm its QdstrmImporter turns into the report).
+    if ! command -v nsys >/dev/null; then
+      found=$(ls -d /opt/nvidia/nsight-compute/*/host/target-linux-x64 2>/dev/null | sort -V | tail -1)
+      [ -n "$found" ] && [ -x "$found/nsys" ] && PATH=$found:$PATH
+    fi
     if ! command -v nsys >/dev/null; then note "nsys: not on this machine: skipped"; continue; fi
+    importer=$(ls "$(dirname "$(command -v nsys)")"/../*/QdstrmImporter 2>/dev/null | head -1)
     mkdir -p "$OUT/nsys"
     cache=$(mktemp -d /tmp/asyncrt-nsys-cache.XXXXXX)
     for pass in cold warm; do
@@ -284,6 +291,9 @@ PY
         $build/tools/run/asyncrt-run examples/stage_scale.cu --arch auto --grid 8192 --block 256 \
         --buf x=f32:16777216:iota=0,0.25 --buf y=f32:16777216:poison \
         --arg buf:x --arg buf:y --arg f32:2 --arg f32:1 --arg i32:16777216 --graph 20 >"$OUT/nsys/$pass.log" 2>&1 || rc=1
+      if [ ! -f "$OUT/nsys/$pass.nsys-rep" ] && [ -f "$OUT/nsys/$pass.qdstrm" ] && [ -n "$importer" ]; then
+        "$importer" -i "$OUT/nsys/$pass.qdstrm" >>"$OUT/nsys/$pass.log" 2>&1 && rm -f "$OUT/nsys/$pass.qdstrm"
+      fi
       nsys export --type sqlite --force-overwrite=true -o "$OUT/nsys/$pass.sqlite" "$OUT/nsys/$pass.nsys-rep" \
         >>"$OUT/nsys/$pass.log" 2>&1 || rc=1
     done
