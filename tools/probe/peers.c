@@ -146,7 +146,7 @@ int probe_collect_peers(asyncrt_context *ctx, probe_report *r)
         return PROBE_EXIT_INTERNAL;
     }
     peer_driver d;
-    char why[512] = "";
+    char why[sizeof r->peers[0].error] = ""; /* each pair's error holds it whole */
     bool have = resolve(ctx, &d, why, sizeof why);
     for (size_t i = 0; i < r->device_count; i++)
         for (size_t j = 0; j < r->device_count; j++) {
