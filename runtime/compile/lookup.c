@@ -1,10 +1,10 @@
 /* The lookup step (compile_job.h): the cache, asked once (cache.h: memory,
  * disk, remote), with the program's reader (program.h's accept: each entry
- * decoded once, a refused one dropped by the cache, which looks on), one
- * compile per key at a time. A claiming lookup that
- * misses keeps the key claimed until the compile that follows has stored
- * its result (store.c), so a duplicate request waits in its own lookup, then
- * hits: one lookup, one count, per request. A job holds at most one claim. */
+ * decoded once; a refused one the cache drops, then looks on), one compile
+ * per key at a time. A claiming lookup that misses keeps the key claimed
+ * until the compile that follows has stored its result (store.c), so a
+ * duplicate request waits in its own lookup, then hits: one lookup, one
+ * count, per request. A job holds at most one claim. */
 #include "compile_job.h"
 #include "nvtx.h"
 #include "progress.h"
