@@ -119,8 +119,10 @@ static void install(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_dep_
     asyncrt__disk_store(c, key1, deps, payload, size);
 }
 
-bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
-                           asyncrt_cache_claim *claim, asyncrt_cache_entry *out)
+/* One pass over the tiers: the entry found for key1, as cache.h's lookup
+ * finds it, before its reader has seen it. */
+static bool find(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers, asyncrt_cache_claim *claim,
+                 asyncrt_cache_entry *out)
 {
     *out = (asyncrt_cache_entry){0};
     if (!c || !c->enabled) return false;
@@ -147,17 +149,61 @@ bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cac
     return found;
 }
 
-bool asyncrt__cache_lease(asyncrt_cache *c, asyncrt_cache_claim *claim, asyncrt_cache_entry *out)
+/* The lookup counted a hit (and a remote hit a store) that was none: taken
+ * back, so that the counters read as if the tier had refused it itself. */
+static const uint64_t TAKE_ONE_BACK = UINT64_MAX; /* added: one less, modulo 2^64 */
+
+/* An entry whose payload its reader refused, dropped from the tiers it
+ * reached (cache.h's lookup). True when a lookup again may find it
+ * elsewhere (it came from memory or the disk). */
+static bool refuse(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_cache_entry *e, const char *why)
 {
-    *out = (asyncrt_cache_entry){0};
-    if (!c || !claim->held) return false;
-    asyncrt_dep_set set = {0};
-    bool found = asyncrt__remote_tier_claim(c->diag, c->remote, claim->key1, &claim->leased, out, &set);
-    if (found) install(c, claim->key1, &set, out->payload, out->size);
-    asyncrt__dep_set_free(&set);
-    return found;
+    asyncrt__memory_forget(c, key1, e->key);
+    if (e->origin == ASYNCRT_ORIGIN_REMOTE_CACHE) { /* installed on its way here: undone */
+        asyncrt__disk_discard(c, e->key, NULL);
+        asyncrt__cache_count(c, C_STORES, TAKE_ONE_BACK);
+        asyncrt__remote_count(c->remote, ASYNCRT_RC_HITS, TAKE_ONE_BACK);
+        asyncrt__remote_count(c->remote, ASYNCRT_RC_MISSES, 1);
+        asyncrt__remote_refuse(c->remote, key1, false, why);
+        return false;
+    }
+    asyncrt__cache_count(c, e->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? C_MEMORY_HITS : C_DISK_HITS, TAKE_ONE_BACK);
+    asyncrt__disk_discard(c, e->key, why);
+    return true;
 }
 
+/* e through the caller's reader, once; a refused entry dropped (*again: a
+ * lookup may find it elsewhere). e is freed. */
+static bool accepted(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_entry *e,
+                     asyncrt_cache_accept_fn accept, void *user, bool *again)
+{
+    char why[256] = "the reader refused the payload";
+    bool ok = accept(e, user, why, sizeof why);
+    *again = !ok && refuse(c, key1, e, why);
+    asyncrt__cache_entry_free(e);
+    return ok;
+}
+
+bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
+                           asyncrt_cache_claim *claim, asyncrt_cache_accept_fn accept, void *user)
+{
+    asyncrt_cache_entry e;
+    bool ok = false, again = true;
+    while (!ok && again && find(c, key1, tiers, claim, &e)) ok = accepted(c, key1, &e, accept, user, &again);
+    return ok;
+}
+
+bool asyncrt__cache_lease(asyncrt_cache *c, asyncrt_cache_claim *claim, asyncrt_cache_accept_fn accept, void *user)
+{
+    asyncrt_cache_entry e = {0};
+    if (!c || !claim->held) return false;
+    asyncrt_dep_set set = {0};
+    bool found = asyncrt__remote_tier_claim(c->diag, c->remote, claim->key1, &claim->leased, &e, &set);
+    if (found) install(c, claim->key1, &set, e.payload, e.size);
+    asyncrt__dep_set_free(&set);
+    bool again; /* a leased value comes from the remote: refused, it is not looked for again */
+    return found && accepted(c, claim->key1, &e, accept, user, &again);
+}
 
 void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
                           const asyncrt_dep_set *deps, const unsigned char *payload, size_t size,
@@ -177,26 +223,6 @@ void asyncrt__cache_release(asyncrt_cache *c, asyncrt_cache_claim *claim)
     if (!claim->held) return;
     asyncrt__claims_leave(c->claims, claim->key1); /* this process's claim */
     claim->held = false;
-}
-
-/* The lookup counted a hit (and a remote hit a store) that was none: taken
- * back, so that the counters read as if the tier had refused it itself. */
-static const uint64_t TAKE_ONE_BACK = UINT64_MAX; /* added: one less, modulo 2^64 */
-
-bool asyncrt__cache_refuse(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_cache_entry *e, const char *why)
-{
-    asyncrt__memory_forget(c, key1, e->key);
-    if (e->origin == ASYNCRT_ORIGIN_REMOTE_CACHE) { /* installed on its way here: undone */
-        asyncrt__disk_discard(c, e->key, NULL);
-        asyncrt__cache_count(c, C_STORES, TAKE_ONE_BACK);
-        asyncrt__remote_count(c->remote, ASYNCRT_RC_HITS, TAKE_ONE_BACK);
-        asyncrt__remote_count(c->remote, ASYNCRT_RC_MISSES, 1);
-        asyncrt__remote_refuse(c->remote, key1, false, why);
-        return false;
-    }
-    asyncrt__cache_count(c, e->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? C_MEMORY_HITS : C_DISK_HITS, TAKE_ONE_BACK);
-    asyncrt__disk_discard(c, e->key, why);
-    return true;
 }
 
 /* ---- the remote tier's face ---------------------------------------------- */

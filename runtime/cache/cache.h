@@ -8,14 +8,16 @@
  *
  * The cache keeps entries, never programs: an entry is the caller's payload
  * (compile/program.c's form of a program), sealed on disk under its result
- * key, with the dependency set it was compiled against (cache_manifest.h).
+ * key, with the dependency set it was compiled against (cache_manifest.h);
+ * a lookup hands each entry it finds to the caller's reader, which makes the
+ * program of it or refuses it (then the cache drops it and looks on).
  * Lookup: key1 -> the newest dependency set whose files still hold their
  * recorded content -> the entry stored under that set's result key.
  *
  * The cache owns its directory, its memory list, its remote client, counters
  * and claims; it reports through its owner's diag.
  *
- * Thread safety: lookup, lease, store, release, refuse, clear and the stats
+ * Thread safety: lookup, lease, store, release, clear and the stats
  * may be called concurrently on one cache. set_dir, adopt_dir and
  * set_remote must not run concurrently with them. Other processes are
  * coordinated through the filesystem only (rename into place, no locks) and,
@@ -77,18 +79,30 @@ typedef struct asyncrt_cache_claim {
     bool leased; /* nor another process of the fleet (the remote's lease) */
 } asyncrt_cache_claim;
 
-/* The entry cached for key1, as above: true with *out on a hit. A damaged,
- * foreign or oddly typed file or value is a miss (logged, counted as
- * rejected), never used. claim (NULL: none) first waits while another
+/* A lookup's reader, the caller's: the entry's payload made into the
+ * caller's object (user), or refused (false, with why): the cache never
+ * looks inside a payload, its reader does, once per entry a tier gives. */
+typedef bool (*asyncrt_cache_accept_fn)(const asyncrt_cache_entry *e, void *user, char *why, size_t why_size);
+
+/* The entry cached for key1, as above, through accept: true when one was
+ * accepted (user holds what accept made of it). A damaged, foreign or
+ * oddly typed file or value is a miss (logged, counted as rejected), never
+ * handed to accept. An entry accept refuses is dropped from the tiers it
+ * reached, logged and counted as a damaged file is (a remote value is
+ * refused as one whose seal failed), and the lookup goes on: one from
+ * memory or the disk may be found again elsewhere (the remote); a refused
+ * remote value is a miss. Only a writer that holds the digest or the key
+ * can seal such a payload. claim (NULL: none) first waits while another
  * thread of this process holds key1, then holds it: let go at once on a
  * hit, else by the store or release that follows. Nothing with caching off. */
 bool asyncrt__cache_lookup(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
-                           asyncrt_cache_claim *claim, asyncrt_cache_entry *out);
+                           asyncrt_cache_claim *claim, asyncrt_cache_accept_fn accept, void *user);
 
 /* Before compiling a key a claiming lookup missed: the fleet's single
  * flight. Takes the remote's lease, or waits for another process's result:
- * true with *out when one came (the claim is still held: release). */
-bool asyncrt__cache_lease(asyncrt_cache *c, asyncrt_cache_claim *claim, asyncrt_cache_entry *out);
+ * true when one came and accept took it (the claim is still held: release);
+ * a refused one is dropped as lookup drops it. */
+bool asyncrt__cache_lease(asyncrt_cache *c, asyncrt_cache_claim *claim, asyncrt_cache_accept_fn accept, void *user);
 
 /* Stores the payload under key1 with the files it read (deps; the entry's
  * key is deps->result_key): memory, the disk when its directory is trusted
@@ -101,13 +115,6 @@ void asyncrt__cache_store(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cach
 
 /* Lets claim go (lease, then claim), where held: a compile that stores nothing. */
 void asyncrt__cache_release(asyncrt_cache *c, asyncrt_cache_claim *claim);
-
-/* An entry a lookup gave whose payload its reader refused: dropped from the
- * tiers it reached (logged and counted as rejected, as a damaged file is;
- * a remote value is refused as one whose seal failed). True when a lookup
- * again may find it elsewhere (it came from memory or the disk). Only a
- * writer that holds the digest or the key can seal such a payload. */
-bool asyncrt__cache_refuse(asyncrt_cache *c, const uint8_t key1[32], const asyncrt_cache_entry *e, const char *why);
 
 /* ---- settings, state, stats --------------------------------------------- */
 

@@ -26,12 +26,16 @@ void asyncrt__job_free(asyncrt_compile_job *job)
     job->std_offered = NULL;
 }
 
-/* toolkit.c, key.c, lookup.c: HIT with *out, or a miss to compile. */
+/* toolkit.c, key.c, lookup.c: HIT with *out, or a miss to compile, whose
+ * cause a claiming lookup (the compile's own: not a retry's or a batch's
+ * probe) logs (explain_judge.c). */
 static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyncrt_program **out)
 {
     ASYNCRT_TRY(asyncrt__job_headers(job));
     ASYNCRT_TRY(asyncrt__job_key(job));
     asyncrt__job_lookup(job, claim, out);
+    if (claim && (job->state == ASYNCRT_COMPILE_CLAIMED || job->state == ASYNCRT_COMPILE_MISSED))
+        asyncrt__job_log_miss(job);
     return ASYNCRT_SUCCESS;
 }
 
@@ -40,10 +44,8 @@ static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_progra
 {
     /* The fleet's single flight: another process may be compiling it (cache.h's lease). */
     asyncrt_program *p = NULL;
-    asyncrt_cache_entry e;
-    bool again;
-    if (job->state == ASYNCRT_COMPILE_CLAIMED && asyncrt__cache_lease(job->ctx->cache, &job->claim, &e) &&
-        (p = asyncrt__program_from_entry(job->ctx->cache, job->key, &e, &again))) {
+    if (job->state == ASYNCRT_COMPILE_CLAIMED &&
+        asyncrt__cache_lease(job->ctx->cache, &job->claim, asyncrt__program_accept, &p)) {
         asyncrt__job_release(job);
         job->state = ASYNCRT_COMPILE_HIT;
         *out = p;

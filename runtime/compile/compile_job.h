@@ -88,8 +88,9 @@ asyncrt_status asyncrt__job_key(asyncrt_compile_job *job);
  * the claim and lease let go. */
 void asyncrt__job_lookup(asyncrt_compile_job *job, bool claim, asyncrt_program **out);
 void asyncrt__job_release(asyncrt_compile_job *job);
-/* explain.c: at ASYNCRT_LOG=1 and above, a miss's one-line cause (what
- * asyncrt_cache_explain says), logged by lookup.c. */
+/* explain_judge.c: at ASYNCRT_LOG=1 and above, a miss's one-line cause (what
+ * asyncrt_cache_explain says), logged by compile.c's flow after its own
+ * claiming lookup missed. */
 void asyncrt__job_log_miss(asyncrt_compile_job *job);
 
 /* nvrtc_run.c: a fresh program in *out, or the failure. The state is left

@@ -146,26 +146,10 @@ asyncrt_status asyncrt__program_from_payload(const unsigned char *payload, size_
     return ASYNCRT_SUCCESS;
 }
 
-asyncrt_program *asyncrt__program_from_entry(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_entry *e,
-                                             bool *again)
+bool asyncrt__program_accept(const asyncrt_cache_entry *e, void *program, char *why, size_t why_size)
 {
-    char why[256];
-    asyncrt_program *p = NULL;
-    *again = false;
-    if (asyncrt__program_from_payload(e->payload, e->size, e->key, e->origin, &p, why, sizeof why) != ASYNCRT_SUCCESS)
-        *again = asyncrt__cache_refuse(c, key1, e, why);
-    asyncrt__cache_entry_free(e);
-    return p;
-}
-
-asyncrt_program *asyncrt__program_look_up(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
-                                          asyncrt_cache_claim *claim)
-{
-    asyncrt_cache_entry e;
-    asyncrt_program *p = NULL;
-    bool again = true;
-    while (!p && again && asyncrt__cache_lookup(c, key1, tiers, claim, &e)) p = asyncrt__program_from_entry(c, key1, &e, &again);
-    return p;
+    return asyncrt__program_from_payload(e->payload, e->size, e->key, e->origin, (asyncrt_program **)program, why,
+                                         why_size) == ASYNCRT_SUCCESS;
 }
 
 /* ---- the sealed form: the cache's entry around the payload --------------- */
@@ -213,18 +197,6 @@ const char *asyncrt_program_arch(const asyncrt_program *p) { return p->arch; }
 const char *asyncrt_program_arch_reason(const asyncrt_program *p) { return p->arch_reason ? p->arch_reason : ""; }
 const char *asyncrt_program_log(const asyncrt_program *p) { return p->log; }
 asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *p) { return p->origin; }
-
-const char *asyncrt_program_origin_string(asyncrt_program_origin origin)
-{
-    switch (origin) {
-    case ASYNCRT_ORIGIN_COMPILED: return "compiled";
-    case ASYNCRT_ORIGIN_MEMORY_CACHE: return "memory cache";
-    case ASYNCRT_ORIGIN_DISK_CACHE: return "disk cache";
-    case ASYNCRT_ORIGIN_REMOTE_CACHE: return "remote cache";
-    case ASYNCRT_ORIGIN_IMAGE: return "image";
-    }
-    return "unknown";
-}
 
 asyncrt_status asyncrt_program_image_info_of(asyncrt_context *ctx, const asyncrt_program *p,
                                              asyncrt_program_image_info *out)

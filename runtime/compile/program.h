@@ -54,14 +54,12 @@ asyncrt_status asyncrt__program_from_payload(const unsigned char *payload, size_
                                             asyncrt_program_origin origin, asyncrt_program **out, char *why,
                                             size_t why_size);
 
-/* The program an entry the cache gave holds (e freed), or NULL when its
- * payload is refused (*again: the cache may hold it elsewhere; cache.h's
- * refuse). look_up: the cache's lookup for key1 (cache.h, claim as there),
- * its entry read, a refused one looked for again; NULL on a miss. */
-asyncrt_program *asyncrt__program_from_entry(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_entry *e,
-                                             bool *again);
-asyncrt_program *asyncrt__program_look_up(asyncrt_cache *c, const uint8_t key1[32], asyncrt_cache_tiers tiers,
-                                          asyncrt_cache_claim *claim);
+/* The cache's reader of a program (cache.h's accept): the entry's payload
+ * made into a program of the entry's key and origin, into *program (an
+ * asyncrt_program **; NULL until one is accepted), or refused with why.
+ * asyncrt__cache_lookup(c, key1, tiers, claim, asyncrt__program_accept, &p)
+ * is a program's lookup; lease takes it as well. */
+bool asyncrt__program_accept(const asyncrt_cache_entry *e, void *program, char *why, size_t why_size);
 
 /* The sealed form on disk (cache.h's entry around the payload, under
  * p->key), for tools and tests that read and write entries as files;

@@ -518,7 +518,7 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
     double start = asyncrt__now_ms();
     asyncrt_cache_claim claim = {0};
     tell(l, ASYNCRT_PROGRESS_CACHE_LOOKUP);
-    if ((*out = asyncrt__program_look_up(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &claim))) {
+    if (asyncrt__cache_lookup(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &claim, asyncrt__program_accept, out)) {
         free((*out)->arch_reason); /* not in the cache's entry: this link's */
         (*out)->arch_reason = strdup(l->arch_why);
         asyncrt__log(ctx, 2, "link for %s: %s cache hit, no nvJitLink call (%.2f ms)", l->arch_name,

@@ -1,9 +1,9 @@
 /* libFuzzer target: the whole file-level cache read path. Each input becomes
  * a manifest and an entry file in a private cache directory, then
  * the cache's lookup runs on a fresh context as a compile would (the
- * program's asyncrt__program_look_up): safe open, fstat checks, manifest
- * decode, dependency validation (stat, re-hash), the entry's seal and its
- * payload, discarding what is refused. The trace parser gets the same
+ * cache's lookup with the program's reader, asyncrt__program_accept): safe
+ * open, fstat checks, manifest decode, dependency validation (stat,
+ * re-hash), the entry's seal and its payload, discarding what is refused. The trace parser gets the same
  * bytes as JSON.
  *
  * Input: a mode byte, a 16-bit little-endian manifest length, the manifest
@@ -125,7 +125,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     asyncrt_context *ctx = NULL;
     if (asyncrt_context_create(&ctx) != ASYNCRT_SUCCESS) abort();
     if (asyncrt_context_set_cache_dir(ctx, g_dir) != ASYNCRT_SUCCESS) abort();
-    asyncrt_program *p = asyncrt__program_look_up(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL);
+    asyncrt_program *p = NULL;
+    asyncrt__cache_lookup(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL, asyncrt__program_accept, &p);
     asyncrt_cache_stats stats = ASYNCRT_CACHE_STATS_INIT;
     asyncrt_context_cache_stats(ctx, &stats);
     if (p) {
@@ -137,7 +138,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         *(volatile unsigned char *)&sum = sum;
         /* A second lookup in the same context is served from memory (unless a
          * dependency, e.g. a /proc file, changed meanwhile), the same image. */
-        asyncrt_program *again = asyncrt__program_look_up(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL);
+        asyncrt_program *again = NULL;
+        asyncrt__cache_lookup(ctx->cache, k_key1, ASYNCRT_TIERS_LOCAL, NULL, asyncrt__program_accept, &again);
         size_t n2 = 0;
         if (again && (asyncrt_program_origin_of(again) != ASYNCRT_ORIGIN_MEMORY_CACHE ||
                       !asyncrt_program_image(again, &n2) || n2 != n ||

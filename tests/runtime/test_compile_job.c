@@ -96,6 +96,34 @@ static void a_resolved_target_is_not_parsed_again(void **state)
     asyncrt_program_destroy(p);
 }
 
+/* A miss's cause is the compile's own lookup's to log (compile.c), at
+ * ASYNCRT_LOG=1: a lookup-only probe (build/batch.c's) says nothing; the
+ * compile that follows says it once. */
+static void only_the_compile_says_why_it_missed(void **state)
+{
+    fixture *f = *state;
+    asyncrt_compile_options o = ASYNCRT_COMPILE_OPTIONS_INIT;
+    o.arch = "compute_80";
+    asyncrt_context_set_log_level(f->ctx, 1);
+    asyncrt_program *p = NULL;
+    uint8_t key[32];
+    asyncrt__arch back;
+    test_capture_begin();
+    asyncrt_status s = asyncrt__program_lookup(f->ctx, "k.cu", k_kernel, &o, &p, key, &back);
+    char *probe = test_capture_end();
+    assert_int_equal(s, ASYNCRT_ERROR_NOT_FOUND);
+    if (strstr(probe, "cache miss")) fail_msg("the probe said why it missed:\n%s", probe);
+    test_capture_begin();
+    s = asyncrt_program_compile(f->ctx, "k.cu", k_kernel, &o, &p);
+    char *compiled = test_capture_end();
+    assert_ok(f->ctx, s);
+    const char *line = "k.cu: cache miss for compute_80: ", *said = strstr(compiled, line);
+    if (!said || strstr(said + strlen(line), "cache miss")) fail_msg("the compile's miss not said once:\n%s", compiled);
+    asyncrt_program_destroy(p);
+    free(probe);
+    free(compiled);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -103,6 +131,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_job_walks_its_states, test_setup_cache_context,
                                         test_teardown_cache_context),
         cmocka_unit_test_setup_teardown(a_resolved_target_is_not_parsed_again, test_setup_cache_context,
+                                        test_teardown_cache_context),
+        cmocka_unit_test_setup_teardown(only_the_compile_says_why_it_missed, test_setup_cache_context,
                                         test_teardown_cache_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -349,7 +349,7 @@ ASYNCRT_EXTERN const char *asyncrt_program_arch(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_arch_reason(const asyncrt_program *program);
 ASYNCRT_EXTERN const char *asyncrt_program_log(const asyncrt_program *program);   /* NVRTC warnings, may be "" */
 ASYNCRT_EXTERN asyncrt_program_origin asyncrt_program_origin_of(const asyncrt_program *program);
-/* "compiled", "memory cache", "disk cache" or "remote cache"; "unknown" for other values. Never NULL. */
+/* "compiled", "memory cache", "disk cache", "remote cache" or "image"; "unknown" for other values. Never NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_origin_string(asyncrt_program_origin origin);
 /* The mangled name of a registered name expression, or NULL. */
 ASYNCRT_EXTERN const char *asyncrt_program_lowered_name(const asyncrt_program *program, const char *name_expression);
