@@ -2,7 +2,8 @@
 # The layer rule holds in this tree, and the checker sees a break of it:
 # an include that runs up a layer, a call that runs up a layer (through the
 # public header, which the include rule lets every layer see), two files that
-# call each other round a loop, and a file over 600 lines.
+# call each other round a loop, and a file over 600 lines (a layer's or a
+# public header).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 "$repo/tools/check-layers.sh" "$repo"
@@ -37,4 +38,10 @@ cp "$repo/runtime/compile/target.c" "$work/runtime/compile/target.c"
 seq 700 | sed 's|^|// |' >>"$work/runtime/base/sha256.c"
 if out=$("$work/tools/check-layers.sh" "$work"); then echo "FAIL: a 700-line file passed"; exit 1; fi
 grep -q 'base/sha256.c: .* lines (the rule: at most 600)' <<<"$out" || { echo "FAIL: $out"; exit 1; }
+
+# The rule is the whole tree's, not only the layers': a public header too.
+cp "$repo/runtime/base/sha256.c" "$work/runtime/base/sha256.c"
+seq 700 | sed 's|^|// |' >>"$work/runtime/include/asyncrt/runtime.h"
+if out=$("$work/tools/check-layers.sh" "$work"); then echo "FAIL: a 700-line public header passed"; exit 1; fi
+grep -q 'runtime/include/asyncrt/runtime.h: .* lines' <<<"$out" || { echo "FAIL: $out"; exit 1; }
 echo "ok: the checker refuses an up-include, an up-call, a call loop and an oversized file"

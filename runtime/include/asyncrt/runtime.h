@@ -70,74 +70,7 @@ ASYNCRT_EXTERN const char *asyncrt_context_last_error(const asyncrt_context *ctx
 /* 0 = quiet (default), 1 = info, 2 = debug. Messages go to stderr. */
 ASYNCRT_EXTERN void asyncrt_context_set_log_level(asyncrt_context *ctx, int level);
 
-/* Overrides the on-disk cache directory; NULL disables the disk cache. The
- * in-process cache stays on unless ASYNCRT_CACHE=0. */
-ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_cache_dir(asyncrt_context *ctx, const char *dir);
-ASYNCRT_EXTERN const char *asyncrt_context_cache_dir(const asyncrt_context *ctx); /* NULL if off */
-
-/* What this context's program cache did (see docs/cache.md). */
-typedef struct asyncrt_cache_stats {
-    /* Set it with ASYNCRT_CACHE_STATS_INIT (or .size = sizeof(asyncrt_cache_stats)): the
-     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
-    size_t size;
-    uint64_t memory_hits;   /* found in this context's memory */
-    uint64_t disk_hits;     /* read from the cache directory */
-    uint64_t misses;        /* NVRTC had to run */
-    uint64_t stores;        /* programs stored (memory, and disk when on) */
-    /* ---- The first layout ends here. Fields added later: written only when
-     * the caller's size covers them. */
-    uint64_t evictions;     /* files this context deleted to keep under ASYNCRT_CACHE_MAX_BYTES */
-    uint64_t rejected;      /* disk files refused: damaged, foreign, not a regular file, too big */
-    /* Loads, counted where the cache is shared (asyncrt_context_create_peer): a
-     * program compiled once and loaded on N devices is 1 miss and N module
-     * loads, and 1 image load where the driver has cuLibraryLoadData. */
-    uint64_t image_loads;   /* images handed to the driver (cuLibraryLoadData, or cuModuleLoadDataEx) */
-    uint64_t module_loads;  /* asyncrt_module_load calls that succeeded, on any device */
-} asyncrt_cache_stats;
-#define ASYNCRT_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_stats)
-
-/* Copies the counters; safe while other threads use the context. A size
- * below the first layout is ASYNCRT_ERROR_INVALID_ARGUMENT. Like the other
- * calls that only report (remote_cache_stats, kernel_resources_of), it
- * leaves the last error alone unless it fails. */
-ASYNCRT_EXTERN asyncrt_status asyncrt_context_cache_stats(const asyncrt_context *ctx, asyncrt_cache_stats *out);
-
-/* ---- remote cache (docs/cache.md, "The remote cache") ------------------- */
-
-/* A shared Redis behind this context's memory and disk caches: `spec` as in
- * ASYNCRT_REMOTE_CACHE (redis://[[USER:]PASSWORD@]HOST[:PORT][/DB] or
- * redis+unix:/PATH, then |read-only, |connect-timeout=MS, |operation-timeout=MS,
- * |prefix=TEXT, |shards=A,B (each replaces the URL's '*'), |lease-wait=MS),
- * `key_file` as ASYNCRT_REMOTE_CACHE_KEY_FILE (NULL: that variable): the
- * fleet's HMAC secret, a file of this user's with mode 0600. NULL spec turns
- * the remote off. Opens hiredis (libhiredis.so) but does not connect.
- * ASYNCRT_ERROR_INVALID_ARGUMENT for a malformed spec or an unusable key,
- * ASYNCRT_ERROR_UNSUPPORTED when hiredis cannot be used; the message says
- * why (never a password). Must not overlap other calls on the context. */
-ASYNCRT_EXTERN asyncrt_status asyncrt_context_set_remote_cache(asyncrt_context *ctx, const char *spec,
-                                                                const char *key_file);
-
-typedef struct asyncrt_remote_cache_stats {
-    /* Set it with ASYNCRT_REMOTE_CACHE_STATS_INIT (or .size = sizeof(asyncrt_remote_cache_stats)): the
-     * library writes only the fields this size covers (docs/deployment.md, "ABI and versioning"). */
-    size_t size;
-    bool enabled;          /* configured, accepted and not switched off by failures */
-    char state[512];       /* the servers (passwords as ****), then the last value refused and why;
-                              or why the remote is off */
-    uint64_t hits;         /* programs taken from the remote: verified here, installed locally */
-    uint64_t misses;       /* lookups it could not answer: absent, or stale for this machine's files */
-    uint64_t errors;       /* failed or timed-out operations (connects included) */
-    uint64_t rejected;     /* values refused: no or a wrong HMAC, truncated, oversized, malformed */
-    uint64_t stores;       /* programs written to it */
-    uint64_t lease_waits;  /* times another process's compile of the same key was waited for */
-    uint64_t bytes_read, bytes_written;
-    double time_ms;        /* spent in remote operations, waits for leases included */
-} asyncrt_remote_cache_stats;
-#define ASYNCRT_REMOTE_CACHE_STATS_INIT ASYNCRT_SIZED_INIT(asyncrt_remote_cache_stats)
-
-/* This context's remote counters; safe while other threads use the context. */
-ASYNCRT_EXTERN asyncrt_status asyncrt_context_remote_cache_stats(const asyncrt_context *ctx,
-                                                                  asyncrt_remote_cache_stats *out);
+/* The cache directory, the counters and the remote cache: asyncrt/cache.h. */
 
 /* Loads the driver (dlopen of libcuda.so.1, or $ASYNCRT_LIBCUDA), initialises
  * it and makes device `ordinal`'s primary context current for this context's
@@ -660,4 +593,8 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_timer_elapsed_ms(asyncrt_timer *timer, flo
 #ifdef __cplusplus
 }
 #endif
+
+/* The cache's calls were declared here before asyncrt/cache.h held them: a
+ * program that includes only this header still sees them. */
+#include "asyncrt/cache.h"
 #endif
