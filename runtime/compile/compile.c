@@ -32,6 +32,7 @@ static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyn
     ASYNCRT_TRY(asyncrt__job_headers(job));
     ASYNCRT_TRY(asyncrt__job_key(job));
     asyncrt__job_lookup(job, claim, out);
+    asyncrt__job_record_hit(job, *out);
     return ASYNCRT_SUCCESS;
 }
 
@@ -46,6 +47,7 @@ static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_progra
         (p = asyncrt__program_from_entry(job->ctx->cache, job->key, &e, &again))) {
         asyncrt__job_release(job);
         job->state = ASYNCRT_COMPILE_HIT;
+        asyncrt__job_record_hit(job, p);
         *out = p;
         return ASYNCRT_SUCCESS;
     }
