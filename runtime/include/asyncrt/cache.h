@@ -203,6 +203,8 @@ typedef struct asyncrt_cache_dir_pull_result {
     size_t not_for_this_machine; /* their headers do not hold the same content here */
     size_t already_here;         /* verified, and this cache held that compile already: not written again,
                                     not counted in installed (a struct of an older size lacks this field) */
+    size_t key_records;          /* key records written here (for explain) from the remote's, for entries this
+                                    cache holds and had no record of (a struct of an older size lacks it) */
 } asyncrt_cache_dir_pull_result;
 #define ASYNCRT_CACHE_DIR_PULL_RESULT_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_pull_result)
 /* Every value of the context's remote (all shards), verified, and installed
