@@ -248,7 +248,9 @@ typedef struct asyncrt_cache_explanation {
 } asyncrt_cache_explanation;
 #define ASYNCRT_CACHE_EXPLANATION_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_explanation)
 
-/* Also ask the remote cache (ASYNCRT_REMOTE_CACHE) whether it holds the key. */
+/* Also ask the remote cache (ASYNCRT_REMOTE_CACHE) whether it holds the key,
+ * and compare with its key records of source_name where one is nearer than
+ * the local ones (text and json say which tier the nearest came from). */
 #define ASYNCRT_CACHE_EXPLAIN_REMOTE 1u
 
 /* Whether asyncrt_program_compile(ctx, source_name, source, opts) would hit
