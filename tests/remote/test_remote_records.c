@@ -78,8 +78,16 @@ static asyncrt_program_origin compile(asyncrt_context *ctx, const char *define)
     return origin;
 }
 
-/* explain of k.cu with `define` (remote asked or not); e's strings the caller's. */
-static asyncrt_cache_explanation explain(asyncrt_context *ctx, const char *define, bool remote)
+static void holds(const char *in, const char *what)
+{
+    if (!strstr(in, what)) fail_msg("no '%s' in\n%s", what, in);
+}
+
+/* explain of k.cu with `define` (remote asked or not), its verdict and the
+ * nearest record's tier (JSON: "\"local\"", "\"remote\"", "null") checked;
+ * e's strings the caller's. */
+static asyncrt_cache_explanation explain(asyncrt_context *ctx, const char *define, bool remote,
+                                         asyncrt_cache_verdict verdict, const char *tier)
 {
     asyncrt_compile_options o = options(&define);
     asyncrt_cache_explanation e = ASYNCRT_CACHE_EXPLANATION_INIT;
@@ -87,13 +95,13 @@ static asyncrt_cache_explanation explain(asyncrt_context *ctx, const char *defin
                      ASYNCRT_SUCCESS);
     assert_non_null(e.text);
     assert_non_null(e.json);
+    if (e.verdict != verdict) fail_msg("verdict %d, not %d:\n%s", (int)e.verdict, (int)verdict, e.text);
+    char member[64];
+    snprintf(member, sizeof member, "\"nearest_tier\": %s", tier);
+    holds(e.json, member);
     return e;
 }
 
-static void holds(const char *in, const char *what)
-{
-    if (!strstr(in, what)) fail_msg("no '%s' in\n%s", what, in);
-}
 
 /* The one record list on the server (the fleet's prefix), malloc'd. */
 static char *record_list(world *w)
@@ -126,23 +134,17 @@ static void a_remote_only_record_explains_a_miss(void **state)
     asyncrt_context *a = machine(w), *b = machine(w);
     assert_int_equal(compile(a, "N=1.0f"), ASYNCRT_ORIGIN_COMPILED);
     /* b holds nothing, locally: without the remote, nothing to compare */
-    asyncrt_cache_explanation e = explain(b, "N=2.0f", false);
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_NO_RECORD);
-    holds(e.json, "\"nearest_tier\": null");
+    asyncrt_cache_explanation e = explain(b, "N=2.0f", false, ASYNCRT_CACHE_VERDICT_NO_RECORD, "null");
     asyncrt_cache_explanation_free(&e);
-    e = explain(b, "N=2.0f", true);
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_MISS);
+    e = explain(b, "N=2.0f", true, ASYNCRT_CACHE_VERDICT_MISS, "\"remote\"");
     assert_int_equal(e.differences, 2); /* -DN=1.0f removed, -DN=2.0f added */
     holds(e.cause, "option -DN=1.0f removed");
     holds(e.text, " (a remote record)\n");
     holds(e.text, "  records  1 key record of k.cu on the remote\n");
-    holds(e.json, "\"nearest_tier\": \"remote\"");
     holds(e.json, "\"remote_records\": \"1 key record of k.cu on the remote\"");
     asyncrt_cache_explanation_free(&e);
     /* a's own record is local, and as near: a tie stays local */
-    e = explain(a, "N=2.0f", true);
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_MISS);
-    holds(e.json, "\"nearest_tier\": \"local\"");
+    e = explain(a, "N=2.0f", true, ASYNCRT_CACHE_VERDICT_MISS, "\"local\"");
     asyncrt_cache_explanation_free(&e);
     asyncrt_context_destroy(a);
     asyncrt_context_destroy(b);
@@ -164,11 +166,9 @@ static void a_tampered_record_is_refused(void **state)
     assert_int_equal(direct(w, 4, set, lens, &ok), ASYNCRT_RESP_STATUS);
     asyncrt__resp_free(&ok);
     asyncrt__resp_free(&reply);
-    asyncrt_cache_explanation e = explain(b, "N=2.0f", true);
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_NO_RECORD); /* not used */
+    asyncrt_cache_explanation e = explain(b, "N=2.0f", true, ASYNCRT_CACHE_VERDICT_NO_RECORD, "null");
     holds(e.text, "0 key records of k.cu on the remote, 1 refused (not used): key record 0: key record: MAC "
                   "mismatch");
-    holds(e.json, "\"nearest_tier\": null");
     asyncrt_cache_explanation_free(&e);
     free(list);
     asyncrt_context_destroy(a);
@@ -191,12 +191,10 @@ static void an_oversized_record_is_refused_unread(void **state)
     assert_int_equal(direct(w, 3, push, lens, &reply), ASYNCRT_RESP_INTEGER);
     asyncrt__resp_free(&reply);
     free(junk);
-    asyncrt_cache_explanation e = explain(b, "N=2.0f", true);
+    asyncrt_cache_explanation e = explain(b, "N=2.0f", true, ASYNCRT_CACHE_VERDICT_MISS, "\"remote\"");
     /* the newest element refused by its length, the one below it still used */
     holds(e.text, "1 key record of k.cu on the remote, 1 refused (not used): key record 0: 65537 bytes, more "
                   "than 65536: refused unread");
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_MISS);
-    holds(e.json, "\"nearest_tier\": \"remote\"");
     asyncrt_cache_explanation_free(&e);
     asyncrt_remote_cache_stats st = ASYNCRT_REMOTE_CACHE_STATS_INIT;
     assert_int_equal(asyncrt_context_remote_cache_stats(b, &st), ASYNCRT_SUCCESS);
@@ -214,10 +212,8 @@ static void a_remote_hit_leaves_a_local_record(void **state)
     compile(a, "N=1.0f");
     assert_int_equal(compile(b, "N=1.0f"), ASYNCRT_ORIGIN_REMOTE_CACHE);
     /* b's own record now: explained locally, the remote not asked */
-    asyncrt_cache_explanation e = explain(b, "N=2.0f", false);
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_MISS);
+    asyncrt_cache_explanation e = explain(b, "N=2.0f", false, ASYNCRT_CACHE_VERDICT_MISS, "\"local\"");
     holds(e.cause, "option -DN=1.0f removed");
-    holds(e.json, "\"nearest_tier\": \"local\"");
     asyncrt_cache_explanation_free(&e);
     asyncrt_context_destroy(a);
     asyncrt_context_destroy(b);
@@ -238,9 +234,7 @@ static void a_pull_writes_the_records_of_what_it_installed(void **state)
     if (asyncrt_cache_dir_pull(dir, &r) != ASYNCRT_SUCCESS) fail_msg("pull: %s", asyncrt_context_last_error(c));
     assert_int_equal(r.installed, 1);
     assert_int_equal(r.key_records, 1);
-    asyncrt_cache_explanation e = explain(c, "N=2.0f", false);
-    assert_int_equal(e.verdict, ASYNCRT_CACHE_VERDICT_MISS);
-    holds(e.json, "\"nearest_tier\": \"local\"");
+    asyncrt_cache_explanation e = explain(c, "N=2.0f", false, ASYNCRT_CACHE_VERDICT_MISS, "\"local\"");
     asyncrt_cache_explanation_free(&e);
     /* again: the record is there, none written */
     assert_int_equal(asyncrt_cache_dir_pull(dir, &r), ASYNCRT_SUCCESS);
