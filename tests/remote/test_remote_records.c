@@ -12,6 +12,7 @@
 #include "asyncrt/cache.h"
 #include "format.h"
 #include "redis_fixture.h"
+#include "remote_records.h"
 #include "test_support.h"
 
 typedef struct world {
@@ -245,6 +246,41 @@ static void a_pull_writes_the_records_of_what_it_installed(void **state)
     asyncrt_context_destroy(c);
 }
 
+/* The list keeps one record per key1, the newest, and the newest 8 keys. */
+static void the_list_keeps_one_record_per_key_and_the_newest(void **state)
+{
+    world *w = *state;
+    asyncrt_diag diag;
+    assert_true(asyncrt__diag_init(&diag, 0));
+    asyncrt_status status;
+    char why[512];
+    asyncrt_remote *r = asyncrt__remote_create(w->server.spec, w->key, &diag, &status, why, sizeof why);
+    if (!r) fail_msg("%s", why);
+    uint8_t list[32] = {1}, key1[32] = {0};
+    char payload[32];
+    for (int i = 0; i < 12; i++) { /* keys 0..9, then key 3 and key 9 again */
+        key1[0] = (uint8_t)(i < 10 ? i : i == 10 ? 3 : 9);
+        snprintf(payload, sizeof payload, "record %d", i);
+        if (!asyncrt__remote_records_put(r, list, key1, (const unsigned char *)payload, strlen(payload), why,
+                                         sizeof why))
+            fail_msg("put %d: %s", i, why);
+    }
+    asyncrt_remote_record got[ASYNCRT_REMOTE_RECORDS_MAX];
+    size_t n = 0, refused = 0;
+    assert_int_equal(asyncrt__remote_records_get(r, list, got, ASYNCRT_REMOTE_RECORDS_MAX, &n, &refused, why, sizeof why),
+                     ASYNCRT_REMOTE_VALUE);
+    assert_int_equal(refused, 0);
+    assert_int_equal(n, 8);
+    /* newest first: 9 (again), 3 (again), then 8 7 6 5 4 2: the older 9 and 3 dropped, 1 and 0 trimmed */
+    const int keys[8] = {9, 3, 8, 7, 6, 5, 4, 2};
+    for (size_t i = 0; i < n; i++) assert_int_equal(got[i].key1[0], keys[i]);
+    assert_memory_equal(got[0].payload, "record 11", 9);
+    assert_memory_equal(got[1].payload, "record 10", 9);
+    asyncrt__remote_records_free(got, n);
+    asyncrt__remote_destroy(r);
+    asyncrt__diag_destroy(&diag);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +289,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_oversized_record_is_refused_unread, setup, teardown),
         cmocka_unit_test_setup_teardown(a_remote_hit_leaves_a_local_record, setup, teardown),
         cmocka_unit_test_setup_teardown(a_pull_writes_the_records_of_what_it_installed, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_list_keeps_one_record_per_key_and_the_newest, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
