@@ -96,7 +96,11 @@ bool asyncrt__remote_records_put(asyncrt_remote *r, const uint8_t name_digest[32
     asyncrt_redis_result res;
     bool ok = asyncrt__remote_run(r, name_digest, eval, &c, &res, why, why_size);
     free(sealed);
-    if (ok && (c.reply.type != ASYNCRT_RESP_INTEGER || c.reply.integer != 1)) {
+    if (ok && c.reply.type != ASYNCRT_RESP_INTEGER) {
+        snprintf(why, why_size, "EVAL: a reply of type %s, where an integer was expected",
+                 asyncrt__resp_type_name(c.reply.type));
+        ok = false;
+    } else if (ok && c.reply.integer != 1) {
         snprintf(why, why_size, "%s holds a value of another kind (not asyncrt's key records): left alone", name);
         ok = false;
     } else if (ok) {
@@ -172,7 +176,11 @@ asyncrt_remote_got asyncrt__remote_records_get(asyncrt_remote *r, const uint8_t 
         if (!*count && !*refused) got = ASYNCRT_REMOTE_NOTHING;
         else if (!*count) got = ASYNCRT_REMOTE_BAD;
     } else {
-        snprintf(why, why_size, "%s holds a value of another kind (not asyncrt's key records)", name);
+        if (c.reply.type == ASYNCRT_RESP_INTEGER)
+            snprintf(why, why_size, "%s holds a value of another kind (not asyncrt's key records)", name);
+        else
+            snprintf(why, why_size, "EVAL: a reply of type %s, where an array was expected",
+                     asyncrt__resp_type_name(c.reply.type));
         *refused = 1;
         asyncrt__remote_count(r, ASYNCRT_RC_REJECTED, 1);
         got = ASYNCRT_REMOTE_BAD;
