@@ -33,6 +33,8 @@
 #define ASYNCRT_SIDE_FORMAT 2u
 #define ASYNCRT_VALUE_MAGIC "ASYNCRTR"
 #define ASYNCRT_VALUE_FORMAT 2u
+#define ASYNCRT_RECORD_MAGIC "ASYNCRTK" /* a key record on the remote (remote_records.h) */
+#define ASYNCRT_RECORD_FORMAT 1u
 
 typedef struct asyncrt_writer {
     unsigned char *data;

@@ -76,4 +76,19 @@ void asyncrt__key_diff_free(asyncrt_key_diff *d, size_t count);
  * 1234abcd... -> 5678ef01...", "arch: sm_80 -> sm_90". */
 void asyncrt__key_diff_say(const asyncrt_key_diff *d, char *out, size_t size);
 
+/* ---- on the wire (key_record_wire.c; the remote's records, remote_records.h) ---- */
+
+/* SHA-256 of a source name: its records' list on the remote. */
+void asyncrt__key_record_name_digest(const char *source_name, uint8_t out[32]);
+/* One record's bytes: the source name and the record's side-file text
+ * (malloc'd, *size); NULL when out of memory. */
+unsigned char *asyncrt__key_record_wire_encode(const char *source_name, const uint8_t key1[32], int64_t when,
+                                              const asyncrt_string_list *lines, size_t *size);
+/* Reads them back into *out and *source_name (malloc'd): false with why
+ * unless they hold one record of key1 (the key its seal named) and a source
+ * name whose digest is name_digest (the list it came from). */
+bool asyncrt__key_record_wire_decode(const unsigned char *data, size_t size, const uint8_t key1[32],
+                                     const uint8_t name_digest[32], char **source_name, asyncrt_key_record *out,
+                                     char *why, size_t why_size);
+
 #endif

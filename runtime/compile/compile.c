@@ -36,6 +36,7 @@ static asyncrt_status key_and_look_up(asyncrt_compile_job *job, bool claim, asyn
     asyncrt__job_lookup(job, claim, out);
     if (claim && (job->state == ASYNCRT_COMPILE_CLAIMED || job->state == ASYNCRT_COMPILE_MISSED))
         asyncrt__job_log_miss(job);
+    if (job->state == ASYNCRT_COMPILE_HIT) asyncrt__job_record_hit(job, *out);
     return ASYNCRT_SUCCESS;
 }
 
@@ -48,6 +49,7 @@ static asyncrt_status compile_and_store(asyncrt_compile_job *job, asyncrt_progra
         asyncrt__cache_lease(job->ctx->cache, &job->claim, asyncrt__program_accept, &p)) {
         asyncrt__job_release(job);
         job->state = ASYNCRT_COMPILE_HIT;
+        asyncrt__job_record_hit(job, p);
         *out = p;
         return ASYNCRT_SUCCESS;
     }

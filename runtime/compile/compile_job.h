@@ -113,6 +113,9 @@ bool asyncrt__job_deps(asyncrt_compile_job *job, asyncrt_status compiled, asyncr
  * settled, the claim let go. deps NULL: unknown (why says why). */
 void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, asyncrt_program *p,
                         const asyncrt_dep_set *deps, const char *why);
+/* store.c: after a hit, p's record written locally when the remote answered
+ * (the key records, key_record.h: its entry was just installed here). */
+void asyncrt__job_record_hit(asyncrt_compile_job *job, const asyncrt_program *p);
 
 /* retry.c. earlier: whether a miss for this job's target (from `auto`, sm_XY
  * with XY >= 90) may be an earlier run's retry, cached under *retry (sm_XYa).

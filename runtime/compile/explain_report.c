@@ -110,6 +110,37 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
     out->json = j.s;
 }
 
+/* s with `add` inserted at `at` (NULL: s is freed, when out of memory). */
+static char *insert(char *s, size_t at, const char *add)
+{
+    buf b = {0};
+    if (s) put(&b, "%.*s%s%s", (int)at, s, add, s + at);
+    free(s);
+    return b.s;
+}
+
+void asyncrt__explain_report_tier(asyncrt_cache_explanation *out, const char *tier, const char *records)
+{
+    if (!out->text || !out->json) return;
+    char line[512];
+    const char *nearest = tier ? strstr(out->text, "\n  nearest  ") : NULL;
+    if (nearest) { /* "  nearest  KEY (a remote record)" */
+        asyncrt__say(line, sizeof line, " (a %s record)", tier);
+        out->text = insert(out->text, (size_t)(nearest - out->text) + strlen("\n  nearest  ") + 64, line);
+    }
+    if (records && out->text) {
+        asyncrt__say(line, sizeof line, "  records  %s\n", records);
+        out->text = insert(out->text, strlen(out->text), line);
+    }
+    buf j = {0}; /* the JSON object's last members */
+    put(&j, ", \"nearest_tier\": ");
+    put_json(&j, tier);
+    put(&j, ", \"remote_records\": ");
+    put_json(&j, records);
+    out->json = j.s ? insert(out->json, strlen(out->json) - 1, j.s) : (free(out->json), NULL);
+    free(j.s);
+}
+
 void asyncrt_cache_explanation_free(asyncrt_cache_explanation *e)
 {
     if (!e) return;

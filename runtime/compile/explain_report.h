@@ -17,6 +17,13 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
                              const char *arch, const char *remote, const asyncrt_key_diff *d, size_t count,
                              size_t total);
 
+/* After the report: where its nearest record came from (tier "local" or
+ * "remote", NULL: none compared) and what the remote's records were
+ * (records: one line, NULL when not asked), in the text ("nearest KEY (a
+ * remote record)", a "records" line) and the JSON ("nearest_tier",
+ * "remote_records"). Out of memory leaves text or json NULL. */
+void asyncrt__explain_report_tier(asyncrt_cache_explanation *out, const char *tier, const char *records);
+
 /* explain_judge.c: the verdict on a job keyed by key.c, into *out (its
  * strings malloc'd, NULL when out of memory); flags as asyncrt_cache_explain's. */
 typedef struct asyncrt_compile_job asyncrt_compile_job;

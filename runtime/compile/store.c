@@ -8,6 +8,7 @@
 
 #include "compile_job.h"
 #include "key_record.h"
+#include "key_record_remote.h"
 
 /* Removes the trace's directory. */
 static void remove_trace(asyncrt_compile_job *job)
@@ -37,6 +38,7 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
                 if (job->state == ASYNCRT_COMPILE_CLAIMED) job->state = ASYNCRT_COMPILE_MISSED;
                 /* what a later miss of this source name is compared with (asyncrt_cache_explain) */
                 asyncrt__key_records_save(ctx->cache, job->source_name, job->key, &job->record);
+                asyncrt__key_record_push(ctx->cache, job->source_name, job->key, &job->record); /* the fleet's */
                 stored = true;
             } else {
                 asyncrt__log(ctx, 1, "not caching %s: out of memory", job->source_name);
@@ -57,4 +59,10 @@ void asyncrt__job_store(asyncrt_compile_job *job, asyncrt_status compiled, async
     job->state = compiled != ASYNCRT_SUCCESS ? ASYNCRT_COMPILE_FAILED
                  : stored                   ? ASYNCRT_COMPILE_STORED
                                             : ASYNCRT_COMPILE_COMPILED;
+}
+
+void asyncrt__job_record_hit(asyncrt_compile_job *job, const asyncrt_program *p)
+{
+    if (p && p->origin == ASYNCRT_ORIGIN_REMOTE_CACHE) /* installed here: the next explain finds it local */
+        asyncrt__key_records_save(job->ctx->cache, job->source_name, job->key, &job->record);
 }

@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "cache_store.h"
+#include "key_record_remote.h"
 #include "safe_io.h"
 
 asyncrt_status asyncrt__folder_name_ok(asyncrt_cache_dir *dir, const char *name, const char *what)
@@ -216,6 +217,8 @@ static asyncrt_status dir_pull(asyncrt_cache_dir *dir, asyncrt_cache_dir_pull_re
     char why[512];
     bool ok = asyncrt__cache_remote_pull(dir->ctx->cache, &full.installed, &full.refused, &full.not_for_this_machine,
                                          &full.already_here, why, sizeof why);
+    /* the source names are the records' own: a value names only its key */
+    if (ok) ok = asyncrt__key_records_pull(dir->ctx->cache, &full.key_records, why, sizeof why);
     asyncrt__sized_give(dir->ctx, ASYNCRT_SIZED_CACHE_DIR_PULL_RESULT, out, &full, "pull result");
     return ok ? ASYNCRT_SUCCESS : asyncrt__fail(dir->ctx, ASYNCRT_ERROR_IO, "%s", why);
 }

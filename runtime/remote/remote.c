@@ -174,7 +174,7 @@ void asyncrt__remote_destroy(asyncrt_remote *r)
 
 /* ---- operations, each on one shard, with the breaker ----------------------- */
 
-typedef enum { OP_GET, OP_SET, OP_REPLACE, OP_LEASE, OP_UNLEASE } op_kind;
+typedef enum { OP_GET, OP_SET, OP_REPLACE, OP_LEASE, OP_UNLEASE, OP_CALL } op_kind;
 
 typedef struct op {
     op_kind kind;
@@ -182,6 +182,8 @@ typedef struct op {
     const unsigned char *head;  /* REPLACE: the first bytes of the value it replaces */
     const void *value;          /* SET (only where the key is absent), REPLACE */
     size_t size;
+    asyncrt_remote_call call;   /* CALL: another command (remote_records.c), with its argument */
+    void *arg;
     unsigned char *got;         /* GET: malloc'd */
     bool too_big;
     asyncrt_redis_result result;
@@ -240,6 +242,9 @@ static bool run_op(asyncrt_remote *r, const uint8_t key1[32], op *o)
             break;
         case OP_UNLEASE:
             o->result = asyncrt__redis_del_if(s->conn, o->key, r->token, deadline, why, why_size);
+            break;
+        case OP_CALL:
+            o->result = o->call(s->conn, o->arg, deadline, why, why_size);
             break;
         }
         ok = o->result != ASYNCRT_REDIS_ERROR && o->result != ASYNCRT_REDIS_TIMEOUT;
@@ -451,7 +456,7 @@ bool asyncrt__remote_put(asyncrt_remote *r, const uint8_t key1[32], const unsign
     return ok;
 }
 
-/* The key a value's name holds: PREFIX:v:<64 hex digits>, nothing else. */
+/* The key a name holds: PREFIX:kind:<64 hex digits>, nothing else. */
 static bool key_of_name(const char *name, size_t prefix_len, uint8_t key1[32])
 {
     const char *hex = name + prefix_len; /* the SCAN reply was checked: name is longer than the prefix */
@@ -469,8 +474,15 @@ size_t asyncrt__remote_shard_count(const asyncrt_remote *r) { return usable(r) ?
 bool asyncrt__remote_scan(asyncrt_remote *r, size_t i, unsigned long long *cursor, size_t *rounds,
                           asyncrt_remote_key **keys_out, size_t *count, char *why, size_t why_size)
 {
+    return asyncrt__remote_scan_kind(r, "v", i, cursor, rounds, keys_out, count, why, why_size);
+}
+
+bool asyncrt__remote_scan_kind(asyncrt_remote *r, const char *kind, size_t i, unsigned long long *cursor,
+                               size_t *rounds, asyncrt_remote_key **keys_out, size_t *count, char *why,
+                               size_t why_size)
+{
     char match[NAME_SIZE];
-    snprintf(match, sizeof match, "%s:v:*", r->cfg.prefix);
+    snprintf(match, sizeof match, "%s:%s:*", r->cfg.prefix, kind);
     size_t prefix_len = strlen(match) - 1;
     *keys_out = NULL;
     *count = 0;
@@ -506,3 +518,18 @@ bool asyncrt__remote_scan(asyncrt_remote *r, size_t i, unsigned long long *curso
     *count = n;
     return true;
 }
+
+/* ---- for the other files of remote/ (remote_records.c) --------------------- */
+
+bool asyncrt__remote_run(asyncrt_remote *r, const uint8_t shard_key[32], asyncrt_remote_call call, void *arg,
+                         asyncrt_redis_result *result, char *why, size_t why_size)
+{
+    op o = {.kind = OP_CALL, .call = call, .arg = arg};
+    bool ok = usable(r) && run_op(r, shard_key, &o);
+    if (!ok) snprintf(why, why_size, "%s", !usable(r) ? "no usable remote cache"
+                                           : o.why[0] ? o.why : "the shard is switched off for this process");
+    *result = o.result;
+    return ok;
+}
+
+const uint8_t *asyncrt__remote_mac_key(const asyncrt_remote *r) { return r->mac_key; }

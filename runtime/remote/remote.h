@@ -31,6 +31,7 @@
 #include "asyncrt/runtime.h"
 #include "diag.h"
 #include "remote_config.h"
+#include "remote_redis.h"
 
 typedef struct asyncrt_remote asyncrt_remote;
 
@@ -124,5 +125,20 @@ typedef struct asyncrt_remote_key {
 size_t asyncrt__remote_shard_count(const asyncrt_remote *r);
 bool asyncrt__remote_scan(asyncrt_remote *r, size_t shard, unsigned long long *cursor, size_t *rounds,
                           asyncrt_remote_key **keys, size_t *count, char *why, size_t why_size);
+/* The same over PREFIX:kind:* ("rec": remote_records.h's lists). */
+bool asyncrt__remote_scan_kind(asyncrt_remote *r, const char *kind, size_t shard, unsigned long long *cursor,
+                               size_t *rounds, asyncrt_remote_key **keys, size_t *count, char *why,
+                               size_t why_size);
+
+/* For remote/'s other files (remote_records.h): one command of theirs,
+ * run on the shard of shard_key as the client's own are (the connection,
+ * one deadline, the breaker, counted and logged when it fails); false with
+ * why when it failed or the shard is off; *result is the call's. And the
+ * fleet's MAC key (32 bytes) that seals what they store. */
+typedef asyncrt_redis_result (*asyncrt_remote_call)(asyncrt_redis *conn, void *arg, double deadline, char *why,
+                                                    size_t why_size);
+bool asyncrt__remote_run(asyncrt_remote *r, const uint8_t shard_key[32], asyncrt_remote_call call, void *arg,
+                         asyncrt_redis_result *result, char *why, size_t why_size);
+const uint8_t *asyncrt__remote_mac_key(const asyncrt_remote *r);
 
 #endif

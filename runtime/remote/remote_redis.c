@@ -206,6 +206,13 @@ asyncrt_redis_result asyncrt__redis_set(asyncrt_redis *r, const char *key, const
     return result;
 }
 
+asyncrt_redis_result asyncrt__redis_command(asyncrt_redis *r, int argc, const char **argv, const size_t *lens,
+                                            const asyncrt_resp_limits *limits, double deadline, asyncrt_resp *reply,
+                                            char *why, size_t why_size)
+{
+    return command(r, argc, argv, lens, limits, deadline, reply, why, why_size);
+}
+
 /* EVAL's reply: 1 done, 0 not. */
 static asyncrt_redis_result eval(asyncrt_redis *r, int argc, const char **argv, const size_t *lens, double deadline,
                                  char *why, size_t why_size)
@@ -374,6 +381,16 @@ asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *c
 {
     (void)r, (void)cursor, (void)match, (void)deadline;
     *keys = NULL, *count = 0;
+    asyncrt__redis_available(why, why_size); /* says why */
+    return ASYNCRT_REDIS_ERROR;
+}
+
+asyncrt_redis_result asyncrt__redis_command(asyncrt_redis *r, int argc, const char **argv, const size_t *lens,
+                                            const asyncrt_resp_limits *limits, double deadline, asyncrt_resp *reply,
+                                            char *why, size_t why_size)
+{
+    (void)r, (void)argc, (void)argv, (void)lens, (void)limits, (void)deadline;
+    *reply = (asyncrt_resp){0};
     asyncrt__redis_available(why, why_size); /* says why */
     return ASYNCRT_REDIS_ERROR;
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "remote_config.h"
+#include "resp.h"
 
 typedef struct asyncrt_redis asyncrt_redis;
 
@@ -76,5 +77,12 @@ asyncrt_redis_result asyncrt__redis_del_if(asyncrt_redis *r, const char *key, co
  * it, with no NUL byte, of at most ASYNCRT_REDIS_SCAN_KEY_MAX bytes. */
 asyncrt_redis_result asyncrt__redis_scan(asyncrt_redis *r, unsigned long long *cursor, const char *match,
                                         double deadline, char ***keys, size_t *count, char *why, size_t why_size);
+
+/* Any command (argv[i] of lens[i] bytes, or strlen when lens is NULL), its
+ * reply read within `limits` by `deadline` into *reply (the caller checks
+ * its type and frees it); a server's error reply is ERROR with its text. */
+asyncrt_redis_result asyncrt__redis_command(asyncrt_redis *r, int argc, const char **argv, const size_t *lens,
+                                            const asyncrt_resp_limits *limits, double deadline, asyncrt_resp *reply,
+                                            char *why, size_t why_size);
 
 #endif

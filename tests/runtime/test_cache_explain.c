@@ -237,8 +237,11 @@ static void no_record_and_the_remote(void **state)
     if (rc) fail_msg("warm: %s", out);
     explain(f, env, "--remote --arch sm_80 src/k.cu", "remote   hit: the remote holds this key", "--",
             "\"remote\": \"hit: the remote holds this key", NULL);
-    explain(f, env, "--remote --arch sm_90 src/k.cu", "remote   miss: the remote holds nothing for this key", "--",
-            "\"remote\": \"miss: the remote holds nothing", NULL);
+    /* ... but the other machine's key record: the nearest, from the remote (issue 36) */
+    explain(f, env, "--remote --arch sm_90 src/k.cu", "remote   miss: the remote holds nothing for this key",
+            "miss: the arch: 'sm_80' -> 'sm_90'", " (a remote record)\n",
+            "  records  1 key record of src/k.cu on the remote\n", "--",
+            "\"remote\": \"miss: the remote holds nothing", "\"nearest_tier\": \"remote\"", NULL);
     redis_stop(&s);
     free(key);
 }

@@ -87,9 +87,10 @@ static int run_pull(cache_tool *tool, int argc, char **argv)
                           asyncrt_context_last_error(tool->ctx));
     /* Newly installed, then what this cache held already (a repeated pull:
      * "0 installed, 5 already here", not "installed 5" again). */
-    size_t counts[4] = {r.installed, r.already_here, r.refused, r.not_for_this_machine};
-    static const char *const names[4] = {"installed", "already here", "refused", "not for this machine"};
-    return finish(tool, "pull", counts, names, 4, counts[2] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
+    size_t counts[5] = {r.installed, r.already_here, r.refused, r.not_for_this_machine, r.key_records};
+    static const char *const names[5] = {"installed", "already here", "refused", "not for this machine",
+                                         "key records"};
+    return finish(tool, "pull", counts, names, 5, counts[2] ? TOOL_EXIT_CHECK : TOOL_EXIT_OK);
 }
 
 void cache_remote_stats(const cache_tool *tool)
@@ -148,7 +149,10 @@ const cache_command cmd_pull = {
     "Reads every value of the remote cache (ASYNCRT_REMOTE_CACHE, all shards),\n"
     "checks its HMAC, bounds and seals, and installs those whose headers hold the\n"
     "same content here (re-hashed) into this cache; those it holds already are\n"
-    "counted \"already here\", the others not for this machine. Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
+    "counted \"already here\", the others not for this machine. Then the key records\n"
+    "(explain's) of the entries this cache holds and has none of, from the remote's,\n"
+    "verified as values are (\"key records\": how many written; records refused are\n"
+    "warned of and not counted). Exit codes: 0 success, 2 bad usage, 6 a value failed its\n"
     "checks (counted, not installed), 7 no usable cache directory or remote cache,\n"
     "or a server that failed (a SCAN, or a value's GET: named).\n",
     true, run_pull};

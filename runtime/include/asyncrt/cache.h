@@ -274,6 +274,8 @@ typedef struct asyncrt_cache_dir_pull_result {
     size_t not_for_this_machine; /* their headers do not hold the same content here */
     size_t already_here;         /* verified, and this cache held that compile already: not written again,
                                     not counted in installed (a struct of an older size lacks this field) */
+    size_t key_records;          /* key records written here (for explain) from the remote's, for entries this
+                                    cache holds and had no record of (a struct of an older size lacks it) */
 } asyncrt_cache_dir_pull_result;
 #define ASYNCRT_CACHE_DIR_PULL_RESULT_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_pull_result)
 /* Every value of the context's remote (all shards), verified, and installed
@@ -317,7 +319,9 @@ typedef struct asyncrt_cache_explanation {
 } asyncrt_cache_explanation;
 #define ASYNCRT_CACHE_EXPLANATION_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_explanation)
 
-/* Also ask the remote cache (ASYNCRT_REMOTE_CACHE) whether it holds the key. */
+/* Also ask the remote cache (ASYNCRT_REMOTE_CACHE) whether it holds the key,
+ * and compare with its key records of source_name where one is nearer than
+ * the local ones (text and json say which tier the nearest came from). */
 #define ASYNCRT_CACHE_EXPLAIN_REMOTE 1u
 
 /* Whether asyncrt_program_compile(ctx, source_name, source, opts) would hit
