@@ -61,7 +61,11 @@ int run_tool(const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     const char *log = tmp_path("tool.log");
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>&1", ASYNCRT_RUN_TOOL, args, log);
+    /* ASYNCRT_TEST_TOOL_WRAPPER: a command the tool runs under (tools/gpu-check.sh
+     * sanitize puts compute-sanitizer there: the device work is the tool's). */
+    const char *wrapper = getenv("ASYNCRT_TEST_TOOL_WRAPPER");
+    snprintf(cmd, sizeof cmd, "%s%s%s %s >%s 2>&1", wrapper ? wrapper : "", wrapper ? " " : "", ASYNCRT_RUN_TOOL,
+             args, log);
     int status = system(cmd);
     output[0] = '\0';
     FILE *f = fopen(log, "rb");
