@@ -76,7 +76,7 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
     for (size_t i = 0; i < count; i++) {
         asyncrt__key_diff_say(&d[i], line, sizeof line);
         put(&t, "  differs  %s\n", line);
-        if (d[i].was && d[i].now && (!strcmp(d[i].what, "header") || !strcmp(d[i].what, "dependency")))
+        if (d[i].was && d[i].now && (!strcmp(d[i].what, "header") || !strcmp(d[i].what, "dependency") || !strcmp(d[i].what, "input")))
             put(&t, "             was %s\n             now %s\n", d[i].was, d[i].now);
     }
     if (total > count) put(&t, "  ... and %zu more\n", total - count);
