@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "asyncrt/link.h"
@@ -225,6 +226,46 @@ static void nvjitlinks_identity_is_named(void **state)
     if (!cause || strstr(out, "and 1 more")) fail_msg("want nvJitLink as the one difference:\n%s", out);
 }
 
+#ifdef ASYNCRT_CACHE_TOOL
+/* `cmd` by the shell in dir: its exit status, both streams in out. */
+static int sh(const char *dir, char *out, size_t size, const char *cmd)
+{
+    char line[8192];
+    snprintf(line, sizeof line, "cd '%s' && %s 2>&1", dir, cmd);
+    FILE *p = popen(line, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* asyncrt-cache explain with asyncrt-run's link options: the link asyncrt-run
+ * made is a hit (the same key), and an nvJitLink option is named, in JSON too. */
+static void the_tool_explains_asyncrt_runs_link(void **state)
+{
+    fixture *f = *state;
+    char cmd[4096], out[32768];
+    snprintf(cmd, sizeof cmd, "cp '%s/tests/link/kernels/main.cu' '%s/tests/link/kernels/util.cu' . && "
+             "'%s' --arch " ARCH " --compile-only main.cu util.cu >/dev/null && "
+             "'%s' --dir '%s' explain --arch " ARCH " main.cu util.cu",
+             getenv("ASYNCRT_TEST_SOURCE_DIR"), getenv("ASYNCRT_TEST_SOURCE_DIR"), ASYNCRT_RUN_TOOL,
+             ASYNCRT_CACHE_TOOL, f->base.dir);
+    setenv("ASYNCRT_CACHE_DIR", f->base.dir, 1);
+    int rc = sh(f->base.dir, out, sizeof out, cmd);
+    if (rc != 0 || !strstr(out, "main.cu for " ARCH ": hit") || !strstr(out, "util.cu for " ARCH ": hit") ||
+        !strstr(out, "link: main.cu util.cu for " ARCH ": hit"))
+        fail_msg("want the compiles and the link hit (rc %d):\n%s", rc, out);
+    snprintf(cmd, sizeof cmd, "'%s' --dir '%s' --json explain --arch " ARCH " -Xnvjitlink -O3 main.cu util.cu",
+             ASYNCRT_CACHE_TOOL, f->base.dir);
+    rc = sh(f->base.dir, out, sizeof out, cmd);
+    if (rc != 0 || strncmp(out, "{\"compiles\": [{\"verdict\": \"hit\"", 31) ||
+        !strstr(out, "\"link\": {\"verdict\": \"miss\", \"source\": \"link: main.cu util.cu\"") ||
+        !strstr(out, "\"cause\": \"link option -O3 added (the one difference"))
+        fail_msg("want the link's miss named in JSON (rc %d):\n%s", rc, out);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "--explain-child")) return explain_child(argv[2], argv[3], argv[4]);
@@ -234,6 +275,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(an_inputs_content_is_named_with_its_digests, setup, teardown),
         cmocka_unit_test_setup_teardown(the_arch_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(nvjitlinks_identity_is_named, setup, teardown),
+#ifdef ASYNCRT_CACHE_TOOL
+        cmocka_unit_test_setup_teardown(the_tool_explains_asyncrt_runs_link, setup, teardown),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
