@@ -35,12 +35,6 @@ static bool push(asyncrt_string_list *a, const char *s)
     return !a->failed;
 }
 
-const char *asyncrt__link_kind_name(int kind)
-{
-    static const char *const names[] = {"unknown", "CUBIN", "PTX", "LTO-IR", "fatbin", "host object", "library"};
-    return kind >= 0 && kind <= ASYNCRT_JIT_LIBRARY ? names[kind] : "unknown";
-}
-
 static asyncrt_status link_create(asyncrt_context *ctx, const char *arch, asyncrt_link **out)
 {
     *out = NULL;

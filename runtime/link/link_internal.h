@@ -34,9 +34,6 @@ struct asyncrt_link {
     void *progress_user;
 };
 
-/* "CUBIN", "PTX", "LTO-IR", ... for an ASYNCRT_JIT_* kind. */
-const char *asyncrt__link_kind_name(int kind);
-
 /* link_record.c: the link's cache key, and (record not NULL) each of its
  * inputs noted by name as it is hashed (key_record.h), so a record never
  * disagrees with its key. */

@@ -22,6 +22,7 @@
 #include "context.h"
 #include "explain_report.h"
 #include "key_record.h"
+#include "link_input.h"
 #include "link_internal.h"
 #include "link_jit.h"
 #include "sha256.h"
