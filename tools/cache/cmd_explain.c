@@ -2,7 +2,8 @@
  * compile is described as asyncrt-run and warm describe it (the source name
  * is the path as given, its own directory an include directory, the name
  * expressions asyncrt-run passes), so the key is the one asyncrt-run
- * would use. Two keys compare two entries (asyncrt_cache_explain_keys). */
+ * would use. Two keys compare two entries (asyncrt_cache_explain_keys);
+ * asyncrt-run's link options explain its link too (explain_link.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -137,7 +138,7 @@ int explain_print(const cache_tool *tool, asyncrt_cache_explanation *e)
 
 static int run(cache_tool *tool, int argc, char **argv);
 const cache_command cmd_explain = {
-    "explain", "say why a compile misses: what differs from the nearest entry (or compare two keys)", k_usage,
+    "explain", "say why a compile or link misses: what differs from the nearest entry (or compare two keys)", k_usage,
     true, run};
 
 static int run(cache_tool *tool, int argc, char **argv)
