@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "asyncrt/link.h"
@@ -189,14 +188,6 @@ static int explain_child(const char *dir, const char *main_path, const char *uti
     return s == ASYNCRT_SUCCESS ? 0 : 1;
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *out = fopen(path, "w");
-    assert_non_null(out);
-    fputs(text, out);
-    fclose(out);
-}
-
 static void nvjitlinks_identity_is_named(void **state)
 {
     fixture *f = *state;
@@ -210,15 +201,11 @@ static void nvjitlinks_identity_is_named(void **state)
              lib, lib, lib, FAKE_NVRTC_PATH, lib);
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof path, "%s/libnvJitLink.so.13", lib);
-    write_text(path, "not nvJitLink: explaining a link never opens it\n");
+    test_write_text(path, "not nvJitLink: explaining a link never opens it\n");
     snprintf(cmd, sizeof cmd,
              "ASYNCRT_NVRTC='%s/libnvrtc.so.13' FAKE_NVRTC_VERSION=13.7 VIRTUAL_ENV='%s' /proc/%d/exe --explain-child "
              "'%s' '%s' '%s' 2>&1", lib, venv, (int)getpid(), f->base.dir, f->main_path, f->util_path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int rc = pclose(p);
+    int rc = test_shell(out, sizeof out, cmd);
     if (rc != 0 || !strstr(out, "nvJitLink's identity") || !strstr(out, path) || !strstr(out, "version 13.7.0") ||
         !strstr(out, "\"input\": \"nvjitlink\""))
         fail_msg("want nvJitLink's identity, %s and its version named (rc %d):\n%s", path, rc, out);
@@ -232,12 +219,7 @@ static int sh(const char *dir, char *out, size_t size, const char *cmd)
 {
     char line[8192];
     snprintf(line, sizeof line, "cd '%s' && %s 2>&1", dir, cmd);
-    FILE *p = popen(line, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_shell(out, size, line);
 }
 
 /* asyncrt-cache explain with asyncrt-run's link options: the link asyncrt-run
