@@ -1,4 +1,4 @@
-/* The verdict on a keyed job (explain_report.h): the disk tier read for its
+/* The verdict on a keyed job or a link's key (explain_report.h): the disk tier read for its
  * key1 (cache_explain.h); with nothing stored under it, the key records of
  * the same source name (key_record.h) compared and the nearest one, the
  * fewest differences, newest first, reported. Also the miss line that

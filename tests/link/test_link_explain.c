@@ -223,7 +223,8 @@ static int sh(const char *dir, char *out, size_t size, const char *cmd)
 }
 
 /* asyncrt-cache explain with asyncrt-run's link options: the link asyncrt-run
- * made is a hit (the same key), and an nvJitLink option is named, in JSON too. */
+ * made is a hit (the same key), and an nvJitLink option is named, in JSON too,
+ * and by asyncrt-run -v as it links. */
 static void the_tool_explains_asyncrt_runs_link(void **state)
 {
     fixture *f = *state;
@@ -246,6 +247,11 @@ static void the_tool_explains_asyncrt_runs_link(void **state)
         !strstr(out, "\"link\": {\"verdict\": \"miss\", \"source\": \"link: main.cu util.cu\"") ||
         !strstr(out, "\"cause\": \"link option -O3 added (the one difference"))
         fail_msg("want the link's miss named in JSON (rc %d):\n%s", rc, out);
+    /* asyncrt-run -v says the same as it links (explaining stored nothing: still a miss) */
+    snprintf(cmd, sizeof cmd, "'%s' -v --arch " ARCH " --compile-only -Xnvjitlink -O3 main.cu util.cu", ASYNCRT_RUN_TOOL);
+    rc = sh(f->base.dir, out, sizeof out, cmd);
+    if (rc != 0 || !strstr(out, "asyncrt-run: link: why the cache missed: link option -O3 added"))
+        fail_msg("want asyncrt-run -v to say why the link missed (rc %d):\n%s", rc, out);
 }
 #endif
 
