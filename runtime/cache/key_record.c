@@ -187,8 +187,9 @@ static const struct {
     const char *name;
     bool many;
 } k_order[] = {
-    {"arch", false},     {"option", true},      {"header", true},  {"bundle", false},
-    {"nvrtc", false},    {"compact", false},    {"toolkit", false}, {"cwd", false},
+    {"arch", false},     {"option", true},      {"link option", true}, {"header", true},  {"input", true},
+    {"bundle", false},   {"nvrtc", false},      {"nvjitlink", false},  {"compact", false},    {"toolkit", false},
+    {"cwd", false},
     {"name expression", true}, {"std header", true}, {"builtins", false}, {"version", false},
     {"source name", false}, {"source", false},
 };
@@ -243,7 +244,7 @@ size_t asyncrt__key_diff(const asyncrt_string_list *was, const asyncrt_string_li
     size_t n = 0;
     for (size_t k = 0; k < sizeof k_order / sizeof k_order[0]; k++) {
         const char *name = k_order[k].name, *v, *w;
-        bool header = strcmp(name, "header") == 0;
+        bool header = strcmp(name, "header") == 0 || strcmp(name, "input") == 0; /* "<name> <digest>" */
         if (!k_order[k].many) {
             const char *a = first(was, name), *b = first(now, name);
             if ((a || b) && (!a || !b || strcmp(a, b) != 0)) add(out, max, &n, name, NULL, 0, a, b);
@@ -298,9 +299,10 @@ static const char *label(const char *what)
 void asyncrt__key_diff_say(const asyncrt_key_diff *d, char *out, size_t size)
 {
     const char *was = d->was ? d->was : "(none)", *now = d->now ? d->now : "(none)";
-    if (!strcmp(d->what, "header") || !strcmp(d->what, "dependency"))
+    if (!strcmp(d->what, "header") || !strcmp(d->what, "dependency") || !strcmp(d->what, "input"))
         asyncrt__say(out, size, "%s %s %s: digest %.16s -> %.16s",
-                     !strcmp(d->what, "header") ? "in-memory header" : "header", d->name ? d->name : "?",
+                     !strcmp(d->what, "header") ? "in-memory header" : !strcmp(d->what, "input") ? "link input" : "header",
+                     d->name ? d->name : "?",
                      !d->was ? "added" : !d->now ? "removed" : "changed", was, now);
     else if (d->name)
         asyncrt__say(out, size, "%s %s %s", d->what, d->name, d->was ? "removed" : "added");

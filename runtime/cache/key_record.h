@@ -57,7 +57,8 @@ void asyncrt__key_record_free(asyncrt_key_record *r);
 
 /* One input that differs. what: "version", "nvrtc", "compact", "toolkit",
  * "arch", "option", "header", "bundle", "cwd", "source", "name expression",
- * "builtins", "std header" (a record's names), or "dependency" (a file the
+ * "builtins", "std header" (a record's names), "nvjitlink", "link option",
+ * "input" (a link's: link/link_record.c), or "dependency" (a file the
  * compile read, cache_explain.c). name: the option, header or file; was /
  * now: NULL where absent on that side. All malloc'd. */
 typedef struct asyncrt_key_diff {

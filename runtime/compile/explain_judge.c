@@ -1,4 +1,4 @@
-/* The verdict on a keyed job (explain_report.h): the disk tier read for its
+/* The verdict on a keyed job or a link's key (explain_report.h): the disk tier read for its
  * key1 (cache_explain.h); with nothing stored under it, the key records of
  * the same source name (key_record.h) compared and the nearest one, the
  * fewest differences, newest first, reported. Also the miss line that
@@ -71,24 +71,24 @@ static size_t remote_nearest(asyncrt_cache *c, const char *source_name, const ui
     return best;
 }
 
-/* The verdict on a keyed job, into *out (its strings malloc'd). */
-void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_cache_explanation *out)
+/* The verdict on a key and its record (explain_report.h). */
+void asyncrt__explain_key(asyncrt_cache *c, const asyncrt_explain_subject *subj, unsigned flags,
+                          asyncrt_cache_explanation *out)
 {
-    asyncrt_cache *c = job->ctx->cache;
     asyncrt_key_diff d[SHOWN_DIFFS];
     memset(d, 0, sizeof d);
     size_t total = 0;
     char remote[320] = "", subject[400], records[400] = "";
     const char *tier = NULL; /* where the nearest record is: "local" or "remote" */
     bool from_remote = false;
-    asyncrt__sha256_hex(job->key, out->key);
-    char *why = asyncrt__key_value(&job->record, "uncacheable");
-    if (job->state == ASYNCRT_COMPILE_UNCACHEABLE) {
+    asyncrt__sha256_hex(subj->key, out->key);
+    if (subj->uncacheable) {
         out->verdict = ASYNCRT_CACHE_VERDICT_UNCACHEABLE;
-        asyncrt__say(out->cause, sizeof out->cause, "not cached: %s", why && *why ? why : "caching is off (ASYNCRT_CACHE=0)");
+        asyncrt__say(out->cause, sizeof out->cause, "not cached: %s",
+                     *subj->uncacheable ? subj->uncacheable : "caching is off (ASYNCRT_CACHE=0)");
     } else {
         asyncrt_key_diff stale;
-        asyncrt_key1_state state = asyncrt__cache_key1_state(c, job->key, &stale);
+        asyncrt_key1_state state = asyncrt__cache_key1_state(c, subj->key, &stale);
         out->verdict = state == ASYNCRT_KEY1_HIT ? ASYNCRT_CACHE_VERDICT_HIT
                        : state == ASYNCRT_KEY1_NO_DIR ? ASYNCRT_CACHE_VERDICT_NO_CACHE
                                                       : ASYNCRT_CACHE_VERDICT_MISS;
@@ -108,10 +108,10 @@ void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_ca
             if (!stale.name && !stale.was)
                 asyncrt__say(out->cause, sizeof out->cause, "a header this key read was touched while checked: try again");
         } else {
-            total = nearest_record(c, job->source_name, job->key, &job->record, d, out->nearest);
+            total = nearest_record(c, subj->source_name, subj->key, subj->record, d, out->nearest);
             tier = total != SIZE_MAX ? "local" : NULL;
             if (flags & ASYNCRT_CACHE_EXPLAIN_REMOTE) {
-                total = remote_nearest(c, job->source_name, job->key, &job->record, total, d, out->nearest,
+                total = remote_nearest(c, subj->source_name, subj->key, subj->record, total, d, out->nearest,
                                        &from_remote, records, sizeof records);
                 tier = from_remote ? "remote" : tier;
             }
@@ -121,19 +121,29 @@ void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_ca
             total = 0;
             asyncrt__say(out->cause, sizeof out->cause,
                          "no entry of %s is recorded here%s (never stored with this cache, or by an asyncrt "
-                         "without key records)", job->source_name,
+                         "without key records)", subj->source_name,
                          (flags & ASYNCRT_CACHE_EXPLAIN_REMOTE) ? " or on the remote" : "");
         }
         if (state == ASYNCRT_KEY1_STALE && !stale.name && !stale.was) total = 0;
         if ((flags & ASYNCRT_CACHE_EXPLAIN_REMOTE) && state != ASYNCRT_KEY1_NO_DIR)
-            asyncrt__cache_remote_state(c, job->key, remote, sizeof remote);
+            asyncrt__cache_remote_state(c, subj->key, remote, sizeof remote);
     }
-    free(why);
-    asyncrt__say(subject, sizeof subject, "%s for %s", job->source_name, job->arch_name);
+    asyncrt__say(subject, sizeof subject, "%s for %s", subj->source_name, subj->arch_name);
     size_t shown = total < SHOWN_DIFFS ? total : SHOWN_DIFFS;
-    asyncrt__explain_report(out, subject, job->source_name, job->arch_name, remote[0] ? remote : NULL, d, shown, total);
+    asyncrt__explain_report(out, subject, subj->source_name, subj->arch_name, remote[0] ? remote : NULL, d, shown,
+                            total);
     asyncrt__explain_report_tier(out, tier, records[0] ? records : NULL);
     asyncrt__key_diff_free(d, shown);
+}
+
+/* The verdict on a keyed job, into *out (its strings malloc'd). */
+void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_cache_explanation *out)
+{
+    char *why = asyncrt__key_value(&job->record, "uncacheable");
+    asyncrt_explain_subject subj = {job->key, &job->record, job->source_name, job->arch_name, NULL};
+    if (job->state == ASYNCRT_COMPILE_UNCACHEABLE) subj.uncacheable = why ? why : "";
+    asyncrt__explain_key(job->ctx->cache, &subj, flags, out);
+    free(why);
 }
 
 void asyncrt__job_log_miss(asyncrt_compile_job *job)

@@ -1,39 +1,16 @@
 /* asyncrt_cache_explanation's cause, text and JSON (explain_report.h). */
 #include "explain_report.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
+#include "strbuf.h"
 
-/* A growing string; a failed growth leaves it NULL. */
-typedef struct buf {
-    char *s;
-    size_t n, cap;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) ASYNCRT_PRINTF(2, 3);
-static void put(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *t = asyncrt__vformat(fmt, ap);
-    va_end(ap);
-    size_t len = t ? strlen(t) : 0;
-    if (t && b->n + len + 1 > b->cap) {
-        size_t cap = (b->n + len + 1) * 2;
-        char *grown = realloc(b->s, cap);
-        if (!grown) free(b->s);
-        b->s = grown;
-        b->cap = grown ? cap : 0;
-    }
-    if (t && b->s) memcpy(b->s + b->n, t, len + 1), b->n += len;
-    if (!t) free(b->s), b->s = NULL;
-    free(t);
-}
+typedef asyncrt_strbuf buf;
+#define put asyncrt__sb_printf
 
 /* s as a JSON string, or null. */
 static void put_json(buf *b, const char *s)
@@ -43,7 +20,7 @@ static void put_json(buf *b, const char *s)
         return;
     }
     put(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p && b->s; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p && !b->failed; p++) {
         if (*p == '"' || *p == '\\') put(b, "\\%c", *p);
         else if (*p < 0x20) put(b, "\\u%04x", *p);
         else put(b, "%c", *p);
@@ -76,7 +53,7 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
     for (size_t i = 0; i < count; i++) {
         asyncrt__key_diff_say(&d[i], line, sizeof line);
         put(&t, "  differs  %s\n", line);
-        if (d[i].was && d[i].now && (!strcmp(d[i].what, "header") || !strcmp(d[i].what, "dependency")))
+        if (d[i].was && d[i].now && (!strcmp(d[i].what, "header") || !strcmp(d[i].what, "dependency") || !strcmp(d[i].what, "input")))
             put(&t, "             was %s\n             now %s\n", d[i].was, d[i].now);
     }
     if (total > count) put(&t, "  ... and %zu more\n", total - count);
@@ -106,8 +83,8 @@ void asyncrt__explain_report(asyncrt_cache_explanation *out, const char *subject
     put(&j, "], \"remote\": ");
     put_json(&j, remote);
     put(&j, "}");
-    out->text = t.s;
-    out->json = j.s;
+    out->text = asyncrt__sb_take(&t);
+    out->json = asyncrt__sb_take(&j);
 }
 
 /* s with `add` inserted at `at` (NULL: s is freed, when out of memory). */
@@ -116,7 +93,7 @@ static char *insert(char *s, size_t at, const char *add)
     buf b = {0};
     if (s) put(&b, "%.*s%s%s", (int)at, s, add, s + at);
     free(s);
-    return b.s;
+    return s ? asyncrt__sb_take(&b) : NULL;
 }
 
 void asyncrt__explain_report_tier(asyncrt_cache_explanation *out, const char *tier, const char *records)
@@ -137,8 +114,14 @@ void asyncrt__explain_report_tier(asyncrt_cache_explanation *out, const char *ti
     put_json(&j, tier);
     put(&j, ", \"remote_records\": ");
     put_json(&j, records);
-    out->json = j.s ? insert(out->json, strlen(out->json) - 1, j.s) : (free(out->json), NULL);
-    free(j.s);
+    char *members = asyncrt__sb_take(&j);
+    if (members) {
+        out->json = insert(out->json, strlen(out->json) - 1, members);
+    } else {
+        free(out->json);
+        out->json = NULL;
+    }
+    free(members);
 }
 
 void asyncrt_cache_explanation_free(asyncrt_cache_explanation *e)

@@ -4,6 +4,7 @@
 #define ASYNCRT_EXPLAIN_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "asyncrt/cache.h"
 #include "key_record.h"
@@ -28,5 +29,19 @@ void asyncrt__explain_report_tier(asyncrt_cache_explanation *out, const char *ti
  * strings malloc'd, NULL when out of memory); flags as asyncrt_cache_explain's. */
 typedef struct asyncrt_compile_job asyncrt_compile_job;
 void asyncrt__explain_judge(asyncrt_compile_job *job, unsigned flags, asyncrt_cache_explanation *out);
+
+/* What is explained: a key, its inputs' record (key_record.h), the source
+ * name its records are kept under ("link: a.cu b.cu" for a link), the
+ * target; uncacheable: NULL, or why it is never cached ("": caching off). */
+typedef struct asyncrt_explain_subject {
+    const uint8_t *key; /* 32 bytes */
+    const asyncrt_string_list *record;
+    const char *source_name, *arch_name, *uncacheable;
+} asyncrt_explain_subject;
+/* The verdict on subj against c's disk tier and its key records (a
+ * compile's, explain_judge's, or a link's, link_record.c), into *out. */
+typedef struct asyncrt_cache asyncrt_cache;
+void asyncrt__explain_key(asyncrt_cache *c, const asyncrt_explain_subject *subj, unsigned flags,
+                          asyncrt_cache_explanation *out);
 
 #endif

@@ -14,7 +14,9 @@
 #include "cache_key.h"
 #include "safe_io.h"
 #include "context.h"
+#include "key_record.h"
 #include "link_input.h"
+#include "link_internal.h"
 #include "link_jit.h"
 #include "link_worker.h"
 #include "nvrtc_facts.h"
@@ -25,40 +27,12 @@
 #include "string_list.h"
 #include "worker_process.h"
 
-typedef struct link_input {
-    int kind;                /* ASYNCRT_JIT_* */
-    bool from_nvrtc;         /* a program this process's NVRTC compiled (asyncrt_link_add_program) */
-    char *name;
-    unsigned char *data;
-    size_t size;
-    uint8_t sha[32];
-} link_input;
-
-struct asyncrt_link {
-    asyncrt_context *ctx;
-    asyncrt__arch arch;
-    char arch_name[32];      /* "sm_90": nvJitLink's -arch */
-    char *arch_why;          /* why that target (asyncrt_program_arch_reason of the result) */
-    link_input *inputs;
-    size_t count, cap;
-    asyncrt_string_list options;
-    asyncrt_string_list expressions, lowered; /* the programs' name expressions, in pairs */
-    asyncrt_progress_fn progress;             /* asyncrt_link_set_progress */
-    void *progress_user;
-};
-
 /* A copy of s onto a; false (a as it was) when out of memory. */
 static bool push(asyncrt_string_list *a, const char *s)
 {
     a->failed = false; /* a push that failed before leaves the list usable */
     asyncrt__list_push(a, strdup(s));
     return !a->failed;
-}
-
-static const char *kind_name(int kind)
-{
-    static const char *const names[] = {"unknown", "CUBIN", "PTX", "LTO-IR", "fatbin", "host object", "library"};
-    return kind >= 0 && kind <= ASYNCRT_JIT_LIBRARY ? names[kind] : "unknown";
 }
 
 static asyncrt_status link_create(asyncrt_context *ctx, const char *arch, asyncrt_link **out)
@@ -125,7 +99,7 @@ static asyncrt_status check_arch(asyncrt_link *l, int kind, const void *data, si
     if (kind == ASYNCRT_JIT_LIBRARY) asyncrt__link_describe_members(data, size, members, sizeof members);
     return asyncrt__fail(l->ctx, ASYNCRT_ERROR_UNSUPPORTED_ARCH,
                          "link input %s (%s) is built for %s%s%s%s, this link for %s: every input must be built for "
-                         "the link's target (recompile it for %s)", name, kind_name(kind), list,
+                         "the link's target (recompile it for %s)", name, asyncrt__link_kind_name(kind), list,
                          members[0] ? " (members: " : "", members, members[0] ? ")" : "", l->arch_name, l->arch_name);
 }
 
@@ -144,7 +118,7 @@ static asyncrt_status add(asyncrt_link *l, int kind, unsigned char *data, size_t
                           name, kind);
     else if (kind != ASYNCRT_LINK_ANY && sniffed && sniffed != kind)
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "link input %s was given as %s but its bytes are %s",
-                          name, kind_name(kind), kind_name(sniffed));
+                          name, asyncrt__link_kind_name(kind), asyncrt__link_kind_name(sniffed));
     if (kind == ASYNCRT_LINK_ANY) kind = sniffed;
     if (s == ASYNCRT_SUCCESS) s = check_arch(l, kind, data, size, name);
     link_input in = {kind, false, strdup(name), data, size, {0}};
@@ -365,28 +339,6 @@ static asyncrt_status check_symbols(asyncrt_link *l, char **note)
 
 /* ---- the key and the run ----------------------------------------------- */
 
-static void compute_key(const asyncrt_link *l, uint8_t key[32])
-{
-    asyncrt_sha256 h;
-    asyncrt__sha256_init(&h);
-    asyncrt__key_str(&h, "asyncrt link 1 " ASYNCRT_VERSION_STRING);
-    char jitlink[4096];
-    asyncrt__jitlink_find(jitlink, sizeof jitlink);
-    asyncrt__key_dir_identity(&h, jitlink); /* path and stat: its version */
-    asyncrt__key_str(&h, l->arch_name);
-    for (size_t i = 0; i < l->options.count; i++) asyncrt__key_str(&h, l->options.items[i]);
-    for (size_t i = 0; i < l->count; i++) {
-        asyncrt__key_str(&h, kind_name(l->inputs[i].kind));
-        asyncrt__key_str(&h, l->inputs[i].name);
-        asyncrt__sha256_update(&h, l->inputs[i].sha, 32);
-    }
-    for (size_t i = 0; i < l->expressions.count; i++) {
-        asyncrt__key_str(&h, l->expressions.items[i]);
-        asyncrt__key_str(&h, l->lowered.items[i]);
-    }
-    asyncrt__sha256_final(&h, key);
-}
-
 /* LTO-IR wants an nvJitLink at least as new as the NVRTC that made it:
  * said before nvJitLink is called, with both versions (link_jit.h). */
 static asyncrt_status check_lto_versions(asyncrt_link *l)
@@ -465,12 +417,8 @@ static asyncrt_program *make_program(const asyncrt_link *l, const uint8_t result
         ok = p->expressions[i] && p->lowered[i];
         if (!ok) p->name_count++;
     }
-    size_t text = 8;
-    for (size_t i = 0; i < l->count; i++) text += strlen(l->inputs[i].name) + 1;
-    p->source_name = ok ? calloc(1, text) : NULL;
-    for (size_t i = 0; p->source_name && i < l->count; i++)
-        strcat(strcat(p->source_name, i ? " " : "link: "), l->inputs[i].name);
-    text = 1;
+    p->source_name = ok ? asyncrt__link_name(l) : NULL;
+    size_t text = 1;
     for (size_t i = 0; i < l->options.count; i++) text += strlen(l->options.items[i]) + 1;
     p->options = ok ? calloc(1, text) : NULL;
     for (size_t i = 0; p->options && i < l->options.count; i++)
@@ -509,7 +457,8 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
     char *note = NULL;
     ASYNCRT_TRY(check_symbols(l, &note));
     uint8_t key[32], result_key[32];
-    compute_key(l, key);
+    asyncrt_string_list record = {0}; /* the key's inputs by name: what explains a later miss */
+    asyncrt__link_key(l, key, &record);
     asyncrt_sha256 h;
     asyncrt__sha256_init(&h);
     asyncrt__key_str(&h, "link result");
@@ -524,8 +473,10 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
         asyncrt__log(ctx, 2, "link for %s: %s cache hit, no nvJitLink call (%.2f ms)", l->arch_name,
                      (*out)->origin == ASYNCRT_ORIGIN_MEMORY_CACHE ? "memory" : "disk", asyncrt__now_ms() - start);
         free(note);
+        asyncrt__list_free(&record);
         return ASYNCRT_SUCCESS;
     }
+    asyncrt__link_log_miss(l, key, &record);
     if (note) asyncrt__log(ctx, 1, "%s", note);
     unsigned char *image = NULL;
     size_t size = 0;
@@ -561,10 +512,13 @@ static asyncrt_status link_complete(asyncrt_link *l, asyncrt_program **out)
         unsigned char *payload = asyncrt__program_payload(p, &payload_size);
         if (payload)
             asyncrt__cache_store(ctx->cache, key, ASYNCRT_TIERS_LOCAL, &none, payload, payload_size, &claim);
+        if (payload && asyncrt__cache_enabled(ctx->cache)) /* what a later miss of this link is compared with */
+            asyncrt__key_records_save(ctx->cache, p->source_name, key, &record);
         free(payload);
     }
     asyncrt__cache_release(ctx->cache, &claim); /* what the store did not let go */
     free(note);
+    asyncrt__list_free(&record);
     *out = p;
     return s;
 }

@@ -230,3 +230,9 @@ void asyncrt__link_describe_members(const void *data, size_t size, char *out, si
     member_text t = {out, out_size, 0};
     asyncrt__link_members(data, size, describe_member, &t);
 }
+
+const char *asyncrt__link_kind_name(int kind)
+{
+    static const char *const names[] = {"unknown", "CUBIN", "PTX", "LTO-IR", "fatbin", "host object", "library"};
+    return kind >= 0 && kind <= ASYNCRT_JIT_LIBRARY ? names[kind] : "unknown";
+}

@@ -45,4 +45,7 @@ bool asyncrt__link_relocatable(const void *data, size_t size);
 bool asyncrt__link_symbols(const void *data, size_t size,
                            void (*each)(const char *name, bool shared, void *arg), void *arg);
 
+/* "CUBIN", "PTX", "LTO-IR", ... for an ASYNCRT_JIT_* kind ("unknown" for another). */
+const char *asyncrt__link_kind_name(int kind);
+
 #endif

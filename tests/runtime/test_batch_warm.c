@@ -67,18 +67,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs `cmd` in the shell; returns its exit status, its output (both
- * streams) in out. */
-static int shell(char *out, size_t size, const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* asyncrt-cache with printf-style arguments. */
 static int tool(char *out, size_t size, const char *fmt, ...)
 {
@@ -88,7 +76,7 @@ static int tool(char *out, size_t size, const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", ASYNCRT_CACHE_TOOL, args);
-    return shell(out, size, cmd);
+    return test_shell(out, size, cmd);
 }
 
 static int entries(const char *dir)
@@ -141,7 +129,7 @@ static void assert_run_hits(const char *dir, const char *args)
 {
     char out[16384], cmd[8192];
     snprintf(cmd, sizeof cmd, "ASYNCRT_CACHE_DIR='%s' '%s' --compile-only -v %s 2>&1", dir, ASYNCRT_RUN_TOOL, args);
-    int rc = shell(out, sizeof out, cmd);
+    int rc = test_shell(out, sizeof out, cmd);
     if (rc != 0 || !strstr(out, "disk cache hit")) fail_msg("asyncrt-run %s: rc %d, no disk hit:\n%s", args, rc, out);
 }
 

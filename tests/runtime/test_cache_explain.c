@@ -64,12 +64,7 @@ static int sh(const fixture *f, char *out, size_t size, const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>&1", f->root, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_shell(out, size, cmd);
 }
 
 /* The baseline entry: src/k.cu for sm_80, as asyncrt-run would compile it. */

@@ -139,6 +139,24 @@ char *test_make_temp_dir(const char *prefix)
     return dir;
 }
 
+void test_write_text(const char *path, const char *text)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) fail_msg("cannot write %s", path);
+    fputs(text, out);
+    assert_int_equal(fclose(out), 0);
+}
+
+int test_shell(char *out, size_t size, const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 void test_remove_tree(const char *dir)
 {
     char cmd[512];

@@ -80,6 +80,11 @@ char *test_read_source_file(const char *relative_path);
 /* A fresh empty directory under /tmp, malloc'd. */
 char *test_make_temp_dir(const char *prefix);
 void test_remove_tree(const char *dir);
+/* path's content set to text (fails the test when it cannot be written). */
+void test_write_text(const char *path, const char *text);
+/* cmd run by the shell: its exit status (-1 when it did not exit), its
+ * output (whatever cmd sends to stdout; add 2>&1 for both) in out. */
+int test_shell(char *out, size_t size, const char *cmd);
 
 /* fn(arg, dir) in a child process, with a fresh temporary directory (named
  * after prefix, removed after): for what a process loads once (the driver,

@@ -109,6 +109,14 @@ static void show_log(const char *prefix, const char *log, int verbose)
         fprintf(stderr, "%s%s%s", prefix, log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 }
 
+/* -v: why p (NULL: nothing to say) missed the cache, asked before it was made; frees why's strings. */
+static void missed_because(const asyncrt_program *p, const char *what, asyncrt_cache_explanation *why)
+{
+    if (p && asyncrt_program_origin_of(p) == ASYNCRT_ORIGIN_COMPILED && why->verdict != ASYNCRT_CACHE_VERDICT_HIT)
+        fprintf(stderr, "asyncrt-run: %s: why the cache missed: %s\n", what, why->cause);
+    asyncrt_cache_explanation_free(why);
+}
+
 /* One source for the link (mode "-rdc=true" or "-dlto"; NULL: as a single
  * source): with `with_names`, the launches' kernels it declares are its name
  * expressions. -v describes it where it is for linking. */
@@ -149,9 +157,12 @@ static int compile_one(asyncrt_context *ctx, const run_cli *cli, const char *pat
     };
     opts.progress = tool_progress_fn(r->progress), opts.progress_user = r->progress;
     double start = now_ms();
+    asyncrt_cache_explanation why = ASYNCRT_CACHE_EXPLANATION_INIT; /* -v: asked before the compile stores it */
+    bool explained = cli->verbose && mode && asyncrt_cache_explain(ctx, path, text, &opts, 0, &why) == ASYNCRT_SUCCESS;
     tool_progress_begin(r->progress);
     asyncrt_status s = asyncrt_program_compile(ctx, path, text, &opts, out);
     tool_progress_end(r->progress);
+    missed_because(explained && s == ASYNCRT_SUCCESS ? *out : NULL, path, &why);
     if (s == ASYNCRT_SUCCESS && cli->verbose && mode)
         fprintf(stderr, "asyncrt-run: %s: %s in %.1f ms (%s for linking, %s)\n", path,
                 asyncrt_program_origin_string(asyncrt_program_origin_of(*out)), now_ms() - start,
@@ -247,9 +258,12 @@ int run_link_compile(asyncrt_context *ctx, const run_cli *cli, const char *first
         s = asyncrt_link_add_option(link, cli->link_options[i]);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_link_set_progress(link, tool_progress_fn(r->progress), r->progress);
     double linked_at = now_ms();
+    asyncrt_cache_explanation why = ASYNCRT_CACHE_EXPLANATION_INIT; /* -v, as a compile's */
+    bool explained = s == ASYNCRT_SUCCESS && cli->verbose && asyncrt_link_explain(link, 0, &why) == ASYNCRT_SUCCESS;
     tool_progress_begin(r->progress);
     if (s == ASYNCRT_SUCCESS) s = asyncrt_link_complete(link, out);
     tool_progress_end(r->progress);
+    missed_because(explained && s == ASYNCRT_SUCCESS ? *out : NULL, "link", &why);
     if (rc == RUN_EXIT_OK && s != ASYNCRT_SUCCESS)
         rc = run_fail(r, run_exit_for_status(s), "%s", asyncrt_context_last_error(ctx));
     r->compile_ms = now_ms() - start;

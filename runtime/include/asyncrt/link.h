@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 
+#include "asyncrt/cache.h"
 #include "asyncrt/runtime.h"
 
 #ifdef __cplusplus
@@ -92,6 +93,18 @@ ASYNCRT_EXTERN asyncrt_status asyncrt_link_set_progress(asyncrt_link *link, asyn
  * messages on stderr are read too. The link stays usable (add more, complete
  * again). *out is NULL on failure. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_link_complete(asyncrt_link *link, asyncrt_program **out);
+
+/* Whether asyncrt_link_complete would hit the disk cache, and on a miss what
+ * differs from the nearest recorded link of the same inputs' names (each
+ * stored link keeps its key's inputs: docs/cache.md, "Why a miss"):
+ * nvJitLink's identity (path, size, mtime; its version), the arch, a link
+ * option added or removed, an input's kind or content (its digests), a name
+ * expression. As asyncrt_cache_explain (asyncrt/cache.h): changes nothing,
+ * links nothing; flags ASYNCRT_CACHE_EXPLAIN_REMOTE or 0; ASYNCRT_SUCCESS
+ * whatever the verdict; free *out's strings with
+ * asyncrt_cache_explanation_free. */
+ASYNCRT_EXTERN asyncrt_status asyncrt_link_explain(asyncrt_link *link, unsigned flags,
+                                                   asyncrt_cache_explanation *out);
 
 #ifdef __cplusplus
 }
