@@ -281,6 +281,21 @@ char *make_key_file(const char *dir, const char *name)
     return path;
 }
 
+void redis_world_open(redis_server *server, char **dir, char **key, const char *name)
+{
+    assert_true(redis_start(server, false));
+    *dir = test_make_temp_dir(name);
+    *key = make_key_file(*dir, "fleet.key");
+}
+
+void redis_world_close(redis_server *server, char *dir, char *key)
+{
+    redis_stop(server);
+    test_remove_tree(dir);
+    free(dir);
+    free(key);
+}
+
 void write_text(const char *dir, const char *name, const char *text)
 {
     char path[512];

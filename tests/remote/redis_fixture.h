@@ -59,6 +59,13 @@ void redis_keys_free(char **keys, size_t n);
 /* A fresh HMAC key file (32 random bytes, mode 0600) in dir; malloc'd path. */
 char *make_key_file(const char *dir, const char *name);
 
+/* A test's remote world: a redis-server of its own on a unix socket, a fresh
+ * temporary folder named for `name` and the fleet's key file in it (fails
+ * the test if any can't be made); closed: the server stopped, the folder
+ * removed, both strings freed. */
+void redis_world_open(redis_server *server, char **dir, char **key, const char *name);
+void redis_world_close(redis_server *server, char *dir, char *key);
+
 /* One compile in a child process with a context of its own. */
 typedef struct remote_run {
     const char *cache_dir;    /* the child's local disk cache */

@@ -24,9 +24,7 @@ static int setup(void **state)
 {
     world *w = calloc(1, sizeof *w);
     assert_non_null(w);
-    assert_true(redis_start(&w->server, false));
-    w->dir = test_make_temp_dir("asyncrt-accept");
-    w->key = make_key_file(w->dir, "fleet.key");
+    redis_world_open(&w->server, &w->dir, &w->key, "asyncrt-accept");
     *state = w;
     return 0;
 }
@@ -34,9 +32,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     world *w = *state;
-    redis_stop(&w->server);
-    test_remove_tree(w->dir);
-    free(w->dir), free(w->key), free(w);
+    redis_world_close(&w->server, w->dir, w->key);
+    free(w);
     return 0;
 }
 

@@ -31,9 +31,7 @@ static int setup(void **state)
     }
     world *w = calloc(1, sizeof *w);
     assert_non_null(w);
-    assert_true(redis_start(&w->server, false));
-    w->dir = test_make_temp_dir("asyncrt-remote-records");
-    w->key = make_key_file(w->dir, "fleet.key");
+    redis_world_open(&w->server, &w->dir, &w->key, "asyncrt-remote-records");
     *state = w;
     return 0;
 }
@@ -42,9 +40,8 @@ static int teardown(void **state)
 {
     world *w = *state;
     if (!w) return 0;
-    redis_stop(&w->server);
-    test_remove_tree(w->dir);
-    free(w->dir), free(w->key), free(w);
+    redis_world_close(&w->server, w->dir, w->key);
+    free(w);
     return 0;
 }
 

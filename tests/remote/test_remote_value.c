@@ -120,9 +120,7 @@ static int setup(void **state)
 {
     if (!redis_server_program()) return 0;
     world *w = calloc(1, sizeof *w);
-    assert_true(redis_start(&w->server, false));
-    w->dir = test_make_temp_dir("asyncrt-value");
-    w->key = make_key_file(w->dir, "fleet.key");
+    redis_world_open(&w->server, &w->dir, &w->key, "asyncrt-value");
     *state = w;
     return 0;
 }
@@ -131,9 +129,8 @@ static int teardown(void **state)
 {
     world *w = *state;
     if (!w) return 0;
-    redis_stop(&w->server);
-    test_remove_tree(w->dir);
-    free(w->dir), free(w->key), free(w);
+    redis_world_close(&w->server, w->dir, w->key);
+    free(w);
     return 0;
 }
 
