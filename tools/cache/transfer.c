@@ -69,6 +69,13 @@ static int transfer_end(transfer *t, const char *from, const char *to)
     return t->unwritten ? TOOL_EXIT_IO : t->refused ? TOOL_EXIT_CHECK : TOOL_EXIT_OK;
 }
 
+/* A key records side file's name: "keys-" and 16 hex digits (the library
+ * checks it again, and what it holds). */
+static bool key_records(const char *name)
+{
+    return !strncmp(name, "keys-", 5) && strlen(name) == 21 && strspn(name + 5, "0123456789abcdef") == 16;
+}
+
 /* One file moved from `from` to `to` by the library (checked, re-sealed,
  * written atomically), or a problem: refused by the checks, or not written. */
 static void move(transfer *t, asyncrt_cache_dir *from, asyncrt_cache_dir *to, const char *name)
@@ -98,11 +105,16 @@ static int run(cache_tool *tool, const cache_command *cmd, int argc, char **argv
     }
     transfer t = {tool, cmd->name, 0, 0, 0};
     transfer_begin(&t);
-    for (size_t i = 0; i < cf.count; i++) {
-        const asyncrt_cache_dir_file *f = &cf.files[i];
-        if (out ? f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST
-                : f->name[0] != '.' || f->kind == ASYNCRT_CACHE_FILE_TEMP) /* not ".", "..", hidden files */
-            move(&t, from, to, f->name);
+    /* The key records last: into a cache, a record is kept only where its
+     * entry's manifest is (one refused takes its record with it). */
+    for (int records = 0; records < 2; records++) {
+        for (size_t i = 0; i < cf.count; i++) {
+            const asyncrt_cache_dir_file *f = &cf.files[i];
+            bool wanted = out ? f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST ||
+                                    key_records(f->name)
+                              : f->name[0] != '.' || f->kind == ASYNCRT_CACHE_FILE_TEMP; /* not ".", "..", hidden */
+            if (wanted && key_records(f->name) == (records == 1)) move(&t, from, to, f->name);
+        }
     }
     cache_files_free(&cf);
     asyncrt_cache_dir_close(folder);

@@ -1,0 +1,147 @@
+/* Two writers of one source name's key records (key_record.h): each thread
+ * opens the folder itself, as two contexts or processes do, and stores its
+ * own key many times; after each store both records must be there (a
+ * read-merge-write without the lock loses the other's now and then). A lock
+ * held elsewhere is waited for a bounded time only: the record is skipped,
+ * said at ASYNCRT_LOG=1, and the next store keeps it. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "key_record.h"
+#include "safe_io.h"
+#include "sha256.h"
+#include "test_support.h"
+
+#define ROUNDS 300
+
+typedef struct writer {
+    const char *dir;
+    uint8_t key[32];
+    atomic_int *stored;   /* how many writers have stored once */
+    const uint8_t *other; /* the other writer's key */
+    int lost;             /* stores after which a record was missing */
+} writer;
+
+static bool holds(const asyncrt_key_records_dir *d, const char *file, const uint8_t key[32])
+{
+    asyncrt_key_record recs[ASYNCRT_KEY_RECORDS_MAX];
+    size_t n = asyncrt__key_records_load_at(d, file, recs, ASYNCRT_KEY_RECORDS_MAX);
+    bool found = false;
+    for (size_t i = 0; i < n; i++) {
+        found |= memcmp(recs[i].key1, key, 32) == 0;
+        asyncrt__key_record_free(&recs[i]);
+    }
+    return found;
+}
+
+/* A manifest for key: a record lives only as long as its entry's. */
+static void make_manifest(const char *dir, const uint8_t key[32])
+{
+    char hex[65], path[700];
+    asyncrt__sha256_hex(key, hex);
+    snprintf(path, sizeof path, "%s/%s.mf", dir, hex);
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    fputs("m", out);
+    fclose(out);
+}
+
+static void *write_many(void *arg)
+{
+    writer *w = arg;
+    int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    asyncrt_key_records_dir d = {fd, NULL, NULL, w->dir};
+    char file[32];
+    asyncrt__key_records_file("k.cu", file);
+    asyncrt_string_list lines = {0};
+    asyncrt__key_note(&lines, "source name", "k.cu");
+    asyncrt__key_note(&lines, "arch", w->key[0] == 1 ? "sm_80" : "sm_90");
+    for (int i = 0; i < ROUNDS; i++) {
+        if (!asyncrt__key_records_save_at(&d, "k.cu", w->key, &lines)) w->lost++;
+        if (i == 0) atomic_fetch_add(w->stored, 1);
+        bool both = holds(&d, file, w->key) && (atomic_load(w->stored) < 2 || holds(&d, file, w->other));
+        w->lost += !both;
+    }
+    asyncrt__list_free(&lines);
+    close(fd);
+    return NULL;
+}
+
+static void two_writers_keep_both_records(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("asyncrt-records-lock");
+    atomic_int stored = 0;
+    writer a = {dir, {1}, &stored, NULL, 0}, b = {dir, {2}, &stored, NULL, 0};
+    a.other = b.key, b.other = a.key;
+    make_manifest(dir, a.key);
+    make_manifest(dir, b.key);
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, write_many, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, write_many, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    print_message("stores after which a record was missing: %d of %d\n", a.lost + b.lost, 2 * ROUNDS);
+    assert_int_equal(a.lost + b.lost, 0);
+    test_remove_tree(dir);
+    free(dir);
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void a_held_lock_skips_the_record_in_bounded_time(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("asyncrt-records-held");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    asyncrt_diag diag;
+    assert_true(asyncrt__diag_init(&diag, 1));
+    asyncrt_key_records_dir d = {fd, NULL, &diag, dir};
+    uint8_t key[32] = {7};
+    make_manifest(dir, key);
+    char why[256], file[32];
+    asyncrt__key_records_file("k.cu", file);
+    int held = asyncrt__file_lock(fd, ASYNCRT_KEY_RECORDS_LOCK, 0600, 0, why, sizeof why);
+    assert_true(held >= 0);
+    asyncrt_string_list lines = {0};
+    asyncrt__key_note(&lines, "arch", "sm_80");
+    test_capture_begin();
+    double t0 = now_ms();
+    bool saved = asyncrt__key_records_save_at(&d, "k.cu", key, &lines);
+    double waited = now_ms() - t0;
+    char *log = test_capture_end();
+    assert_false(saved);
+    assert_true(waited >= ASYNCRT_KEY_RECORDS_LOCK_MS * 0.9 && waited < ASYNCRT_KEY_RECORDS_LOCK_MS + 2000);
+    if (!strstr(log, "key record of k.cu not kept in") || !strstr(log, "held by another writer"))
+        fail_msg("no reason logged: %s", log);
+    free(log);
+    assert_false(holds(&d, file, key));
+    close(held);
+    assert_true(asyncrt__key_records_save_at(&d, "k.cu", key, &lines));
+    assert_true(holds(&d, file, key));
+    asyncrt__list_free(&lines);
+    asyncrt__diag_destroy(&diag);
+    close(fd);
+    test_remove_tree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_writers_keep_both_records),
+        cmocka_unit_test(a_held_lock_skips_the_record_in_bounded_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
