@@ -44,6 +44,8 @@ static int setup(void **state)
     char path[700];
     snprintf(path, sizeof path, "%s/k.cu", f->root);
     write_file(path, "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }\n");
+    snprintf(path, sizeof path, "%s/j.cu", f->root);
+    write_file(path, "extern \"C\" __global__ void j(float *x) { x[threadIdx.x] *= 2.0f; }\n");
     *state = f;
     return 0;
 }
@@ -85,7 +87,7 @@ static char *tool(const fixture *f, const char *dir, int want, const char *env, 
 static void warm(const fixture *f, const char *env, const char *args)
 {
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "warm %s k.cu", args);
+    snprintf(cmd, sizeof cmd, "warm %s%s", args, strstr(args, ".cu") ? "" : " k.cu");
     tool(f, f->cache, 0, env, cmd);
 }
 
@@ -190,6 +192,21 @@ static void eviction_drops_the_evicted_record(void **state)
     must_hold(out, "the arch: 'sm_90' -> 'sm_80'");
 }
 
+/* The same with B of another source name (j.cu): no store rewrites k.cu's
+ * records file, the trim's sweep deletes it (its one record is dead). */
+static void eviction_sweeps_another_names_records(void **state)
+{
+    fixture *f = *state;
+    warm(f, "", "--arch sm_80");
+    char env[128];
+    snprintf(env, sizeof env, "ASYNCRT_CACHE_MAX_BYTES=%llu", (unsigned long long)(entry_bytes(f->cache) * 3 / 2));
+    warm(f, env, "--arch sm_90 j.cu");
+    assert_int_equal(records(f->cache, "sm_80", NULL), 0);
+    assert_int_equal(files_named(f->cache, "keys-"), 1); /* j.cu's */
+    char *out = tool(f, f->cache, 0, "", "explain --arch sm_90 k.cu");
+    must_hold(out, "no entry of k.cu is recorded");
+}
+
 /* A's manifest removed by someone else (another process, an older asyncrt,
  * by hand): its record is still in the file, but never the nearest entry. */
 static void a_record_whose_manifest_is_gone_is_skipped(void **state)
@@ -279,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(clear_deletes_the_records, setup, teardown),
         cmocka_unit_test_setup_teardown(eviction_drops_the_evicted_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(eviction_sweeps_another_names_records, setup, teardown),
         cmocka_unit_test_setup_teardown(a_record_whose_manifest_is_gone_is_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(a_removed_manifest_takes_its_record, setup, teardown),
         cmocka_unit_test_setup_teardown(export_and_import_carry_the_records, setup, teardown),
