@@ -1,7 +1,8 @@
 /* Two writers of one source name's key records (key_record.h): each thread
  * opens the folder itself, as two contexts or processes do, and stores its
- * own key many times; after each store both records must be there (a
- * read-merge-write without the lock loses the other's now and then). A lock
+ * own key many times, each time saying its round; after each store both
+ * records must be there, each at least as new as its last returned store (a
+ * read-merge-write without the lock puts an older one back now and then). A lock
  * held elsewhere is waited for a bounded time only: the record is skipped,
  * said at ASYNCRT_LOG=1, and the next store keeps it. */
 #include <fcntl.h>
@@ -18,26 +19,41 @@
 #include "sha256.h"
 #include "test_support.h"
 
-#define ROUNDS 300
+#define ROUNDS 1000
 
+/* Each writer's record says the round that stored it ("round\t<n>"). With
+ * the lock, once a writer's store of round n has returned, every later
+ * version of the file holds its record at round n or later; a read-merge-
+ * write that raced puts back an older round (or none). */
 typedef struct writer {
     const char *dir;
     uint8_t key[32];
-    atomic_int *stored;   /* how many writers have stored once */
-    const uint8_t *other; /* the other writer's key */
-    int lost;             /* stores after which a record was missing */
+    atomic_int done;           /* the last round whose store returned; -1: none */
+    struct writer *other;
+    pthread_barrier_t *start;
+    int lost;                  /* stores after which a record was behind */
 } writer;
 
-static bool holds(const asyncrt_key_records_dir *d, const char *file, const uint8_t key[32])
+/* key's round in side file `file` of d (0: none said); -1 when absent. */
+static int round_of(const asyncrt_key_records_dir *d, const char *file, const uint8_t key[32])
 {
     asyncrt_key_record recs[ASYNCRT_KEY_RECORDS_MAX];
     size_t n = asyncrt__key_records_load_at(d, file, recs, ASYNCRT_KEY_RECORDS_MAX);
-    bool found = false;
+    int round = -1;
     for (size_t i = 0; i < n; i++) {
-        found |= memcmp(recs[i].key1, key, 32) == 0;
+        if (memcmp(recs[i].key1, key, 32) == 0) {
+            char *v = asyncrt__key_value(&recs[i].lines, "round");
+            round = v ? atoi(v) : 0;
+            free(v);
+        }
         asyncrt__key_record_free(&recs[i]);
     }
-    return found;
+    return round;
+}
+
+static bool holds(const asyncrt_key_records_dir *d, const char *file, const uint8_t key[32])
+{
+    return round_of(d, file, key) >= 0;
 }
 
 /* A manifest for key: a record lives only as long as its entry's. */
@@ -55,20 +71,22 @@ static void make_manifest(const char *dir, const uint8_t key[32])
 static void *write_many(void *arg)
 {
     writer *w = arg;
-    int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own, as another context's */
     asyncrt_key_records_dir d = {fd, NULL, NULL, w->dir};
-    char file[32];
+    char file[32], round[16];
     asyncrt__key_records_file("k.cu", file);
-    asyncrt_string_list lines = {0};
-    asyncrt__key_note(&lines, "source name", "k.cu");
-    asyncrt__key_note(&lines, "arch", w->key[0] == 1 ? "sm_80" : "sm_90");
+    pthread_barrier_wait(w->start); /* both at once */
     for (int i = 0; i < ROUNDS; i++) {
-        if (!asyncrt__key_records_save_at(&d, "k.cu", w->key, &lines)) w->lost++;
-        if (i == 0) atomic_fetch_add(w->stored, 1);
-        bool both = holds(&d, file, w->key) && (atomic_load(w->stored) < 2 || holds(&d, file, w->other));
-        w->lost += !both;
+        asyncrt_string_list lines = {0};
+        asyncrt__key_note(&lines, "source name", "k.cu");
+        snprintf(round, sizeof round, "%d", i);
+        asyncrt__key_note(&lines, "round", round);
+        bool saved = asyncrt__key_records_save_at(&d, "k.cu", w->key, &lines);
+        asyncrt__list_free(&lines);
+        atomic_store(&w->done, i);
+        int theirs = atomic_load(&w->other->done); /* returned before this load: must be there */
+        w->lost += !saved || round_of(&d, file, w->key) < i || round_of(&d, file, w->other->key) < theirs;
     }
-    asyncrt__list_free(&lines);
     close(fd);
     return NULL;
 }
@@ -77,9 +95,12 @@ static void two_writers_keep_both_records(void **state)
 {
     (void)state;
     char *dir = test_make_temp_dir("asyncrt-records-lock");
-    atomic_int stored = 0;
-    writer a = {dir, {1}, &stored, NULL, 0}, b = {dir, {2}, &stored, NULL, 0};
-    a.other = b.key, b.other = a.key;
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 2);
+    writer a = {.dir = dir, .key = {1}, .start = &start}, b = {.dir = dir, .key = {2}, .start = &start};
+    atomic_init(&a.done, -1);
+    atomic_init(&b.done, -1);
+    a.other = &b, b.other = &a;
     make_manifest(dir, a.key);
     make_manifest(dir, b.key);
     pthread_t ta, tb;
@@ -87,7 +108,8 @@ static void two_writers_keep_both_records(void **state)
     assert_int_equal(pthread_create(&tb, NULL, write_many, &b), 0);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
-    print_message("stores after which a record was missing: %d of %d\n", a.lost + b.lost, 2 * ROUNDS);
+    pthread_barrier_destroy(&start);
+    print_message("stores after which a record was behind: %d of %d\n", a.lost + b.lost, 2 * ROUNDS);
     assert_int_equal(a.lost + b.lost, 0);
     test_remove_tree(dir);
     free(dir);
