@@ -1,7 +1,7 @@
 /* asyncrt-cache export / import: one build host warms many machines.
  *
  * export OUT copies every entry (<key2>.bin) and manifest (<key1>.mf) of the
- * cache that passes the library's checks into OUT, re-sealed with a plain
+ * cache that passes the library's checks, and the key records (keys-*), into OUT, re-sealed with a plain
  * SHA-256 (a shared cache's team MAC stays home). import IN takes nothing on
  * trust: each file is read as a cache read would (no symlink, no FIFO, a
  * regular file of plausible size, checked with fstat before any read), must
@@ -137,7 +137,8 @@ const cache_command cmd_export = {
     "export", "copy every verified entry and manifest into a directory (for import elsewhere)",
     "usage: asyncrt-cache [--dir DIR] export OUT_DIR\n"
     "\n"
-    "Copies every entry and manifest that passes the library's checks into OUT_DIR\n"
+    "Copies every entry and manifest that passes the library's checks, and the key\n"
+    "records explain keeps (keys-*, those of entries still here), into OUT_DIR\n"
     "(created 0700; opened once, never through a symbolic link), sealed with a plain\n"
     "SHA-256 (a shared cache's MAC stays home).\n"
     "Exit codes: 0 all copied, 2 bad usage, 6 some failed the checks (named, not\n"
@@ -152,7 +153,9 @@ const cache_command cmd_import = {
     "symbolic link) as a cache read would (no symlinks or FIFOs, regular files of\n"
     "plausible size, decoded and checked under the key the name claims), then writes\n"
     "it into the cache with the library's own atomic write (and this cache's team\n"
-    "MAC in shared mode); manifests are merged with ours.\n"
+    "MAC in shared mode); manifests are merged with ours. Key records files\n"
+    "(keys-*) come last, checked the same way, and are merged with ours, keeping\n"
+    "those whose entry's manifest the cache holds.\n"
     "A tampered, foreign or oddly typed file is refused and named.\n"
     "Exit codes: 0 all imported, 2 bad usage, 6 some refused (named), 7 IN_DIR\n"
     "unreadable, no usable cache directory, or a file not written.\n",
