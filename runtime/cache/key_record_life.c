@@ -73,8 +73,9 @@ static char *record_text(const asyncrt_key_record *r)
 }
 
 /* recs (in order, the first of each key1 kept, at most the count and the
- * size, the later ones dropped) as side file `file` of d; none: the file
- * deleted. Called with the lock held. False (errno) when not written. */
+ * size, the later ones dropped) as side file `file` of d; none (n == 0):
+ * the file deleted. Called with the lock held. False (errno) when not
+ * written, the file left as it was (the first record alone too big: EFBIG). */
 static bool write_records(const asyncrt_key_records_dir *d, const char *file, const asyncrt_key_record *recs,
                           size_t n)
 {
@@ -93,8 +94,9 @@ static bool write_records(const asyncrt_key_records_dir *d, const char *file, co
         free(t);
         if (!seen && !grown) break; /* the oldest go first */
     }
+    if (!kept && n) errno = text ? EFBIG : ENOMEM; /* the newest alone is too big: the file left as it is */
     bool ok = text && (kept ? asyncrt__side_write_at(d->fd, d->mac, file, text)
-                            : unlinkat(d->fd, file, 0) == 0 || errno == ENOENT);
+                            : !n && (unlinkat(d->fd, file, 0) == 0 || errno == ENOENT));
     if (!text) errno = ENOMEM;
     free(text);
     return ok;

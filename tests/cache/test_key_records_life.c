@@ -6,12 +6,10 @@
  * compiled on the CPU (explicit targets). */
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -58,28 +56,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* `cmd` run by the shell in the fixture's root; its exit status, both streams in out. */
-static int sh(const fixture *f, char *out, size_t size, const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>&1", f->root, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* asyncrt-cache --dir DIR ARGS, which must exit with `want`; its output. */
 static char *tool(const fixture *f, const char *dir, int want, const char *env, const char *args)
 {
     static char out[16384];
-    int rc = sh(f, out, sizeof out, "%s '%s' --dir '%s' %s", env, ASYNCRT_CACHE_TOOL, dir, args);
+    int rc = test_shell(f->root, out, sizeof out, "%s '%s' --dir '%s' %s", env, ASYNCRT_CACHE_TOOL, dir, args);
     if (rc != want) fail_msg("asyncrt-cache %s: %d, not %d\n%s", args, rc, want, out);
     return out;
 }
@@ -150,12 +131,16 @@ static uint64_t entry_bytes(const char *dir)
     return bytes;
 }
 
-/* dir's manifest of key, by path. */
-static void manifest_path(const char *dir, const uint8_t key[32], char *out, size_t size)
+/* A (sm_80 -DX=1) then B (sm_90) stored; A's manifest's path into path. */
+static void two_entries(const fixture *f, char *path, size_t size)
 {
+    uint8_t a[32];
     char hex[65];
-    asyncrt__sha256_hex(key, hex);
-    snprintf(out, size, "%s/%s.mf", dir, hex);
+    warm(f, "", "--arch sm_80 -D X=1");
+    warm(f, "", "--arch sm_90");
+    assert_int_equal(records(f->cache, "sm_80", a), 1);
+    asyncrt__sha256_hex(a, hex);
+    snprintf(path, size, "%s/%s.mf", f->cache, hex);
 }
 
 static void must_hold(const char *out, const char *what)
@@ -212,12 +197,8 @@ static void eviction_sweeps_another_names_records(void **state)
 static void a_record_whose_manifest_is_gone_is_skipped(void **state)
 {
     fixture *f = *state;
-    uint8_t a[32];
     char path[900];
-    warm(f, "", "--arch sm_80 -D X=1");
-    warm(f, "", "--arch sm_90");
-    assert_int_equal(records(f->cache, "sm_80", a), 1);
-    manifest_path(f->cache, a, path, sizeof path);
+    two_entries(f, path, sizeof path);
     assert_int_equal(unlink(path), 0);
     char *out = tool(f, f->cache, 0, "", "explain --arch sm_80 -D X=1 -D Y=1 k.cu");
     must_hold(out, "the arch: 'sm_90' -> 'sm_80'");
@@ -227,12 +208,8 @@ static void a_record_whose_manifest_is_gone_is_skipped(void **state)
 static void a_removed_manifest_takes_its_record(void **state)
 {
     fixture *f = *state;
-    uint8_t a[32];
     char path[900];
-    warm(f, "", "--arch sm_80");
-    warm(f, "", "--arch sm_90");
-    assert_int_equal(records(f->cache, "sm_80", a), 1);
-    manifest_path(f->cache, a, path, sizeof path);
+    two_entries(f, path, sizeof path);
     FILE *m = fopen(path, "r+b");
     assert_non_null(m);
     fseek(m, 40, SEEK_SET);

@@ -4,7 +4,8 @@
  * records must be there, each at least as new as its last returned store (a
  * read-merge-write without the lock puts an older one back now and then). A lock
  * held elsewhere is waited for a bounded time only: the record is skipped,
- * said at ASYNCRT_LOG=1, and the next store keeps it. */
+ * said at ASYNCRT_LOG=1, and the next store keeps it. A record too big
+ * for the file leaves the file as it was. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -159,11 +160,43 @@ static void a_held_lock_skips_the_record_in_bounded_time(void **state)
     free(dir);
 }
 
+/* A record too big for a side file is not kept, and the records already
+ * there stay as they were (a failed write never loses them). */
+static void a_record_too_big_leaves_the_file(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("asyncrt-records-big");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    asyncrt_key_records_dir d = {fd, NULL, NULL, dir};
+    uint8_t small[32] = {3}, big[32] = {4};
+    make_manifest(dir, small);
+    make_manifest(dir, big);
+    char file[32];
+    asyncrt__key_records_file("k.cu", file);
+    asyncrt_string_list lines = {0}, huge = {0};
+    asyncrt__key_note(&lines, "arch", "sm_80");
+    char *value = malloc(70000);
+    memset(value, 'x', 69999);
+    value[69999] = '\0';
+    asyncrt__key_note(&huge, "option", value);
+    free(value);
+    assert_true(asyncrt__key_records_save_at(&d, "k.cu", small, &lines));
+    assert_false(asyncrt__key_records_save_at(&d, "k.cu", big, &huge));
+    assert_true(holds(&d, file, small));
+    assert_false(holds(&d, file, big));
+    asyncrt__list_free(&lines);
+    asyncrt__list_free(&huge);
+    close(fd);
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_writers_keep_both_records),
         cmocka_unit_test(a_held_lock_skips_the_record_in_bounded_time),
+        cmocka_unit_test(a_record_too_big_leaves_the_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,4 +257,20 @@ bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg,
     test_remove_tree(dir);
     free(dir);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int test_shell(const char *dir, char *out, size_t size, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>&1", dir, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -86,6 +86,10 @@ void test_remove_tree(const char *dir);
  * NVRTC). True when the child exited with 0. */
 bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg, const char *prefix);
 
+/* A shell command (printf-style) run in folder `dir`, both streams into out
+ * (NUL-terminated, cut at size - 1); its exit status, -1 when it did not exit. */
+int test_shell(const char *dir, char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* stderr (the library's log) into a temporary file until test_capture_end,
  * which returns what was written, malloc'd. Not nested. */
 void test_capture_begin(void);
