@@ -233,8 +233,9 @@ bool asyncrt__disk_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt
         if (err == ENOENT) forget_dir(c); /* removed under us */
     } else {
         asyncrt__diag_log(c->diag, 2, "cached %s/%s (%zu bytes, %zu dependencies)", dir, name, size, deps->count);
+        asyncrt_key_records_dir records = {fd, mac, c->diag, dir};
         if (asyncrt__cache_trim(c, fd, dir, name)) /* manifests evicted: their key records die too */
-            asyncrt__key_records_sweep_at(&(asyncrt_key_records_dir){fd, mac, c->diag, dir});
+            asyncrt__key_records_sweep_at(&records, ASYNCRT_KEY_RECORDS_SWEEP_S);
     }
     free(dir);
     close(fd);

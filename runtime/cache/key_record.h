@@ -82,9 +82,10 @@ void asyncrt__key_diff_say(const asyncrt_key_diff *d, char *out, size_t size);
  * A record lives as long as its entry: one whose manifest (<key1>.mf) is not
  * in the folder is skipped when loaded, whoever removed it (eviction, clear,
  * verify --delete, a lookup's discard, another process or asyncrt), and is
- * dropped when its side file is next written; a trim or prune that evicted
- * a manifest, and a remove of one, sweep the side files (rewritten without
- * the dead records, deleted when none is left); clear deletes them all.
+ * dropped when its side file is next written; a trim (at most once a
+ * minute) or prune that evicted a manifest, and a remove of one, sweep the
+ * side files (rewritten without the dead records, deleted when none is
+ * left); clear deletes them all.
  * Writers of the side files (a store's save, a sweep, an import's merge)
  * read, merge and write under one advisory lock, ASYNCRT_KEY_RECORDS_LOCK in
  * the folder (safe_io.h's asyncrt__file_lock), waited for at most
@@ -93,6 +94,8 @@ void asyncrt__key_diff_say(const asyncrt_key_diff *d, char *out, size_t size);
  * is replaced by an atomic rename). */
 #define ASYNCRT_KEY_RECORDS_LOCK "keys.lock"
 #define ASYNCRT_KEY_RECORDS_LOCK_MS 1000
+#define ASYNCRT_KEY_RECORDS_SWEPT "keys.swept"
+#define ASYNCRT_KEY_RECORDS_SWEEP_S 60
 
 /* A folder of key records: its descriptor, its seal (a shared cache's team
  * MAC; NULL: plain SHA-256), where warnings go (NULL: nowhere) and its name
@@ -113,8 +116,12 @@ size_t asyncrt__key_records_load_at(const asyncrt_key_records_dir *d, const char
 bool asyncrt__key_records_save_at(const asyncrt_key_records_dir *d, const char *source_name, const uint8_t key1[32],
                                   const asyncrt_string_list *lines);
 /* Drops the dead records of every side file of d (a file left with none is
- * deleted); how many files changed. */
-size_t asyncrt__key_records_sweep_at(const asyncrt_key_records_dir *d);
+ * deleted); how many files changed. It reads every records file (about half
+ * a millisecond each), so a store's trim asks for it at most once every
+ * `every` seconds (ASYNCRT_KEY_RECORDS_SWEEP_S; the last one's time is the
+ * mtime of side file ASYNCRT_KEY_RECORDS_SWEPT): loading skips dead records
+ * meanwhile. 0: now (prune, remove). */
+size_t asyncrt__key_records_sweep_at(const asyncrt_key_records_dir *d, unsigned every);
 /* Side file `file` of `from` into `to` (export, import): read and checked
  * as a load reads it (its seal, its format, each record's source name
  * hashing to the file's name), its live records re-sealed for `to`; into a

@@ -131,17 +131,27 @@ bool asyncrt__key_records_save_at(const asyncrt_key_records_dir *d, const char *
     return ok;
 }
 
-size_t asyncrt__key_records_sweep_at(const asyncrt_key_records_dir *d)
+/* Whether the last sweep (its stamp's mtime) is under `every` seconds old. */
+static bool swept_lately(const asyncrt_key_records_dir *d, unsigned every)
+{
+    struct stat st;
+    return every && fstatat(d->fd, ASYNCRT_KEY_RECORDS_SWEPT, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+           time(NULL) - st.st_mtime < (time_t)every;
+}
+
+size_t asyncrt__key_records_sweep_at(const asyncrt_key_records_dir *d, unsigned every)
 {
     char why[256];
     asyncrt_cache_listing l;
+    if (swept_lately(d, every)) return 0;
     int held = lock(d, why, sizeof why);
     if (held < 0) {
         asyncrt__diag_log(d->diag, 1, "warning: key records in %s not swept: %s", d->name, why);
         return 0;
     }
     size_t changed = 0;
-    if (asyncrt__cache_scan_at(d->fd, &l)) {
+    if (!swept_lately(d, every) && asyncrt__cache_scan_at(d->fd, &l)) {
+        asyncrt__side_write_at(d->fd, d->mac, ASYNCRT_KEY_RECORDS_SWEPT, "swept\n"); /* none: the next one sweeps */
         for (size_t i = 0; i < l.count; i++) {
             if (!l.files[i].regular || !asyncrt__key_records_named(l.files[i].name)) continue;
             asyncrt_key_record recs[ASYNCRT_KEY_RECORDS_MAX];

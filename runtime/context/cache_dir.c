@@ -158,7 +158,7 @@ bool asyncrt_cache_parse_size(const char *text, uint64_t *bytes)
 static void sweep_records(asyncrt_cache_dir *dir)
 {
     asyncrt_key_records_dir d = {dir->fd, asyncrt__folder_mac(dir), &dir->ctx->diag, dir->name};
-    asyncrt__key_records_sweep_at(&d);
+    asyncrt__key_records_sweep_at(&d, 0);
 }
 
 static asyncrt_status dir_remove(asyncrt_cache_dir *dir, const char *name)

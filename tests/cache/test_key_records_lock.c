@@ -191,12 +191,49 @@ static void a_record_too_big_leaves_the_file(void **state)
     free(dir);
 }
 
+/* A sweep drops a record whose manifest is gone; a trim's (every 60 s)
+ * waits for its minute after the last one, an explicit one (0) does not. */
+static void a_sweep_drops_dead_records_at_most_once_a_minute(void **state)
+{
+    (void)state;
+    char *dir = test_make_temp_dir("asyncrt-records-sweep");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    asyncrt_key_records_dir d = {fd, NULL, NULL, dir};
+    uint8_t a[32] = {5}, b[32] = {6};
+    char file[32], hex[65], path[700];
+    asyncrt__key_records_file("k.cu", file);
+    asyncrt_string_list lines = {0};
+    asyncrt__key_note(&lines, "arch", "sm_80");
+    make_manifest(dir, a);
+    make_manifest(dir, b);
+    assert_true(asyncrt__key_records_save_at(&d, "k.cu", a, &lines));
+    assert_true(asyncrt__key_records_save_at(&d, "k.cu", b, &lines));
+    asyncrt__sha256_hex(a, hex);
+    snprintf(path, sizeof path, "%s/%s.mf", dir, hex);
+    assert_int_equal(unlink(path), 0);
+    assert_false(holds(&d, file, a)); /* skipped at once */
+    assert_int_equal(asyncrt__key_records_sweep_at(&d, ASYNCRT_KEY_RECORDS_SWEEP_S), 1);
+    assert_true(holds(&d, file, b));
+    asyncrt__sha256_hex(b, hex);
+    snprintf(path, sizeof path, "%s/%s.mf", dir, hex);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(asyncrt__key_records_sweep_at(&d, ASYNCRT_KEY_RECORDS_SWEEP_S), 0); /* swept lately */
+    assert_int_equal(asyncrt__key_records_sweep_at(&d, 0), 1);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    assert_int_equal(access(path, F_OK), -1); /* no record left: the file is gone */
+    asyncrt__list_free(&lines);
+    close(fd);
+    test_remove_tree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_writers_keep_both_records),
         cmocka_unit_test(a_held_lock_skips_the_record_in_bounded_time),
         cmocka_unit_test(a_record_too_big_leaves_the_file),
+        cmocka_unit_test(a_sweep_drops_dead_records_at_most_once_a_minute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
