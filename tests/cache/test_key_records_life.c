@@ -269,6 +269,38 @@ static void a_tampered_records_file_is_refused(void **state)
     assert_int_equal(files_named(f->other, "") > 0, 1);
 }
 
+/* A shared cache (ASYNCRT_CACHE_SHARED=1) seals its records with the team
+ * MAC (not readable as a plain seal), explains with them, exports them
+ * plain, and an import into a private cache explains as the team's. */
+static void a_shared_caches_records_carry_the_team_mac(void **state)
+{
+    fixture *f = *state;
+    char team[700];
+    snprintf(team, sizeof team, "%s/team", f->root);
+    const char *shared = "ASYNCRT_CACHE_SHARED=1";
+    tool(f, team, 0, shared, "warm --arch sm_80 k.cu");
+    must_hold(tool(f, team, 0, shared, "explain --arch sm_90 k.cu"), "the arch: 'sm_80' -> 'sm_90'");
+    int fd = open(team, O_RDONLY | O_DIRECTORY);
+    DIR *d = opendir(team);
+    assert_non_null(d);
+    size_t refused = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char why[256];
+        if (strncmp(e->d_name, "keys-", 5) != 0) continue;
+        char *text = asyncrt__side_read_at(fd, NULL, e->d_name, why, sizeof why);
+        refused += !text && why[0];
+        free(text);
+    }
+    closedir(d);
+    close(fd);
+    assert_int_equal(refused, 1);
+    tool(f, team, 0, shared, "export export");
+    assert_int_equal(records(f->out, "sm_80", NULL), 1);
+    mkdir(f->other, 0700);
+    tool(f, f->other, 0, "", "import export");
+    must_hold(tool(f, f->other, 0, "", "explain --arch sm_90 k.cu"), "the arch: 'sm_80' -> 'sm_90'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +311,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_removed_manifest_takes_its_record, setup, teardown),
         cmocka_unit_test_setup_teardown(export_and_import_carry_the_records, setup, teardown),
         cmocka_unit_test_setup_teardown(a_tampered_records_file_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_shared_caches_records_carry_the_team_mac, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
