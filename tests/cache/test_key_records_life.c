@@ -21,14 +21,6 @@ typedef struct fixture {
     char root[512], cache[600], other[600], out[600];
 } fixture;
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *out = fopen(path, "w");
-    assert_non_null(out);
-    fputs(text, out);
-    fclose(out);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -41,9 +33,9 @@ static int setup(void **state)
     mkdir(f->cache, 0700);
     char path[700];
     snprintf(path, sizeof path, "%s/k.cu", f->root);
-    write_file(path, "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }\n");
+    test_write_file(path, "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }\n");
     snprintf(path, sizeof path, "%s/j.cu", f->root);
-    write_file(path, "extern \"C\" __global__ void j(float *x) { x[threadIdx.x] *= 2.0f; }\n");
+    test_write_file(path, "extern \"C\" __global__ void j(float *x) { x[threadIdx.x] *= 2.0f; }\n");
     *state = f;
     return 0;
 }

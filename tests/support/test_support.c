@@ -274,3 +274,11 @@ int test_shell(const char *dir, char *out, size_t size, const char *fmt, ...)
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+void test_write_file(const char *path, const char *text)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) fail_msg("cannot write %s", path);
+    fputs(text, out);
+    fclose(out);
+}

@@ -86,6 +86,9 @@ void test_remove_tree(const char *dir);
  * NVRTC). True when the child exited with 0. */
 bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg, const char *prefix);
 
+/* `text` as the file at `path` (created or replaced); fails the test when it cannot. */
+void test_write_file(const char *path, const char *text);
+
 /* A shell command (printf-style) run in folder `dir`, both streams into out
  * (NUL-terminated, cut at size - 1); its exit status, -1 when it did not exit. */
 int test_shell(const char *dir, char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
