@@ -1,4 +1,4 @@
-#define _DEFAULT_SOURCE /* realpath, S_ISVTX */
+#define _GNU_SOURCE /* realpath, S_ISVTX, F_OFD_SETLK */
 #include "safe_io.h"
 
 #include <dirent.h>
@@ -517,4 +517,40 @@ bool asyncrt__trusted_executable(const char *path, char *real, size_t real_size,
     }
     snprintf(real, real_size, "%s", resolved);
     return true;
+}
+
+int asyncrt__file_lock(int dir_fd, const char *path, mode_t mode, unsigned wait_ms, char *why, size_t why_size)
+{
+    int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK; /* O_NONBLOCK: never hang on a FIFO */
+    int fd = openat(dir_fd, path, flags | O_CREAT | O_EXCL, mode);
+    if (fd >= 0) fchmod(fd, mode); /* the umask's cut undone: a team's members all lock it */
+    else if (errno == EEXIST) fd = openat(dir_fd, path, flags);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "cannot open the lock file %s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    struct timespec start, now, pause = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        /* An open file description's lock: exclusive between processes and
+         * between two opens in one process (threads), also over NFS. */
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return fd;
+        if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
+            snprintf(why, why_size, "cannot lock %s: %s", path, strerror(errno));
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long ms = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (ms >= (long long)wait_ms) {
+            snprintf(why, why_size, "%s is held by another writer for more than %u ms", path, wait_ms);
+            break;
+        }
+        nanosleep(&pause, NULL);
+        if (pause.tv_nsec < 8000000) pause.tv_nsec *= 2; /* 1, 2, 4, 8 ms */
+    }
+    close(fd);
+    return -1;
 }

@@ -79,6 +79,13 @@ unsigned char *asyncrt__file_read_private(const char *path, size_t max, size_t *
  * old or new). mode: 0600 private, 0660 shared. False with errno set. */
 bool asyncrt__file_write(int dir_fd, const char *path, const unsigned char *data, size_t size, mode_t mode);
 
+/* An exclusive advisory lock on `path` (relative to dir_fd; created empty
+ * with `mode` when missing, never through a symlink, a regular file only),
+ * tried for at most wait_ms: an open file description's lock (F_OFD_SETLK),
+ * so two threads that each call this exclude each other as two processes
+ * do. The descriptor (close it to let go), or -1 with why: no unbounded wait. */
+int asyncrt__file_lock(int dir_fd, const char *path, mode_t mode, unsigned wait_ms, char *why, size_t why_size);
+
 /* A fresh directory only this user can enter (mkdtemp: mode 0700, a name
  * nobody can guess): <tmpdir or /tmp>/<prefix><pid>-XXXXXX; tmpdir is the
  * TMPDIR setting (NULL when unset), used only when shorter than 32 characters. The pid lets a later process recognise a

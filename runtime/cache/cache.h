@@ -197,5 +197,11 @@ bool asyncrt__cache_remote_pull(asyncrt_cache *c, size_t *installed, size_t *ref
  * usable directory. */
 char *asyncrt__cache_read_side(asyncrt_cache *c, const char *name);
 bool asyncrt__cache_write_side(asyncrt_cache *c, const char *name, const char *text);
+/* The same on a folder already open (dir_fd) and sealed under mac (a shared
+ * cache's team MAC; NULL: plain SHA-256): for the calls that hold a folder,
+ * not a cache (asyncrt_cache_dir's, an export folder). read: NULL with why
+ * ("" when absent), nothing logged; write: false with errno. */
+char *asyncrt__side_read_at(int dir_fd, const uint8_t *mac, const char *name, char *why, size_t why_size);
+bool asyncrt__side_write_at(int dir_fd, const uint8_t *mac, const char *name, const char *text);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "cache_manifest.h"
 #include "cache_tiers.h"
+#include "key_record.h" /* asyncrt__key_records_named: clear takes them */
 #include "safe_io.h"
 #include "sha256.h"
 
@@ -222,7 +223,10 @@ asyncrt_cache_eviction asyncrt__cache_evict_at(int dir_fd, uint64_t max_bytes, c
                 for (size_t i = 0; i < groups[g].count; i++) {
                     const asyncrt_cache_file *f = &l.files[order[groups[g].first + i]];
                     /* Another process may have deleted it first: it is gone either way. */
-                    if (unlinkat(dir_fd, f->name, 0) == 0) r.evicted++;
+                    if (unlinkat(dir_fd, f->name, 0) == 0) {
+                        r.evicted++;
+                        r.manifests += f->kind == ASYNCRT_CACHE_MANIFEST;
+                    }
                     total -= f->size;
                 }
             }
@@ -240,7 +244,9 @@ size_t asyncrt__cache_remove_all_at(int dir_fd)
     if (!asyncrt__cache_scan_at(dir_fd, &l)) return 0;
     size_t removed = 0;
     for (size_t i = 0; i < l.count; i++)
-        if (l.files[i].kind != ASYNCRT_CACHE_OTHER && unlinkat(dir_fd, l.files[i].name, 0) == 0) removed++;
+        if ((l.files[i].kind != ASYNCRT_CACHE_OTHER || asyncrt__key_records_named(l.files[i].name)) &&
+            unlinkat(dir_fd, l.files[i].name, 0) == 0)
+            removed++;
     asyncrt__cache_listing_free(&l);
     return removed;
 }
@@ -248,8 +254,9 @@ size_t asyncrt__cache_remove_all_at(int dir_fd)
 /* disk.c's store: here, beside the eviction it runs. Trims the directory to
  * the cap after a store. A cap smaller than the entry
  * just stored (with its manifest) could only ever empty the cache: it is
- * refused with a warning, and the default applies from then on. */
-void asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored)
+ * refused with a warning, and the default applies from then on. Returns how
+ * many manifests it evicted (their key records are dead: key_record.h). */
+size_t asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored)
 {
     uint64_t max = atomic_load_explicit(&c->max_bytes, memory_order_relaxed);
     asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir_fd, max, stored);
@@ -266,4 +273,5 @@ void asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const ch
     if (r.evicted || r.temps)
         asyncrt__diag_log(c->diag, 2, "cache: evicted %zu files to stay under %llu bytes, removed %zu stale temporaries",
                     r.evicted, (unsigned long long)atomic_load_explicit(&c->max_bytes, memory_order_relaxed), r.temps);
+    return r.manifests;
 }

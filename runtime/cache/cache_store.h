@@ -1,6 +1,7 @@
 /* The cache directory as a set of files: entries <key2>.bin, manifests
  * <key1>.mf, temporaries .tmp.<host>.<pid>.<random>, the shared key KEY, and
- * side files (cache.h; "other" here: never evicted or cleared). Eviction is
+ * side files (cache.h; "other" here: never evicted or cleared, except the
+ * key records, which die with their entries: key_record.h). Eviction is
  * least-recently-used by mtime, an entry with the manifest that names it (a
  * hit refreshes both, see asyncrt__file_read), and needs no lock: every process trims the
  * directory to the cap after its own store, deletions race harmlessly (a
@@ -47,6 +48,7 @@ void asyncrt__cache_listing_free(asyncrt_cache_listing *l);
 
 typedef struct asyncrt_cache_eviction {
     size_t evicted;         /* entries and manifests deleted */
+    size_t manifests;       /* of which manifests (their key records die: key_record.h) */
     size_t temps;           /* temporaries of dead writers deleted */
     uint64_t refused_below; /* not 0: the cap was refused, since the kept entry alone takes this many bytes */
 } asyncrt_cache_eviction;
@@ -59,7 +61,8 @@ typedef struct asyncrt_cache_eviction {
  * evicted, since the cap could only ever empty the cache. */
 asyncrt_cache_eviction asyncrt__cache_evict_at(int dir_fd, uint64_t max_bytes, const char *keep);
 
-/* Deletes every entry, manifest and temporary (not KEY, nor side files). Returns the count. */
+/* Deletes every entry, manifest, temporary and key records side file
+ * (key_record.h; not KEY, the records' lock, nor other side files). Returns the count. */
 size_t asyncrt__cache_remove_all_at(int dir_fd);
 
 /* A temporary is stale when its writer is known dead (same host, no such

@@ -71,6 +71,6 @@ void asyncrt__disk_close(asyncrt_cache *c);
 /* cache_store.c, after a store: the directory trimmed to the cap, evictions
  * counted; a cap smaller than the entry just stored is refused (warned),
  * and the default applies from then on. */
-void asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored);
+size_t asyncrt__cache_trim(asyncrt_cache *c, int dir_fd, const char *dir, const char *stored);
 
 #endif

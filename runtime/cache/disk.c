@@ -9,6 +9,7 @@
 
 #include "cache_store.h"
 #include "cache_tiers.h"
+#include "key_record.h"
 #include "safe_io.h"
 #include "sha256.h"
 
@@ -232,7 +233,9 @@ bool asyncrt__disk_store(asyncrt_cache *c, const uint8_t key1[32], const asyncrt
         if (err == ENOENT) forget_dir(c); /* removed under us */
     } else {
         asyncrt__diag_log(c->diag, 2, "cached %s/%s (%zu bytes, %zu dependencies)", dir, name, size, deps->count);
-        asyncrt__cache_trim(c, fd, dir, name);
+        asyncrt_key_records_dir records = {fd, mac, c->diag, dir};
+        if (asyncrt__cache_trim(c, fd, dir, name)) /* manifests evicted: their key records die too */
+            asyncrt__key_records_sweep_at(&records, ASYNCRT_KEY_RECORDS_SWEEP_S);
     }
     free(dir);
     close(fd);

@@ -1,19 +1,16 @@
-/* Key records (key_record.h): a compile's named key inputs, kept per source
- * name through the side-file helpers, and the differences between two. */
+/* Key records (key_record.h): a compile's named key inputs, their text, and
+ * the differences between two (their storage: key_record_store.c). */
 #include "key_record.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cache.h"
 #include "format.h"
 #include "sha256.h"
 
 #define RECORDS_HEADER "asyncrt key records 1\n"
-#define RECORDS_MAX_TEXT 60000 /* under side.c's 64 KiB with its seal */
 
 static char *escape(const char *s)
 {
@@ -83,6 +80,14 @@ void asyncrt__key_records_file(const char *source_name, char out[32])
     snprintf(out, 32, "keys-%.16s", hex);
 }
 
+bool asyncrt__key_records_named(const char *name)
+{
+    if (strncmp(name, "keys-", 5) != 0 || strlen(name) != 5 + 16) return false;
+    for (const char *p = name + 5; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return false;
+    return true;
+}
+
 static bool parse_hex(const char *s, uint8_t key[32])
 {
     for (int i = 0; i < 32; i++) {
@@ -120,65 +125,7 @@ size_t asyncrt__key_records_parse(const char *text, asyncrt_key_record *out, siz
     return n;
 }
 
-size_t asyncrt__key_records_load(asyncrt_cache *c, const char *source_name, asyncrt_key_record *out, size_t max)
-{
-    char name[32];
-    asyncrt__key_records_file(source_name, name);
-    char *text = asyncrt__cache_read_side(c, name);
-    size_t n = asyncrt__key_records_parse(text, out, max);
-    free(text);
-    return n;
-}
-
 void asyncrt__key_record_free(asyncrt_key_record *r) { asyncrt__list_free(&r->lines); }
-
-/* A record's text: its key line and its lines. */
-static char *record_text(const uint8_t key1[32], int64_t when, const asyncrt_string_list *lines)
-{
-    char hex[65];
-    asyncrt__sha256_hex(key1, hex);
-    size_t n = 100;
-    for (size_t i = 0; i < lines->count; i++) n += strlen(lines->items[i]) + 1;
-    char *s = malloc(n);
-    if (!s) return NULL;
-    size_t at = (size_t)snprintf(s, n, "key %s %" PRId64 "\n", hex, when);
-    for (size_t i = 0; i < lines->count; i++) at += (size_t)snprintf(s + at, n - at, "%s\n", lines->items[i]);
-    return s;
-}
-
-bool asyncrt__key_records_save(asyncrt_cache *c, const char *source_name, const uint8_t key1[32],
-                               const asyncrt_string_list *lines)
-{
-    if (lines->failed) return false;
-    asyncrt_key_record old[ASYNCRT_KEY_RECORDS_MAX];
-    size_t count = asyncrt__key_records_load(c, source_name, old, ASYNCRT_KEY_RECORDS_MAX);
-    char *parts[ASYNCRT_KEY_RECORDS_MAX + 1] = {0};
-    size_t kept = 0, total = strlen(RECORDS_HEADER);
-    parts[kept++] = record_text(key1, (int64_t)time(NULL), lines);
-    bool ok = parts[0] && (total += strlen(parts[0])) < RECORDS_MAX_TEXT;
-    for (size_t i = 0; ok && i < count && kept < ASYNCRT_KEY_RECORDS_MAX; i++) {
-        if (memcmp(old[i].key1, key1, 32) == 0) continue;
-        char *t = record_text(old[i].key1, old[i].when, &old[i].lines);
-        if (!t || total + strlen(t) >= RECORDS_MAX_TEXT) { /* the oldest go first */
-            free(t);
-            break;
-        }
-        total += strlen(t);
-        parts[kept++] = t;
-    }
-    char *text = ok ? malloc(total + 1) : NULL;
-    if (text) {
-        size_t at = (size_t)snprintf(text, total + 1, "%s", RECORDS_HEADER);
-        for (size_t i = 0; i < kept; i++) at += (size_t)snprintf(text + at, total + 1 - at, "%s", parts[i]);
-    }
-    char name[32];
-    asyncrt__key_records_file(source_name, name);
-    ok = text && asyncrt__cache_write_side(c, name, text);
-    free(text);
-    for (size_t i = 0; i < kept; i++) free(parts[i]);
-    for (size_t i = 0; i < count; i++) asyncrt__key_record_free(&old[i]);
-    return ok;
-}
 
 /* ---- differences --------------------------------------------------------- */
 

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "asyncrt/runtime.h"
+#include "diag.h"
 #include "string_list.h"
 
 #define ASYNCRT_KEY_RECORDS_FORMAT 1
@@ -91,5 +93,58 @@ unsigned char *asyncrt__key_record_wire_encode(const char *source_name, const ui
 bool asyncrt__key_record_wire_decode(const unsigned char *data, size_t size, const uint8_t key1[32],
                                      const uint8_t name_digest[32], char **source_name, asyncrt_key_record *out,
                                      char *why, size_t why_size);
+
+/* ---- the records' life (key_record_life.c) --------------------------------
+ * A record lives as long as its entry: one whose manifest (<key1>.mf) is not
+ * in the folder is skipped when loaded, whoever removed it (eviction, clear,
+ * verify --delete, a lookup's discard, another process or asyncrt), and is
+ * dropped when its side file is next written; a trim (at most once a
+ * minute) or prune that evicted a manifest, and a remove of one, sweep the
+ * side files (rewritten without the dead records, deleted when none is
+ * left); clear deletes them all.
+ * Writers of the side files (a store's save, a sweep, an import's merge)
+ * read, merge and write under one advisory lock, ASYNCRT_KEY_RECORDS_LOCK in
+ * the folder (safe_io.h's asyncrt__file_lock), waited for at most
+ * ASYNCRT_KEY_RECORDS_LOCK_MS: not got, the record is not kept (logged at
+ * ASYNCRT_LOG=1) and the compile goes on. Readers need no lock (a side file
+ * is replaced by an atomic rename). */
+#define ASYNCRT_KEY_RECORDS_LOCK "keys.lock"
+#define ASYNCRT_KEY_RECORDS_LOCK_MS 1000
+#define ASYNCRT_KEY_RECORDS_SWEPT "keys.swept"
+#define ASYNCRT_KEY_RECORDS_SWEEP_S 60
+
+/* A folder of key records: its descriptor, its seal (a shared cache's team
+ * MAC; NULL: plain SHA-256), where warnings go (NULL: nowhere) and its name
+ * for them. */
+typedef struct asyncrt_key_records_dir {
+    int fd;
+    const uint8_t *mac;
+    const asyncrt_diag *diag;
+    const char *name;
+} asyncrt_key_records_dir;
+
+/* Whether name is a key records side file's: "keys-" and 16 lowercase hex. */
+bool asyncrt__key_records_named(const char *name);
+/* The live records of side file `file` of d, newest first (0: none). */
+size_t asyncrt__key_records_load_at(const asyncrt_key_records_dir *d, const char *file, asyncrt_key_record *out,
+                                    size_t max);
+/* asyncrt__key_records_save on a folder already open. */
+bool asyncrt__key_records_save_at(const asyncrt_key_records_dir *d, const char *source_name, const uint8_t key1[32],
+                                  const asyncrt_string_list *lines);
+/* Drops the dead records of every side file of d (a file left with none is
+ * deleted); how many files changed. It reads every records file (about half
+ * a millisecond each), so a store's trim asks for it at most once every
+ * `every` seconds (ASYNCRT_KEY_RECORDS_SWEEP_S; the last one's time is the
+ * mtime of side file ASYNCRT_KEY_RECORDS_SWEPT): loading skips dead records
+ * meanwhile. 0: now (prune, remove). */
+size_t asyncrt__key_records_sweep_at(const asyncrt_key_records_dir *d, unsigned every);
+/* Side file `file` of `from` into `to` (export, import): read and checked
+ * as a load reads it (its seal, its format, each record's source name
+ * hashing to the file's name), its live records re-sealed for `to`; into a
+ * cache (into_cache), merged under the lock with the records there, newest
+ * first, keeping only those whose manifest `to` holds. CORRUPT (refused) or
+ * IO (not written) with why. */
+asyncrt_status asyncrt__key_records_transfer_at(const asyncrt_key_records_dir *from, const asyncrt_key_records_dir *to,
+                                                const char *file, bool into_cache, char *why, size_t why_size);
 
 #endif

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "cache_dir.h"
 #include "cache_store.h"
+#include "key_record.h"
 #include "program.h"
 #include "safe_io.h"
 #include "sha256.h"
@@ -191,6 +192,19 @@ static asyncrt_status save(asyncrt_cache_dir *to, const char *name, const loaded
     return ok ? ASYNCRT_SUCCESS : asyncrt__fail(to->ctx, ASYNCRT_ERROR_IO, "%s", strerror(err));
 }
 
+/* A key records side file (key_record.h): its live records, re-sealed for
+ * `to` and, into a cache, merged with those there: an imported entry
+ * explains its misses as a local one. */
+static asyncrt_status transfer_records(asyncrt_cache_dir *from, asyncrt_cache_dir *to, const char *name)
+{
+    asyncrt_key_records_dir a = {from->fd, asyncrt__folder_mac(from), &from->ctx->diag, from->name},
+                            b = {to->fd, asyncrt__folder_mac(to), &to->ctx->diag, to->name};
+    char why[256];
+    asyncrt_status s = asyncrt__key_records_transfer_at(&a, &b, name, to->role == ASYNCRT_CACHE_DIR_CACHE, why,
+                                                        sizeof why);
+    return s == ASYNCRT_SUCCESS ? s : asyncrt__fail(from->ctx, s, "%s", why);
+}
+
 static asyncrt_status transfer(asyncrt_cache_dir *from, asyncrt_cache_dir *to, const char *name)
 {
     if (!to)
@@ -201,6 +215,7 @@ static asyncrt_status transfer(asyncrt_cache_dir *from, asyncrt_cache_dir *to, c
     ASYNCRT_TRY(asyncrt__folder_name_ok(from, name, "asyncrt_cache_dir_transfer"));
     ASYNCRT_TRY(asyncrt__folder_trusted(from, "asyncrt_cache_dir_transfer"));
     ASYNCRT_TRY(asyncrt__folder_trusted(to, "asyncrt_cache_dir_transfer"));
+    if (asyncrt__key_records_named(name)) return transfer_records(from, to, name);
     loaded *l;
     ASYNCRT_TRY(load_said(from, "", name, &l));
     asyncrt_status s = ASYNCRT_SUCCESS;

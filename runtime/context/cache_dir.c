@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "cache_store.h"
+#include "key_record.h"
 #include "key_record_remote.h"
 #include "safe_io.h"
 
@@ -154,11 +155,21 @@ bool asyncrt_cache_parse_size(const char *text, uint64_t *bytes)
         asyncrt__enter((dir)->ctx);                        \
     } while (0)
 
+/* The folder's key records without the dead ones (key_record.h). */
+static void sweep_records(asyncrt_cache_dir *dir)
+{
+    asyncrt_key_records_dir d = {dir->fd, asyncrt__folder_mac(dir), &dir->ctx->diag, dir->name};
+    asyncrt__key_records_sweep_at(&d, 0);
+}
+
 static asyncrt_status dir_remove(asyncrt_cache_dir *dir, const char *name)
 {
     ASYNCRT_TRY(asyncrt__folder_name_ok(dir, name, "asyncrt_cache_dir_remove"));
     ASYNCRT_TRY(asyncrt__folder_trusted(dir, "asyncrt_cache_dir_remove"));
-    if (unlinkat(dir->fd, name, 0) == 0) return ASYNCRT_SUCCESS;
+    if (unlinkat(dir->fd, name, 0) == 0) {
+        if (asyncrt__cache_kind_of(name) == ASYNCRT_CACHE_MANIFEST) sweep_records(dir); /* its record died */
+        return ASYNCRT_SUCCESS;
+    }
     return asyncrt__fail(dir->ctx, ASYNCRT_ERROR_IO, "cannot delete %s/%s: %s", dir->name, name, strerror(errno));
 }
 
@@ -175,6 +186,7 @@ static asyncrt_status dir_prune(asyncrt_cache_dir *dir, uint64_t max_bytes, asyn
     ASYNCRT_TRY(asyncrt__folder_trusted(dir, "asyncrt_cache_dir_prune"));
     asyncrt_cache_eviction r = asyncrt__cache_evict_at(dir->fd, max_bytes, NULL);
     full.evicted = r.evicted, full.temps_removed = r.temps, full.refused_below = r.refused_below;
+    if (r.manifests) sweep_records(dir);
     asyncrt__sized_give(dir->ctx, ASYNCRT_SIZED_CACHE_DIR_PRUNE_RESULT, out, &full, "prune result");
     if (!r.refused_below) return ASYNCRT_SUCCESS;
     return asyncrt__fail(dir->ctx, ASYNCRT_ERROR_INVALID_ARGUMENT, "asyncrt_cache_dir_prune: max_bytes %llu is "

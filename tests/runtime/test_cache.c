@@ -339,9 +339,9 @@ static void concurrent_writers_share_one_directory(void **state)
         assert_int_equal(WEXITSTATUS(status), 0);
     }
     /* Exactly the three variants' entries and manifests, each intact, and no temporaries
-     * (beside them, side files: the source name's key records, compact images' loader memo). */
+     * (beside them, side files: the source name's key records and their lock, compact images' loader memo). */
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "ls -A %s | grep -c -v -e '[.]bin$' -e '[.]mf$' -e '^keys-' -e '^ptxcompiler-.*[.]memo$'",
+    snprintf(cmd, sizeof cmd, "ls -A %s | grep -c -v -e '[.]bin$' -e '[.]mf$' -e '^keys-' -e '^keys[.]lock$' -e '^ptxcompiler-.*[.]memo$'",
              f->dir);
     FILE *others = popen(cmd, "r");
     int stray = -1;

@@ -148,7 +148,7 @@ static void every_command_on_a_real_cache(void **state)
     RUN(0, "manifests  1", "%s stats");
     RUN(0, "2 files verified: 0 bad", "%s verify");
     populate(2);
-    RUN(0, "removed 6 files", "%s clear");
+    RUN(0, "removed 7 files", "%s clear"); /* with the key records */
     RUN(0, "0 entries, 0 manifests", "%s list");
 
     /* Usage errors. */

@@ -275,3 +275,4 @@ bool test_in_child(int (*fn)(const void *arg, const char *dir), const void *arg,
     free(dir);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+

@@ -1,4 +1,4 @@
-/* clear: delete every entry, manifest and temporary. */
+/* clear: delete every entry, manifest, temporary and key record. */
 #include <stdlib.h>
 
 #include "tool.h"
@@ -29,10 +29,11 @@ static int run(cache_tool *tool, int argc, char **argv)
 }
 
 const cache_command cmd_clear = {
-    "clear", "delete every entry, manifest and temporary",
+    "clear", "delete every entry, manifest, temporary and key record",
     "usage: asyncrt-cache [--dir DIR] clear\n"
     "\n"
-    "Deletes every entry, manifest and temporary file (a shared cache's KEY stays).\n"
+    "Deletes every entry, manifest and temporary file, and the key records that\n"
+    "explain keeps beside them (a shared cache's KEY and the records' lock stay).\n"
     "Exit codes: 0 success, 2 bad usage, 7 no usable cache directory, or some files\n"
     "could not be deleted.\n",
     true, run};

@@ -1,7 +1,7 @@
 /* asyncrt-cache export / import: one build host warms many machines.
  *
  * export OUT copies every entry (<key2>.bin) and manifest (<key1>.mf) of the
- * cache that passes the library's checks into OUT, re-sealed with a plain
+ * cache that passes the library's checks, and the key records (keys-*), into OUT, re-sealed with a plain
  * SHA-256 (a shared cache's team MAC stays home). import IN takes nothing on
  * trust: each file is read as a cache read would (no symlink, no FIFO, a
  * regular file of plausible size, checked with fstat before any read), must
@@ -69,6 +69,13 @@ static int transfer_end(transfer *t, const char *from, const char *to)
     return t->unwritten ? TOOL_EXIT_IO : t->refused ? TOOL_EXIT_CHECK : TOOL_EXIT_OK;
 }
 
+/* A key records side file's name: "keys-" and 16 hex digits (the library
+ * checks it again, and what it holds). */
+static bool key_records(const char *name)
+{
+    return !strncmp(name, "keys-", 5) && strlen(name) == 21 && strspn(name + 5, "0123456789abcdef") == 16;
+}
+
 /* One file moved from `from` to `to` by the library (checked, re-sealed,
  * written atomically), or a problem: refused by the checks, or not written. */
 static void move(transfer *t, asyncrt_cache_dir *from, asyncrt_cache_dir *to, const char *name)
@@ -98,11 +105,16 @@ static int run(cache_tool *tool, const cache_command *cmd, int argc, char **argv
     }
     transfer t = {tool, cmd->name, 0, 0, 0};
     transfer_begin(&t);
-    for (size_t i = 0; i < cf.count; i++) {
-        const asyncrt_cache_dir_file *f = &cf.files[i];
-        if (out ? f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST
-                : f->name[0] != '.' || f->kind == ASYNCRT_CACHE_FILE_TEMP) /* not ".", "..", hidden files */
-            move(&t, from, to, f->name);
+    /* The key records last: into a cache, a record is kept only where its
+     * entry's manifest is (one refused takes its record with it). */
+    for (int records = 0; records < 2; records++) {
+        for (size_t i = 0; i < cf.count; i++) {
+            const asyncrt_cache_dir_file *f = &cf.files[i];
+            bool wanted = out ? f->kind == ASYNCRT_CACHE_FILE_ENTRY || f->kind == ASYNCRT_CACHE_FILE_MANIFEST ||
+                                    key_records(f->name)
+                              : f->name[0] != '.' || f->kind == ASYNCRT_CACHE_FILE_TEMP; /* not ".", "..", hidden */
+            if (wanted && key_records(f->name) == (records == 1)) move(&t, from, to, f->name);
+        }
     }
     cache_files_free(&cf);
     asyncrt_cache_dir_close(folder);
@@ -125,7 +137,8 @@ const cache_command cmd_export = {
     "export", "copy every verified entry and manifest into a directory (for import elsewhere)",
     "usage: asyncrt-cache [--dir DIR] export OUT_DIR\n"
     "\n"
-    "Copies every entry and manifest that passes the library's checks into OUT_DIR\n"
+    "Copies every entry and manifest that passes the library's checks, and the key\n"
+    "records explain keeps (keys-*, those of entries still here), into OUT_DIR\n"
     "(created 0700; opened once, never through a symbolic link), sealed with a plain\n"
     "SHA-256 (a shared cache's MAC stays home).\n"
     "Exit codes: 0 all copied, 2 bad usage, 6 some failed the checks (named, not\n"
@@ -140,7 +153,9 @@ const cache_command cmd_import = {
     "symbolic link) as a cache read would (no symlinks or FIFOs, regular files of\n"
     "plausible size, decoded and checked under the key the name claims), then writes\n"
     "it into the cache with the library's own atomic write (and this cache's team\n"
-    "MAC in shared mode); manifests are merged with ours.\n"
+    "MAC in shared mode); manifests are merged with ours. Key records files\n"
+    "(keys-*) come last, checked the same way, and are merged with ours, keeping\n"
+    "those whose entry's manifest the cache holds.\n"
     "A tampered, foreign or oddly typed file is refused and named.\n"
     "Exit codes: 0 all imported, 2 bad usage, 6 some refused (named), 7 IN_DIR\n"
     "unreadable, no usable cache directory, or a file not written.\n",

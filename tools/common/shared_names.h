@@ -11,6 +11,7 @@
 #define asyncrt__dir_check_trusted tool_dir_check_trusted
 #define asyncrt__dir_open_door tool_dir_open_door
 #define asyncrt__dir_open_trusted tool_dir_open_trusted
+#define asyncrt__file_lock tool_file_lock
 #define asyncrt__file_read tool_file_read
 #define asyncrt__file_read_private tool_file_read_private
 #define asyncrt__file_write tool_file_write

@@ -226,7 +226,8 @@ typedef struct asyncrt_cache_dir_item {
  * The strings live until the next check on this handle or its close. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_check(asyncrt_cache_dir *dir, const char *name,
                                                       asyncrt_cache_dir_item *out);
-/* Deletes `name` (as above). ASYNCRT_ERROR_IO when it cannot. */
+/* Deletes `name` (as above). ASYNCRT_ERROR_IO when it cannot. A manifest
+ * deleted takes its key record (explain's) with it. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_remove(asyncrt_cache_dir *dir, const char *name);
 
 /* "512M", "1G", "4096" (binary units), as ASYNCRT_CACHE_MAX_BYTES is read;
@@ -242,18 +243,21 @@ typedef struct asyncrt_cache_dir_prune_result {
 } asyncrt_cache_dir_prune_result;
 #define ASYNCRT_CACHE_DIR_PRUNE_RESULT_INIT ASYNCRT_SIZED_INIT(asyncrt_cache_dir_prune_result)
 /* The LRU eviction every store runs, down to max_bytes: an entry goes with
- * its manifest; never the newest entry, so a cap below it is
+ * its manifest (and its key record); never the newest entry, so a cap below it is
  * ASYNCRT_ERROR_INVALID_ARGUMENT with refused_below set and nothing evicted. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_prune(asyncrt_cache_dir *dir, uint64_t max_bytes,
                                                       asyncrt_cache_dir_prune_result *out);
-/* Deletes every entry, manifest and temporary (KEY and side files stay);
- * *removed (may be NULL) counts them. */
+/* Deletes every entry, manifest, temporary and key records file (KEY, the
+ * records' lock and other side files stay); *removed (may be NULL) counts them. */
 ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_clear(asyncrt_cache_dir *dir, size_t *removed);
 
 /* One entry or manifest `name` of `from`, checked as asyncrt_cache_dir_check
  * does, re-sealed for `to` (its team MAC, or plain SHA-256) and written there
  * atomically; a manifest written into a cache joins the dependency sets it
- * has there (theirs after ours). Never a byte copy. export: a cache to an
+ * has there (theirs after ours). A key records file (keys-<16 hex>): its
+ * records of entries `from` holds, checked as a side file, merged into a
+ * cache's under its lock, those whose manifest `to` holds (move it after
+ * the manifests). Never a byte copy. export: a cache to an
  * export folder; import: the reverse. ASYNCRT_ERROR_CORRUPT: refused by the
  * checks; ASYNCRT_ERROR_IO: not written (ctx's message says why). */
 ASYNCRT_EXTERN asyncrt_status asyncrt_cache_dir_transfer(asyncrt_cache_dir *from, asyncrt_cache_dir *to,
