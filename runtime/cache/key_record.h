@@ -50,6 +50,9 @@ void asyncrt__key_records_file(const char *source_name, char out[32]);
 size_t asyncrt__key_records_parse(const char *text, asyncrt_key_record *out, size_t max);
 /* The records of source_name in c's directory, newest first (0: none). */
 size_t asyncrt__key_records_load(asyncrt_cache *c, const char *source_name, asyncrt_key_record *out, size_t max);
+/* The live record of the key whose hex is key_hex, of any source name, in
+ * c's directory (explain KEY_A KEY_B). */
+bool asyncrt__key_records_find(asyncrt_cache *c, const char *key_hex, asyncrt_key_record *out);
 /* rec as the newest record of source_name (replacing one of its key1),
  * older ones dropped past the count or the side file's size. False when
  * not written (no usable directory: the side-file helpers log why). */

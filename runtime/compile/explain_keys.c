@@ -4,14 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cache_explain.h"
-#include "cache_store.h"
 #include "compile_job.h"
 #include "explain_report.h"
 #include "key_record.h"
-#include "sha256.h"
 
 /* "<64 hex>" or "<64 hex>.mf" -> lowercase hex; false when malformed. */
 static bool key_hex(const char *text, char out[65])
@@ -28,38 +25,7 @@ static bool key_hex(const char *text, char out[65])
     return true;
 }
 
-/* The record of key `hex` in c's directory into *out (its lines), and its source name. */
-static bool find_record(asyncrt_cache *c, const char *hex, asyncrt_key_record *out)
-{
-    char *dir = NULL;
-    bool shared, found = false;
-    int fd = asyncrt__cache_dir_fd(c, &dir, &shared);
-    asyncrt_cache_listing l = {0};
-    if (fd >= 0 && asyncrt__cache_scan_at(fd, &l)) {
-        for (size_t i = 0; i < l.count && !found; i++) {
-            if (!l.files[i].regular || strncmp(l.files[i].name, "keys-", 5) != 0) continue;
-            char *text = asyncrt__cache_read_side(c, l.files[i].name);
-            asyncrt_key_record recs[ASYNCRT_KEY_RECORDS_MAX];
-            size_t n = asyncrt__key_records_parse(text, recs, ASYNCRT_KEY_RECORDS_MAX);
-            for (size_t r = 0; r < n; r++) {
-                char h[65];
-                asyncrt__sha256_hex(recs[r].key1, h);
-                if (!found && strcmp(h, hex) == 0) {
-                    *out = recs[r];
-                    recs[r].lines = (asyncrt_string_list){0};
-                    found = true;
-                }
-                asyncrt__key_record_free(&recs[r]);
-            }
-            free(text);
-        }
-        asyncrt__cache_listing_free(&l);
-    }
-    if (fd >= 0) close(fd);
-    free(dir);
-    return found;
-}
-
+/* explain KEY_A KEY_B: the two live records compared (key_record.h's find). */
 static asyncrt_status explain_keys(asyncrt_context *ctx, const char *key_a, const char *key_b,
                                    asyncrt_cache_explanation *full)
 {
@@ -71,7 +37,7 @@ static asyncrt_status explain_keys(asyncrt_context *ctx, const char *key_a, cons
                              bad ? bad : "(null)");
     asyncrt_key_record ra = {0}, rb = {0};
     asyncrt_status s = ASYNCRT_SUCCESS;
-    if (!find_record(ctx->cache, a, &ra) || !find_record(ctx->cache, b, &rb)) {
+    if (!asyncrt__key_records_find(ctx->cache, a, &ra) || !asyncrt__key_records_find(ctx->cache, b, &rb)) {
         const char *which = ra.lines.count ? b : a;
         s = asyncrt__fail(ctx, ASYNCRT_ERROR_NOT_FOUND,
                           "no key record for %s in %s (stored before key records existed, or not in this cache)",
