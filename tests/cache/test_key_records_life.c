@@ -196,6 +196,15 @@ static void a_record_whose_manifest_is_gone_is_skipped(void **state)
     assert_int_equal(unlink(path), 0);
     char *out = tool(f, f->cache, 0, "", "explain --arch sm_80 -D X=1 -D Y=1 k.cu");
     must_hold(out, "the arch: 'sm_90' -> 'sm_80'");
+    /* nor is it one of two keys compared */
+    uint8_t live[32];
+    char gone[65], kept[65], args[200], want[120];
+    assert_int_equal(records(f->cache, "sm_90", live), 1);
+    asyncrt__sha256_hex(live, kept);
+    snprintf(gone, sizeof gone, "%.64s", strrchr(path, '/') + 1);
+    snprintf(args, sizeof args, "explain %s %s", gone, kept);
+    snprintf(want, sizeof want, "no key record for %s", gone);
+    must_hold(tool(f, f->cache, 7, "", args), want);
 }
 
 /* verify --delete removes a damaged manifest by name: its record goes too. */
