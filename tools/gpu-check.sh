@@ -123,7 +123,8 @@ PY
       ASYNCRT_SANITIZE_TIMEOUT=${ASYNCRT_SANITIZE_TIMEOUT:-300} xargs -0 -P "${ASYNCRT_SANITIZE_JOBS:-8}" -n 1 \
       bash -c 'IFS=$(printf "\t") read -r tool name cmd <<<"$0"; log=/tmp/asyncrt-sanitize/$name.$tool.log
                timeout "$ASYNCRT_SANITIZE_TIMEOUT" bash -c "$cmd" >"$log" 2>&1; code=$?
-               if [ $code != 0 ] && grep -q "before first instrumented API call" "$log"; then
+               wrapped=no; case $cmd in *ASYNCRT_TEST_TOOL_WRAPPER=*) wrapped=yes ;; esac
+               if [ $code != 0 ] && [ $wrapped = no ] && grep -q "before first instrumented API call" "$log"; then
                  if grep -q "skipped" "$log"; then code=77; else code=78; fi; fi
                echo "$code $tool $name" >>/tmp/asyncrt-sanitize/results'
     sort -k3 /tmp/asyncrt-sanitize/results | while read -r code tool name; do
