@@ -97,10 +97,10 @@ for stage in $stages; do
     # exit on a damaged heap: ASan and glibc's checks find nothing without it).
     rm -rf /tmp/asyncrt-sanitize && mkdir -p /tmp/asyncrt-sanitize
     export ASYNCRT_UNDER_SANITIZER=1 # tests skip the faults they cause on purpose
-    python3 - "$build" "${ASYNCRT_SANITIZE_FILTER:-}" "${ASYNCRT_SANITIZE_CHILDREN:-^test_run_(multi_)?gpu\$}" \
+    python3 - "$build" "${ASYNCRT_SANITIZE_FILTER:-}" "${ASYNCRT_SANITIZE_CHILDREN:-^test_run_(multi_)?gpu\$}" "$PWD" \
       >/tmp/asyncrt-sanitize/jobs <<'PY'
 import json, re, shlex, subprocess, sys
-build, wanted, children = sys.argv[1], sys.argv[2], sys.argv[3]
+build, wanted, children, here = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-L", "gpu"],
                          capture_output=True, text=True, check=True).stdout
 for test in json.loads(listing)["tests"]:
@@ -112,9 +112,10 @@ for test in json.loads(listing)["tests"]:
     for tool in ("memcheck", "racecheck", "synccheck", "initcheck"):
         sanitizer = f"compute-sanitizer --tool {tool} --report-api-errors no --target-processes all --error-exitcode 99"
         if re.search(children, test["name"]):
-            # The device work is in the asyncrt-run it starts: each run goes under the tool (a run that
-            # stops before CUDA, on bad input, is not the tool's error), the test itself does not.
-            wrap = shlex.quote("ASYNCRT_TEST_TOOL_WRAPPER=" + sanitizer + " --require-cuda-init no")
+            # The device work is in the asyncrt-run it starts: each run goes under the tool, keeping its
+            # own exit code (tools/sanitize-run.sh), the test itself does not.
+            wrap = (shlex.quote(f"ASYNCRT_TEST_TOOL_WRAPPER=bash {here}/tools/sanitize-run.sh {tool}") + " " +
+                    shlex.quote(f"ASYNCRT_SANITIZE_RUNS=/tmp/asyncrt-sanitize/{test['name']}.{tool}.runs"))
             print(f"{tool}\t{test['name']}\tcd {folder} && env {env} {wrap} {shlex.join(test['command'])}")
         else:
             print(f"{tool}\t{test['name']}\tcd {folder} && env {env} {sanitizer} {shlex.join(test['command'])}")
@@ -128,11 +129,13 @@ PY
                  if grep -q "skipped" "$log"; then code=77; else code=78; fi; fi
                echo "$code $tool $name" >>/tmp/asyncrt-sanitize/results'
     sort -k3 /tmp/asyncrt-sanitize/results | while read -r code tool name; do
-      if [ "$code" = 0 ]; then note "sanitize $tool $name: clean"
+      runs=/tmp/asyncrt-sanitize/$name.$tool.runs checked=""
+      [ -f "$runs" ] && checked=" ($(grep -c ' checked ' "$runs") asyncrt-run runs under the tool, $(grep -c ' no-cuda ' "$runs") stopped before CUDA)"
+      if [ "$code" = 0 ]; then note "sanitize $tool $name: clean$checked"
       elif [ "$code" = 77 ]; then note "sanitize $tool $name: skipped"
       elif [ "$code" = 78 ]; then note "sanitize $tool $name: no CUDA call (nothing for the tool to check)"
       elif [ "$code" = 124 ]; then note "sanitize $tool $name: TIMEOUT (${ASYNCRT_SANITIZE_TIMEOUT:-300} s)"
-      else note "sanitize $tool $name: ERRORS (exit $code)"; fi
+      else note "sanitize $tool $name: ERRORS (exit $code)$checked"; fi
     done
     grep -qvE '^(0|77|78) ' /tmp/asyncrt-sanitize/results && rc=1
     for f in /tmp/asyncrt-sanitize/*.log; do echo "=== $f"; cat "$f"; done >"$OUT/sanitize.log"
