@@ -10,7 +10,9 @@
 # CMocka may come as .deb files in .debs/ (the GPU machine has no apt access), NVIDIA's
 # nvidia-cuda-nvrtc and nvidia-nvjitlink wheels of cmake/nvrtc-wheel-version.txt's version
 # as .whl files in .whl/ (tools/setup-nvrtc.sh installs them into .pip/), or the installed .pip/
-# folder itself packed as .pip.tar.xz (both wheels together are over what a call may carry).
+# folder itself packed as .pip.tar.xz (both wheels together are over what a call may carry; with
+# xz's dictionary over both libraries, --lzma2=preset=9e,dict=256MiB, the folder with its
+# nvPTXCompiler loader packs into 37 MB).
 # ASYNCRT_GPU_CTEST: the test stage's ctest selection (default: the GPU tests, 4 at a time; the
 # CPU tests run in CI).
 set -u

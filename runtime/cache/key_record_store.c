@@ -13,7 +13,7 @@
 /* c's directory as a records folder; -1 when it has none. */
 static int open_cache(asyncrt_cache *c, asyncrt_key_records_dir *d, uint8_t mac_key[32], char **dir)
 {
-    bool shared;
+    bool shared = false; /* unset where the disk tier is off */
     int fd = asyncrt__disk_open(c, dir, mac_key, &shared);
     *d = (asyncrt_key_records_dir){fd, shared ? mac_key : NULL, c->diag, fd >= 0 ? *dir : NULL};
     return fd;
