@@ -52,9 +52,7 @@ static int teardown(void **state)
 static char *tool(const fixture *f, const char *dir, int want, const char *env, const char *args)
 {
     static char out[16384];
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' --dir '%s' %s 2>&1", f->root, env, ASYNCRT_CACHE_TOOL, dir, args);
-    int rc = test_shell(out, sizeof out, cmd);
+    int rc = test_shell_in(f->root, out, sizeof out, "%s '%s' --dir '%s' %s", env, ASYNCRT_CACHE_TOOL, dir, args);
     if (rc != want) fail_msg("asyncrt-cache %s: %d, not %d\n%s", args, rc, want, out);
     return out;
 }

@@ -214,14 +214,6 @@ static void nvjitlinks_identity_is_named(void **state)
 }
 
 #ifdef ASYNCRT_CACHE_TOOL
-/* `cmd` by the shell in dir: its exit status, both streams in out. */
-static int sh(const char *dir, char *out, size_t size, const char *cmd)
-{
-    char line[8192];
-    snprintf(line, sizeof line, "cd '%s' && %s 2>&1", dir, cmd);
-    return test_shell(out, size, line);
-}
-
 /* asyncrt-cache explain with asyncrt-run's link options: the link asyncrt-run
  * made is a hit (the same key), and an nvJitLink option is named, in JSON too,
  * and by asyncrt-run -v as it links. */
@@ -235,13 +227,13 @@ static void the_tool_explains_asyncrt_runs_link(void **state)
              getenv("ASYNCRT_TEST_SOURCE_DIR"), getenv("ASYNCRT_TEST_SOURCE_DIR"), ASYNCRT_RUN_TOOL,
              ASYNCRT_CACHE_TOOL, f->base.dir);
     setenv("ASYNCRT_CACHE_DIR", f->base.dir, 1);
-    int rc = sh(f->base.dir, out, sizeof out, cmd);
+    int rc = test_shell_in(f->base.dir, out, sizeof out, "%s", cmd);
     if (rc != 0 || !strstr(out, "main.cu for " ARCH ": hit") || !strstr(out, "util.cu for " ARCH ": hit") ||
         !strstr(out, "link: main.cu util.cu for " ARCH ": hit"))
         fail_msg("want the compiles and the link hit (rc %d):\n%s", rc, out);
     snprintf(cmd, sizeof cmd, "'%s' --dir '%s' --json explain --arch " ARCH " -Xnvjitlink -O3 main.cu util.cu",
              ASYNCRT_CACHE_TOOL, f->base.dir);
-    rc = sh(f->base.dir, out, sizeof out, cmd);
+    rc = test_shell_in(f->base.dir, out, sizeof out, "%s", cmd);
     const char *json = strstr(out, "{\"compiles\": "); /* the workers' sanitizer notes may come first */
     if (rc != 0 || !json || strncmp(json, "{\"compiles\": [{\"verdict\": \"hit\"", 31) ||
         !strstr(out, "\"link\": {\"verdict\": \"miss\", \"source\": \"link: main.cu util.cu\"") ||
@@ -249,7 +241,7 @@ static void the_tool_explains_asyncrt_runs_link(void **state)
         fail_msg("want the link's miss named in JSON (rc %d):\n%s", rc, out);
     /* asyncrt-run -v says the same as it links (explaining stored nothing: still a miss) */
     snprintf(cmd, sizeof cmd, "'%s' -v --arch " ARCH " --compile-only -Xnvjitlink -O3 main.cu util.cu", ASYNCRT_RUN_TOOL);
-    rc = sh(f->base.dir, out, sizeof out, cmd);
+    rc = test_shell_in(f->base.dir, out, sizeof out, "%s", cmd);
     if (rc != 0 || !strstr(out, "asyncrt-run: link: why the cache missed: link option -O3 added"))
         fail_msg("want asyncrt-run -v to say why the link missed (rc %d):\n%s", rc, out);
 }

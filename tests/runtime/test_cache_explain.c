@@ -20,14 +20,6 @@ typedef struct fixture {
     char root[512], cache[600], src[600];
 } fixture;
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *out = fopen(path, "w");
-    assert_non_null(out);
-    fputs(text, out);
-    fclose(out);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -40,9 +32,9 @@ static int setup(void **state)
     mkdir(f->cache, 0700);
     char path[700];
     snprintf(path, sizeof path, "%s/k.cu", f->src);
-    write_file(path, "#include \"k.h\"\nextern \"C\" __global__ void k(float *x) { x[threadIdx.x] += N; }\n");
+    test_write_text(path, "#include \"k.h\"\nextern \"C\" __global__ void k(float *x) { x[threadIdx.x] += N; }\n");
     snprintf(path, sizeof path, "%s/k.h", f->src);
-    write_file(path, "#define N 1.0f\n");
+    test_write_text(path, "#define N 1.0f\n");
     *state = f;
     return 0;
 }
@@ -55,23 +47,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* `cmd` run by the shell in the fixture's root; its exit status, both streams in out. */
-static int sh(const fixture *f, char *out, size_t size, const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>&1", f->root, args);
-    return test_shell(out, size, cmd);
-}
-
 /* The baseline entry: src/k.cu for sm_80, as asyncrt-run would compile it. */
 static void warm(const fixture *f, const char *env, const char *args)
 {
     char out[16384];
-    int rc = sh(f, out, sizeof out, "%s '%s' --dir '%s' warm --arch sm_80 %s src/k.cu", env, ASYNCRT_CACHE_TOOL, f->cache, args);
+    int rc = test_shell_in(f->root, out, sizeof out, "%s '%s' --dir '%s' warm --arch sm_80 %s src/k.cu", env, ASYNCRT_CACHE_TOOL, f->cache, args);
     if (rc != 0) fail_msg("warm: %d\n%s", rc, out);
 }
 
@@ -80,9 +60,9 @@ static void warm(const fixture *f, const char *env, const char *args)
 static void explain(const fixture *f, const char *env, const char *args, ...)
 {
     char text[16384], json[16384];
-    int rc = sh(f, text, sizeof text, "%s '%s' --dir '%s' explain %s", env, ASYNCRT_CACHE_TOOL, f->cache, args);
+    int rc = test_shell_in(f->root, text, sizeof text, "%s '%s' --dir '%s' explain %s", env, ASYNCRT_CACHE_TOOL, f->cache, args);
     if (rc != 0) fail_msg("explain %s: %d\n%s", args, rc, text);
-    rc = sh(f, json, sizeof json, "%s '%s' --dir '%s' explain --json %s", env, ASYNCRT_CACHE_TOOL, f->cache, args);
+    rc = test_shell_in(f->root, json, sizeof json, "%s '%s' --dir '%s' explain --json %s", env, ASYNCRT_CACHE_TOOL, f->cache, args);
     if (rc != 0) fail_msg("explain --json %s: %d\n%s", args, rc, json);
     va_list ap;
     va_start(ap, args);
@@ -111,7 +91,7 @@ static void a_changed_header_is_named_with_its_digests(void **state)
     warm(f, "", "");
     char path[700];
     snprintf(path, sizeof path, "%s/k.h", f->src);
-    write_file(path, "#define N 2.0f\n");
+    test_write_text(path, "#define N 2.0f\n");
     /* SHA-256 of the two versions of k.h */
     explain(f, "", "--arch sm_80 src/k.cu", "miss: header src/k.h changed: digest", "was f99540d3", "--",
             "\"input\": \"dependency\", \"name\": \"src/k.h\", \"was\": \"f99540d3",
@@ -139,7 +119,7 @@ static void nvrtcs_identity_is_named(void **state)
     fixture *f = *state;
     char out[4096], env[1400];
     /* another file of the same NVRTC: only its identity (path, size, mtime) differs */
-    if (sh(f, out, sizeof out, "cp '%s' nvrtc-copy.so", ASYNCRT_TEST_REAL_NVRTC) != 0) fail_msg("cp: %s", out);
+    if (test_shell_in(f->root, out, sizeof out, "cp '%s' nvrtc-copy.so", ASYNCRT_TEST_REAL_NVRTC) != 0) fail_msg("cp: %s", out);
     snprintf(env, sizeof env, "ASYNCRT_NVRTC='%s'", ASYNCRT_TEST_REAL_NVRTC);
     warm(f, env, "");
     snprintf(env, sizeof env, "ASYNCRT_NVRTC='%s/nvrtc-copy.so'", f->root);
@@ -164,7 +144,7 @@ static void the_working_folder_is_named(void **state)
     /* a quoted include searches the working folder: the same file by its full path from elsewhere */
     snprintf(args, sizeof args, "--arch sm_80 '%s/k.cu'", f->src);
     char out[16384];
-    int rc = sh(f, out, sizeof out, "'%s' --dir cache warm %s", ASYNCRT_CACHE_TOOL, args);
+    int rc = test_shell_in(f->root, out, sizeof out, "'%s' --dir cache warm %s", ASYNCRT_CACHE_TOOL, args);
     if (rc) fail_msg("warm: %s", out);
     snprintf(args, sizeof args, "--arch sm_80 '%s/k.cu'", f->src);
     explain(f, "cd src &&", args, "miss: the working folder (quoted includes search it)", "/src'", "--",
@@ -175,16 +155,16 @@ static void the_bundle_is_named(void **state)
 {
     fixture *f = *state;
     char out[16384];
-    int rc = sh(f, out, sizeof out, "'%s' src/k.cu -I src --arch sm_80 -o b1.bundle && "
+    int rc = test_shell_in(f->root, out, sizeof out, "'%s' src/k.cu -I src --arch sm_80 -o b1.bundle && "
                 "ASYNCRT_CACHE_DIR='%s' '%s' --compile-only --arch sm_80 --bundle b1.bundle src/k.cu",
                 ASYNCRT_BUNDLE_TOOL, f->cache, ASYNCRT_RUN_TOOL);
     if (rc) fail_msg("bundle, run: %d\n%s", rc, out);
     char path[700];
     snprintf(path, sizeof path, "%s/k.h", f->src);
-    write_file(path, "#define N 3.0f\n");
-    rc = sh(f, out, sizeof out, "'%s' src/k.cu -I src --arch sm_80 -o b2.bundle", ASYNCRT_BUNDLE_TOOL);
+    test_write_text(path, "#define N 3.0f\n");
+    rc = test_shell_in(f->root, out, sizeof out, "'%s' src/k.cu -I src --arch sm_80 -o b2.bundle", ASYNCRT_BUNDLE_TOOL);
     if (rc) fail_msg("bundle: %d\n%s", rc, out);
-    write_file(path, "#define N 1.0f\n");
+    test_write_text(path, "#define N 1.0f\n");
     explain(f, "", "--arch sm_80 --bundle b2.bundle src/k.cu", "miss: the header bundle:", "--",
             "\"input\": \"bundle\"", NULL);
 }
@@ -193,10 +173,10 @@ static void two_keys_compare(void **state)
 {
     fixture *f = *state;
     char a[16384], b[16384], args[300];
-    int rc = sh(f, a, sizeof a, "'%s' --dir cache warm --arch sm_80,sm_90 src/k.cu >/dev/null && "
+    int rc = test_shell_in(f->root, a, sizeof a, "'%s' --dir cache warm --arch sm_80,sm_90 src/k.cu >/dev/null && "
                 "'%s' --dir cache --json explain --arch sm_80 src/k.cu", ASYNCRT_CACHE_TOOL, ASYNCRT_CACHE_TOOL);
     assert_int_equal(rc, 0);
-    rc = sh(f, b, sizeof b, "'%s' --dir cache --json explain --arch sm_90 src/k.cu", ASYNCRT_CACHE_TOOL);
+    rc = test_shell_in(f->root, b, sizeof b, "'%s' --dir cache --json explain --arch sm_90 src/k.cu", ASYNCRT_CACHE_TOOL);
     assert_int_equal(rc, 0);
     const char *ka = strstr(a, "\"key\": \""), *kb = strstr(b, "\"key\": \"");
     assert_non_null(ka);
@@ -206,10 +186,10 @@ static void two_keys_compare(void **state)
     snprintf(args, sizeof args, "%.64s %.64s", ka + 8, ka + 8);
     explain(f, "", args, "two entries: hit: the two records hold the same inputs", "--", "\"verdict\": \"hit\"",
             NULL);
-    rc = sh(f, a, sizeof a, "'%s' --dir cache explain %0*d %.64s", ASYNCRT_CACHE_TOOL, 64, 0, kb + 8);
+    rc = test_shell_in(f->root, a, sizeof a, "'%s' --dir cache explain %0*d %.64s", ASYNCRT_CACHE_TOOL, 64, 0, kb + 8);
     assert_int_equal(rc, 7);
     assert_non_null(strstr(a, "no key record for 0000"));
-    rc = sh(f, a, sizeof a, "'%s' --dir cache explain xyz %.64s", ASYNCRT_CACHE_TOOL, kb + 8);
+    rc = test_shell_in(f->root, a, sizeof a, "'%s' --dir cache explain xyz %.64s", ASYNCRT_CACHE_TOOL, kb + 8);
     assert_int_equal(rc, 2);
 }
 
@@ -228,7 +208,7 @@ static void no_record_and_the_remote(void **state)
     snprintf(env, sizeof env, "ASYNCRT_REMOTE_CACHE='%s' ASYNCRT_REMOTE_CACHE_KEY_FILE='%s'", s.spec, key);
     char out[16384];
     /* another machine's cache fills the remote; this one's is empty */
-    int rc = sh(f, out, sizeof out, "%s '%s' --dir other warm --arch sm_80 src/k.cu", env, ASYNCRT_CACHE_TOOL);
+    int rc = test_shell_in(f->root, out, sizeof out, "%s '%s' --dir other warm --arch sm_80 src/k.cu", env, ASYNCRT_CACHE_TOOL);
     if (rc) fail_msg("warm: %s", out);
     explain(f, env, "--remote --arch sm_80 src/k.cu", "remote   hit: the remote holds this key", "--",
             "\"remote\": \"hit: the remote holds this key", NULL);
@@ -246,12 +226,12 @@ static void runs_v_and_the_log_say_the_cause(void **state)
     fixture *f = *state;
     warm(f, "", "");
     char out[16384];
-    int rc = sh(f, out, sizeof out, "ASYNCRT_CACHE_DIR='%s' '%s' -v --compile-only --arch sm_80 -D M=2 src/k.cu",
+    int rc = test_shell_in(f->root, out, sizeof out, "ASYNCRT_CACHE_DIR='%s' '%s' -v --compile-only --arch sm_80 -D M=2 src/k.cu",
                 f->cache, ASYNCRT_RUN_TOOL);
     if (rc) fail_msg("run: %s", out);
     if (!strstr(out, "asyncrt-run: src/k.cu: why the cache missed: option -DM=2 added (the one difference"))
         fail_msg("no cause in\n%s", out);
-    rc = sh(f, out, sizeof out, "ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR='%s' '%s' --compile-only --arch sm_90 src/k.cu",
+    rc = test_shell_in(f->root, out, sizeof out, "ASYNCRT_LOG=1 ASYNCRT_CACHE_DIR='%s' '%s' --compile-only --arch sm_90 src/k.cu",
             f->cache, ASYNCRT_RUN_TOOL);
     if (rc) fail_msg("run: %s", out);
     if (!strstr(out, "asyncrt: src/k.cu: cache miss for sm_90: the arch: 'sm_80' -> 'sm_90'"))

@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,17 @@ int test_shell(char *out, size_t size, const char *cmd)
     out[n] = '\0';
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int test_shell_in(const char *dir, char *out, size_t size, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>&1", dir, args);
+    return test_shell(out, size, cmd);
 }
 
 void test_remove_tree(const char *dir)

@@ -85,6 +85,8 @@ void test_write_text(const char *path, const char *text);
 /* cmd run by the shell: its exit status (-1 when it did not exit), its
  * output (whatever cmd sends to stdout; add 2>&1 for both) in out. */
 int test_shell(char *out, size_t size, const char *cmd);
+/* test_shell of a printf-style command run in folder dir, both streams in out. */
+int test_shell_in(const char *dir, char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* fn(arg, dir) in a child process, with a fresh temporary directory (named
  * after prefix, removed after): for what a process loads once (the driver,
