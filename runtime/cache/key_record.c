@@ -2,6 +2,7 @@
  * the differences between two (their storage: key_record_store.c). */
 #include "key_record.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,16 +69,34 @@ char *asyncrt__key_value(const asyncrt_string_list *l, const char *name)
     return NULL;
 }
 
+void asyncrt__key_record_name_digest(const char *source_name, uint8_t out[32])
+{
+    asyncrt_sha256 h;
+    asyncrt__sha256_init(&h);
+    asyncrt__sha256_update(&h, source_name, strlen(source_name));
+    asyncrt__sha256_final(&h, out);
+}
+
 void asyncrt__key_records_file(const char *source_name, char out[32])
 {
     uint8_t d[32];
     char hex[65];
-    asyncrt_sha256 h;
-    asyncrt__sha256_init(&h);
-    asyncrt__sha256_update(&h, source_name, strlen(source_name));
-    asyncrt__sha256_final(&h, d);
+    asyncrt__key_record_name_digest(source_name, d);
     asyncrt__sha256_hex(d, hex);
     snprintf(out, 32, "keys-%.16s", hex);
+}
+
+char *asyncrt__key_record_text(const asyncrt_key_record *r)
+{
+    char hex[65];
+    asyncrt__sha256_hex(r->key1, hex);
+    size_t n = 100;
+    for (size_t i = 0; i < r->lines.count; i++) n += strlen(r->lines.items[i]) + 1;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    size_t at = (size_t)snprintf(s, n, "key %s %" PRId64 "\n", hex, r->when);
+    for (size_t i = 0; i < r->lines.count; i++) at += (size_t)snprintf(s + at, n - at, "%s\n", r->lines.items[i]);
+    return s;
 }
 
 bool asyncrt__key_records_named(const char *name)

@@ -43,8 +43,12 @@ void asyncrt__key_note(asyncrt_string_list *l, const char *name, const char *val
 /* The value of the first line named `name` (unescaped, malloc'd), or NULL. */
 char *asyncrt__key_value(const asyncrt_string_list *l, const char *name);
 
-/* The side file of a source name's records, into out[32]. */
+/* The side file of a source name's records, into out[32]: "keys-" and 16
+ * hex digits of asyncrt__key_record_name_digest. */
 void asyncrt__key_records_file(const char *source_name, char out[32]);
+/* One record as a side file holds it: its key line ("key HEX WHEN") and
+ * its lines, each ending in a newline (malloc'd; NULL: out of memory). */
+char *asyncrt__key_record_text(const asyncrt_key_record *r);
 /* Parses a side file's text; how many records went into out (at most max;
  * 0 for another format). */
 size_t asyncrt__key_records_parse(const char *text, asyncrt_key_record *out, size_t max);

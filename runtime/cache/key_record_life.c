@@ -6,7 +6,6 @@
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,20 +57,6 @@ size_t asyncrt__key_records_load_at(const asyncrt_key_records_dir *d, const char
     return n;
 }
 
-/* A record's text: its key line and its lines. */
-static char *record_text(const asyncrt_key_record *r)
-{
-    char hex[65];
-    asyncrt__sha256_hex(r->key1, hex);
-    size_t n = 100;
-    for (size_t i = 0; i < r->lines.count; i++) n += strlen(r->lines.items[i]) + 1;
-    char *s = malloc(n);
-    if (!s) return NULL;
-    size_t at = (size_t)snprintf(s, n, "key %s %" PRId64 "\n", hex, r->when);
-    for (size_t i = 0; i < r->lines.count; i++) at += (size_t)snprintf(s + at, n - at, "%s\n", r->lines.items[i]);
-    return s;
-}
-
 /* recs (in order, the first of each key1 kept, at most the count and the
  * size, the later ones dropped) as side file `file` of d; none (n == 0):
  * the file deleted. Called with the lock held. False (errno) when not
@@ -84,7 +69,7 @@ static bool write_records(const asyncrt_key_records_dir *d, const char *file, co
     for (size_t i = 0; text && i < n && kept < ASYNCRT_KEY_RECORDS_MAX; i++) {
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++) seen = memcmp(recs[j].key1, recs[i].key1, 32) == 0;
-        char *t = seen ? NULL : record_text(&recs[i]);
+        char *t = seen ? NULL : asyncrt__key_record_text(&recs[i]);
         size_t len = t ? strlen(t) : 0;
         char *grown = t && total + len < RECORDS_MAX_TEXT ? realloc(text, total + len + 1) : NULL;
         if (grown) {
