@@ -85,36 +85,34 @@ size_t asyncrt__key_records_fetch(asyncrt_cache *c, const char *source_name, asy
     return count;
 }
 
-/* Whether source_name has a local record of key1. */
-static bool recorded_here(asyncrt_cache *c, const char *source_name, const uint8_t key1[32])
+/* Whether key1 is among the n records of local. */
+static bool among(const asyncrt_key_record *local, size_t n, const uint8_t key1[32])
 {
-    asyncrt_key_record local[ASYNCRT_KEY_RECORDS_MAX];
-    size_t n = asyncrt__key_records_load(c, source_name, local, ASYNCRT_KEY_RECORDS_MAX);
-    bool found = false;
-    for (size_t i = 0; i < n; i++) {
-        found |= memcmp(local[i].key1, key1, 32) == 0;
-        asyncrt__key_record_free(&local[i]);
-    }
-    return found;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(local[i].key1, key1, 32) == 0) return true;
+    return false;
 }
 
 /* One list: its records of entries held here, and not recorded here yet, written. */
 static void pull_list(asyncrt_cache *c, const uint8_t digest[32], size_t *written)
 {
-    asyncrt_key_record recs[ASYNCRT_REMOTE_RECORDS_MAX];
+    asyncrt_key_record recs[ASYNCRT_REMOTE_RECORDS_MAX], local[ASYNCRT_KEY_RECORDS_MAX];
     char *names[ASYNCRT_REMOTE_RECORDS_MAX] = {0}, why[300];
     size_t n = 0, refused = 0;
     fetch(c, digest, recs, names, ASYNCRT_REMOTE_RECORDS_MAX, &n, &refused, why, sizeof why);
+    /* one source name per list (each record's name hashes to it): its local records read once */
+    size_t here = n ? asyncrt__key_records_load(c, names[0], local, ASYNCRT_KEY_RECORDS_MAX) : 0;
     for (size_t i = n; i-- > 0;) { /* the oldest first: the local file keeps the newest first too */
         asyncrt_key_diff stale;
         asyncrt_key1_state held = asyncrt__cache_key1_state(c, recs[i].key1, &stale);
         asyncrt__key_diff_free(&stale, 1);
-        if (held == ASYNCRT_KEY1_HIT && !recorded_here(c, names[i], recs[i].key1) &&
+        if (held == ASYNCRT_KEY1_HIT && !among(local, here, recs[i].key1) &&
             asyncrt__key_records_save(c, names[i], recs[i].key1, &recs[i].lines))
             (*written)++;
         asyncrt__key_record_free(&recs[i]);
         free(names[i]);
     }
+    for (size_t i = 0; i < here; i++) asyncrt__key_record_free(&local[i]);
 }
 
 bool asyncrt__key_records_pull(asyncrt_cache *c, size_t *written, char *why, size_t why_size)
